@@ -1,0 +1,169 @@
+"""C2: multi-head attention is a weighted sum (ensemble) of H Nadaraya-Watson heads.
+
+Each head h computes the NW weights ``w_i^h`` of its own exponential kernel (C1), which sees the
+inputs only through ``(W_Q^h)ᵀx`` and ``(W_K^h)ᵀx_i``. The output projection applied to the
+concatenated heads equals the sum over the row blocks ``W_O^h`` (block multiplication, checked for
+symbolic sizes and H = 1..6), and because ``Σ_i w_i^h = 1`` the value bias passes through once per
+head:
+
+    MHA(x) = Σ_h (W_O^h)ᵀ (W_V^h)ᵀ Σ_i w_i^h v_i + Σ_h (W_O^h)ᵀ b_V^h + b_O.
+
+With scalar values ``y_i`` and a scalar output, ``(W_O^h)ᵀ (W_V^h)ᵀ`` is a number ``α_h`` and
+``MHA = Σ_h α_h f̂_h + β``: an ensemble with free real weights (no simplex constraint) plus an
+offset. A key bias shifts every score of a head by the same amount and cancels.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .c1_softmax_nw import identically_zero
+from .core import Derivation
+
+__all__ = ["build", "STATED", "MAX_H"]
+
+STATED = ("Multi-head attention is a weighted sum (ensemble) of H NW estimators, each in its own "
+          "projection subspace.")
+
+#: Largest H for which the general-size block identity is checked head by head.
+MAX_H = 6
+
+d_in, d_v, d_out = sp.symbols("d d_v d_out", integer=True, positive=True)
+s = sp.Symbol("s", positive=True)
+q1, q2 = sp.symbols("q_1 q_2", real=True)
+KEYS = [sp.symbols(f"k_{i}1 k_{i}2", real=True) for i in (1, 2, 3)]
+BK = sp.symbols("bK_1 bK_2", real=True)
+
+
+def _mat(name: str, rows: int, cols: int) -> sp.Matrix:
+    return sp.Matrix(rows, cols, lambda a, c: sp.Symbol(f"{name}_{a+1}{c+1}", real=True))
+
+
+def _is_zero_matexpr(expr) -> bool:
+    e = sp.expand(expr).doit()
+    return isinstance(e, sp.ZeroMatrix) or e == 0
+
+
+def _weights(h: int, n: int):
+    """NW weights of head h with Σ_i w_i = 1 built in: the last one is 1 - the others."""
+    w = list(sp.symbols(f"w_{h}_1:{n}", real=True))
+    return w + [1 - sum(w)]
+
+
+def build() -> Derivation:
+    dv = Derivation("C2", "Multi-head attention = ensemble of NW heads", STATED)
+    dv.assume("heads", "head h: NW weights w_i^h(x) of the exponential kernel of C1 with its own "
+              "W_Q^h, W_K^h; value inputs v_i; head output Σ_i w_i^h ((W_V^h)ᵀ v_i + b_V^h)", kind="setting")
+    dv.assume("output_projection", "MHA(x) = W_Oᵀ concat_h(head_h) + b_O, W_O stacked from row blocks W_O^h "
+              "(d_v x d_out each)", kind="setting")
+    dv.assume("weights_sum_to_one", "Σ_i w_i^h = 1 for every head (proved in C1, step "
+              "nw_weights_sum_to_one_general_n)", kind="setting")
+    dv.assume("real", "all entries real", kind="setting")
+
+    # 1. concatenation + output projection = sum over head blocks (symbolic sizes, H = 1..MAX_H)
+    for H in range(1, MAX_H + 1):
+        WO = [sp.MatrixSymbol(f"W_O{h}", d_v, d_out) for h in range(1, H + 1)]
+        WV = [sp.MatrixSymbol(f"W_V{h}", d_in, d_v) for h in range(1, H + 1)]
+        bV = [sp.MatrixSymbol(f"b_V{h}", d_v, 1) for h in range(1, H + 1)]
+        m = [sp.MatrixSymbol(f"m{h}", d_in, 1) for h in range(1, H + 1)]   # Σ_i w_i^h v_i
+        bO = sp.MatrixSymbol("b_O", d_out, 1)
+        heads = [WV[h].T * m[h] + bV[h] for h in range(H)]
+        concat_out = sp.block_collapse(
+            sp.BlockMatrix([[a] for a in WO]).T * sp.BlockMatrix([[x] for x in heads])) + bO
+        ensemble = (sp.MatAdd(*[(WV[h] * WO[h]).T * m[h] for h in range(H)])
+                    + sp.MatAdd(*[WO[h].T * bV[h] for h in range(H)]) + bO)
+        dv.step(f"concat_projection_is_head_sum_h{H}", sp.Eq(concat_out, ensemble, evaluate=False),
+                by="custom", check=lambda a=concat_out, c=ensemble: _is_zero_matexpr(a - c),
+                why=f"[W_O^1; ...; W_O^{H}]ᵀ [head_1; ...; head_{H}] + b_O = Σ_h (W_V^h W_O^h)ᵀ m_h + "
+                    "Σ_h (W_O^h)ᵀ b_V^h + b_O, symbolic d, d_v, d_out (block multiplication)",
+                uses=["heads", "output_projection", "weights_sum_to_one"])
+
+    # 2. the value bias passes through once per head: Σ_i w_i (A v_i + c) = A Σ_i w_i v_i + c
+    n_keys = sp.Symbol("n", integer=True, positive=True)
+    i_, j_ = sp.symbols("i j", integer=True, positive=True)
+    kap, v = sp.IndexedBase("kappa", positive=True), sp.IndexedBase("v", real=True)
+    a_, c_ = sp.symbols("a c", real=True)
+    w_i = kap[i_] / sp.Sum(kap[j_], (j_, 1, n_keys))
+    lhs = sp.Sum(w_i * (a_ * v[i_] + c_), (i_, 1, n_keys))
+    rhs = a_ * sp.Sum(w_i * v[i_], (i_, 1, n_keys)) + c_
+    dv.step("value_bias_passes_through_general_n", sp.Eq(lhs, rhs, evaluate=False), by="custom",
+            check=lambda: identically_zero(lhs - rhs),
+            why="Σ_i w_i (a v_i + c) = a Σ_i w_i v_i + c with w_i = K_i/Σ_j K_j (general n, one coordinate)",
+            uses=["heads", "weights_sum_to_one", "real"])
+    n = 3
+    WVm = [_mat(f"WV{h}", 2, 2) for h in (1, 2)]
+    WOm = [_mat(f"WO{h}", 2, 2) for h in (1, 2)]
+    bVm = [sp.Matrix(sp.symbols(f"bV{h}_1:3", real=True)) for h in (1, 2)]
+    bOm = sp.Matrix(sp.symbols("bO_1:3", real=True))
+    vs = [sp.Matrix(sp.symbols(f"v_{i}1 v_{i}2", real=True)) for i in range(1, n + 1)]
+    W = [_weights(h, n) for h in (1, 2)]
+    heads = [sum((W[h][i] * (WVm[h].T * vs[i] + bVm[h]) for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
+    smooth = [sum((W[h][i] * vs[i] for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
+    for h in range(2):
+        dv.step(f"value_bias_passes_through_h{h+1}",
+                sp.Eq(heads[h], WVm[h].T * smooth[h] + bVm[h], evaluate=False), by="expand",
+                why="head_h = (W_V^h)ᵀ Σ_i w_i^h v_i + b_V^h (n = 3, d = d_v = 2, w_3 = 1 - w_1 - w_2)",
+                uses=["heads", "weights_sum_to_one", "real"])
+
+    # 3. explicit H = 2 (d = d_v = d_out = 2): torch's concat form = the ensemble form
+    WO = sp.Matrix.vstack(*WOm)
+    mha = WO.T * sp.Matrix.vstack(*heads) + bOm
+    ens = sum(((WOm[h].T * WVm[h].T) * smooth[h] for h in range(2)), sp.zeros(2, 1)) \
+        + sum((WOm[h].T * bVm[h] for h in range(2)), sp.zeros(2, 1)) + bOm
+    dv.step("mha_vector_form_h2", sp.Eq(mha, ens, evaluate=False), by="expand",
+            why="W_Oᵀ[head_1; head_2] + b_O = Σ_h (W_O^h)ᵀ(W_V^h)ᵀ Σ_i w_i^h v_i + Σ_h (W_O^h)ᵀ b_V^h + b_O",
+            uses=["heads", "output_projection", "weights_sum_to_one", "real"])
+
+    # 4. scalar values and output: MHA = Σ_h α_h f̂_h + β, α_h = W_V^h W_O^h (1 x d_v times d_v x 1)
+    ys = sp.symbols("y_1:4", real=True)
+    WVs = [_mat(f"WV{h}", 1, 2) for h in (1, 2)]
+    WOs = [_mat(f"WO{h}", 2, 1) for h in (1, 2)]
+    bO = sp.Symbol("b_O", real=True)
+    heads_s = [sum((W[h][i] * (WVs[h].T * ys[i] + bVm[h]) for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
+    mha_s = (sp.Matrix.vstack(*WOs).T * sp.Matrix.vstack(*heads_s))[0, 0] + bO
+    alpha = [(WVs[h] * WOs[h])[0, 0] for h in range(2)]
+    fhat = [sum(W[h][i] * ys[i] for i in range(n)) for h in range(2)]
+    beta = sum((WOs[h].T * bVm[h])[0, 0] for h in range(2)) + bO
+    ens_s = alpha[0] * fhat[0] + alpha[1] * fhat[1] + beta
+    dv.step("mha_scalar_is_weighted_sum_h2", sp.Eq(mha_s, ens_s, evaluate=False), by="expand",
+            why="scalar y_i, d_v = 2, scalar output: MHA = α_1 f̂_1 + α_2 f̂_2 + β",
+            uses=["heads", "output_projection", "weights_sum_to_one", "real"])
+
+    # 5. a key bias cancels in every head's weights (common shift of the scores); n = 3, d_k = 2
+    q = (q1, q2)
+    dot = lambda u, w: sum(a * c for a, c in zip(u, w))  # noqa: E731
+    plain = [sp.exp(s * dot(q, k)) for k in KEYS]
+    biased = [sp.exp(s * dot(q, [a + c for a, c in zip(k, BK)])) for k in KEYS]
+    for i in range(n):
+        lhs_i, rhs_i = biased[i] / sum(biased), plain[i] / sum(plain)
+        dv.step(f"key_bias_cancels_w{i+1}", sp.Eq(lhs_i, rhs_i, evaluate=False), by="custom",
+                check=lambda a=lhs_i, c=rhs_i: identically_zero(a - c),
+                why="s q·(k_i + b_K) = s q·k_i + s q·b_K; the second term is the same for every key",
+                uses=["heads", "real"])
+
+    # results
+    wv1, wv2, wo1, wo2 = sp.symbols("WV_1 WV_2 WO_1 WO_2", real=True)
+    dv.result("head_weight_dv2", wv1 * wo1 + wv2 * wo2, args=(wv1, wv2, wo1, wo2), uses=["heads", "output_projection"],
+              description="α_h = W_V^h W_O^h for scalar values and output, d_v = 2")
+    wargs = [x for h in range(2) for x in W[h][:-1]]
+    margs = [*wargs, *ys, *[x for h in range(2) for x in WVs[h]], *[x for h in range(2) for x in WOs[h]],
+             *[x for h in range(2) for x in bVm[h]], bO]
+    dv.result("mha_scalar_h2_n3", ens_s, args=tuple(margs),
+              uses=["heads", "output_projection", "weights_sum_to_one"],
+              description="Σ_h α_h f̂_h + β, H = 2, n = 3, d_v = 2 (w_h3 = 1 - w_h1 - w_h2)")
+    dv.result("mha_vector_h2", ens, codegen=False, uses=["heads", "output_projection", "weights_sum_to_one"],
+              description="Σ_h (W_O^h)ᵀ(W_V^h)ᵀ Σ_i w_i^h v_i + Σ_h (W_O^h)ᵀ b_V^h + b_O, "
+                          "H = 2, d = d_v = d_out = 2")
+    dv.result("offset_h2", beta, codegen=False, uses=["heads", "output_projection", "weights_sum_to_one"],
+              description="β = Σ_h (b_V^h)ᵀ W_O^h + b_O (scalar output)")
+
+    dv.compare("mha_is_weighted_sum_of_nw",
+               stated="MHA is a weighted sum (ensemble) of H NW estimators, each in its own projection subspace",
+               derived="MHA(x) = Σ_h (W_O^h)ᵀ(W_V^h)ᵀ Σ_i w_i^h v_i + Σ_h (W_O^h)ᵀ b_V^h + b_O exactly; "
+                       "for scalar "
+                       "values and output MHA = Σ_h α_h f̂_h + β with α_h = W_V^h W_O^h free real numbers (not "
+                       "constrained to sum to 1 or be >= 0) and offset β; head h sees x only through "
+                       "(W_Q^h)ᵀx, (W_K^h)ᵀx_i; a key bias cancels",
+               holds=True, method="steps concat_projection_is_head_sum_h*, value_bias_*, mha_*",
+               uses=["heads", "output_projection", "weights_sum_to_one"])
+    return dv

@@ -1,0 +1,47 @@
+"""Shared SymPy symbols of SPEC's notation, and their LaTeX names.
+
+One place fixes how each symbol is spelled in code and in LaTeX, so the generated code, the
+notebooks and the LaTeX export agree. Claim modules import the symbols they need from here and
+declare only their local ones (e.g. indexed weights ``alpha_1..alpha_H``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS"]
+
+H = sp.Symbol("H", integer=True, positive=True)      # number of heads
+d = sp.Symbol("d", integer=True, positive=True)      # input (model) dimension
+d_k = sp.Symbol("d_k", positive=True)                # head (key) dimension; continuous when optimised
+D = sp.Symbol("D", positive=True)                    # budget D = H d_k
+n = sp.Symbol("n", positive=True)                    # sample size
+sigma = sp.Symbol("sigma", positive=True)            # noise standard deviation
+V = sp.Symbol("V", positive=True)                    # common head variance
+B = sp.Symbol("B", real=True)                        # ensemble bias
+HDI = sp.Symbol("HDI", real=True)                    # head diversity index
+
+#: LaTeX spelling of the shared symbols (plain LaTeX, for notebooks and MathJax).
+LATEX_NAMES: dict[sp.Symbol, str] = {
+    d_k: r"d_k",
+    HDI: r"\mathrm{HDI}",
+    sigma: r"\sigma",
+}
+
+#: The same symbols spelled with the export's macros (defined once in its macro file).
+MACROS: dict[sp.Symbol, str] = {
+    d_k: r"\dk",
+    HDI: r"\HDI",
+    D: r"\budget",
+    H: r"\nheads",
+}
+
+
+def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
+    """``sympy.latex`` with the project's symbol spelling (``macros=True`` for the export)."""
+    names = dict(LATEX_NAMES)
+    if macros:
+        names.update(MACROS)
+    return sp.latex(expr, symbol_names=names, **kwargs)

@@ -1,0 +1,146 @@
+"""Smoke test of the benchmark (verify.bench) at tiny sizes: it runs end to end, its JSON has
+the documented structure, and every method's estimate agrees with the others' (an independent
+check of each: torch's SDPA, a textbook numpy softmax, a Python loop, the unshifted floor).
+No timing assertions: timings on a shared machine prove nothing in a test."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from verify import bench, nw
+
+# Every method computes the same softmax-weighted average of O(1) values from O(1) scores, in
+# a different order (BLAS blocking, torch's kernel, no max shift in the floor): n <= 256 terms
+# of relative rounding 2^-53 each, x100 for the ratio and the exp: ~3e-12. Observed: <= 4e-15.
+AGREEMENT = 1e-12
+
+TINY = {
+    "forward": [("T1", dict(R=2, H=2, m=16, n=64, d=4, p=3), ""),
+                ("T2", dict(R=1, H=3, m=8, n=256, d=2, p=1), "tiny second size")],
+    "scaling": (dict(R=1, H=1, m=8, n=32, d=2, p=1), (1, 2)),
+    "block_sweep": (dict(R=1, H=2, m=16, n=64, d=4, p=3), (1, 64)),
+    "memory_series": [(16, 64), (64, 512)],
+    "small_cap": 2**18,
+    "engine": dict(n=32, m=4, H=2, d=3, d_k=1, N=(40, 80)),
+}
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    printed = []
+    res = bench.run_benchmark(TINY, repeats=2, threads=2, json_path=path, printer=printed.append)
+    return res, json.loads(path.read_text()), printed[0]
+
+
+def test_json_is_what_was_returned_and_has_every_part(result):
+    res, saved, _ = result
+    assert saved["forward"] == res["forward"] and saved["settings"] == {"repeats": 2, "threads": 2, "blas_threads": 1}
+    for key in ("machine", "forward", "breakdown", "block_sweep", "memory", "scaling", "engine", "targets",
+                "elapsed_s", "sizes"):
+        assert key in saved
+    assert [b["rows"] for b in saved["block_sweep"]["sizes"]] == [2, 16]   # 1 KiB / (8 B * 64 keys); all m
+    assert all(len(b["times_s"]) == 2 for b in saved["block_sweep"]["sizes"])
+    mc = saved["machine"]
+    assert mc["OPENBLAS_NUM_THREADS"] == "1" and mc["nw_threads"] == 2 and mc["usable_cpus"] >= 1
+    assert mc["numpy"] == np.__version__
+    assert [f["label"] for f in saved["forward"]] == ["T1", "T2"]
+
+
+def test_every_method_timed_and_agrees_with_nw_estimate(result):
+    _, saved, _ = result
+    for fw in saved["forward"]:
+        s = fw["shape"]
+        assert fw["scores"] == s["R"] * s["H"] * s["m"] * s["n"]
+        assert set(fw["methods"]) == set(bench.METHODS)
+        for name, r in fw["methods"].items():
+            assert r["status"] == "ok", name          # torch is a test dependency: it must be there
+            assert len(r["times_s"]) == 2 and all(t > 0 for t in r["times_s"])
+            assert r["median_s"] == pytest.approx(float(np.median(r["times_s"])))
+            assert r["max_rel_diff_vs_nw"] <= AGREEMENT, (fw["label"], name)
+
+
+def test_methods_agree_with_a_loop_written_here():
+    """The benchmark's methods against a double loop in Python floats (math.exp, math.fsum)."""
+    shape = dict(R=1, H=2, m=3, n=5, d=2, p=2)
+    q, k, v = bench._inputs(shape, seed=7)
+    ref = np.empty((1, 2, 3, 2))
+    for h in range(2):
+        for i in range(3):
+            e = [math.exp(math.fsum(a * b for a, b in zip(q[0, h, i], k[0, h, j])) / math.sqrt(2)) for j in range(5)]
+            tot = math.fsum(e)
+            for c in range(2):
+                ref[0, h, i, c] = math.fsum(e[j] * v[0, h, j, c] for j in range(5)) / tot
+    for name, f in bench._methods(threads=2).items():
+        if f is None:
+            continue
+        out = getattr(f, "finish", lambda a: a)(f(q, k, v))
+        assert np.max(np.abs(out - ref)) <= AGREEMENT * np.max(np.abs(ref)), name
+
+
+def test_nw_estimate_bitwise_independent_of_threads():
+    """The threaded path (above MIN_PARALLEL_SCORES) gives the same bits as one thread."""
+    shape = dict(R=3, H=2, m=96, n=1024, d=4, p=2)
+    assert shape["R"] * shape["H"] * shape["m"] * shape["n"] >= nw.MIN_PARALLEL_SCORES
+    q, k, v = bench._inputs(shape, seed=3)
+    previous = nw.set_default_threads(1)
+    try:
+        one = nw.nw_estimate(q, k, v), nw.nw_weights(q, k, kernel="gaussian", bandwidth=0.8)
+        for t in (2, 3):
+            nw.set_default_threads(t)
+            assert np.array_equal(nw.nw_estimate(q, k, v), one[0])
+            assert np.array_equal(nw.nw_weights(q, k, kernel="gaussian", bandwidth=0.8), one[1])
+    finally:
+        nw.set_default_threads(previous)
+
+
+def test_memory_figures_stay_under_the_cap(result):
+    _, saved, _ = result
+    mem = saved["memory"]
+    assert set(mem["forward"]) == set(bench.METHODS)
+    assert len(mem["series"]) == 2 * len(TINY["memory_series"])
+    for r in mem["series"] + [mem["forward"]["nw"], mem["forward"]["nw_1thread"]]:
+        assert r["status"] == "ok"
+        assert r["tracemalloc_peak_bytes"] - r["result_bytes"] <= r["cap_bytes"]
+    assert {r["cap_bytes"] for r in mem["series"]} == {nw.DEFAULT_MAX_MEMORY, TINY["small_cap"]}
+
+
+def test_scaling_engine_and_report(result):
+    _, saved, printed = result
+    for axis in ("n", "m", "H", "R"):
+        a = saved["scaling"]["axes"][axis]
+        assert len(a["values"]) == 2 and math.isfinite(a["slope"])
+    en = saved["engine"]
+    assert en["exact"]["rel_err_vs_longdouble"] < 1e-13     # float64 rounding of a few dozen terms
+    assert [s["N"] for s in en["simulate"]] == [40, 80]
+    assert all(s["rel_se_max"] > en["exact"]["rel_err_vs_longdouble"] for s in en["simulate"])
+    for name in bench.METHODS:
+        assert bench.LABELS[name].format(T=2) in printed
+    assert "Targets" in printed and all(isinstance(t["met"], bool) for t in saved["targets"].values())
+
+
+def test_cli_rejects_bad_arguments():
+    with pytest.raises(SystemExit) as exc:
+        bench.cli_bench(["--repeats", "0"])
+    assert exc.value.code == 2
+
+
+def test_runs_without_torch(tmp_path, monkeypatch):
+    """torch is optional at runtime: with an import of torch that fails in the children, the
+    torch rows say so and everything else is measured."""
+    shim = tmp_path / "shim" / "torch"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError('torch hidden by tests/test_bench.py')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shim.parent))
+    small = dict(TINY, forward=TINY["forward"][:1], memory_series=TINY["memory_series"][:1])
+    printed = []
+    res = bench.run_benchmark(small, repeats=1, threads=1, json_path=None, printer=printed.append)
+    assert res["machine"]["torch"] is None
+    assert res["forward"][0]["methods"]["torch"] == {"status": "torch not installed"}
+    assert res["memory"]["forward"]["torch"] == {"status": "torch not installed"}
+    assert all(r["status"] == "ok" for m, r in res["forward"][0]["methods"].items() if m != "torch")
+    assert "torch not installed" in printed[0]

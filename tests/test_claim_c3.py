@@ -1,0 +1,174 @@
+"""C3 check (verify.claims.c3) against independent computations written here: the engine's head
+moments and MSE recomputed by brute-force loops (NW weights from scipy.special.softmax, the
+engine's documented draws re-derived from SeedSequence), and the decomposition on the empirical
+measure of rational head estimates in exact arithmetic (fractions)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.special import softmax
+
+from verify import formulas
+from verify.claims import Context, c3, run_claim
+from verify.dgp import head_projections, make_dgp
+from verify.engine import decompose
+from verify.verdicts import Verdict
+
+# Engine (einsum, blocked) vs the loops here: the same sums of <= 16 products, rounded in another
+# order; measured ~1e-16 relative to the largest entry.
+REF_RTOL = 1e-12
+# A generated float64 expansion of <= 6 heads (~H² terms of O(1) rationals): a few ulps each.
+FORMULA_RTOL = 1e-12
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("c3")
+    return run_claim("C3", Context(seed=0, quick=True, out=out)), out
+
+
+@pytest.fixture(scope="module")
+def result(saved):
+    return saved[0]
+
+
+def _part(result, pid):
+    return next(p for p in result.parts if p.id == pid)
+
+
+# -- structure and verdict -------------------------------------------------------------------
+def test_verdict_and_parts(result):
+    assert result.id == "C3" and result.stated
+    assert {p.id: p.verdict for p in result.parts} == {"decomposition identity (any weights)": Verdict.EXACT,
+                                                       "Ueda–Nakano reduction": Verdict.EXACT}
+    assert result.verdict is Verdict.EXACT
+    ident = _part(result, "decomposition identity (any weights)").numeric.figures
+    assert ident["max_error_over_bound"] <= 1.0
+    assert {r["method"] for r in ident["cases"]} == {"simulate", "exact"}
+    assert {r["kernel"] for r in ident["cases"]} == {"softmax", "gaussian"}
+    assert any(r["sum_alpha"] < 1 - 0.2 or r["sum_alpha"] > 1 + 0.2 for r in ident["cases"])
+    assert any(min(r["alpha"]) < 0 for r in ident["cases"])
+    assert all(r["residual"] <= 1e-45 and r["digits_agreed"] >= 14 for r in ident["mp"])
+    # the finding: Σ α_h b_h is not the ensemble bias when Σα ≠ 1
+    assert ident["ensemble_bias_minus_weighted_head_bias_max"] > 0.1
+    assert Path(result.plots["c3_ueda_nakano"]).stat().st_size > 0
+
+
+def test_same_seed_same_figures(result):
+    again = run_claim("C3", Context(seed=0, quick=True))
+    assert again.headline == result.headline
+    for a, b in zip(result.parts, again.parts):
+        assert a.numeric.figures == b.numeric.figures, a.id
+
+
+# -- the engine against loops written here ------------------------------------------------------
+def _brute_force(dgp, W, alpha, x_eval, n, R, seed, method):
+    """Head moments and MSE on the empirical measure of R replicates, by loops (see engine docs:
+    replicate r draws X = N(0, I) (n, d) then, for simulate, the noise, from SeedSequence(seed).spawn(R)[r])."""
+    H, d_k = W.shape[0], W.shape[2]
+    m = x_eval.shape[0]
+    f_eval = np.sin(2.0 * x_eval[:, 0])
+    est = np.zeros((R, H, m))
+    cond = np.zeros((H, H, m))
+    noise_mse = np.zeros(m)
+    for r, child in enumerate(np.random.SeedSequence(seed).spawn(R)):
+        rng = np.random.default_rng(child)
+        X = rng.standard_normal((n, dgp.d))
+        y = np.sin(2.0 * X[:, 0])
+        if method == "simulate":
+            y = y + dgp.sigma * rng.standard_normal(n)
+        w = [softmax((x_eval @ W[h]) @ (X @ W[h]).T / math.sqrt(d_k), axis=1) for h in range(H)]
+        for h in range(H):
+            est[r, h] = w[h] @ y
+            if method == "exact":
+                for g in range(H):
+                    cond[h, g] += dgp.sigma**2 * np.sum(w[h] * w[g], axis=1) / R
+        if method == "exact":
+            w_ens = sum(alpha[h] * w[h] for h in range(H))
+            noise_mse += dgp.sigma**2 * np.sum(w_ens**2, axis=1) / R
+    mu = est.mean(axis=0)
+    cov = np.zeros((H, H, m))
+    for h in range(H):
+        for g in range(H):
+            cov[h, g] = np.mean((est[:, h] - mu[h]) * (est[:, g] - mu[g]), axis=0) + cond[h, g]
+    mse = np.mean((np.einsum("h,rhm->rm", alpha, est) - f_eval) ** 2, axis=0) + noise_mse
+    bias2 = (alpha @ mu - f_eval) ** 2
+    var = sum(alpha[h] ** 2 * cov[h, h] for h in range(H))
+    cross = sum(alpha[h] * alpha[g] * cov[h, g] for h in range(H) for g in range(H) if g != h)
+    return mu, cov, mse, bias2, var, cross
+
+
+@given(H=st.integers(1, 6), alpha_seed=st.integers(0, 2**31 - 1), seed=st.integers(0, 2**31 - 1),
+       method=st.sampled_from(["simulate", "exact"]), n=st.integers(4, 16), R=st.integers(2, 6))
+def test_engine_matches_brute_force_for_any_weights_and_head_count(H, alpha_seed, seed, method, n, R):
+    d, d_k, m = 4, 2, 4
+    dgp = make_dgp("single-index", d=d, sigma=0.5)
+    arng = np.random.default_rng(alpha_seed)
+    alpha = 2.0 * arng.standard_normal(H)                       # any sign, Σα anything
+    W = head_projections("random", H, d, d_k, rng=arng)
+    x_eval = arng.standard_normal((m, d))
+    dec = decompose(dgp, W, alpha=alpha, x_eval=x_eval, n=n, R=R, seed=seed, method=method)
+    mu, cov, mse, bias2, var, cross = _brute_force(dgp, W, alpha, x_eval, n, R, seed, method)
+    scale = np.abs(mse) + bias2 + np.abs(var) + np.abs(cross)
+    assert np.max(np.abs(dec.head_mean - mu)) <= REF_RTOL * max(1.0, np.max(np.abs(mu)))
+    assert np.max(np.abs(dec.head_cov - cov)) <= REF_RTOL * np.max(np.abs(cov))
+    for ours, ref in ((dec.mse, mse), (dec.bias2, bias2), (dec.var_term, var), (dec.cov_term, cross)):
+        assert np.max(np.abs(ours - ref) / scale) <= REF_RTOL
+    # the theorem on the brute-force numbers themselves, and the generated expansion
+    assert np.max(np.abs(mse - (bias2 + var + cross)) / scale) <= REF_RTOL
+    assert np.max(np.abs(c3.stated_mse(dec) - mse) / scale) <= REF_RTOL
+    assert dec.identity_error() <= c3.identity_bound(R, H, n)
+
+
+# -- exact arithmetic: any weights, any head count ----------------------------------------------
+rationals = st.fractions(min_value=-3, max_value=3, max_denominator=20)
+
+
+@given(data=st.data(), H=st.integers(1, 6), R=st.integers(1, 5))
+def test_decomposition_is_exact_in_rationals(data, H, R):
+    """Head estimates F[r][h] (rational), weights α (rational, any sign), target f: on the empirical
+    measure of the R replicates, mean (αᵀF_r − f)² = (αᵀμ − f)² + Σ α_h² V_h
+    + Σ_{h≠h'} α_h α_h' C_hh' exactly; the generated c3_mse_h<H> evaluates it to float rounding."""
+    F = [[data.draw(rationals) for _ in range(H)] for _ in range(R)]
+    alpha = [data.draw(rationals) for _ in range(H)]
+    f = data.draw(rationals)
+    mu = [sum(F[r][h] for r in range(R)) / R for h in range(H)]
+    C = [[sum((F[r][a] - mu[a]) * (F[r][b] - mu[b]) for r in range(R)) / R for b in range(H)] for a in range(H)]
+    mse = sum((sum(alpha[h] * F[r][h] for h in range(H)) - f) ** 2 for r in range(R)) / R
+    bias2 = (sum(a * m for a, m in zip(alpha, mu)) - f) ** 2
+    var = sum(alpha[h] ** 2 * C[h][h] for h in range(H))
+    cross = sum(alpha[a] * alpha[b] * C[a][b] for a in range(H) for b in range(H) if a != b)
+    assert mse == bias2 + var + cross
+    gen = getattr(formulas, f"c3_mse_h{H}")(*map(float, alpha), *map(float, mu), float(f),
+                                           *(float(C[a][b]) for a in range(H) for b in range(a, H)))
+    assert abs(float(gen) - float(mse)) <= FORMULA_RTOL * float(abs(mse) + bias2 + abs(var) + abs(cross) + 1)
+    # the ensemble bias in head biases: Σ α_h b_h + (Σα − 1) f, not Σ α_h b_h unless Σα = 1 (or f = 0)
+    weighted = sum(a * (m - f) for a, m in zip(alpha, mu))
+    assert sum(a * m for a, m in zip(alpha, mu)) - f == weighted + (sum(alpha) - 1) * f
+    if H >= 2:
+        # uniform weights: Ueda-Nakano, exactly, and the generated form
+        u = [Fraction(1, H)] * H
+        mse_u = sum((sum(F[r]) / H - f) ** 2 for r in range(R)) / R
+        bias_bar = sum(m - f for m in mu) / H
+        var_bar = sum(C[h][h] for h in range(H)) / H
+        covar_bar = sum(C[a][b] for a in range(H) for b in range(H) if a != b) / (H * (H - 1))
+        assert mse_u == bias_bar**2 + var_bar / H + (1 - Fraction(1, H)) * covar_bar
+        assert sum(u) == 1
+        gen_u = float(formulas.c3_ueda_nakano(float(bias_bar), float(var_bar), float(covar_bar), H))
+        assert abs(gen_u - float(mse_u)) <= FORMULA_RTOL * float(bias_bar**2 + var_bar + abs(covar_bar) + 1)
+
+
+def test_weighted_head_bias_counterexample_in_fractions():
+    """The derivation's case H = 2, α = (1, 1), μ = (1, 1), f = 1, C = 0: every head is unbiased
+    (Σ α_h b_h = 0) but the ensemble predicts 2, MSE 1."""
+    alpha, mu, f = [1, 1], [Fraction(1), Fraction(1)], Fraction(1)
+    assert sum(a * (m - f) for a, m in zip(alpha, mu)) == 0
+    assert (sum(a * m for a, m in zip(alpha, mu)) - f) ** 2 == 1
+    assert float(formulas.c3_mse_h2(1, 1, 1, 1, 1, 0, 0, 0)) == 1.0

@@ -1,0 +1,180 @@
+"""C6 check (verify.claims.c6) against independent computations written here: the model MSE as a
+brute-force loop over head pairs with ρ from scipy.linalg.subspace_angles, the fusion-frame
+bound written out, and a dimension count by matrix rank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.linalg import subspace_angles
+
+import verify.claims as claims
+from verify.claims import Context, c6, run_claim
+from verify.counterexamples import replay
+from verify.errors import VerifyError
+from verify.verdicts import Verdict
+
+# Model MSE of order B² + V ≤ 3 from ≤ 15 pair terms, each a mean of cos² from scipy: a few ulps
+# each; an orthogonal configuration's cos are ~1e-16, so its ρ are ~1e-32.
+MSE_TOL = 1e-12
+# The descent stops when a sweep gains < 1e-14 in Φ (c6.PHI_STOP); HDI = 1 − Φ/(d_k H(H−1)) is
+# then within ~1e-12 of its limit (measured ≤ 1e-12 over 8 configurations x 8 starts); scipy's
+# angles add ~1e-15. The same margin as the check's c6.BOUND_TOL, not looser.
+BOUND_TOL = 1e-9
+# Orthonormality of a QR factor / a tangent direction: pure float64 rounding.
+ORTH_TOL = 1e-12
+
+# sizes with a known tight fusion frame (or orthogonal heads when H d_k <= d)
+TIGHT = [(3, 1, 2), (4, 1, 3), (5, 1, 2), (3, 2, 4), (3, 2, 3), (2, 1, 3), (3, 2, 6), (6, 2, 5)]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("c6")
+    return run_claim("C6", Context(seed=0, quick=True, out=out)), out
+
+
+@pytest.fixture(scope="module")
+def result(saved):
+    return saved[0]
+
+
+def _part(result, pid):
+    return next(p for p in result.parts if p.id == pid)
+
+
+# -- brute-force references --------------------------------------------------------------------
+def _rho(a, b):
+    return float(np.mean(np.cos(subspace_angles(a, b)) ** 2))
+
+
+def _model_mse(U, B, V):
+    """B² + Σ_h Σ_h' α_hα_h' C_hh' with α = 1/H, C_hh' = ρ_hh' V, C_hh = V (loop over pairs)."""
+    H = len(U)
+    total = B * B
+    for i in range(H):
+        for j in range(H):
+            total += V / H**2 * (1.0 if i == j else _rho(U[i], U[j]))
+    return total
+
+
+def _hdi(U):
+    H = len(U)
+    return 1 - sum(_rho(U[i], U[j]) for i in range(H) for j in range(i + 1, H)) / (H * (H - 1) / 2)
+
+
+def _bound(H, d_k, d):
+    """HDI ≤ 1 − max(0, (H d_k/d − 1)/(H − 1))."""
+    return 1 - max(0.0, (H * d_k / d - 1) / (H - 1))
+
+
+# -- structure and verdict -------------------------------------------------------------------
+def test_verdict_and_parts(result):
+    assert result.id == "C6" and result.stated
+    assert {p.id: p.verdict for p in result.parts} == {
+        "feasible regime (H·d_k ≤ d)": Verdict.HOLDS_UNDER_MODEL,
+        "beyond d (H·d_k > d)": Verdict.REFUTED}
+    assert result.verdict is Verdict.REFUTED
+    feasible = _part(result, "feasible regime (H·d_k ≤ d)")
+    assert feasible.numeric.agreement == "rounding" and feasible.numeric.figures["lowering_moves"] == 0
+    beyond = _part(result, "beyond d (H·d_k > d)")
+    assert beyond.numeric.agreement == "measured" and beyond.restored_by.startswith("H·d_k ≤ d")
+    figs = beyond.numeric.figures
+    assert figs["starts_reaching_bound"] == figs["starts"] and figs["below_bound"] == 0
+    assert abs(figs["two_planes_phi"] - 2.0) <= BOUND_TOL
+    assert Path(result.plots["overlap_optimisation"]).stat().st_size > 0
+
+
+def test_refutation_replays_and_holds_independently(saved, monkeypatch):
+    monkeypatch.setattr(claims, "CLAIM_CHECKS", {"C6": "verify.claims.c6"})
+    result, out = saved
+    files = sorted((out / "counterexamples").glob("*.json"))
+    assert [f.name for f in files] == ["C6-beyond-d.json"]
+    doc, outcome = replay(files[0])
+    assert outcome.violates is True and doc["expected"]["violates"] is True
+    assert outcome.summary == doc["expected"]["summary"]
+    p = doc["params"]
+    H, d_k, d = p["H"], p["d_k"], p["d"]
+    assert H * d_k > d
+    # dimension count: any H d_k columns in R^d have rank ≤ d < H d_k, so no H mutually
+    # orthogonal d_k-dimensional subspaces (their bases together would be orthonormal)
+    runs = [c6.minimise_overlap(H, d_k, d, rng=s) for s in range(3)]
+    for run in runs:
+        stacked = np.concatenate(list(run.U), axis=1)
+        assert np.linalg.matrix_rank(stacked) <= d < H * d_k
+        phi = sum(d_k * _rho(run.U[i], run.U[j]) for i in range(H) for j in range(H) if i != j)
+        assert abs(phi - H * d_k * (H * d_k / d - 1)) <= 1e-8 and phi > 0
+        assert abs(_hdi(run.U) - _bound(H, d_k, d)) <= BOUND_TOL
+
+
+def test_same_seed_same_figures(result):
+    again = run_claim("C6", Context(seed=0, quick=True))
+    assert again.headline == result.headline
+    for a, b in zip(result.parts, again.parts):
+        assert a.numeric.figures == b.numeric.figures, a.id
+
+
+# -- orthogonal optimality: no perturbation lowers the model MSE ---------------------------------
+@given(H=st.integers(2, 4), d_k=st.integers(1, 3), extra=st.integers(0, 2), seed=st.integers(0, 2**32 - 1),
+       t=st.floats(1e-4, 1.0), B=st.floats(-1, 1), V=st.floats(0.05, 2), tangent=st.booleans())
+def test_no_perturbation_of_orthogonal_heads_lowers_the_model_mse(H, d_k, extra, seed, t, B, V, tangent):
+    d = H * d_k + extra
+    rng = np.random.default_rng(seed)
+    frame = np.linalg.qr(rng.standard_normal((d, H * d_k)))[0]
+    U0 = np.stack([frame[:, h * d_k:(h + 1) * d_k] for h in range(H)])
+    if tangent:  # the check's own moves
+        delta = c6.tangent_move(U0, rng)
+        for h in range(H):
+            assert np.abs(U0[h].T @ delta[h]).max() <= ORTH_TOL
+        U = c6.retract(U0, delta, t)
+    else:        # any perturbation
+        U = np.stack([np.linalg.qr(u + t * rng.standard_normal(u.shape))[0] for u in U0])
+    for u in U:
+        assert np.abs(u.T @ u - np.eye(d_k)).max() <= ORTH_TOL
+    base, moved = _model_mse(U0, B, V), _model_mse(U, B, V)
+    assert abs(base - (B * B + V / H)) <= MSE_TOL            # orthogonal heads: B² + V/H
+    assert moved >= base - MSE_TOL
+    assert abs(c6.model_mse(U, B, V) - moved) <= MSE_TOL     # the check's model MSE agrees
+
+
+# -- the optimiser ------------------------------------------------------------------------------
+@given(cfg=st.sampled_from(TIGHT), seed=st.integers(0, 2**32 - 1))
+def test_descent_reaches_the_bound_where_tight_frames_exist(cfg, seed):
+    H, d_k, d = cfg
+    run = c6.minimise_overlap(H, d_k, d, rng=seed)
+    assert all(b <= a + 1e-12 for a, b in zip(run.phi, run.phi[1:]))  # Φ never increases
+    assert abs(_hdi(run.U) - _bound(H, d_k, d)) <= BOUND_TOL
+
+
+@given(H=st.integers(2, 5), d_k=st.integers(1, 3), d=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
+def test_no_configuration_beats_the_bound(H, d_k, d, seed):
+    if d_k > d:
+        d = d_k
+    run = c6.minimise_overlap(H, d_k, d, rng=seed)
+    assert _hdi(run.U) <= _bound(H, d_k, d) + BOUND_TOL
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_planes_in_r3_stop_above_the_bound(seed):
+    run = c6.minimise_overlap(2, 2, 3, rng=seed)
+    a, b = run.U
+    phi = 2 * 2 * _rho(a, b)                       # Φ = 2 ||U_1ᵀU_2||_F² = 2 d_k ρ
+    assert abs(phi - 2.0) <= 1e-9                   # the planes share a line, normals orthogonal
+    assert phi > 2 * 2 * (2 * 2 / 3 - 1) + 0.5      # far above the fusion-frame value 4/3
+
+
+def test_bad_input_raises_verify_error():
+    with pytest.raises(VerifyError, match="H"):
+        c6.minimise_overlap(1, 1, 2, rng=0)
+    with pytest.raises(VerifyError, match="d_k"):
+        c6.minimise_overlap(2, 3, 2, rng=0)
+    with pytest.raises(VerifyError, match="U"):
+        c6.model_mse(np.ones((2, 3)), 0.0, 1.0)
+    with pytest.raises(VerifyError, match="rng"):
+        c6.minimise_overlap(2, 1, 2, rng="seed")
+    with pytest.raises(VerifyError, match="delta"):
+        c6.retract(np.zeros((2, 3, 1)) + np.eye(3)[:, :1], np.zeros((2, 3, 2)), 0.1)

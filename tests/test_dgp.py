@@ -1,0 +1,214 @@
+"""Tests for verify.dgp: the regression functions against per-point math, the design densities'
+moments, and the head configurations' overlaps against scipy.linalg.subspace_angles."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.linalg import subspace_angles
+
+from verify.dgp import DGP_NAMES, HEAD_KINDS, haar_frame, head_projections, make_dgp
+from verify.errors import VerifyError
+
+# Orthonormality and overlaps are built from a few products of orthonormal frames: a handful
+# of ulps; subspace_angles (an SVD) adds ~1e-15 per angle.
+GEOMETRY_ATOL = 1e-12
+# Monte Carlo moment checks: |estimate - truth| <= Z_MC standard errors; 5 SE is a chance of
+# ~6e-7 per comparison under the null, so a failure means a real discrepancy.
+Z_MC = 5.0
+
+
+def _mean_cos2(U: np.ndarray, V: np.ndarray) -> float:
+    """Overlap rho from the principal angles, computed by scipy (independent of U^T V)."""
+    return float(np.mean(np.cos(subspace_angles(U, V)) ** 2))
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _reference_f(name: str, x: np.ndarray) -> float:
+    if name == "single-index":
+        return math.sin(2.0 * x[0])
+    if name == "additive":
+        return sum(math.sin(v) for v in x) / math.sqrt(len(x))
+    if name == "bump":
+        return math.exp(-sum(v * v for v in x) / 2.0)
+    if name == "linear":
+        return float(x[0])
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", DGP_NAMES)
+def test_regression_function_matches_its_formula_pointwise(name):
+    dgp = make_dgp(name, d=3, sigma=0.3)
+    x = np.random.default_rng(0).standard_normal((4, 5, 3))
+    fx = dgp.f(x)
+    assert fx.shape == (4, 5)
+    for idx in np.ndindex(4, 5):
+        assert fx[idx] == pytest.approx(_reference_f(name, x[idx]), rel=1e-14, abs=1e-15)
+    assert dgp.d == 3 and dgp.sigma == 0.3 and dgp.name == name
+
+
+def test_extra_parameters_change_the_function():
+    x = np.array([[0.3, -1.0]])
+    assert make_dgp("single-index", d=2, freq=3.0).f(x)[0] == pytest.approx(math.sin(0.9))
+    assert make_dgp("bump", d=2, width=2.0).f(x)[0] == pytest.approx(math.exp(-(0.09 + 1.0) / 8.0))
+
+
+@pytest.mark.parametrize("design", ["normal", "uniform"])
+def test_design_density_has_zero_mean_unit_variance(design):
+    dgp = make_dgp("bump", d=3, design=design)
+    N = 20000
+    x = dgp.sample_x(np.random.default_rng(1), (N,))
+    assert x.shape == (N, 3)
+    se_mean = 1.0 / math.sqrt(N)
+    # Var of x^2 is 2 for N(0,1) and 4/5 for U[-sqrt3, sqrt3]
+    se_var = math.sqrt((2.0 if design == "normal" else 0.8) / N)
+    assert np.all(np.abs(x.mean(axis=0)) <= Z_MC * se_mean)
+    assert np.all(np.abs((x**2).mean(axis=0) - 1.0) <= Z_MC * se_var)
+    if design == "uniform":
+        assert np.all(np.abs(x) <= math.sqrt(3.0))
+
+
+def test_same_generator_seed_same_design():
+    dgp = make_dgp("additive", d=2)
+    a = dgp.sample_x(np.random.default_rng(7), (3, 4))
+    b = dgp.sample_x(np.random.default_rng(7), (3, 4))
+    assert a.shape == (3, 4, 2) and np.array_equal(a, b)
+
+
+def test_unknown_process_lists_the_known_ones():
+    with pytest.raises(VerifyError) as exc:
+        make_dgp("sinc", d=2)
+    for name in DGP_NAMES:
+        assert repr(name) in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"name": "bump", "d": 0}, "^d:"),
+        ({"name": "bump", "sigma": 0.0}, "^sigma:"),
+        ({"name": "bump", "sigma": float("nan")}, "^sigma:"),
+        ({"name": "bump", "design": "cauchy"}, "^design:"),
+        ({"name": "bump", "freq": 2.0}, "^bump parameter 'freq':"),
+        ({"name": "single-index", "freq": -1.0}, "^single-index parameter 'freq':"),
+    ],
+)
+def test_bad_process_arguments_raise(kwargs, fragment):
+    with pytest.raises(VerifyError, match=fragment):
+        make_dgp(**kwargs)
+
+
+# --------------------------------------------------------------------------- heads
+
+
+@pytest.mark.parametrize(
+    "kind, rho, expected",
+    [
+        ("orthogonal", None, 0.0),
+        ("identical", None, 1.0),
+        ("coordinate", None, 0.0),
+        ("overlap", 0.0, 0.0),
+        ("overlap", 0.3, 0.3),
+        ("overlap", 1.0, 1.0),
+        ("aligned", 0.55, 0.55),
+    ],
+)
+def test_pairwise_overlap_matches_principal_angles(kind, rho, expected):
+    H, d, d_k = 3, 9, 2
+    U = head_projections(kind, H, d, d_k, rng=np.random.default_rng(3), rho=rho)
+    assert U.shape == (H, d, d_k)
+    for h in range(H):
+        assert np.allclose(U[h].T @ U[h], np.eye(d_k), atol=GEOMETRY_ATOL)
+        for g in range(h + 1, H):
+            assert _mean_cos2(U[h], U[g]) == pytest.approx(expected, abs=GEOMETRY_ATOL)
+
+
+@given(
+    H=st.integers(1, 4),
+    d_k=st.integers(1, 3),
+    extra=st.integers(0, 3),
+    rho=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_overlap_family_has_the_prescribed_rho_for_every_pair(H, d_k, extra, rho, seed):
+    d = (H + 1) * d_k + extra
+    U = head_projections("overlap", H, d, d_k, rng=seed, rho=rho)
+    for h in range(H):
+        assert np.allclose(U[h].T @ U[h], np.eye(d_k), atol=GEOMETRY_ATOL)
+        for g in range(h + 1, H):
+            assert _mean_cos2(U[h], U[g]) == pytest.approx(rho, abs=GEOMETRY_ATOL)
+
+
+def test_aligned_heads_turn_away_from_e1_as_rho_falls():
+    H, d, d_k = 2, 6, 2
+    e1 = np.eye(d)[:, 0]
+    for rho in (1.0, 0.5, 0.1, 0.0):
+        U = head_projections("aligned", H, d, d_k, rho=rho)
+        for h in range(H):
+            # squared length of e_1's projection onto Range(U_h) = cos^2 t = sqrt(rho)
+            proj = U[h] @ np.linalg.lstsq(U[h], e1, rcond=None)[0]
+            assert float(proj @ proj) == pytest.approx(math.sqrt(rho), abs=GEOMETRY_ATOL)
+    C = head_projections("coordinate", 3, 6, 2)
+    assert np.array_equal(C[0], np.eye(6)[:, :2])  # only head 1 sees e_1
+    assert np.all(C[1:, 0, :] == 0)
+
+
+def test_random_heads_have_the_haar_mean_overlap():
+    # For independent uniformly random d_k-subspaces of R^d, E rho = d_k / d.
+    d, d_k, reps = 6, 2, 400
+    rng = np.random.default_rng(11)
+    rhos = []
+    for _ in range(reps):
+        U = head_projections("random", 2, d, d_k, rng=rng)
+        rhos.append(_mean_cos2(U[0], U[1]))
+    rhos = np.array(rhos)
+    assert abs(rhos.mean() - d_k / d) <= Z_MC * rhos.std(ddof=1) / math.sqrt(reps)
+
+
+def test_haar_frame_signs_are_fixed():
+    # Without moving diag(R)'s signs into Q, LAPACK's QR makes Q[0, 0] < 0 always; Haar needs E = 0.
+    rng = np.random.default_rng(5)
+    q00 = np.array([haar_frame(rng, 4, 2)[0, 0] for _ in range(2000)])
+    assert abs(q00.mean()) <= Z_MC * q00.std(ddof=1) / math.sqrt(q00.size)
+    assert 0.3 < np.mean(q00 > 0) < 0.7
+
+
+def test_same_seed_same_heads():
+    for kind in ("orthogonal", "identical", "random"):
+        a = head_projections(kind, 2, 5, 2, rng=4)
+        b = head_projections(kind, 2, 5, 2, rng=np.random.default_rng(4))
+        assert np.array_equal(a, b)
+    assert not np.array_equal(head_projections("random", 2, 5, 2, rng=4), head_projections("random", 2, 5, 2, rng=5))
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, fragment",
+    [
+        (("orthogonal", 3, 5, 2), {"rng": 0}, "^H, d_k: expected H\\*d_k <= d"),
+        (("coordinate", 3, 5, 2), {}, "^H, d_k: expected H\\*d_k <= d"),
+        (("overlap", 2, 5, 2), {"rng": 0, "rho": 0.5}, "^H, d_k: expected \\(H\\+1\\)\\*d_k <= d"),
+        (("overlap", 2, 8, 2), {"rng": 0}, "^rho:"),
+        (("overlap", 2, 8, 2), {"rng": 0, "rho": 1.5}, "^rho:"),
+        (("identical", 2, 8, 2), {"rng": 0, "rho": 0.5}, "^rho:"),
+        (("random", 2, 8, 2), {}, "^rng:"),
+        (("spread", 2, 8, 2), {"rng": 0}, "^kind:"),
+        (("random", 2, 2, 3), {"rng": 0}, "^d_k:"),
+        (("random", 0, 4, 2), {"rng": 0}, "^H:"),
+    ],
+)
+def test_bad_head_arguments_raise(args, kwargs, fragment):
+    with pytest.raises(VerifyError, match=fragment):
+        head_projections(*args, **kwargs)
+
+
+def test_head_kinds_are_all_buildable():
+    for kind in HEAD_KINDS:
+        rho = 0.5 if kind in ("overlap", "aligned") else None
+        U = head_projections(kind, 2, 8, 2, rng=0, rho=rho)
+        assert U.shape == (2, 8, 2) and np.all(np.isfinite(U))

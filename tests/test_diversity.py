@@ -1,0 +1,316 @@
+"""C4/C6: principal angles, overlap, HDI (both forms), the fusion-frame bound, the Haar baseline.
+
+References: scipy.linalg.subspace_angles, mpmath at 80 digits, brute-force pair loops written
+here, hand-built geometric configurations (orthogonal heads, tight fusion frames, the
+three-line "Mercedes" frame) and Monte Carlo for the Haar mean.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+import scipy.linalg
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from verify.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
+
+# Backward-stable bases of a matrix with condition number kappa give angle errors ~ kappa * eps;
+# small Gaussian matrices have kappa < 1e4 almost surely: 1e-10 is still far below the
+# sqrt(2 eps) ~ 2e-8 that an arccos near 1 (or arcsin near 1) loses.
+ANGLE_ATOL = 1e-10
+# scipy 1.17's subspace_angles picks each angle's sine/cosine branch from the mirrored position
+# (mask from descending cosines applied to descending angles), so a zero angle next to a large
+# one comes from arccos and carries an error up to sqrt(2 eps) ~ 2.1e-8 (e.g. d=4, k1=k2=3,
+# seed 0); scipy is therefore only a reference to this accuracy, mpmath to ANGLE_ATOL.
+SCIPY_ANGLE_ATOL = 1e-7
+# Overlaps and HDIs are sums of squares of O(1) entries computed from QR bases: rounding ~1e-15.
+RHO_ATOL = 1e-12
+# Relative error allowed for angles ~1e-9 against mpmath: backward error ~1e-16 on the bases
+# gives an absolute angle error ~1e-16, i.e. ~1e-7 relative at 1e-9; 1e-5 is 100x that.
+SMALL_ANGLE_RTOL = 1e-5
+# A cos-only method must be off by at least this relative error at these angles (it rounds
+# cos(1e-9) to exactly 1): the test shows the sine branch matters.
+COS_ONLY_MIN_RERR = 0.1
+# Monte Carlo: |sample mean - d_k/d| <= Z standard errors (4 sigma: false-alarm 6e-5 for a
+# fresh seed; the seed here is fixed, so the check is deterministic).
+Z = 4.0
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+def _gaussian_heads(rng: np.random.Generator, H: int, d: int, d_k: int) -> np.ndarray:
+    """H independent Gaussian d x d_k matrices: their ranges are Haar-distributed subspaces."""
+    return rng.standard_normal((H, d, d_k))
+
+
+def _well_conditioned(rng: np.random.Generator, k: int) -> np.ndarray:
+    """Random k x k matrix with singular values in [0.5, 2] (condition number <= 4)."""
+    q1, _ = np.linalg.qr(rng.standard_normal((k, k)))
+    q2, _ = np.linalg.qr(rng.standard_normal((k, k)))
+    return q1 @ np.diag(rng.uniform(0.5, 2.0, k)) @ q2
+
+
+def _rho_bruteforce(W: np.ndarray) -> np.ndarray:
+    """rho_hh' = mean cos^2 of scipy's principal angles, pair by pair."""
+    H, _, d_k = W.shape
+    rho = np.empty((H, H))
+    for h in range(H):
+        for g in range(H):
+            theta = scipy.linalg.subspace_angles(W[h], W[g])
+            rho[h, g] = np.sum(np.cos(theta) ** 2) / d_k
+    return rho
+
+
+# --- principal angles -------------------------------------------------------------------
+
+
+@given(seed=seeds, d=st.integers(1, 12), k1=st.integers(1, 12), k2=st.integers(1, 12))
+@example(seed=0, d=4, k1=3, k2=3)  # two zero angles beside a large one: scipy's arccos branch
+def test_principal_angles_match_scipy(seed: int, d: int, k1: int, k2: int) -> None:
+    k1, k2 = min(k1, d), min(k2, d)
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((d, k1)), rng.standard_normal((d, k2))
+    ours = principal_angles(A, B)
+    ref = np.sort(scipy.linalg.subspace_angles(A, B))
+    assert ours.shape == (min(k1, k2),)
+    assert np.all(np.diff(ours) >= 0)
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=SCIPY_ANGLE_ATOL)
+    np.testing.assert_allclose(principal_angles(B, A), ours, rtol=0, atol=ANGLE_ATOL)
+
+
+@given(seed=seeds, d=st.integers(1, 8), k1=st.integers(1, 8), k2=st.integers(1, 8))
+@example(seed=0, d=4, k1=3, k2=3)
+def test_principal_angles_match_mpmath(seed: int, d: int, k1: int, k2: int) -> None:
+    # includes k1 + k2 > d, where k1 + k2 - d angles are exactly 0 (the subspaces intersect)
+    k1, k2 = min(k1, d), min(k2, d)
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((d, k1)), rng.standard_normal((d, k2))
+    ours = principal_angles(A, B)
+    ref = _angles_mpmath(A, B)
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=ANGLE_ATOL)
+    assert np.all(ours[: max(0, k1 + k2 - d)] < ANGLE_ATOL)
+
+
+def _angles_mpmath(A: np.ndarray, B: np.ndarray, dps: int = 80) -> np.ndarray:
+    """Principal angles of the exact float64 inputs at ``dps`` digits (cosine method)."""
+    with mpmath.workdps(dps):
+        qa, _ = mpmath.qr(mpmath.matrix(A.tolist()), mode="skinny")
+        qb, _ = mpmath.qr(mpmath.matrix(B.tolist()), mode="skinny")
+        s = mpmath.svd_r(qa.T * qb, compute_uv=False)
+        # at 80 digits arccos near 1 still leaves ~40 correct digits of the angle
+        return np.sort(np.array([float(mpmath.acos(min(s[i], 1))) for i in range(len(s))]))
+
+
+def test_tiny_angles_accurate_against_mpmath() -> None:
+    rng = np.random.default_rng(7)
+    d, k = 9, 3
+    q, _ = np.linalg.qr(rng.standard_normal((d, 2 * k)))
+    eps = np.array([1e-9, 3e-9, 2e-7])
+    A = q[:, :k] @ _well_conditioned(rng, k)
+    B = (q[:, :k] + eps * q[:, k:]) @ _well_conditioned(rng, k)
+    ref = _angles_mpmath(A, B)
+    assert np.all(np.abs(ref / eps - 1) < 1e-6)  # the construction does make angles ~ eps
+
+    ours = principal_angles(A, B)
+    np.testing.assert_allclose(ours, ref, rtol=SMALL_ANGLE_RTOL, atol=0)
+    np.testing.assert_allclose(np.sort(scipy.linalg.subspace_angles(A, B)), ref, rtol=SMALL_ANGLE_RTOL, atol=0)
+
+    # the naive float64 method: arccos of the cosines alone
+    qa, qb = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
+    cos_only = np.sort(np.arccos(np.clip(np.linalg.svd(qa.T @ qb, compute_uv=False), -1, 1)))
+    assert np.max(np.abs(cos_only / ref - 1)) > COS_ONLY_MIN_RERR
+
+
+def test_angles_near_right_angle_against_mpmath() -> None:
+    rng = np.random.default_rng(8)
+    q, _ = np.linalg.qr(rng.standard_normal((8, 4)))
+    delta = np.array([1e-9, 1e-5])
+    A = q[:, :2]
+    B = q[:, 2:] + delta * q[:, :2]  # nearly orthogonal to A
+    ref = _angles_mpmath(A, B)
+    np.testing.assert_allclose(principal_angles(A, B), ref, rtol=1e-14, atol=ANGLE_ATOL)
+
+
+# --- overlap ------------------------------------------------------------------------------
+
+
+@given(seed=seeds, H=st.integers(1, 5), d=st.integers(2, 10), d_k=st.integers(1, 5))
+def test_overlap_matches_scipy_bruteforce(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)
+    W = _gaussian_heads(np.random.default_rng(seed), H, d, d_k)
+    rho = overlap(W)
+    np.testing.assert_allclose(rho, _rho_bruteforce(W), rtol=0, atol=RHO_ATOL)
+    np.testing.assert_allclose(np.diag(rho), 1.0, rtol=0, atol=RHO_ATOL)
+    np.testing.assert_array_equal(rho, rho.T)
+
+
+# --- HDI, subspace form ---------------------------------------------------------------------
+
+
+@given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
+def test_subspace_hdi_in_unit_interval_and_matches_bruteforce(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)  # includes H*d_k > d
+    W = _gaussian_heads(np.random.default_rng(seed), H, d, d_k)
+    value = hdi(W)
+    assert -RHO_ATOL <= value <= 1 + RHO_ATOL
+    rho = _rho_bruteforce(W)
+    pairs = [rho[h, g] for h in range(H) for g in range(h + 1, H)]
+    assert value == pytest.approx(1 - sum(pairs) / len(pairs), abs=RHO_ATOL)
+
+
+@given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
+def test_identical_subspaces_give_zero(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((d, d_k))
+    W = np.stack([base @ _well_conditioned(rng, d_k) for _ in range(H)])  # same range, other bases
+    assert hdi(W) == pytest.approx(0.0, abs=RHO_ATOL)
+
+
+@given(seed=seeds, H=st.integers(2, 6), d_k=st.integers(1, 4), extra=st.integers(0, 4))
+def test_mutually_orthogonal_subspaces_give_one(seed: int, H: int, d_k: int, extra: int) -> None:
+    d = H * d_k + extra  # H*d_k <= d
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((d, H * d_k)))
+    W = np.stack([q[:, h * d_k:(h + 1) * d_k] @ _well_conditioned(rng, d_k) for h in range(H)])
+    assert hdi(W) == pytest.approx(1.0, abs=RHO_ATOL)
+    assert hdi_bound(H, d_k, d) == 1.0
+
+
+@given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
+def test_invariant_under_right_multiplication(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)
+    rng = np.random.default_rng(seed)
+    W = _gaussian_heads(rng, H, d, d_k)
+    W2 = np.stack([W[h] @ _well_conditioned(rng, d_k) for h in range(H)])
+    assert hdi(W2) == pytest.approx(hdi(W), abs=RHO_ATOL)
+    np.testing.assert_allclose(overlap(W2), overlap(W), rtol=0, atol=RHO_ATOL)
+
+
+@given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
+def test_invariant_under_head_permutation(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)
+    rng = np.random.default_rng(seed)
+    W = _gaussian_heads(rng, H, d, d_k)
+    perm = rng.permutation(H)
+    assert hdi(W[perm]) == pytest.approx(hdi(W), abs=RHO_ATOL)
+    assert hdi(W[perm], "literal") == pytest.approx(hdi(W, "literal"), rel=1e-12, abs=RHO_ATOL)
+    np.testing.assert_allclose(overlap(W[perm]), overlap(W)[np.ix_(perm, perm)], rtol=0, atol=RHO_ATOL)
+
+
+# --- literal versus subspace form -------------------------------------------------------------
+
+
+def _scaled_orthonormal(rng: np.random.Generator, W: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Heads with the ranges of W and (W_K^h)^T W_K^h = scales[h]^2 I (random orthonormal bases)."""
+    out = []
+    for h, c in enumerate(scales):
+        u, _ = np.linalg.qr(W[h])
+        rot, _ = np.linalg.qr(rng.standard_normal((u.shape[1], u.shape[1])))
+        out.append(c * u @ rot)
+    return np.stack(out)
+
+
+@given(seed=seeds, H=st.integers(3, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
+def test_literal_equals_subspace_when_gram_is_sqrt_dk_identity(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)
+    rng = np.random.default_rng(seed)
+    W = _scaled_orthonormal(rng, _gaussian_heads(rng, H, d, d_k), np.full(H, d_k**0.25))
+    gram = np.einsum("hdi,hdj->hij", W, W)
+    np.testing.assert_allclose(gram, np.broadcast_to(np.sqrt(d_k) * np.eye(d_k), gram.shape), atol=1e-12)
+    assert hdi(W, "literal") == pytest.approx(hdi(W, "subspace"), abs=RHO_ATOL)
+
+
+@given(seed=seeds, d=st.integers(2, 10), d_k=st.integers(1, 6), log_c=st.floats(-1, 1))
+def test_two_heads_need_only_product_of_scales_sqrt_dk(seed: int, d: int, d_k: int, log_c: float) -> None:
+    d_k = min(d_k, d)
+    rng = np.random.default_rng(seed)
+    c1 = 10.0**log_c
+    W = _scaled_orthonormal(rng, _gaussian_heads(rng, 2, d, d_k), np.array([c1, np.sqrt(d_k) / c1]))
+    assert hdi(W, "literal") == pytest.approx(hdi(W, "subspace"), abs=RHO_ATOL)
+
+
+@pytest.mark.parametrize("d_k", [2, 4, 16, 64])
+def test_literal_form_is_scale_dependent_and_leaves_unit_interval(d_k: int) -> None:
+    rng = np.random.default_rng(d_k)
+    d, H = 2 * d_k, 3
+    u, _ = np.linalg.qr(rng.standard_normal((d, d_k)))
+    identical = np.stack([u] * H)  # orthonormal columns, the same subspace: subspace HDI = 0
+    assert hdi(identical) == pytest.approx(0.0, abs=RHO_ATOL)
+    # G = I/d_k for every pair, ||G||_F^2 = 1/d_k (exact arithmetic, by hand)
+    assert hdi(identical, "literal") == pytest.approx(1 - 1 / d_k, abs=RHO_ATOL)
+    # the columns-of-norm-sqrt(d_k) reading: G = I, ||G||_F^2 = d_k, literal HDI = 1 - d_k < 0
+    assert hdi(np.sqrt(d_k) * identical, "literal") == pytest.approx(1 - d_k, abs=1e-9)
+    assert hdi(np.sqrt(d_k) * identical, "literal") < 0
+    # scaling by c multiplies the pair sum by c^4; the subspace form does not move
+    W = rng.standard_normal((H, d, d_k))
+    for c in (0.1, 3.0):
+        assert hdi(c * W) == pytest.approx(hdi(W), abs=RHO_ATOL)
+        assert 1 - hdi(c * W, "literal") == pytest.approx(c**4 * (1 - hdi(W, "literal")), rel=1e-10)
+        assert abs(hdi(c * W, "literal") - hdi(c * W)) > 1e-3
+    # right norm on average but not isotropic: W^T W = sqrt(d_k) diag(s^2), mean(s^2) = 1;
+    # identical heads give ||G||_F^2 = mean(s^4) > 1, so literal HDI = 1 - mean(s^4) < 0 = subspace HDI
+    s2 = np.linspace(0.5, 1.5, d_k)
+    aniso = np.stack([d_k**0.25 * u * np.sqrt(s2)] * H)
+    assert hdi(aniso, "literal") == pytest.approx(1 - np.mean(s2**2), abs=RHO_ATOL)
+    assert hdi(aniso) == pytest.approx(0.0, abs=RHO_ATOL)
+
+
+def test_literal_form_with_orthogonal_columns_of_norm_sqrt_dk_differs() -> None:
+    # (W_K^h)^T W_K^h = d_k I: literal = 1 - d_k * mean rho, not the subspace value (d_k > 1)
+    rng = np.random.default_rng(3)
+    H, d, d_k = 4, 10, 3
+    W = _scaled_orthonormal(rng, _gaussian_heads(rng, H, d, d_k), np.full(H, np.sqrt(d_k)))
+    rho = _rho_bruteforce(W)
+    mean_rho = np.mean([rho[h, g] for h in range(H) for g in range(h + 1, H)])
+    assert hdi(W, "literal") == pytest.approx(1 - d_k * mean_rho, abs=1e-10)
+    assert abs(hdi(W, "literal") - hdi(W)) > 0.1
+
+
+# --- fusion-frame bound (C6) and the Haar baseline -------------------------------------------
+
+BOUND_CASES = [(2, 1, 1), (3, 1, 2), (4, 2, 6), (6, 4, 16), (8, 3, 10), (12, 8, 96), (16, 8, 64), (5, 7, 9)]
+
+
+@pytest.mark.parametrize(("H", "d_k", "d"), BOUND_CASES)
+def test_haar_subspaces_never_exceed_bound(H: int, d_k: int, d: int) -> None:
+    rng = np.random.default_rng(H * 1000 + d)
+    bound = hdi_bound(H, d_k, d)
+    values = [hdi(_gaussian_heads(rng, H, d, d_k)) for _ in range(20)]
+    assert max(values) <= bound + RHO_ATOL
+
+
+@pytest.mark.parametrize(("m", "d_k", "d"), [(2, 2, 4), (2, 2, 6), (3, 1, 5), (3, 3, 6)])
+def test_tight_fusion_frames_attain_bound(m: int, d_k: int, d: int) -> None:
+    # m orthonormal bases of R^d, each cut into d/d_k blocks: sum_h P_h = m I, a tight fusion frame
+    rng = np.random.default_rng(m * 100 + d)
+    heads = []
+    for _ in range(m):
+        q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+        heads += [q[:, j:j + d_k] for j in range(0, d, d_k)]
+    W = np.stack(heads)
+    H = W.shape[0]
+    assert H * d_k > d
+    assert hdi(W) == pytest.approx(hdi_bound(H, d_k, d), abs=RHO_ATOL)
+
+
+def test_mercedes_frame_bound_by_geometry() -> None:
+    # three lines in the plane at 60 degrees: rho = cos^2(60 deg) = 1/4 per pair, HDI = 3/4
+    lines = np.array([[[np.cos(a)], [np.sin(a)]] for a in (0, np.pi / 3, 2 * np.pi / 3)])
+    assert hdi(lines) == pytest.approx(0.75, abs=RHO_ATOL)
+    assert hdi_bound(3, 1, 2) == pytest.approx(0.75, abs=1e-15)
+    assert hdi_bound(2, 1, 1) == 0.0  # two lines in R^1 coincide
+    assert hdi_bound(12, 32, 384) == 1.0
+
+
+@pytest.mark.parametrize(("d_k", "d"), [(1, 2), (2, 7), (4, 16), (32, 384)])
+def test_haar_overlap_mean_by_simulation(d_k: int, d: int) -> None:
+    rng = np.random.default_rng(1000 + d)
+    n = 200
+    # independent of verify: batched QR of Gaussian pairs, rho = ||Q_a^T Q_b||_F^2 / d_k
+    q = np.linalg.qr(rng.standard_normal((2, n, d, d_k)))[0]
+    samples = np.sum(np.einsum("ndi,ndj->nij", q[0], q[1]) ** 2, axis=(1, 2)) / d_k
+    se = samples.std(ddof=1) / np.sqrt(n)
+    assert abs(samples.mean() - haar_overlap_mean(d_k, d)) <= Z * se

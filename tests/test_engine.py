@@ -1,0 +1,323 @@
+"""Tests for verify.engine: the ensemble MSE decomposition (C3) on the empirical measure.
+
+References: a brute-force loop over replicates, heads and evaluation points written here (own
+kernel with math.exp, own moment loops, draws re-derived from SeedSequence as documented), a
+brute-force noise simulation with standard errors, and mpmath at 50 digits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.stats import norm
+
+from verify.dgp import head_projections, make_dgp
+from verify.engine import EVAL_CHUNK, MP_MAX_OPS, decompose, decompose_mp, noise_simulation_check
+from verify.errors import VerifyError
+
+# Each term is a sum of at most k ~ 100 rounded float64 products (R <= 9 replicates, H^2 <= 25
+# head pairs, n <= 24 weights): worst case k * 2^-53 ~ 1e-14 of the terms' magnitude (the scale
+# identity_error divides by), x10 for the cancellation in centred sums. Measured: <= 5e-16.
+IDENTITY_RTOL = 1e-13
+# Engine (BLAS, vectorised, max-shifted softmax) vs the loop here (math.exp, left-to-right sums):
+# the same sums rounded differently; same k * 2^-53 bound x10. Measured: <= 5e-16.
+REF_RTOL = 1e-13
+# mpmath at 50 digits: the identity residual is bounded by ~10^-50 times a few hundred operations.
+MP_RESIDUAL = 1e-45
+# float64 terms vs the same terms at 50 digits: float64 rounding of ~100-term sums (< 1e3 ulps).
+MP_AGREEMENT = 1e-13
+# Noise simulation vs exact conditional moments: Bonferroni over all compared entries at a
+# family-wise level of 1e-3 (two-sided), so a failure is a real discrepancy, not bad luck.
+FAMILY_LEVEL = 1e-3
+
+# Chunking evaluation points differently changes how BLAS rounds the scores: a few ulps.
+CHUNK_RTOL = 1e-13
+
+BANDWIDTH = 1.0  # gaussian kernel bandwidth used throughout (unit-variance design)
+
+
+def _heads(H, d, d_k, seed):
+    return head_projections("random", H, d, d_k, rng=seed)
+
+
+def _alpha(H, seed):
+    # any sign, not summing to 1
+    return 3.0 * np.random.default_rng(seed).standard_normal(H)
+
+
+def _kernel_kwargs(kernel):
+    return {"kernel": kernel, "bandwidth": BANDWIDTH if kernel == "gaussian" else None}
+
+
+# --------------------------------------------------------------------------- brute force
+
+
+def _brute_force(sigma, WQ, WK, alpha, x_eval, n, R, seed, method, kernel):
+    """Single-index DGP sin(2 x_1), N(0, I) design; every quantity by explicit loops."""
+    H, d, d_k = WQ.shape
+    m = len(x_eval)
+    children = np.random.SeedSequence(seed).spawn(R)
+    est = [[[0.0] * m for _ in range(H)] for _ in range(R)]
+    S = [[[0.0] * m for _ in range(H)] for _ in range(H)]
+    noise = [[0.0] * m for _ in range(R)]
+    for r in range(R):
+        rng = np.random.default_rng(children[r])
+        X = rng.standard_normal((n, d))  # dgp.sample_x for the N(0, I_d) design
+        eps = sigma * rng.standard_normal(n) if method == "simulate" else np.zeros(n)
+        fX = [math.sin(2.0 * X[i, 0]) for i in range(n)]
+        y = [fX[i] + eps[i] for i in range(n)]
+        for j in range(m):
+            w = []
+            for h in range(H):
+                q = WQ[h].T @ x_eval[j]
+                kern = []
+                for i in range(n):
+                    k = WK[h].T @ X[i]
+                    if kernel == "softmax":
+                        kern.append(math.exp(float(np.dot(q, k)) / math.sqrt(d_k)))
+                    else:
+                        kern.append(math.exp(-sum((q[a] - k[a]) ** 2 for a in range(d_k)) / (2 * BANDWIDTH**2)))
+                total = sum(kern)
+                w.append([v / total for v in kern])
+            resp = y if method == "simulate" else fX
+            for h in range(H):
+                est[r][h][j] = sum(w[h][i] * resp[i] for i in range(n))
+            if method == "exact":
+                for h in range(H):
+                    for g in range(H):
+                        S[h][g][j] += sigma**2 * sum(w[h][i] * w[g][i] for i in range(n))
+                noise[r][j] = sigma**2 * sum(sum(alpha[h] * w[h][i] for h in range(H)) ** 2 for i in range(n))
+    f = [math.sin(2.0 * x[0]) for x in x_eval]
+    mean = np.zeros((H, m))
+    cov = np.zeros((H, H, m))
+    mse = np.zeros(m)
+    for j in range(m):
+        for h in range(H):
+            mean[h, j] = sum(est[r][h][j] for r in range(R)) / R
+        for h in range(H):
+            for g in range(H):
+                cov[h, g, j] = sum((est[r][h][j] - mean[h, j]) * (est[r][g][j] - mean[g, j]) for r in range(R)) / R
+                if method == "exact":
+                    cov[h, g, j] += S[h][g][j] / R
+        for r in range(R):
+            mse[j] += (sum(alpha[h] * est[r][h][j] for h in range(H)) - f[j]) ** 2 / R
+            mse[j] += noise[r][j] / R
+    return mean, cov, mse
+
+
+@pytest.mark.parametrize("method", ["exact", "simulate"])
+@pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
+def test_matches_brute_force_loops(method, kernel):
+    d, d_k, H, n, m, R, seed, sigma = 3, 2, 2, 7, 3, 5, 12, 0.4
+    dgp = make_dgp("single-index", d=d, sigma=sigma)
+    WQ, WK = _heads(H, d, d_k, 1), _heads(H, d, d_k, 2)
+    alpha = _alpha(H, 3)
+    dec = decompose(dgp, WQ, WK, alpha=alpha, m=m, n=n, R=R, seed=seed, method=method, **_kernel_kwargs(kernel))
+    mean, cov, mse = _brute_force(sigma, WQ, WK, alpha, dec.x_eval, n, R, seed, method, kernel)
+    # x_eval is documented as drawn from the root SeedSequence(seed)
+    assert np.array_equal(dec.x_eval, np.random.default_rng(np.random.SeedSequence(seed)).standard_normal((m, d)))
+    scale_mean = np.max(np.abs(mean))
+    scale_cov = np.max(np.abs(cov))
+    assert np.max(np.abs(dec.head_mean - mean)) <= REF_RTOL * scale_mean
+    assert np.max(np.abs(dec.head_cov - cov)) <= REF_RTOL * scale_cov
+    assert np.max(np.abs(dec.mse - mse)) <= REF_RTOL * np.max(mse)
+    assert np.allclose(dec.head_bias, mean - np.sin(2.0 * dec.x_eval[:, 0]), rtol=0, atol=REF_RTOL * scale_mean)
+
+
+# --------------------------------------------------------------------------- the identity
+
+
+@pytest.mark.parametrize("method", ["exact", "simulate"])
+@pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
+@given(H=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
+def test_identity_holds_to_rounding_for_any_alpha(method, kernel, H, seed):
+    d, d_k = 6, 2
+    dgp = make_dgp("additive", d=d, sigma=0.7)
+    dec = decompose(dgp, _heads(H, d, d_k, seed), _heads(H, d, d_k, seed + 1), alpha=_alpha(H, seed + 2),
+                    m=8, n=24, R=9, seed=seed, method=method, **_kernel_kwargs(kernel))
+    assert dec.identity_error() <= IDENTITY_RTOL
+    assert np.all(dec.bias2 >= 0) and np.all(dec.var_term >= 0)
+    assert np.all(dec.mse > 0)
+
+
+@pytest.mark.parametrize("method", ["exact", "simulate"])
+def test_identical_heads_opposite_weights_cancel_exactly(method):
+    # alpha = (1, -1) on identical heads: the ensemble is identically 0, so MSE = f^2, the
+    # bias is f^2, and the variance and covariance terms cancel; correlations are 1.
+    d, d_k = 4, 2
+    U = head_projections("identical", 2, d, d_k, rng=0)
+    dgp = make_dgp("bump", d=d, sigma=0.5)
+    dec = decompose(dgp, U, alpha=[1.0, -1.0], m=6, n=20, R=8, seed=4, method=method)
+    f2 = dec.f_eval**2
+    assert np.allclose(dec.mse, f2, rtol=IDENTITY_RTOL, atol=0)
+    assert np.allclose(dec.bias2, f2, rtol=IDENTITY_RTOL, atol=0)
+    assert np.allclose(dec.var_term + dec.cov_term, 0.0, atol=IDENTITY_RTOL * np.max(dec.var_term))
+    assert np.allclose(dec.head_corr, 1.0, rtol=0, atol=IDENTITY_RTOL)
+    assert dec.identity_error() <= IDENTITY_RTOL
+
+
+def test_simulate_with_one_replicate_has_no_correlation():
+    dgp = make_dgp("bump", d=3, sigma=0.5)
+    dec = decompose(dgp, _heads(2, 3, 1, 0), m=4, n=10, R=1, seed=0, method="simulate")
+    with pytest.raises(VerifyError, match="^head_corr:"):
+        dec.head_corr
+    assert dec.integrated()["mean_pointwise_corr"] is None
+
+
+def test_integrated_and_to_dict():
+    dgp = make_dgp("single-index", d=4, sigma=0.5)
+    dec = decompose(dgp, _heads(3, 4, 2, 0), m=5, n=16, R=4, seed=1)
+    integ = dec.integrated()
+    assert integ["head_cov"].shape == (3, 3) and integ["head_corr"].shape == (3, 3)
+    assert np.allclose(np.diag(integ["head_corr"]), 1.0)
+    assert integ["mse"] == pytest.approx(integ["bias2"] + integ["var_term"] + integ["cov_term"], rel=IDENTITY_RTOL)
+    out = json.loads(json.dumps(dec.to_dict()))
+    assert out["method"] == "exact" and len(out["mse"]) == 5 and out["identity_error"] <= IDENTITY_RTOL
+
+
+# --------------------------------------------------------------------------- noise simulation
+
+
+@pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
+def test_exact_conditional_moments_match_noise_simulation(kernel):
+    d, d_k, H, n, m, N, seed = 4, 2, 3, 12, 4, 4000, 21
+    dgp = make_dgp("single-index", d=d, sigma=0.6)
+    WQ = _heads(H, d, d_k, 5)
+    dec = decompose(dgp, WQ, m=m, n=n, R=1, seed=seed, method="exact", **_kernel_kwargs(kernel))
+    chk = noise_simulation_check(dgp, WQ, m=m, n=n, N=N, seed=seed, **_kernel_kwargs(kernel))
+    assert np.array_equal(chk.x_eval, dec.x_eval)
+    z_max = norm.isf(FAMILY_LEVEL / (2 * (H * m + H * H * m)))
+    # with R = 1 the exact path's moments are the conditional ones given replicate 0's design
+    assert np.all(np.abs(chk.mean - dec.head_mean) <= z_max * chk.mean_se)
+    assert np.all(np.abs(chk.cov - dec.head_cov) <= z_max * chk.cov_se)
+    # and the noise must be visible at all: the standard errors are not degenerate
+    assert np.all(chk.cov_se > 0) and np.all(chk.mean_se > 0)
+
+
+# --------------------------------------------------------------------------- mpmath
+
+
+@pytest.mark.parametrize("method", ["exact", "simulate"])
+@pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
+def test_mpmath_recomputation_at_50_digits(method, kernel):
+    d, d_k, H = 3, 2, 3
+    dgp = make_dgp("additive", d=d, sigma=0.8)
+    dec, chk = decompose_mp(dgp, _heads(H, d, d_k, 0), _heads(H, d, d_k, 1), alpha=_alpha(H, 2), m=3, n=8, R=4,
+                            seed=9, method=method, dps=50, **_kernel_kwargs(kernel))
+    assert chk.dps == 50
+    assert chk.residual < MP_RESIDUAL
+    assert max(chk.agreement.values()) < MP_AGREEMENT
+    assert chk.digits > 13
+
+
+def test_mpmath_refuses_large_sizes():
+    dgp = make_dgp("bump", d=4, sigma=0.5)
+    dec = decompose(dgp, _heads(4, 4, 1, 0), m=16, n=1024, R=8, seed=0)
+    assert 8 * 16 * 1024 * 4 * 6 > MP_MAX_OPS
+    with pytest.raises(VerifyError, match="MP_MAX_OPS"):
+        dec.mp_check()
+
+
+# --------------------------------------------------------------------------- reproducibility
+
+
+def _arrays(dec):
+    return [dec.x_eval, dec.head_mean, dec.head_cov, dec.bias2, dec.var_term, dec.cov_term, dec.mse]
+
+
+@pytest.mark.parametrize("method", ["exact", "simulate"])
+def test_same_seed_same_numbers_whatever_the_blocking(method):
+    # m = 80 > EVAL_CHUNK: two chunks of evaluation points; 2 MB: a few replicates per block
+    d, d_k, H, n, m, R = 5, 2, 3, 300, 80, 7
+    dgp = make_dgp("single-index", d=d, sigma=0.5)
+    WQ, alpha = _heads(H, d, d_k, 0), _alpha(H, 1)
+    kw = dict(alpha=alpha, m=m, n=n, R=R, seed=17, method=method)
+    ref = decompose(dgp, WQ, **kw)
+    again = decompose(dgp, WQ, **kw)
+    blocked = decompose(dgp, WQ, **kw, max_memory=2_000_000)
+    assert ref.blocks == (R, EVAL_CHUNK)
+    assert 1 < blocked.blocks[0] < R and blocked.blocks[1] == EVAL_CHUNK
+    for other in (again, blocked):
+        for a, b in zip(_arrays(ref), _arrays(other)):
+            assert np.array_equal(a, b)
+    # a budget below one replicate at EVAL_CHUNK points: smaller chunks, same numbers up to rounding
+    chunked = decompose(dgp, WQ, **kw, max_memory=400_000)
+    assert chunked.blocks[0] == 1 and 1 <= chunked.blocks[1] < EVAL_CHUNK
+    for a, b in zip(_arrays(ref), _arrays(chunked)):
+        assert np.allclose(a, b, rtol=CHUNK_RTOL, atol=CHUNK_RTOL * np.max(np.abs(a)))
+    with pytest.raises(VerifyError, match="^max_memory:"):
+        decompose(dgp, WQ, **kw, max_memory=150_000)
+    different = decompose(dgp, WQ, **{**kw, "seed": 18})
+    assert not np.array_equal(ref.mse, different.mse)
+    assert not np.array_equal(ref.x_eval, different.x_eval)
+
+
+def test_replicates_depend_only_on_seed_and_index():
+    # Replicate r's design is drawn from SeedSequence(seed, spawn_key=(r,)), whatever R is: the
+    # R = 3 exact head means average the conditional means on those three designs, which are
+    # computed here one design at a time by noise_simulation_check (W @ f(X), no blocking).
+    d, n, m, seed = 3, 12, 4, 5
+    dgp = make_dgp("bump", d=d, sigma=0.5)
+    WQ = _heads(2, d, 1, 0)
+    dec = decompose(dgp, WQ, m=m, n=n, R=3, seed=seed, method="exact")
+    assert np.array_equal(dec.x_eval, decompose(dgp, WQ, m=m, n=n, R=1, seed=seed).x_eval)
+    cond = []
+    for r in range(3):
+        X = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r,))).standard_normal((n, d))
+        cond.append(noise_simulation_check(dgp, WQ, design=X, x_eval=dec.x_eval, N=2, seed=0).cond_mean)
+    assert np.allclose(dec.head_mean, sum(cond) / 3, rtol=REF_RTOL, atol=0)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"W_Q": np.ones((2, 5, 2))}, "^W_Q:"),
+        ({"W_K": np.ones((2, 4, 3))}, "^W_K:"),
+        ({"alpha": [1.0, 2.0, 3.0]}, "^alpha:"),
+        ({"alpha": [1.0, float("nan")]}, "^alpha:"),
+        ({"n": 0}, "^n:"),
+        ({"R": 0}, "^R:"),
+        ({"m": 0}, "^m:"),
+        ({"R": 2.5}, "^R:"),
+        ({"seed": -1}, "^seed:"),
+        ({"method": "bootstrap"}, "^method:"),
+        ({"kernel": "epanechnikov"}, "^kernel:"),
+        ({"scale": 0.0}, "^scale:"),
+        ({"bandwidth": -1.0}, "^bandwidth:"),
+        ({"bandwidth": 1.0}, "^bandwidth:"),
+        ({"kernel": "gaussian"}, "^bandwidth, scale:"),
+        ({"max_memory": 0}, "^max_memory:"),
+        ({"x_eval": np.full((3, 4), np.nan), "m": None}, "^x_eval:"),
+        ({"x_eval": np.ones((3, 5)), "m": None}, "^x_eval:"),
+        ({"x_eval": np.ones((3, 4)), "m": 4}, "^m:"),
+        ({"dgp": "bump"}, "^dgp:"),
+    ],
+)
+def test_bad_input_raises_verify_error(change, fragment):
+    kw = dict(dgp=make_dgp("bump", d=4, sigma=0.5), W_Q=_heads(2, 4, 2, 0), W_K=None, alpha=None, m=3, n=8, R=2,
+              seed=0)
+    kw.update(change)
+    with pytest.raises(VerifyError, match=fragment):
+        decompose(**kw)
+
+
+def test_bad_dgp_output_raises_verify_error():
+    from verify.dgp import DGP
+
+    good = make_dgp("bump", d=2, sigma=0.5)
+    bad_f = DGP("bad", 2, 0.5, lambda x: np.full(x.shape[:-1], np.nan), good.sample_x)
+    bad_x = DGP("bad", 2, 0.5, good.f, lambda rng, shape: rng.standard_normal((*shape, 3)))
+    with pytest.raises(VerifyError, match="^dgp.f"):
+        decompose(bad_f, _heads(1, 2, 1, 0), m=2, n=4, R=1, seed=0)
+    with pytest.raises(VerifyError, match="^x_eval drawn by dgp.sample_x"):
+        decompose(bad_x, _heads(1, 2, 1, 0), m=2, n=4, R=1, seed=0)
+    with pytest.raises(VerifyError, match="^design drawn by dgp.sample_x"):
+        decompose(bad_x, _heads(1, 2, 1, 0), x_eval=np.zeros((2, 2)), n=4, R=1, seed=0)

@@ -1,0 +1,480 @@
+"""Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights).
+
+A minimal safetensors reader (numpy only) feeds the per-head key and query projections of
+BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.diversity`.
+
+Two facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
+``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
+invertible matrix, and Hugging Face's conversion permutes rows inside each head; neither
+changes ``Range(W_K^h)``, so HDI, which is invariant under ``W_K^h -> W_K^h A``, is unaffected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._validate import fail, positive_int
+from .diversity import haar_overlap_mean, hdi_bound, overlap
+from .errors import VerifyError
+
+__all__ = [
+    "SafetensorsFile",
+    "read_safetensors",
+    "Checkpoint",
+    "open_checkpoint",
+    "analyze_checkpoint",
+    "format_table",
+    "plot_overlaps",
+    "cli_hdi",
+]
+
+# safetensors dtype -> little-endian numpy dtype it is stored as (BF16 is converted on read)
+_DTYPES: dict[str, str] = {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2",
+    "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
+    "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?",
+}
+_FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+_MAX_HEADER_BYTES = 100_000_000  # the format's own limit on the JSON header
+
+
+# --- the safetensors reader --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    dtype: str
+    shape: tuple[int, ...]
+    start: int  # byte offset of the tensor inside the file
+    nbytes: int
+
+
+class SafetensorsFile:
+    """One ``.safetensors`` file: 8-byte little-endian header length N, N bytes of JSON
+    (``{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}}``), then the
+    raw little-endian data; offsets are relative to the end of the header.
+
+    The header is validated on opening; tensors are read one at a time, on request.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        where = str(self.path)
+        try:
+            size = self.path.stat().st_size
+            with open(self.path, "rb") as f:
+                prefix = f.read(8)
+                if len(prefix) < 8:
+                    raise fail(where, f"a file of {size} bytes",
+                               "at least the 8-byte header length of a safetensors file (truncated?)")
+                n = int.from_bytes(prefix, "little")
+                if n > size - 8 or n > _MAX_HEADER_BYTES:
+                    raise fail(f"{where}: header length", f"{n} bytes with {size - 8} bytes after the prefix",
+                               f"a JSON header that fits in the file (at most {_MAX_HEADER_BYTES} bytes): "
+                               "truncated or not a safetensors file")
+                raw = f.read(n)
+        except OSError as exc:
+            raise fail(where, f"an unreadable path ({exc.strerror})", "a readable .safetensors file") from None
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise fail(f"{where}: header", f"bytes that are not UTF-8 JSON ({exc})", "a JSON object") from None
+        if not isinstance(header, dict):
+            raise fail(f"{where}: header", f"JSON {type(header).__name__}", "a JSON object")
+        meta = header.pop("__metadata__", {})
+        if not isinstance(meta, dict):
+            raise fail(f"{where}: header '__metadata__'", f"JSON {type(meta).__name__}", "a JSON object")
+        self.metadata: dict[str, Any] = meta
+        data_start, data_size = 8 + n, size - 8 - n
+        self._entries = {name: self._entry(name, e, data_start, data_size) for name, e in header.items()}
+
+    def _entry(self, name: str, e: Any, data_start: int, data_size: int) -> _Entry:
+        where = f"{self.path}: tensor {name!r}"
+        if not isinstance(e, dict) or not {"dtype", "shape", "data_offsets"} <= e.keys():
+            raise fail(where, repr(e)[:200], "an object with keys dtype, shape, data_offsets")
+        dtype, shape, offs = e["dtype"], e["shape"], e["data_offsets"]
+        if dtype not in _DTYPES:
+            raise fail(f"{where} dtype", repr(dtype), f"one of {', '.join(_DTYPES)}")
+
+        def ints(x: Any, k: int | None) -> bool:
+            return (isinstance(x, list) and (k is None or len(x) == k)
+                    and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in x))
+
+        if not ints(shape, None):
+            raise fail(f"{where} shape", repr(shape), "a list of non-negative integers")
+        if not ints(offs, 2) or offs[0] > offs[1]:
+            raise fail(f"{where} data_offsets", repr(offs), "[begin, end] with 0 <= begin <= end")
+        nbytes = math.prod(shape) * np.dtype(_DTYPES[dtype]).itemsize
+        if offs[1] - offs[0] != nbytes:
+            raise fail(f"{where} data_offsets", f"{offs} ({offs[1] - offs[0]} bytes)",
+                       f"{nbytes} bytes for dtype {dtype} and shape {shape}")
+        if offs[1] > data_size:
+            raise fail(where, f"data ending at byte {offs[1]} of a data section of {data_size} bytes",
+                       "data inside the file (the file is truncated)")
+        return _Entry(dtype, tuple(shape), data_start + offs[0], nbytes)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def info(self, name: str) -> tuple[str, tuple[int, ...]]:
+        """``(dtype, shape)`` of tensor ``name`` as stored."""
+        e = self._lookup(name)
+        return e.dtype, e.shape
+
+    def _lookup(self, name: str) -> _Entry:
+        if name not in self._entries:
+            raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._entries)}", f"a tensor {name!r}")
+        return self._entries[name]
+
+    def get(self, name: str) -> np.ndarray:
+        """Tensor ``name`` in native byte order; BF16 becomes float32 (exact: bf16 is the high
+        half of a float32)."""
+        e = self._lookup(name)
+        stored = np.dtype(_DTYPES[e.dtype])
+        count = math.prod(e.shape)
+        if count == 0:
+            arr = np.empty(0, dtype=stored)
+        else:
+            try:
+                arr = np.fromfile(self.path, dtype=stored, count=count, offset=e.start)
+            except OSError as exc:
+                raise fail(str(self.path), f"an unreadable file ({exc})", "a readable .safetensors file") from None
+            if arr.size != count:
+                raise fail(f"{self.path}: tensor {name!r}", f"{arr.size} of {count} values",
+                           "the whole tensor (the file is truncated)")
+        if e.dtype == "BF16":
+            arr = (arr.astype("<u4") << 16).view("<f4")
+        return arr.astype(arr.dtype.newbyteorder("="), copy=False).reshape(e.shape)
+
+
+def read_safetensors(path: str | Path, names: list[str] | None = None) -> dict[str, np.ndarray]:
+    """The tensors of one file (all, or only ``names``) as numpy arrays."""
+    f = SafetensorsFile(path)
+    return {n: f.get(n) for n in (f.names if names is None else names)}
+
+
+# --- layouts ----------------------------------------------------------------------------------
+
+_PATTERNS = {
+    "bert": re.compile(r"^(?P<prefix>(?:.+\.)?)encoder\.layer\.(?P<layer>\d+)\.attention\.self\.(?:query|key)\.weight$"),
+    "gpt2": re.compile(r"^(?P<prefix>(?:.+\.)?)h\.(?P<layer>\d+)\.attn\.c_attn\.weight$"),
+    "llama": re.compile(r"^(?P<prefix>(?:.+\.)?)layers\.(?P<layer>\d+)\.self_attn\.(?:q_proj|k_proj)\.weight$"),
+}
+_EXAMPLES = {
+    "bert": "encoder.layer.{i}.attention.self.query.weight / key.weight",
+    "gpt2": "h.{i}.attn.c_attn.weight",
+    "llama": "model.layers.{i}.self_attn.q_proj.weight / k_proj.weight",
+}
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where the attention projections of a checkpoint are and how they split into heads.
+
+    ``H`` query heads and ``H_kv`` key heads of size ``d_k`` in model width ``d``; with
+    grouped-query attention (``H_kv < H``) query head h uses key head ``h // (H // H_kv)``.
+    """
+
+    path: Path
+    files: tuple[Path, ...]
+    layout: str
+    model_type: str | None
+    num_layers: int
+    H: int
+    H_kv: int
+    d: int
+    d_k: int
+    prefix: str
+    _where: dict[str, SafetensorsFile] = field(repr=False, compare=False)
+
+    def tensor_names(self, layer: int) -> tuple[str, str]:
+        """(query tensor, key tensor) of ``layer``; the same fused tensor for GPT-2."""
+        p, i = self.prefix, layer
+        if self.layout == "bert":
+            return f"{p}encoder.layer.{i}.attention.self.query.weight", f"{p}encoder.layer.{i}.attention.self.key.weight"
+        if self.layout == "gpt2":
+            return (f"{p}h.{i}.attn.c_attn.weight",) * 2
+        return f"{p}layers.{i}.self_attn.q_proj.weight", f"{p}layers.{i}.self_attn.k_proj.weight"
+
+    def expected_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Stored shapes of (query, key) tensors implied by H, H_kv, d, d_k."""
+        if self.layout == "gpt2":  # Conv1D (in, out): x @ W = [q | k | v]
+            return ((self.d, 3 * self.H * self.d_k),) * 2
+        return (self.H * self.d_k, self.d), (self.H_kv * self.d_k, self.d)  # torch Linear (out, in)
+
+    def heads(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """``W_Q`` (H, d, d_k) and ``W_K`` (H_kv, d, d_k) of ``layer`` in float64.
+
+        Linear (out, in): ``W^h = weight[h d_k:(h+1) d_k, :]^T``. GPT-2 Conv1D (d, 3 H d_k):
+        ``q = W[:, :H d_k]``, ``k = W[:, H d_k:2 H d_k]``, head h = columns ``h d_k:(h+1) d_k``.
+        """
+        q_name, k_name = self.tensor_names(layer)
+        H, H_kv, d, d_k = self.H, self.H_kv, self.d, self.d_k
+        if self.layout == "gpt2":
+            w = self._where[q_name].get(q_name).astype(np.float64)
+            wq, wk = w[:, : H * d_k], w[:, H * d_k: 2 * H * d_k]
+            return wq.reshape(d, H, d_k).transpose(1, 0, 2), wk.reshape(d, H, d_k).transpose(1, 0, 2)
+        wq = self._where[q_name].get(q_name).astype(np.float64)
+        wk = self._where[k_name].get(k_name).astype(np.float64)
+        return wq.reshape(H, d_k, d).transpose(0, 2, 1), wk.reshape(H_kv, d_k, d).transpose(0, 2, 1)
+
+
+def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
+    if path.is_file():
+        cfg = path.parent / "config.json"
+        return (path,), (cfg if cfg.is_file() else None)
+    if path.is_dir():
+        single = path / "model.safetensors"
+        files = (single,) if single.is_file() else tuple(sorted(path.glob("*.safetensors")))
+        if not files:
+            raise fail("PATH", f"directory {path} without *.safetensors files",
+                       "a .safetensors file or a directory holding model.safetensors (or shards)")
+        cfg = path / "config.json"
+        return files, (cfg if cfg.is_file() else None)
+    raise fail("PATH", repr(str(path)), "an existing .safetensors file or model directory")
+
+
+def _read_config(cfg_path: Path | None, weights: Path) -> dict[str, Any]:
+    if cfg_path is None:
+        raise fail("config.json", f"none beside {weights}",
+                   "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
+                   "from the tensors' shapes alone")
+    try:
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise fail(str(cfg_path), f"an unreadable file ({exc})", "a JSON object") from None
+    if not isinstance(cfg, dict):
+        raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
+    return cfg
+
+
+def _cfg_int(cfg: dict, cfg_path: Path | None, keys: tuple[str, ...], required: bool) -> int | None:
+    for k in keys:
+        if cfg.get(k) is not None:
+            return positive_int(f"{cfg_path} key {k!r}", cfg[k])
+    if required:
+        raise fail(str(cfg_path), f"none of the keys {', '.join(keys)}", "one of them (a positive integer)")
+    return None
+
+
+def _detect_layout(index: dict[str, SafetensorsFile], files: tuple[Path, ...]) -> tuple[str, str, set[int]]:
+    found: dict[str, list[re.Match]] = {}
+    for name in index:
+        for layout, pat in _PATTERNS.items():
+            m = pat.match(name)
+            if m:
+                found.setdefault(layout, []).append(m)
+    if len(found) != 1:
+        names = sorted(index)[:8]
+        got = f"layouts {sorted(found)} together" if found else f"tensors {names}{' ...' if len(index) > 8 else ''}"
+        raise fail(f"{', '.join(map(str, files))}", got,
+                   "exactly one known attention layout: " + "; ".join(f"{k}: {v}" for k, v in _EXAMPLES.items()))
+    layout, matches = next(iter(found.items()))
+    prefixes = {m["prefix"] for m in matches}
+    if len(prefixes) > 1:
+        raise fail(f"{files[0]}", f"{layout} tensors under several prefixes {sorted(prefixes)}", "one model per checkpoint")
+    return layout, prefixes.pop(), {int(m["layer"]) for m in matches}
+
+
+def open_checkpoint(path: str | Path) -> Checkpoint:
+    """Locate the query/key projections of a checkpoint and check their shapes against config.json.
+
+    ``path``: a ``.safetensors`` file (config.json beside it) or a directory with
+    ``model.safetensors`` (or shards ``*.safetensors``) and ``config.json``.
+    """
+    path = Path(path)
+    files, cfg_path = _weight_files(path)
+    index: dict[str, SafetensorsFile] = {}
+    for fp in files:
+        sf = SafetensorsFile(fp)
+        for name in sf.names:
+            if name in index:
+                raise fail(str(fp), f"tensor {name!r} also in {index[name].path}", "each tensor in one shard only")
+            index[name] = sf
+    layout, prefix, layers = _detect_layout(index, files)
+    cfg = _read_config(cfg_path, files[0])
+    H = _cfg_int(cfg, cfg_path, ("num_attention_heads", "n_head"), True)
+    H_kv = _cfg_int(cfg, cfg_path, ("num_key_value_heads",), False) if layout == "llama" else None
+    H_kv = H if H_kv is None else H_kv
+    if H % H_kv:
+        raise fail(f"{cfg_path} key 'num_key_value_heads'", H_kv, f"a divisor of num_attention_heads = {H}")
+    d = _cfg_int(cfg, cfg_path, ("hidden_size", "n_embd"), True)
+    d_k = _cfg_int(cfg, cfg_path, ("head_dim",), False)
+    if d_k is None:
+        if d % H:
+            raise fail(str(cfg_path), f"hidden size {d} and {H} heads",
+                       "a head_dim key, or a hidden size divisible by the number of heads")
+        d_k = d // H
+    L = _cfg_int(cfg, cfg_path, ("num_hidden_layers", "n_layer"), False)
+    L = max(layers) + 1 if L is None else L
+    extra = sorted(i for i in layers if i >= L)
+    if extra:
+        raise fail(f"{files[0]}", f"attention tensors for layer {extra[0]}", f"layers 0..{L - 1} (config {L} layers)")
+    mt = cfg.get("model_type")
+    ck = Checkpoint(path, files, layout, mt if isinstance(mt, str) else None, L, H, H_kv, d, d_k, prefix, index)
+    why = f"from {cfg_path.name} (heads {H}, key heads {H_kv}, hidden size {d}, head_dim {d_k})"
+    for i in range(L):
+        for name, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
+            if name not in index:
+                raise fail(f"{files[0] if len(files) == 1 else path}", f"no tensor {name!r}",
+                           f"tensor {name!r} of shape {shape} {why}")
+            dtype, got = index[name].info(name)
+            if got != shape:
+                raise fail(f"tensor {name!r}", f"shape {got}", f"shape {shape} {why}")
+            if dtype not in _FLOAT_DTYPES:
+                raise fail(f"tensor {name!r}", f"dtype {dtype}", f"a float dtype ({', '.join(_FLOAT_DTYPES)})")
+    return ck
+
+
+# --- analysis ---------------------------------------------------------------------------------
+
+
+def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
+    """Diversity figures of one set of heads (keys or queries of one layer)."""
+    n = W.shape[0]
+    try:
+        rho = overlap(W)
+    except VerifyError as exc:
+        raise VerifyError(f"tensor {tensor!r}: {exc}") from None
+    random_rho = haar_overlap_mean(d_k, d)
+    out: dict[str, Any] = {"tensor": tensor, "heads": n, "d_k": d_k, "d": d}
+    if n >= 2:
+        pairs = rho[np.triu_indices(n, 1)]
+        # subspace-form HDI, 1 - mean_{h<h'} rho_hh', from the same overlaps as diversity.hdi
+        out.update(hdi=float(1.0 - pairs.mean()), hdi_bound=hdi_bound(n, d_k, d),
+                   mean_overlap=float(pairs.mean()), max_overlap=float(pairs.max()))
+    else:
+        out.update(hdi=None, hdi_bound=None, mean_overlap=None, max_overlap=None,
+                   note="a single head: HDI needs at least two")
+    out.update(random_mean_overlap=random_rho, random_hdi=1.0 - random_rho, overlap=rho.tolist())
+    return out
+
+
+def analyze_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Per layer, for keys and queries: subspace HDI, fusion-frame bound, mean/max pairwise
+    overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d) and the overlap matrix.
+
+    With grouped-query attention the key figures are over the H_kv distinct key heads.
+    """
+    ck = open_checkpoint(path)
+    g = ck.H // ck.H_kv
+    groups = [list(range(j * g, (j + 1) * g)) for j in range(ck.H_kv)]
+    notes = []
+    if ck.H_kv < ck.H:
+        notes.append(f"grouped-query attention: {ck.H_kv} key heads, each shared by {g} query heads "
+                     f"(query head h uses key head h // {g}); key HDI is over the {ck.H_kv} distinct key heads")
+    layers = []
+    for i in range(ck.num_layers):
+        wq, wk = ck.heads(i)
+        q_name, k_name = ck.tensor_names(i)
+        if ck.layout == "gpt2":
+            q_name, k_name = f"{q_name} [:, 0:{ck.H * ck.d_k}]", f"{k_name} [:, {ck.H * ck.d_k}:{2 * ck.H * ck.d_k}]"
+        layers.append({"layer": i, "keys": _block(wk, k_name, ck.d, ck.d_k),
+                       "queries": _block(wq, q_name, ck.d, ck.d_k)})
+    return {
+        "path": str(ck.path), "files": [str(f) for f in ck.files], "layout": ck.layout,
+        "model_type": ck.model_type, "num_layers": ck.num_layers, "H": ck.H, "H_kv": ck.H_kv,
+        "d": ck.d, "d_k": ck.d_k, "query_heads_per_key_head": g, "key_head_groups": groups,
+        "notes": notes, "layers": layers,
+    }
+
+
+def _fmt(x: float | None) -> str:
+    return "     -" if x is None else f"{x:6.4f}"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The readable per-layer table printed by ``python -m verify hdi``."""
+    r = result
+    lines = [
+        f"checkpoint: {r['path']}",
+        f"layout: {r['layout']} (model_type {r['model_type']}), {r['num_layers']} layers, "
+        f"d = {r['d']}, d_k = {r['d_k']}, query heads H = {r['H']}, key heads = {r['H_kv']}",
+        f"random baseline: independent Haar-random d_k-subspaces have mean overlap d_k/d = "
+        f"{r['d_k'] / r['d']:.4f}, i.e. HDI {1 - r['d_k'] / r['d']:.4f}",
+        *[f"note: {n}" for n in r["notes"]],
+        "HDI = 1 - mean pairwise overlap rho (subspace form); bound = fusion-frame maximum of HDI",
+        "",
+        f"{'':5} | {'keys':^36} | {'queries':^36}",
+        f"{'layer':5} | " + " | ".join([f"{'HDI':>6} {'bound':>6} {'random':>6} {'mean':>7} {'max':>7}"] * 2),
+        f"{'':5} | " + " | ".join([f"{'':>6} {'':>6} {'':>6} {'rho':>7} {'rho':>7}"] * 2),
+    ]
+    for layer in r["layers"]:
+        cells = []
+        for part in ("keys", "queries"):
+            b = layer[part]
+            cells.append(f"{_fmt(b['hdi'])} {_fmt(b['hdi_bound'])} {_fmt(b['random_hdi'])} "
+                         f"{_fmt(b['mean_overlap']):>7} {_fmt(b['max_overlap']):>7}")
+        lines.append(f"{layer['layer']:5d} | " + " | ".join(cells))
+    return "\n".join(lines)
+
+
+def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
+    """One PNG per layer: the key and query overlap matrices as heatmaps on [0, 1]."""
+    from matplotlib.figure import Figure  # lazy: plotting is optional; Figure needs no pyplot backend
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fail("--plots DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
+    paths = []
+    for layer in result["layers"]:
+        fig = Figure(figsize=(9, 4), layout="constrained")
+        axes = fig.subplots(1, 2)
+        for ax, part in zip(axes, ("keys", "queries")):
+            b = layer[part]
+            im = ax.imshow(np.array(b["overlap"]), vmin=0.0, vmax=1.0, cmap="viridis")
+            hdi_txt = "n/a" if b["hdi"] is None else f"{b['hdi']:.3f}"
+            ax.set_title(f"{part}: HDI {hdi_txt} (random {b['random_hdi']:.3f})", fontsize=10)
+            ax.set_xlabel("head")
+            ax.set_ylabel("head")
+        fig.suptitle(f"layer {layer['layer']}: pairwise subspace overlap rho", fontsize=11)
+        fig.colorbar(im, ax=axes, shrink=0.8, label="overlap rho")
+        p = out / f"layer_{layer['layer']:02d}_overlap.png"
+        fig.savefig(p, dpi=100)
+        paths.append(p)
+    return paths
+
+
+class _ArgParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
+
+
+def cli_hdi(argv: list[str]) -> int:
+    """``python -m verify hdi PATH [--json FILE] [--plots DIR]``; 0 on success, 2 on bad input."""
+    parser = _ArgParser(prog="python -m verify hdi",
+                        description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint.")
+    parser.add_argument("path", type=Path, metavar="PATH", help=".safetensors file or model directory with config.json")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the full result (with overlap matrices)")
+    parser.add_argument("--plots", type=Path, metavar="DIR", help="write one overlap heatmap PNG per layer")
+    try:
+        args = parser.parse_args(argv)
+        result = analyze_checkpoint(args.path)
+        print(format_table(result))
+        if args.json is not None:
+            try:
+                args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+            except OSError as exc:
+                raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
+            print(f"wrote {args.json}")
+        if args.plots is not None:
+            paths = plot_overlaps(result, args.plots)
+            print(f"wrote {len(paths)} plots to {args.plots}")
+    except VerifyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    return 0

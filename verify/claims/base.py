@@ -1,0 +1,62 @@
+"""What every claim check shares: the run's context (seed, size, output folder)."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import counterexamples
+from ..verdicts import Counterexample
+
+__all__ = ["Context"]
+
+
+@dataclass
+class Context:
+    """The settings of one run. ``rng(name)`` gives each check its own stream, a function of
+    (seed, name) only, so a claim's numbers do not depend on which other claims ran."""
+
+    seed: int = 0
+    quick: bool = False
+    out: Path | None = None
+    progress: Callable[[str], None] = field(default=lambda message: None)
+
+    def seed_sequence(self, name: str) -> np.random.SeedSequence:
+        return np.random.SeedSequence([int(self.seed), zlib.crc32(name.encode())])
+
+    def rng(self, name: str) -> np.random.Generator:
+        return np.random.default_rng(self.seed_sequence(name))
+
+    def seed_for(self, name: str) -> int:
+        """An integer seed for ``name`` (for engines and files that take an int)."""
+        return int(self.seed_sequence(name).generate_state(1, np.uint32)[0])
+
+    def size(self, quick: Any, full: Any) -> Any:
+        return quick if self.quick else full
+
+    def plot_path(self, name: str) -> Path | None:
+        if self.out is None:
+            return None
+        path = Path(self.out) / "plots"
+        path.mkdir(parents=True, exist_ok=True)
+        return path / f"{name}.png"
+
+    def counterexample(self, *, claim: str, part: str, kind: str, statement: str, params: dict,
+                       description: str) -> Counterexample | None:
+        """Re-run the registered replay of ``kind`` on ``params``; if it violates the statement,
+        save it (when the run has an output folder) and return the counterexample."""
+        from ..counterexamples import _REPLAYERS  # registered by the claim modules
+
+        outcome = _REPLAYERS[kind](params)
+        if not outcome.violates:
+            return None
+        file = None
+        if self.out is not None:
+            file = str(counterexamples.save(Path(self.out) / "counterexamples", claim=claim, part=part,
+                                            kind=kind, statement=statement, params=params, outcome=outcome))
+        data = {"kind": kind, "params": params, "summary": outcome.summary, "figures": outcome.figures}
+        return Counterexample(description=description, data=counterexamples._jsonable(data), file=file)

@@ -1,0 +1,218 @@
+"""Data-generating processes and head configurations shared by the checks and notebooks.
+
+A :class:`DGP` is the regression model ``y = f(x) + eps``, ``x ~ p`` (the design density),
+``eps ~ N(0, sigma^2)``. :func:`make_dgp` builds the named processes; :func:`head_projections`
+builds ``H`` projections ``(H, d, d_k)`` with orthonormal columns and a prescribed geometry
+(orthogonal, identical, Haar-random, uniform pairwise overlap ``rho``, coordinate-aligned).
+
+Overlap of two heads (SPEC): ``rho_hh' = ||U_h^T U_h'||_F^2 / d_k`` = the mean of cos^2 of the
+principal angles between ``Range(U_h)`` and ``Range(U_h')``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ._validate import fail, positive_int
+
+__all__ = ["DGP", "make_dgp", "DGP_NAMES", "head_projections", "HEAD_KINDS", "haar_frame"]
+
+
+@dataclass(frozen=True)
+class DGP:
+    """Regression model ``y = f(x) + eps``, ``x ~ p``, ``eps ~ N(0, sigma^2)``.
+
+    ``f`` maps ``(..., d) -> (...)``; ``sample_x(rng, shape)`` returns design points of shape
+    ``(*shape, d)`` drawn from ``p`` with the numpy Generator ``rng``.
+    """
+
+    name: str
+    d: int
+    sigma: float
+    f: Callable[[np.ndarray], np.ndarray]
+    sample_x: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
+    description: str = ""
+
+
+def _normal_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
+    def sample_x(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return rng.standard_normal((*shape, d))
+
+    return sample_x
+
+
+def _uniform_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
+    half = math.sqrt(3.0)  # U[-sqrt3, sqrt3] has unit variance, like N(0, 1)
+
+    def sample_x(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return rng.uniform(-half, half, (*shape, d))
+
+    return sample_x
+
+
+_DESIGNS = {
+    "normal": (_normal_design, "x ~ N(0, I_d)"),
+    "uniform": (_uniform_design, "x ~ U[-sqrt(3), sqrt(3)]^d (unit variance per coordinate)"),
+}
+
+
+def _single_index(d: int, freq: float = 2.0) -> tuple[Callable, str]:
+    # f(x) = sin(freq * x_1): depends on the direction e_1 only
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.sin(freq * x[..., 0])
+
+    return f, f"f(x) = sin({freq:g} x_1)"
+
+
+def _additive(d: int) -> tuple[Callable, str]:
+    # f(x) = sum_j sin(x_j) / sqrt(d): every coordinate matters equally
+    root_d = math.sqrt(d)
+
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.sin(x).sum(axis=-1) / root_d
+
+    return f, "f(x) = sum_j sin(x_j) / sqrt(d)"
+
+
+def _bump(d: int, width: float = 1.0) -> tuple[Callable, str]:
+    # f(x) = exp(-||x||^2 / (2 width^2)): radial, all directions at once
+    two_w2 = 2.0 * width * width
+
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.exp(-np.sum(x * x, axis=-1) / two_w2)
+
+    return f, f"f(x) = exp(-||x||^2 / (2 * {width:g}^2))"
+
+
+def _linear(d: int) -> tuple[Callable, str]:
+    # f(x) = x_1: the simplest single-index model
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.array(x[..., 0], dtype=float, copy=True)
+
+    return f, "f(x) = x_1"
+
+
+# name -> (builder, accepted extra parameters)
+_REGISTRY: dict[str, tuple[Callable[..., tuple[Callable, str]], tuple[str, ...]]] = {
+    "single-index": (_single_index, ("freq",)),
+    "additive": (_additive, ()),
+    "bump": (_bump, ("width",)),
+    "linear": (_linear, ()),
+}
+DGP_NAMES = tuple(_REGISTRY)
+
+
+def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal", **params: Any) -> DGP:
+    """The named process in dimension ``d`` with noise sd ``sigma``.
+
+    Processes: ``single-index`` (``sin(freq x_1)``, ``freq=2``), ``additive``
+    (``sum_j sin(x_j)/sqrt(d)``), ``bump`` (``exp(-||x||^2/(2 width^2))``, ``width=1``),
+    ``linear`` (``x_1``). Design density ``design``: ``normal`` (``N(0, I_d)``, default) or
+    ``uniform`` (``U[-sqrt3, sqrt3]^d``).
+    """
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise fail("name", repr(name), f"one of {', '.join(map(repr, DGP_NAMES))}")
+    d = positive_int("d", d)
+    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not math.isfinite(sigma) or sigma <= 0:
+        raise fail("sigma", repr(sigma), "a positive finite noise standard deviation")
+    if design not in _DESIGNS:
+        raise fail("design", repr(design), f"one of {', '.join(map(repr, _DESIGNS))}")
+    builder, accepted = _REGISTRY[name]
+    for key, value in params.items():
+        if key not in accepted:
+            raise fail(f"{name} parameter {key!r}", repr(value),
+                       f"one of {accepted}" if accepted else "no extra parameters")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+            raise fail(f"{name} parameter {key!r}", repr(value), "a positive finite real number")
+    f, f_text = builder(d, **{k: float(v) for k, v in params.items()})
+    make_sampler, design_text = _DESIGNS[design]
+    return DGP(name=name, d=d, sigma=float(sigma), f=f, sample_x=make_sampler(d),
+               description=f"{f_text}, {design_text}, eps ~ N(0, {float(sigma):g}^2)")
+
+
+# --------------------------------------------------------------------------- heads
+
+HEAD_KINDS = ("orthogonal", "identical", "random", "overlap", "aligned", "coordinate")
+
+
+def haar_frame(rng: np.random.Generator, d: int, k: int) -> np.ndarray:
+    """A Haar-distributed ``(d, k)`` orthonormal frame: QR of a Gaussian matrix with the signs
+    of ``diag(R)`` moved into ``Q`` (without the fix, QR's sign convention biases the law)."""
+    q, r = np.linalg.qr(rng.standard_normal((d, k)))
+    signs = np.where(np.diag(r) < 0, -1.0, 1.0)
+    return q * signs
+
+
+def _overlap_family(frame: np.ndarray, H: int, d_k: int, rho: float) -> np.ndarray:
+    # U_h = cos(t) A + sin(t) B_h with A = frame block 0, B_h = frame block h+1 (all mutually
+    # orthogonal): U_h^T U_h = I, U_h^T U_h' = cos^2(t) I, so rho = cos^4(t).
+    cos_t = rho ** 0.25
+    sin_t = math.sqrt(max(0.0, 1.0 - cos_t * cos_t))
+    A = frame[:, :d_k]
+    return np.stack([cos_t * A + sin_t * frame[:, (h + 1) * d_k:(h + 2) * d_k] for h in range(H)])
+
+
+def head_projections(kind: str, H: int, d: int, d_k: int, *, rng: np.random.Generator | int | None = None,
+                     rho: float | None = None) -> np.ndarray:
+    """``H`` projections ``(H, d, d_k)`` with orthonormal columns.
+
+    - ``orthogonal``: the blocks of one Haar frame ``(d, H d_k)``; ``rho = 0``. Needs ``H d_k <= d``.
+    - ``identical``: one Haar frame repeated; ``rho = 1``.
+    - ``random``: independent Haar frames.
+    - ``overlap``: ``U_h = cos t A + sin t B_h`` with ``A, B_1..B_H`` the blocks of one Haar frame
+      ``(d, (H+1) d_k)``, so ``U_h^T U_h' = cos^2 t I`` and every pair has ``rho = cos^4 t``
+      (``rho`` in [0, 1] required). Needs ``(H+1) d_k <= d``.
+    - ``aligned``: the ``overlap`` family on the coordinate frame: ``A = [e_1..e_dk]``,
+      ``B_h = [e_{h d_k+1} .. e_{(h+1) d_k}]``. Every head contains ``cos t e_1 + sin t e_{h d_k+1}``:
+      ``rho = 1`` gives identical heads spanning ``e_1..e_dk``; as ``rho -> 0`` the heads turn away
+      from ``e_1``, the signal direction of ``single-index`` (the C5 counterexample path).
+      Needs ``(H+1) d_k <= d``.
+    - ``coordinate``: head h spans ``e_{(h-1) d_k+1} .. e_{h d_k}``: orthogonal, and only head 1
+      sees ``e_1``. Needs ``H d_k <= d``.
+
+    ``rng`` (a Generator or an int seed) is required by the random kinds; ``rho`` only by
+    ``overlap`` and ``aligned``.
+    """
+    if kind not in HEAD_KINDS:
+        raise fail("kind", repr(kind), f"one of {', '.join(map(repr, HEAD_KINDS))}")
+    H = positive_int("H", H)
+    d = positive_int("d", d)
+    d_k = positive_int("d_k", d_k)
+    if d_k > d:
+        raise fail("d_k", d_k, f"d_k <= d = {d}")
+    needs_rho = kind in ("overlap", "aligned")
+    if needs_rho:
+        if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not (0.0 <= float(rho) <= 1.0):
+            raise fail("rho", repr(rho), f"a pairwise overlap in [0, 1] (required by kind={kind!r})")
+        rho = float(rho)
+    elif rho is not None:
+        raise fail("rho", repr(rho), f"None (kind={kind!r} has no overlap parameter)")
+    if kind in ("orthogonal", "coordinate") and H * d_k > d:
+        raise fail("H, d_k", f"H*d_k = {H}*{d_k} = {H * d_k} > d = {d}",
+                   f"H*d_k <= d: {H} mutually orthogonal {d_k}-dim subspaces need {H * d_k} dimensions")
+    if needs_rho and (H + 1) * d_k > d:
+        raise fail("H, d_k", f"(H+1)*d_k = {(H + 1) * d_k} > d = {d}",
+                   f"(H+1)*d_k <= d: kind={kind!r} uses a shared block and {H} private blocks of width {d_k}")
+
+    if kind in ("aligned", "coordinate"):
+        eye = np.eye(d)
+        if kind == "coordinate":
+            return np.stack([eye[:, h * d_k:(h + 1) * d_k] for h in range(H)])
+        return _overlap_family(eye, H, d_k, rho)
+
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+        rng = np.random.default_rng(int(rng))
+    if not isinstance(rng, np.random.Generator):
+        raise fail("rng", repr(rng), f"a numpy Generator or an int seed (kind={kind!r} is random)")
+    if kind == "orthogonal":
+        return haar_frame(rng, d, H * d_k).reshape(d, H, d_k).transpose(1, 0, 2).copy()
+    if kind == "identical":
+        return np.repeat(haar_frame(rng, d, d_k)[None], H, axis=0)
+    if kind == "random":
+        return np.stack([haar_frame(rng, d, d_k) for _ in range(H)])
+    return _overlap_family(haar_frame(rng, d, (H + 1) * d_k), H, d_k, rho)

@@ -1,0 +1,162 @@
+"""Head diversity (claims C4 and C6): principal angles, subspace overlap, HDI and its bound.
+
+Each head's key projection ``W_K^h`` (d x d_k) spans a d_k-dimensional subspace of R^d. With
+``U_h`` an orthonormal basis of ``Range(W_K^h)`` the overlap of two heads is
+
+    rho_hh' = ||U_h^T U_h'||_F^2 / d_k  = mean of cos^2 of their principal angles, in [0, 1],
+
+and the head diversity index (subspace form) is ``HDI = 1 - mean_{h<h'} rho_hh'``.
+
+The paper's literal formula ``1 - 2/(H(H-1)) sum_{h<h'} ||G_hh'||_F^2`` with
+``G_hh' = (W_K^h)^T W_K^h' / d_k`` works on the raw weights. Writing ``W_K^h = U_h R_h``,
+``||G_hh'||_F^2 = ||R_h^T (U_h^T U_h') R_h'||_F^2 / d_k^2``. This equals ``rho_hh'`` for every
+relative position of the two subspaces exactly when ``R_h = c_h Q_h``, ``R_h' = c_h' Q_h'``
+(Q orthogonal) with ``c_h c_h' = sqrt(d_k)``; for three or more heads that forces
+``(W_K^h)^T W_K^h = sqrt(d_k) I`` for every h (columns orthogonal, each of norm d_k^(1/4)).
+With orthonormal columns (c = 1) the literal value is ``1 - d_k * mean rho`` instead, e.g.
+``1 - 1/d_k`` for identical heads; scaling W by c multiplies the pair sum by c^4.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_array, fail, full_column_rank, positive_int
+
+__all__ = [
+    "principal_angles",
+    "orthonormal_basis",
+    "overlap",
+    "hdi",
+    "hdi_bound",
+    "haar_overlap_mean",
+]
+
+# Angles whose cos^2 is at least this (angles <= pi/4) are taken from their sine, the rest from
+# their cosine: each formula is then used where its derivative is bounded (Bjorck-Golub).
+_SINE_BRANCH_COS2 = 0.5
+
+
+def _matrices(name: str, W: Any, ndim: int) -> np.ndarray:
+    """A float64 array of ``ndim`` axes with no empty axis."""
+    arr = as_array(name, W, ndim=ndim, keep_float32=False)
+    if 0 in arr.shape:
+        raise fail(name, f"shape {arr.shape}", "no empty axis (at least one head, row and column)")
+    return arr
+
+
+def orthonormal_basis(W: Any, name: str = "W") -> np.ndarray:
+    """Orthonormal bases ``Q`` (..., d, d_k) of ``Range(W)`` for each trailing (d, d_k) matrix.
+
+    Householder QR (batched), after a rank check: a rank-deficient ``W`` raises VerifyError.
+    """
+    arr = as_array(name, W, min_ndim=2, keep_float32=False)
+    if 0 in arr.shape:
+        raise fail(name, f"shape {arr.shape}", "no empty axis")
+    full_column_rank(name, arr)
+    q, _ = np.linalg.qr(arr)
+    return q
+
+
+def principal_angles(A: Any, B: Any) -> np.ndarray:
+    """Principal angles between ``Range(A)`` and ``Range(B)``, ascending, min(k1, k2) of them.
+
+    With ``Q_A``, ``Q_B`` orthonormal bases (``k_B <= k_A`` after a swap), the cosines are the
+    singular values of ``Q_A^T Q_B`` and the sines those of ``Q_B - Q_A Q_A^T Q_B``
+    (Knyazev-Argentati 2002). ``arccos`` loses all digits of an angle near 0 (cos = 1 - t^2/2
+    rounds to 1 for t < 1e-8), ``arcsin`` those near pi/2; each angle uses the one that is
+    well conditioned there.
+    """
+    A = _matrices("A", A, 2)
+    B = _matrices("B", B, 2)
+    if A.shape[0] != B.shape[0]:
+        raise fail("B", f"shape {B.shape}", f"{A.shape[0]} rows, the ambient dimension of A {A.shape}")
+    qa = orthonormal_basis(A, "A")
+    qb = orthonormal_basis(B, "B")
+    if qa.shape[1] < qb.shape[1]:
+        qa, qb = qb, qa
+    m = qa.T @ qb
+    cos = np.linalg.svd(m, compute_uv=False)  # descending: angles ascending
+    sin = np.linalg.svd(qb - qa @ m, compute_uv=False)[::-1]  # ascending, paired with cos
+    theta = np.where(
+        cos**2 >= _SINE_BRANCH_COS2,
+        np.arcsin(np.clip(sin, 0.0, 1.0)),
+        np.arccos(np.clip(cos, -1.0, 1.0)),
+    )
+    return np.sort(theta)
+
+
+def _pairwise_sq_frob(X: np.ndarray) -> np.ndarray:
+    """``S[h, g] = ||X_h^T X_g||_F^2`` for X of shape (H, d, k); one matmul per head."""
+    H, d, k = X.shape
+    flat = X.transpose(1, 0, 2).reshape(d, H * k)  # head-major column blocks
+    S = np.empty((H, H))
+    for h in range(H):
+        block = X[h].T @ flat  # (k, H*k): X_h^T X_g for every g
+        S[h] = (block**2).reshape(k, H, k).sum(axis=(0, 2))
+    return (S + S.T) / 2  # symmetric in exact arithmetic; remove the rounding asymmetry
+
+
+def overlap(W_K: Any) -> np.ndarray:
+    """``(H, H)`` matrix of ``rho_hh' = ||U_h^T U_h'||_F^2 / d_k`` for ``W_K`` of shape (H, d, d_k).
+
+    The diagonal is 1 (to rounding); every entry lies in [0, 1]. Rank-deficient heads raise
+    VerifyError: their subspace is not d_k-dimensional.
+    """
+    W = _matrices("W_K", W_K, 3)
+    U = orthonormal_basis(W, "W_K")
+    return _pairwise_sq_frob(U) / W.shape[2]
+
+
+def hdi(W_K: Any, form: str = "subspace") -> float:
+    """Head diversity index of ``W_K`` (H, d, d_k), H >= 2.
+
+    ``form="subspace"``: ``1 - mean_{h<h'} rho_hh'``, in [0, 1], 0 for identical subspaces,
+    1 for mutually orthogonal ones, invariant under ``W_K^h -> W_K^h A_h`` (A_h invertible).
+    ``form="literal"``: the paper's ``1 - 2/(H(H-1)) sum_{h<h'} ||G_hh'||_F^2`` with
+    ``G_hh' = (W_K^h)^T W_K^h' / d_k`` on the raw weights: scale-dependent, not confined to
+    [0, 1]; equal to the subspace form when ``(W_K^h)^T W_K^h = sqrt(d_k) I`` (module docstring).
+    """
+    if form not in ("subspace", "literal"):
+        raise fail("form", repr(form), "'subspace' or 'literal'")
+    W = _matrices("W_K", W_K, 3)
+    H, _, d_k = W.shape
+    if H < 2:
+        raise fail("W_K", f"shape {W.shape} ({H} head)", "at least 2 heads: HDI averages over pairs h < h'")
+    upper = np.triu_indices(H, 1)
+    if form == "subspace":
+        return float(1.0 - overlap(W)[upper].mean())
+    g_sq = _pairwise_sq_frob(W) / d_k**2  # ||G_hh'||_F^2
+    return float(1.0 - g_sq[upper].mean())
+
+
+def hdi_bound(H: int, d_k: int, d: int) -> float:
+    """Largest HDI that H subspaces of dimension d_k in R^d can reach (fusion-frame bound, C6).
+
+    ``sum_{h,h'} ||U_h^T U_h'||_F^2 = ||sum_h P_h||_F^2 >= (tr sum_h P_h)^2 / d = (H d_k)^2 / d``
+    (Cauchy-Schwarz against I), with equality for tight fusion frames ``sum_h P_h = (H d_k/d) I``.
+    Removing the H diagonal terms (each d_k) gives ``HDI <= 1 - max(0, (H d_k/d - 1)/(H - 1))``;
+    the bound is 1 (orthogonal heads) while ``H d_k <= d``.
+    """
+    H = positive_int("H", H, minimum=2)
+    d_k = positive_int("d_k", d_k)
+    d = positive_int("d", d)
+    if d_k > d:
+        raise fail("d_k", repr(d_k), f"d_k <= d = {d} (a d_k-dimensional subspace of R^d)")
+    return 1.0 - max(0.0, (H * d_k - d) / (d * (H - 1)))
+
+
+def haar_overlap_mean(d_k: int, d: int) -> float:
+    """Expected overlap ``rho`` of two independent Haar-random d_k-subspaces of R^d: ``d_k / d``.
+
+    ``E ||U^T V||_F^2 = E tr(P_U P_V) = tr(P_U E[P_V])``; ``E[P_V]`` commutes with every rotation,
+    so it is ``c I``, and ``tr P_V = d_k`` gives ``c = d_k/d``. Hence ``E ||U^T V||_F^2 = d_k^2/d``
+    and ``E rho = d_k/d``; random heads have HDI ``1 - d_k/d`` on average.
+    """
+    d_k = positive_int("d_k", d_k)
+    d = positive_int("d", d)
+    if d_k > d:
+        raise fail("d_k", repr(d_k), f"d_k <= d = {d} (a d_k-dimensional subspace of R^d)")
+    return d_k / d

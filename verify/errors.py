@@ -1,0 +1,13 @@
+"""The package's one exception type."""
+
+from __future__ import annotations
+
+__all__ = ["VerifyError"]
+
+
+class VerifyError(ValueError):
+    """Bad input at a public boundary of the package.
+
+    The message names the argument, what was received and what was expected, e.g.
+    ``keys: expected shape (..., n, d_k) with d_k == 8 (the queries' last axis), got (4, 10, 7)``.
+    """

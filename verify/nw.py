@@ -1,0 +1,454 @@
+"""Vectorised Nadaraya-Watson (NW) estimation: the numeric core of claims C1 and C2.
+
+For queries ``q_i``, keys ``k_j`` and values ``v_j``::
+
+    w_ij = K(q_i, k_j) / sum_l K(q_i, k_l),      f_hat(q_i) = sum_j w_ij v_j
+
+with the exponential ("softmax") kernel ``K = exp(s <q, k>)``, ``s = 1/sqrt(d_k)`` by default,
+which is one softmax attention head (C1), or the Gaussian kernel
+``K = exp(-||q - k||^2 / (2 b^2))``.
+
+Shapes: queries ``(..., m, d_k)``, keys ``(..., n, d_k)``, values ``(..., n, p)``; the leading
+axes (replicates, heads, ...) broadcast with numpy's rules.  The result is float32 when every
+array argument is float32, float64 otherwise.
+
+Numerics
+--------
+* Scores are shifted by their row maximum before ``exp`` (log-sum-exp), so every kernel
+  value is in ``(0, 1]`` and the row with the maximum contributes exactly 1: no overflow, no
+  0/0, whatever the score magnitude (finite scores).
+* Gaussian scores drop the per-query term ``-||q||^2/(2b^2)`` (it cancels in the ratio), and
+  queries and keys are first centred on the mean key (``||q - k||`` is translation invariant):
+  ``score_ij = (q_i - c).(k_j - c)/b^2 - ||k_j - c||^2/(2b^2)``.  This avoids the cancellation
+  of large ``||q||^2`` and ``||k||^2`` terms for data far from the origin.
+* ``nw_estimate`` never forms the normalised weights.  It centres the values on their
+  mid-range ``r = min + (max - min)/2`` (per key set and column) and computes, in one matmul
+  against ``[v - r, 1]``, both ``sum_j e_ij (v_j - r)`` and ``sum_j e_ij``; then
+  ``f_hat = r + num/den``.  Constant values give ``v - r = 0`` exactly, hence come back exactly,
+  and centring shrinks the rounding error of the weighted sum to the values' spread.
+
+Memory
+------
+Work proceeds in blocks of score rows.  A block is split along one axis of
+``batch_shape + (m,)`` with all later axes whole, so every block is a strided view of the
+(broadcast) inputs and a contiguous slice of the result; nothing is broadcast-copied.
+Blocks aim at ``CACHE_BLOCK_BYTES`` of scores (they stay in L2 between the ``exp`` and the
+matmuls) and never exceed the memory cap.
+
+The cap (``max_memory`` bytes per call, default :func:`get_default_max_memory`, 256 MiB)
+bounds the extra arrays this module allocates at any one time, in all its threads together,
+counted as elements times the item size: per score row the scores (``nw_estimate`` only; ``nw_weights`` writes its
+scores into the result), the scaled query, the row maximum/sum and the ``p + 1`` matmul
+outputs; per key set in the block the values centred with a ones column and, for the
+Gaussian kernel, the centred keys, their squares' temporary and half-norms; plus numpy's
+ufunc iteration buffers (two of ``np.getbufsize()`` elements, used by the broadcasting
+in-place operations).  Not counted: the result itself, the float conversion of integer
+inputs (and of float32 ones mixed with float64), validation temporaries of input size
+(finiteness masks) and BLAS's internal buffers.
+``tests/test_nw.py`` checks the cap with ``tracemalloc``.  If even one query row against one
+key set does not fit, the call raises :class:`VerifyError`.
+
+Blocks also keep every BLAS product below ``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where
+OpenBLAS (numpy's wheels) stays on one thread: its own threads inside ours, or on a loaded
+machine, made a cache-sized product 5-10x slower (measured, 2 cores).
+
+Threads
+-------
+A call with at least ``MIN_PARALLEL_SCORES`` scores hands its blocks to
+:func:`get_default_threads` worker threads (default: the CPUs this process may use; numpy
+releases the GIL in ufuncs and BLAS).  The blocks are planned before and without regard to
+the thread count, each block is computed by the same operations whichever thread takes it,
+and blocks write disjoint slices of the result, so the result is bitwise the same for every
+thread count.  Each worker holds its own block buffers: the number of workers is also limited
+so that all their blocks (and their ufunc buffers) fit in the cap together.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ._validate import as_array, fail, positive_int, positive_number
+
+__all__ = [
+    "nw_weights",
+    "nw_estimate",
+    "KERNELS",
+    "DEFAULT_MAX_MEMORY",
+    "CACHE_BLOCK_BYTES",
+    "get_default_max_memory",
+    "set_default_max_memory",
+    "MIN_PARALLEL_SCORES",
+    "BLAS_SINGLE_THREAD_MNK",
+    "get_default_threads",
+    "set_default_threads",
+]
+
+KERNELS = ("softmax", "gaussian")
+
+#: Default cap on the extra working memory of one call, in bytes (see the module docstring).
+DEFAULT_MAX_MEMORY = 256 * 2**20
+
+#: Target size of one block of scores: a quarter of a 1 MiB L2, so the block is still cached
+#: when exp and the second matmul read it (measured: 32-64 rows of 1024 keys are the fastest).
+CACHE_BLOCK_BYTES = 256 * 2**10
+
+#: OpenBLAS runs a gemm on one thread while m*n*k < 2**19 (and on up to m*n*k / 2**18 threads
+#: above); every product here stays below, so the BLAS thread setting cannot matter.
+BLAS_SINGLE_THREAD_MNK = 2**19
+
+#: Calls with fewer scores run in the calling thread: a hand-off to the pool costs ~0.1 ms,
+#: 2**18 scores take ~2-3 ms (mostly numpy's float64 exp, ~6-10 ns each).
+MIN_PARALLEL_SCORES = 2**18
+
+_default_max_memory = DEFAULT_MAX_MEMORY
+
+
+def _usable_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_default_threads = _usable_cpus()
+
+
+def get_default_max_memory() -> int:
+    """The cap (bytes) used when a call passes ``max_memory=None``."""
+    return _default_max_memory
+
+
+def set_default_max_memory(nbytes: int) -> int:
+    """Set the default cap (bytes) for later calls; returns the previous value."""
+    global _default_max_memory
+    previous = _default_max_memory
+    _default_max_memory = positive_int("max_memory", nbytes)
+    return previous
+
+
+def get_default_threads() -> int:
+    """Worker threads a large call may use (see the module docstring, "Threads")."""
+    return _default_threads
+
+
+def set_default_threads(threads: int) -> int:
+    """Set the worker threads for later calls (1: the calling thread only); returns the previous value."""
+    global _default_threads
+    previous = _default_threads
+    _default_threads = positive_int("threads", threads)
+    return previous
+
+
+def _ufunc_buffer_bytes(dtype: np.dtype) -> int:
+    """Bytes numpy may allocate for its iteration buffers in one broadcasting ufunc call
+    (``np.getbufsize()`` elements per buffered operand; we allow two operands)."""
+    return 2 * np.getbufsize() * dtype.itemsize
+
+
+# --------------------------------------------------------------------------- validation
+
+
+class _Problem:
+    """Validated inputs: arrays in the working dtype, broadcast views, kernel parameters."""
+
+    def __init__(self, queries: Any, keys: Any, values: Any | None, kernel: Any, scale: Any,
+                 bandwidth: Any, max_memory: Any) -> None:
+        if not isinstance(kernel, str) or kernel not in KERNELS:
+            raise fail("kernel", repr(kernel), f"one of {', '.join(map(repr, KERNELS))}")
+        q = as_array("queries", queries, min_ndim=2)
+        k = as_array("keys", keys, min_ndim=2)
+        arrays = [q, k]
+        if values is not None:
+            arrays.append(as_array("values", values, min_ndim=2))
+        self.dtype = np.dtype(np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64)
+        arrays = [a.astype(self.dtype, copy=False) for a in arrays]
+        q, k = arrays[0], arrays[1]
+        d = q.shape[-1]
+        if d < 1:
+            raise fail("queries", f"shape {q.shape}", "shape (..., m, d_k) with d_k >= 1")
+        if k.shape[-1] != d:
+            raise fail("keys", f"shape {k.shape}",
+                       f"shape (..., n, d_k) with d_k == {d} (the queries' last axis, queries shape {q.shape})")
+        if k.shape[-2] < 1:
+            raise fail("keys", f"shape {k.shape}", "at least one key (n >= 1) to normalise the weights")
+        if values is not None:
+            v = arrays[2]
+            if v.shape[-2] != k.shape[-2]:
+                raise fail("values", f"shape {v.shape}",
+                           f"shape (..., n, p) with n == {k.shape[-2]} "
+                           f"(the keys' second-last axis, keys shape {k.shape})")
+        try:
+            self.batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
+        except ValueError:
+            names = "queries/keys" + ("/values" if values is not None else "")
+            got = ", ".join(str(a.shape) for a in arrays)
+            raise fail(names, f"shapes {got}", "leading (batch) axes that broadcast against each other") from None
+        self.m, self.n, self.d = q.shape[-2], k.shape[-2], d
+        self.q = np.broadcast_to(q, self.batch + q.shape[-2:])
+        self.k = np.broadcast_to(k, self.batch + k.shape[-2:])
+        self.v = None if values is None else np.broadcast_to(arrays[2], self.batch + arrays[2].shape[-2:])
+        self.p = 0 if values is None else arrays[2].shape[-1]
+
+        self.kernel = kernel
+        if kernel == "softmax":
+            if bandwidth is not None:
+                raise fail("bandwidth", repr(bandwidth), "None for kernel='softmax' (it takes scale)")
+            s = positive_number("scale", scale, allow_none=True)
+            self.factor = self.dtype.type(1.0 / math.sqrt(d) if s is None else s)
+        else:
+            if scale is not None:
+                raise fail("scale", repr(scale), "None for kernel='gaussian' (it takes bandwidth)")
+            if bandwidth is None:
+                raise fail("bandwidth", "None", "a positive finite real number (required for kernel='gaussian')")
+            b = positive_number("bandwidth", bandwidth)
+            with np.errstate(over="ignore", divide="ignore"):
+                inv_b2 = float(np.float64(1.0) / np.float64(b) ** 2)
+            if not math.isfinite(inv_b2):
+                raise fail("bandwidth", repr(bandwidth), "a bandwidth whose 1/b^2 is finite")
+            self.factor = self.dtype.type(inv_b2)
+        self.cap = get_default_max_memory() if max_memory is None else positive_int("max_memory", max_memory)
+
+    # ------------------------------------------------------------------ block planning
+
+    def plan(self, row_cost: int, item_cost: int, width: int) -> tuple[int, int, int]:
+        """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` (see module docstring) and the
+        elements one block allocates.
+
+        ``row_cost`` / ``item_cost``: extra elements per score row / per key set in a block;
+        ``width``: the widest inner dimension of a BLAS product (d_k, or p + 1 for the values).
+        """
+        A = self.batch + (self.m,)
+        nb = len(self.batch)
+        units = (self.cap - _ufunc_buffer_bytes(self.dtype)) // self.dtype.itemsize
+        rows_target = max(1, min(CACHE_BLOCK_BYTES // (self.n * self.dtype.itemsize),
+                                 (BLAS_SINGLE_THREAD_MNK - 1) // (self.n * width)))
+        c = min(self.m, rows_target, (units - item_cost) // row_cost)
+        if c < 1:
+            need = (row_cost + item_cost) * self.dtype.itemsize + _ufunc_buffer_bytes(self.dtype)
+            raise fail("max_memory", f"{self.cap} bytes",
+                       f"at least {need} bytes (numpy's ufunc buffers plus one query row against n={self.n} keys"
+                       + (f" with p={self.p} value columns)" if self.v is not None else ")"))
+        if c < self.m or nb == 0:
+            return nb, c, c * row_cost + item_cost
+        unit_rows, unit_units = self.m, self.m * row_cost + item_cost
+        for j in range(nb - 1, -1, -1):
+            c = min(A[j], rows_target // unit_rows, units // unit_units)
+            if c < A[j] or j == 0:
+                c = max(c, 1)
+                return j, c, c * unit_units
+            unit_rows *= A[j]
+            unit_units *= A[j]
+        raise AssertionError("unreachable")
+
+    def workers(self, block_units: int) -> int:
+        """Threads that may run blocks at once: the default thread count, one when the call
+        is small, and no more than the cap holds (each worker: a block and ufunc buffers)."""
+        threads = get_default_threads()
+        if threads == 1 or math.prod(self.batch) * self.m * self.n < MIN_PARALLEL_SCORES:
+            return 1
+        per_worker = block_units * self.dtype.itemsize + _ufunc_buffer_bytes(self.dtype)
+        return max(1, min(threads, self.cap // per_worker))
+
+    def prepare_keys(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(keys transposed for the matmul, Gaussian centre, Gaussian half-norms / b^2)."""
+        if self.kernel == "softmax":
+            return k.swapaxes(-1, -2), None, None
+        centre = k.mean(axis=-2, keepdims=True)
+        kc = k - centre
+        half = np.einsum("...nd,...nd->...n", kc, kc)
+        half *= self.factor * self.dtype.type(0.5)
+        return kc.swapaxes(-1, -2), centre, half[..., None, :]
+
+    def scores(self, q: np.ndarray, keys: tuple, out: np.ndarray) -> np.ndarray:
+        """Scores of the block, shifted so each row's maximum is 0, exponentiated in ``out``."""
+        kT, centre, half = keys
+        if centre is None:
+            qs = q * self.factor                      # s <q, k>
+        else:
+            qs = q - centre
+            qs *= self.factor                         # (q - c).(k - c) / b^2
+        np.matmul(qs, kT, out=out)
+        if half is not None:
+            out -= half                               # - ||k - c||^2 / (2 b^2)
+        top = np.max(out, axis=-1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            raise fail("queries/keys",
+                       f"non-finite scores (max |query| {float(np.max(np.abs(self.q))):.3g}, max |key| "
+                       f"{float(np.max(np.abs(self.k))):.3g}, shapes {self.q.shape} and {self.k.shape})",
+                       f"inputs whose scores <q, k> (or ||k||^2/b^2) fit in {self.dtype.name}")
+        np.subtract(out, top, out=out)
+        np.exp(out, out=out)                          # e_ij = exp(score_ij - max_l score_il) in (0, 1]
+        return out
+
+    def blocks(self, j: int, c: int) -> Iterator[tuple[tuple, tuple]]:
+        """Yield (block index, key-set index) in order."""
+        A = self.batch + (self.m,)
+        nb = len(self.batch)
+        for prefix in np.ndindex(*A[:j]):
+            for s0 in range(0, A[j], c):
+                idx = prefix + (slice(s0, min(s0 + c, A[j])),)
+                yield idx, (idx if j < nb else prefix)
+
+    def run(self, j: int, c: int, block_units: int,
+            make_worker: Callable[[], Callable[[tuple, tuple], None]]) -> None:
+        """Compute every block; ``make_worker()`` returns a function of (block index, key-set
+        index) with its own buffers, called by one thread."""
+        workers = self.workers(block_units)
+        blocks = self.blocks(j, c)
+        if workers == 1:
+            work = make_worker()
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow is caught in scores()
+                for idx, kidx in blocks:
+                    work(idx, kidx)
+            return
+        # Hand out runs of consecutive blocks (at most one key set's), so that a worker prepares
+        # a key set once per run, and at least 16 runs per worker, so that a worker slowed down
+        # by other processes delays the end by little.
+        A = self.batch + (self.m,)
+        n_blocks = math.prod(A[:j]) * -(-A[j] // c)
+        per_keys = -(-A[j] // c) if j == len(self.batch) else 1
+        take = max(1, min(per_keys, n_blocks // (16 * workers)))
+        lock = threading.Lock()
+        errors: list[BaseException] = []
+
+        def loop() -> None:
+            work = make_worker()
+            with np.errstate(over="ignore", invalid="ignore"):  # errstate is per thread
+                while True:
+                    with lock:
+                        run = [] if errors else list(itertools.islice(blocks, take))
+                    if not run:
+                        return
+                    try:
+                        for idx, kidx in run:
+                            work(idx, kidx)
+                    except BaseException as exc:  # re-raised in the calling thread
+                        with lock:
+                            errors.append(exc)
+                        return
+
+        futures = [_pool(workers - 1).submit(loop) for _ in range(workers - 1)]
+        loop()
+        for f in futures:
+            if not f.cancel():  # not started yet: nothing left for it to do
+                f.result()
+        if errors:
+            raise errors[0]
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    """The module's worker pool, grown to ``size`` threads if needed."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < size:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=size, thread_name_prefix="verify-nw"), size
+        return _POOL
+
+
+def _forget_pool() -> None:  # a forked child has the pool object but not its threads
+    global _POOL, _POOL_SIZE
+    _POOL, _POOL_SIZE = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float | None = None,
+               bandwidth: float | None = None, max_memory: int | None = None) -> np.ndarray:
+    """NW weights ``w_ij = K(q_i, k_j) / sum_l K(q_i, k_l)``, shape ``(..., m, n)``; rows sum to 1.
+
+    ``kernel="softmax"``: ``K = exp(scale <q, k>)``, ``scale`` default ``1/sqrt(d_k)``.
+    ``kernel="gaussian"``: ``K = exp(-||q - k||^2 / (2 bandwidth^2))``, ``bandwidth`` required.
+    """
+    P = _Problem(queries, keys, None, kernel, scale, bandwidth, max_memory)
+    out = np.empty(P.batch + (P.m, P.n), dtype=P.dtype)
+    if out.size == 0:
+        return out
+    gauss = P.kernel == "gaussian"
+    row_cost = P.d * (2 if gauss else 1) + 2
+    item_cost = (2 * P.n * P.d + P.n + P.d) if gauss else 0
+    j, c, block_units = P.plan(row_cost, item_cost, P.d)
+
+    def make_worker() -> Callable[[tuple, tuple], None]:
+        current: list = [None, None]  # key-set index, its prepared keys
+
+        def work(idx: tuple, kidx: tuple) -> None:
+            if current[0] != kidx:
+                current[:] = None, None
+                current[:] = kidx, P.prepare_keys(P.k[kidx])
+            S = P.scores(P.q[idx], current[1], out[idx])
+            S /= np.sum(S, axis=-1, keepdims=True)    # each row's sum is >= 1 (its maximum is exp(0))
+        return work
+
+    P.run(j, c, block_units, make_worker)
+    return out
+
+
+def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax",
+                scale: float | None = None, bandwidth: float | None = None,
+                max_memory: int | None = None) -> np.ndarray:
+    """NW estimate ``f_hat(q_i) = sum_j w_ij v_j``, shape ``(..., m, p)``.
+
+    Same kernels and parameters as :func:`nw_weights`; the weights are never stored in full.
+    """
+    P = _Problem(queries, keys, values, kernel, scale, bandwidth, max_memory)
+    out = np.empty(P.batch + (P.m, P.p), dtype=P.dtype)
+    if out.size == 0:
+        return out
+    gauss = P.kernel == "gaussian"
+    n, d, p = P.n, P.d, P.p
+    row_cost = n + d * (2 if gauss else 1) + (p + 1) + 1
+    item_cost = n * (p + 1) + 3 * p + ((2 * n * d + n + d) if gauss else 0)
+    j, c, block_units = P.plan(row_cost, item_cost, max(d, p + 1))
+    rows_max = c * math.prod((P.batch + (P.m,))[j + 1:])
+    one, half = P.dtype.type(1), P.dtype.type(0.5)
+
+    def make_worker() -> Callable[[tuple, tuple], None]:
+        buffer = np.empty(rows_max * n, dtype=P.dtype)
+        current: list = [None, None, None, None]  # key-set index, prepared keys, [v - r, 1], r
+
+        def work(idx: tuple, kidx: tuple) -> None:
+            if current[0] != kidx:
+                current[:] = None, None, None, None       # the previous key set's arrays go first
+                prepared = P.prepare_keys(P.k[kidx])
+                v = P.v[kidx]
+                lo, hi = v.min(axis=-2, keepdims=True), v.max(axis=-2, keepdims=True)
+                ref = lo + (hi - lo) * half                       # mid-range: exactly v when v is constant
+                if not np.all(np.isfinite(ref)):                  # spread beyond the float range
+                    ref = np.where(np.isfinite(ref), ref, lo * half + hi * half)
+                v_aug = np.empty(v.shape[:-1] + (p + 1,), dtype=P.dtype)
+                np.subtract(v, ref, out=v_aug[..., :p])
+                v_aug[..., p] = one
+                current[:] = kidx, prepared, v_aug, ref
+            _, prepared, v_aug, ref = current
+            q = P.q[idx]
+            S = P.scores(q, prepared, buffer[: math.prod(q.shape[:-1]) * n].reshape(q.shape[:-1] + (n,)))
+            acc = np.matmul(S, v_aug)                     # [sum_j e_ij (v_j - r), sum_j e_ij]
+            o = out[idx]
+            np.divide(acc[..., :p], acc[..., p:], out=o)
+            o += ref
+        return work
+
+    P.run(j, c, block_units, make_worker)                 # overflow is caught in scores() and below
+    if not np.all(np.isfinite(out)):
+        raise fail("values", f"max |value| = {float(np.max(np.abs(P.v))):.3g}",
+                   f"values small enough that n={n} of them sum within the {P.dtype.name} range")
+    return out
