@@ -41,6 +41,8 @@ p = sp.Symbol("p", positive=True)
 C0 = sp.Symbol("C0", real=True)
 
 ARGS = (d_k, n, D, d, c_b, c_v)
+#: The optima do not depend on d_k: their code takes the problem constants only.
+OPT_ARGS = ARGS[1:]
 
 
 def _eq(lhs, rhs):
@@ -163,9 +165,9 @@ def _closed_form_model(der: Derivation, name: str, mse, form: tuple, xo, p_n, p_
              why="H* = D/d_k* = const * D^p exactly", uses=uses)
     der.result(f"mse_{name}", mse, args=ARGS, description=f"MSE(d_k) of model {name}: {description}",
                uses=uses)
-    der.result(f"dk_opt_{name}", xo, args=ARGS, description=f"continuous optimum d_k* of model {name}",
+    der.result(f"dk_opt_{name}", xo, args=OPT_ARGS, description=f"continuous optimum d_k* of model {name}",
                uses=uses + ["interior"])
-    der.result(f"H_opt_{name}", H_opt, args=ARGS, description=f"H* = D/d_k* of model {name}",
+    der.result(f"H_opt_{name}", H_opt, args=OPT_ARGS, description=f"H* = D/d_k* of model {name}",
                uses=uses + ["interior", "budget"])
     # d_k* = C n^p: log d_k*/log log n -> sign(p) * oo (power_beats_loglog)
     growth[name] = {"n": p_n, "D": p_D, "loglog": sp.sign(p_n) * sp.oo}
@@ -262,7 +264,7 @@ def _models_b(der: Derivation, growth: dict) -> None:
         der.result(f"stationarity_b_{ens}", resid(kk, NN), args=ARGS, uses=uses,
                    description="MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*")
         Lm = sp.log(4 * c_b * n * NN / c_v)
-        der.result(f"dk_asym_b_{ens}", 2 * Lm / sp.log(Lm), args=ARGS, uses=uses,
+        der.result(f"dk_asym_b_{ens}", 2 * Lm / sp.log(Lm), args=OPT_ARGS, uses=uses,
                    description="leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1")
         # b_growth_loglog: log d_k*/log log n -> 1; d_k* depends on D only through N (orth: N = D)
         growth[f"b_{ens}"] = {"n": sp.Integer(0), "D": sp.Integer(1) if NN != D else sp.Symbol("1-o(1)"),
@@ -317,7 +319,7 @@ def _reverse(der: Derivation, growth: dict) -> None:
              why="for d_k* = C n^p, log d_k*/log log n -> oo: no polynomial model has a log n law")
     der.result("mse_reverse", mse, args=ARGS, uses=uses,
                description="reverse-engineered model reproducing the stated law (effective sample size log n)")
-    der.result("dk_opt_reverse", xo, args=ARGS, uses=uses, description="its optimum (4 c_b log n/(d c_v))^(2/(d+4))")
+    der.result("dk_opt_reverse", xo, args=OPT_ARGS, uses=uses, description="its optimum (4 c_b log n/(d c_v))^(2/(d+4))")
     growth["reverse"] = {"n": sp.Integer(0), "D": sp.Integer(1), "loglog": 2 / (d + 4)}
 
 

@@ -192,8 +192,8 @@ def test_c7_optimum_matches_mpmath_and_divisor_brute_force(c7, model):
                 assert resid(x_ref * (1 - mp.mpf("1e-8"))) < 0 < resid(x_ref * (1 + mp.mpf("1e-8")))
                 x_star = x_ref          # the module's residual vanishes and changes sign there
             else:
-                x_star = _mp_fn(c7, f"dk_opt_{model}")(mp.mpf(1), mp.mpf(n), D, d, mp.mpf(cb), mp.mpf(cv))
-                H_star = _mp_fn(c7, f"H_opt_{model}")(mp.mpf(1), mp.mpf(n), D, d, mp.mpf(cb), mp.mpf(cv))
+                x_star = _mp_fn(c7, f"dk_opt_{model}")(mp.mpf(n), D, d, mp.mpf(cb), mp.mpf(cv))
+                H_star = _mp_fn(c7, f"H_opt_{model}")(mp.mpf(n), D, d, mp.mpf(cb), mp.mpf(cv))
                 assert abs(H_star * x_star - D) <= OPT_RTOL * D
             assert abs(x_star - x_ref) <= OPT_RTOL * x_ref, (model, n, D, d, x_star, x_ref)
             if not 1 < x_star < D:
@@ -242,10 +242,10 @@ def test_c7_reverse_engineered_law(c7):
     with mp.workdps(DPS):
         for d in (1, 3, 6):
             n1, n2 = mp.mpf(10) ** 10, mp.mpf(10) ** 40
-            ratio = f(1, n2, 100, d, 1, 1) / f(1, n1, 100, d, 1, 1)
+            ratio = f(n2, 100, d, 1, 1) / f(n1, 100, d, 1, 1)
             assert abs(mp.log(ratio) / mp.log(mp.log(n2) / mp.log(n1)) - mp.mpf(2) / (4 + d)) < OPT_RTOL
             mse = lambda x: 1 / x**2 + x ** (mp.mpf(d) / 2) / mp.log(n1)  # noqa: E731
-            assert abs(_argmin_continuous(mse, mp.mpf("0.1"), 100) - f(1, n1, 100, d, 1, 1)) < OPT_RTOL * 10
+            assert abs(_argmin_continuous(mse, mp.mpf("0.1"), 100) - f(n1, 100, d, 1, 1)) < OPT_RTOL * 10
 
 
 # ---------------------------------------------------------------------------------------------

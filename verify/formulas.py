@@ -1142,12 +1142,11 @@ def c7_mse_a_corr_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d)/n
 
-def c7_dk_opt_a_corr(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_a_corr(n, D, d, c_b, c_v):
     """C7 dk_opt_a_corr: continuous optimum d_k* of model a_corr
 
     (4*c_b*n/(c_v*d))**(2/(d + 4))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1155,12 +1154,11 @@ def c7_dk_opt_a_corr(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return (4*c_b*n/(c_v*d))**(2/(d + 4))
 
-def c7_dk_opt_a_corr_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_a_corr_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_a_corr: continuous optimum d_k* of model a_corr
 
     (4*c_b*n/(c_v*d))**(2/(d + 4))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1168,12 +1166,11 @@ def c7_dk_opt_a_corr_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return (4*c_b*n/(c_v*d))**(2/(d + 4))
 
-def c7_H_opt_a_corr(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_a_corr(n, D, d, c_b, c_v):
     """C7 H_opt_a_corr: H* = D/d_k* of model a_corr
 
     D/(4*c_b*n/(c_v*d))**(2/(d + 4))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1181,12 +1178,11 @@ def c7_H_opt_a_corr(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return D*(4*c_b*n/(c_v*d))**(-2/(d + 4))
 
-def c7_H_opt_a_corr_mp(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_a_corr_mp(n, D, d, c_b, c_v):
     """C7 H_opt_a_corr: H* = D/d_k* of model a_corr
 
     D/(4*c_b*n/(c_v*d))**(2/(d + 4))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1220,12 +1216,11 @@ def c7_mse_a_orth_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d + 1)/(D*n)
 
-def c7_dk_opt_a_orth(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_a_orth(n, D, d, c_b, c_v):
     """C7 dk_opt_a_orth: continuous optimum d_k* of model a_orth
 
     (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1233,12 +1228,11 @@ def c7_dk_opt_a_orth(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
 
-def c7_dk_opt_a_orth_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_a_orth_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_a_orth: continuous optimum d_k* of model a_orth
 
     (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1246,12 +1240,11 @@ def c7_dk_opt_a_orth_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
 
-def c7_H_opt_a_orth(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_a_orth(n, D, d, c_b, c_v):
     """C7 H_opt_a_orth: H* = D/d_k* of model a_orth
 
     D/(4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1259,12 +1252,11 @@ def c7_H_opt_a_orth(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return D*(4*D*c_b*n/(c_v*(d + 2)))**(-2/(d + 6))
 
-def c7_H_opt_a_orth_mp(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_a_orth_mp(n, D, d, c_b, c_v):
     """C7 H_opt_a_orth: H* = D/d_k* of model a_orth
 
     D/(4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1298,12 +1290,11 @@ def c7_mse_a_frame_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d + 1)/(d*n)
 
-def c7_dk_opt_a_frame(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_a_frame(n, D, d, c_b, c_v):
     """C7 dk_opt_a_frame: continuous optimum d_k* of model a_frame
 
     (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1311,12 +1302,11 @@ def c7_dk_opt_a_frame(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
 
-def c7_dk_opt_a_frame_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_a_frame_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_a_frame: continuous optimum d_k* of model a_frame
 
     (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1324,12 +1314,11 @@ def c7_dk_opt_a_frame_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
 
-def c7_H_opt_a_frame(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_a_frame(n, D, d, c_b, c_v):
     """C7 H_opt_a_frame: H* = D/d_k* of model a_frame
 
     D/(4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1337,12 +1326,11 @@ def c7_H_opt_a_frame(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return D*(4*c_b*d*n/(c_v*(d + 2)))**(-2/(d + 6))
 
-def c7_H_opt_a_frame_mp(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_a_frame_mp(n, D, d, c_b, c_v):
     """C7 H_opt_a_frame: H* = D/d_k* of model a_frame
 
     D/(4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1402,12 +1390,11 @@ def c7_stationarity_b_corr_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return -4*c_b*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 3)*(mpmath.log(d_k) + 1)
 
-def c7_dk_asym_b_corr(d_k, n, D, d, c_b, c_v):
+def c7_dk_asym_b_corr(n, D, d, c_b, c_v):
     """C7 dk_asym_b_corr: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
 
     2*log(4*c_b*n/c_v)/log(log(4*c_b*n/c_v))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1415,12 +1402,11 @@ def c7_dk_asym_b_corr(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return 2*numpy.log(4*c_b*n/c_v)/numpy.log(numpy.log(4*c_b*n/c_v))
 
-def c7_dk_asym_b_corr_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_asym_b_corr_mp(n, D, d, c_b, c_v):
     """C7 dk_asym_b_corr: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
 
     2*log(4*c_b*n/c_v)/log(log(4*c_b*n/c_v))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1480,12 +1466,11 @@ def c7_stationarity_b_orth_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return -4*D*c_b*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 4)*(mpmath.log(d_k) + 1 + 2/d_k)
 
-def c7_dk_asym_b_orth(d_k, n, D, d, c_b, c_v):
+def c7_dk_asym_b_orth(n, D, d, c_b, c_v):
     """C7 dk_asym_b_orth: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
 
     2*log(4*D*c_b*n/c_v)/log(log(4*D*c_b*n/c_v))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1493,12 +1478,11 @@ def c7_dk_asym_b_orth(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return 2*numpy.log(4*D*c_b*n/c_v)/numpy.log(numpy.log(4*D*c_b*n/c_v))
 
-def c7_dk_asym_b_orth_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_asym_b_orth_mp(n, D, d, c_b, c_v):
     """C7 dk_asym_b_orth: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
 
     2*log(4*D*c_b*n/c_v)/log(log(4*D*c_b*n/c_v))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1558,12 +1542,11 @@ def c7_stationarity_b_frame_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return -4*c_b*d*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 4)*(mpmath.log(d_k) + 1 + 2/d_k)
 
-def c7_dk_asym_b_frame(d_k, n, D, d, c_b, c_v):
+def c7_dk_asym_b_frame(n, D, d, c_b, c_v):
     """C7 dk_asym_b_frame: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
 
     2*log(4*c_b*d*n/c_v)/log(log(4*c_b*d*n/c_v))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1571,12 +1554,11 @@ def c7_dk_asym_b_frame(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return 2*numpy.log(4*c_b*d*n/c_v)/numpy.log(numpy.log(4*c_b*d*n/c_v))
 
-def c7_dk_asym_b_frame_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_asym_b_frame_mp(n, D, d, c_b, c_v):
     """C7 dk_asym_b_frame: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
 
     2*log(4*c_b*d*n/c_v)/log(log(4*c_b*d*n/c_v))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1610,12 +1592,11 @@ def c7_mse_gauss_a_corr_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b*d_k + c_v*d_k**(-mpmath.mpf(1)/mpmath.mpf(4)*d)/n
 
-def c7_dk_opt_gauss_a_corr(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_gauss_a_corr(n, D, d, c_b, c_v):
     """C7 dk_opt_gauss_a_corr: continuous optimum d_k* of model gauss_a_corr
 
     (c_v*d/(4*c_b*n))**(4/(d + 4))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1623,12 +1604,11 @@ def c7_dk_opt_gauss_a_corr(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return ((1/4)*c_v*d/(c_b*n))**(4/(d + 4))
 
-def c7_dk_opt_gauss_a_corr_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_gauss_a_corr: continuous optimum d_k* of model gauss_a_corr
 
     (c_v*d/(4*c_b*n))**(4/(d + 4))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1636,12 +1616,11 @@ def c7_dk_opt_gauss_a_corr_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*d/(c_b*n))**(4/(d + 4))
 
-def c7_H_opt_gauss_a_corr(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_gauss_a_corr(n, D, d, c_b, c_v):
     """C7 H_opt_gauss_a_corr: H* = D/d_k* of model gauss_a_corr
 
     D/(c_v*d/(4*c_b*n))**(4/(d + 4))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1649,12 +1628,11 @@ def c7_H_opt_gauss_a_corr(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return D*((1/4)*c_v*d/(c_b*n))**(-4/(d + 4))
 
-def c7_H_opt_gauss_a_corr_mp(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
     """C7 H_opt_gauss_a_corr: H* = D/d_k* of model gauss_a_corr
 
     D/(c_v*d/(4*c_b*n))**(4/(d + 4))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1688,12 +1666,11 @@ def c7_mse_gauss_a_orth_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b*d_k + c_v*d_k**(1 - mpmath.mpf(1)/mpmath.mpf(4)*d)/(D*n)
 
-def c7_dk_opt_gauss_a_orth(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_gauss_a_orth(n, D, d, c_b, c_v):
     """C7 dk_opt_gauss_a_orth: continuous optimum d_k* of model gauss_a_orth
 
     (c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1701,12 +1678,11 @@ def c7_dk_opt_gauss_a_orth(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return ((1/4)*c_v*(d - 4)/(D*c_b*n))**(4/d)
 
-def c7_dk_opt_gauss_a_orth_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_gauss_a_orth: continuous optimum d_k* of model gauss_a_orth
 
     (c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1714,12 +1690,11 @@ def c7_dk_opt_gauss_a_orth_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(D*c_b*n))**(4/d)
 
-def c7_H_opt_gauss_a_orth(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_gauss_a_orth(n, D, d, c_b, c_v):
     """C7 H_opt_gauss_a_orth: H* = D/d_k* of model gauss_a_orth
 
     D/(c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1727,12 +1702,11 @@ def c7_H_opt_gauss_a_orth(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return D*((1/4)*c_v*(d - 4)/(D*c_b*n))**(-4/d)
 
-def c7_H_opt_gauss_a_orth_mp(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
     """C7 H_opt_gauss_a_orth: H* = D/d_k* of model gauss_a_orth
 
     D/(c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1766,12 +1740,11 @@ def c7_mse_gauss_a_frame_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b*d_k + c_v*d_k**(1 - mpmath.mpf(1)/mpmath.mpf(4)*d)/(d*n)
 
-def c7_dk_opt_gauss_a_frame(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_gauss_a_frame(n, D, d, c_b, c_v):
     """C7 dk_opt_gauss_a_frame: continuous optimum d_k* of model gauss_a_frame
 
     (c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1779,12 +1752,11 @@ def c7_dk_opt_gauss_a_frame(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return ((1/4)*c_v*(d - 4)/(c_b*d*n))**(4/d)
 
-def c7_dk_opt_gauss_a_frame_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_gauss_a_frame: continuous optimum d_k* of model gauss_a_frame
 
     (c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1792,12 +1764,11 @@ def c7_dk_opt_gauss_a_frame_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(c_b*d*n))**(4/d)
 
-def c7_H_opt_gauss_a_frame(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_gauss_a_frame(n, D, d, c_b, c_v):
     """C7 H_opt_gauss_a_frame: H* = D/d_k* of model gauss_a_frame
 
     D/(c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1805,12 +1776,11 @@ def c7_H_opt_gauss_a_frame(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return D*((1/4)*c_v*(d - 4)/(c_b*d*n))**(-4/d)
 
-def c7_H_opt_gauss_a_frame_mp(d_k, n, D, d, c_b, c_v):
+def c7_H_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
     """C7 H_opt_gauss_a_frame: H* = D/d_k* of model gauss_a_frame
 
     D/(c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)
@@ -1844,12 +1814,11 @@ def c7_mse_reverse_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d)/mpmath.log(n)
 
-def c7_dk_opt_reverse(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_reverse(n, D, d, c_b, c_v):
     """C7 dk_opt_reverse: its optimum (4 c_b log n/(d c_v))^(2/(d+4))
 
     (4*c_b*log(n)/(c_v*d))**(2/(d + 4))
     """
-    d_k = _f(d_k)
     n = _f(n)
     D = _f(D)
     d = _f(d)
@@ -1857,12 +1826,11 @@ def c7_dk_opt_reverse(d_k, n, D, d, c_b, c_v):
     c_v = _f(c_v)
     return (4*c_b*numpy.log(n)/(c_v*d))**(2/(d + 4))
 
-def c7_dk_opt_reverse_mp(d_k, n, D, d, c_b, c_v):
+def c7_dk_opt_reverse_mp(n, D, d, c_b, c_v):
     """C7 dk_opt_reverse: its optimum (4 c_b log n/(d c_v))^(2/(d+4))
 
     (4*c_b*log(n)/(c_v*d))**(2/(d + 4))
     """
-    d_k = _m(d_k)
     n = _m(n)
     D = _m(D)
     d = _m(d)

@@ -114,6 +114,8 @@ def _default(x: object) -> object:
 def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        return f"{len(value)} records (in report.json)"
     if isinstance(value, (list, tuple)) and len(value) > 8:
         return f"[{', '.join(_fmt(v) for v in value[:8])}, ...] ({len(value)} values)"
     return str(value)

@@ -25,7 +25,7 @@ import numpy as np
 import proofs
 
 from .. import formulas, plots
-from .._validate import fail
+from .._validate import fail, positive_int, positive_number
 from ..allocate import MODELS, STANDARD_MODELS, bracketed_root, continuous_optimum, divisor_pairs
 from ..counterexamples import ReplayOutcome, replayer
 from ..verdicts import ClaimResult, Numeric, Part, Symbolic
@@ -145,7 +145,7 @@ def _optimum(ctx: Context) -> dict[str, Any]:
             ref = optimiser_argmin(model, *args)
             stats["max_rel_err_mp"] = max(stats["max_rel_err_mp"], _relerr(x, ref))
             if MODELS[model].optimum == "closed":
-                xf = float(getattr(formulas, f"c7_dk_opt_{model}")(1.0, *args))
+                xf = float(getattr(formulas, f"c7_dk_opt_{model}")(*args))
                 stats["max_rel_err_float"] = max(stats["max_rel_err_float"], _relerr(xf, ref))
             bf = _brute_force(case, x)
             stats["cases"] += 1
@@ -165,8 +165,10 @@ def law_case(case: dict[str, Any], n1: float, n2: float, factor: float) -> dict[
     try:
         model, d, D = case["model"], case["d"], case["D"]
         c_b, c_v = case.get("c_b", 1.0), case.get("c_v", 1.0)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         raise fail("params.cases", repr(case), "objects with keys model, d, D (and c_b, c_v)") from None
+    d, D = positive_int("params.cases.d", d), positive_int("params.cases.D", D)
+    c_b, c_v = positive_number("params.cases.c_b", c_b), positive_number("params.cases.c_v", c_v)
     x1, x2 = continuous_optimum(model, n1, D, d, c_b, c_v), continuous_optimum(model, n2, D, d, c_b, c_v)
     if x1 is None or x2 is None:
         raise fail("params.cases", repr(case), "a model with an interior optimum (gauss_a_orth/frame need d > 4)")
@@ -223,7 +225,7 @@ def _growth(ctx: Context, der: Any) -> dict[str, Any]:
         if model == "reverse":
             row["derived_exponent_log_n"] = float(steps["reverse_exponent_logn"].relation.rhs.subs(d_sym, d))
         if MODELS[model].optimum == "root":
-            asym = getattr(formulas, f"c7_dk_asym_{model}_mp")(1, grid[-1], D, d, 1, 1)
+            asym = getattr(formulas, f"c7_dk_asym_{model}_mp")(grid[-1], D, d, 1, 1)
             row["ratio_to_asymptotic_2L_over_logL_at_1e12"] = float(xs[-1] / asym)
         for i in (0, -1):   # the 30-digit optimiser at the ends of the range
             endpoint_err = max(endpoint_err, _relerr(xs[i], optimiser_argmin(model, grid[i], D, d)))
@@ -246,7 +248,7 @@ def _heads_in_D(der: Any) -> dict[str, Any]:
         lg, lH = [math.log(D) for D in grid], [float(mpmath.log(h)) for h in Hs]
         local = [(lH[i + 1] - lH[i]) / (lg[i + 1] - lg[i]) for i in range(len(grid) - 1)]
         row = {"d": d, "D_grid": list(grid), "H_star": [float(h) for h in Hs], "slope": _slope(lg, lH),
-               "local_slopes": local}
+               "local_slopes": local, "interior": bool(all(1 <= h <= D for h, D in zip(Hs, grid)))}
         name = f"{model}_H_exponent_D"
         if name in steps:
             row["derived"] = str(steps[name].relation.rhs)
@@ -270,7 +272,8 @@ def _plot(ctx: Context) -> dict[str, str]:
     p = PLOT_CASE
     pairs = divisor_pairs(p["D"])
     fig, ax = plots.new_figure(f"C7: MSE vs number of heads at fixed D = {p['D']} (d = {p['d']}, n = {p['n']:.0e}, "
-                               "c_b = c_v = 1)\nstar: derived continuous optimum H* = D/d_k*",
+                               "c_b = c_v = 1)\nstar: derived continuous optimum H* = D/d_k*; orthogonal-head models need D <= d: "
+                               "not shown",
                                "heads H (divisor pairs H·d_k = D)", "log10(MSE / best divisor pair's MSE)",
                                size=(7.2, 4.6))
     for i, model in enumerate(m for m in STANDARD_MODELS if MODELS[m].applies(p["D"], p["d"])[0]):
@@ -301,7 +304,7 @@ def check(ctx: Context) -> ClaimResult:
     ctx.progress("derived optima vs divisor brute force and a 30-digit optimiser")
     opt = _optimum(ctx)
     growth_only = {"general_exponent", "power_beats_loglog", "b_asymptotic_root", "b_growth_loglog"}
-    opt_steps = [s for s in step_names if not s.startswith(("reverse_", "gauss_kernel"))
+    opt_steps = [s for s in step_names if not s.startswith("reverse_")
                  and not s.endswith(("_exponent_n", "_H_exponent_D")) and s not in growth_only]
     opt_results = [r for r in der.results if r.startswith(("mse_", "dk_opt_", "stationarity_")) and "reverse" not in r]
     ms = opt["models"]

@@ -1,0 +1,219 @@
+"""C7 check (verify.claims.c7) against independent computations written here: each model's MSE
+from its definitions (bias² = c_b h⁴, variance c_v/(n h^s), ensemble V, V/H or V d_k/d),
+a brute-force loop over the divisor pairs of D, and a golden-section search in mpmath at 50
+digits; the stated law's growth recomputed from those optima."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import mpmath as mp
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import verify.claims as claims
+from verify.allocate import MODELS, STANDARD_MODELS, continuous_optimum
+from verify.claims import Context, c7, run_claim
+from verify.counterexamples import _REPLAYERS, replay
+from verify.errors import VerifyError
+from verify.verdicts import Verdict
+
+#: golden-section search at 50 digits stops at a bracket of 1e-22 relative (the MSE is flat to
+#: second order there, so its location is known to ~sqrt(1e-50) = 1e-25 at best).
+GOLDEN_RTOL = mp.mpf("1e-18")
+#: two divisor pairs whose MSEs (float64, the check) agree to this are a tie.
+TIE_RTOL = 1e-12
+#: float64 least-squares slopes of exact power laws (30-digit optima).
+SLOPE_ATOL = 1e-9
+
+PARTS = {
+    "derived optimum": Verdict.HOLDS_UNDER_MODEL,
+    "stated law d_k* ~ (log n)^(2/(4+d))": Verdict.REFUTED,
+    "H* nearly linear in D": Verdict.HOLDS_UNDER_MODEL,
+}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("c7")
+    return run_claim("C7", Context(seed=0, quick=True, out=out)), out
+
+
+@pytest.fixture(scope="module")
+def result(saved):
+    return saved[0]
+
+
+def _part(result, pid):
+    return next(p for p in result.parts if p.id == pid)
+
+
+# -- references written here -----------------------------------------------------------------
+def own_mse(model, dk, n, D, d, c_b=1, c_v=1):
+    """MSE(d_k) of the model, from its definitions."""
+    dk, n, D, d, c_b, c_v = (mp.mpf(x) for x in (dk, n, D, d, c_b, c_v))
+    if model.startswith("gauss_a"):
+        h, s = dk ** mp.mpf(0.25), d
+    elif model.startswith("b_"):
+        h, s = dk ** mp.mpf(-0.5), dk
+    else:
+        h, s = dk ** mp.mpf(-0.5), d
+    V = c_v / ((mp.log(n) if model == "reverse" else n) * h**s)
+    ens = "corr" if model == "reverse" else model.rsplit("_", 1)[1]
+    return c_b * h**4 + {"corr": V, "orth": V * dk / D, "frame": V * dk / d}[ens]
+
+
+def golden_argmin(model, n, D, d, c_b=1, c_v=1, lo=mp.mpf("1e-12"), hi=mp.mpf("1e12")):
+    """Golden-section search for the minimiser of the (unimodal) MSE in log d_k, 50 digits."""
+    with mp.workdps(50):
+        f = lambda t: own_mse(model, mp.exp(t), n, D, d, c_b, c_v)  # noqa: E731
+        a, b = mp.log(lo), mp.log(hi)
+        g = (mp.sqrt(5) - 1) / 2
+        c, e = b - g * (b - a), a + g * (b - a)
+        fc, fe = f(c), f(e)
+        while b - a > mp.mpf("1e-22"):
+            if fc < fe:
+                b, e, fe = e, c, fc
+                c = b - g * (b - a)
+                fc = f(c)
+            else:
+                a, c, fc = c, e, fe
+                e = a + g * (b - a)
+                fe = f(e)
+        return mp.exp((a + b) / 2)
+
+
+# -- structure and verdict -------------------------------------------------------------------
+def test_verdict_and_parts(result):
+    assert result.id == "C7" and result.stated
+    assert {p.id: p.verdict for p in result.parts} == PARTS
+    assert result.verdict is Verdict.REFUTED
+    law = _part(result, "stated law d_k* ~ (log n)^(2/(4+d))")
+    assert law.counterexample is not None and "log n" in law.restored_by and "a_corr" in law.restored_by
+    opt = _part(result, "derived optimum")
+    assert opt.numeric.agreement == "rounding"
+    assert set(opt.numeric.figures["models"]) == set(STANDARD_MODELS)
+    assert all(s["adjacent"] == s["cases"] > 0 for s in opt.numeric.figures["models"].values())
+    assert _part(result, "H* nearly linear in D").numeric.agreement == "rounding"
+    assert Path(result.plots["mse_vs_heads"]).stat().st_size > 0
+
+
+def test_same_seed_same_figures(result):
+    again = run_claim("C7", Context(seed=0, quick=True))
+    assert again.headline == result.headline
+    for a, b in zip(result.parts, again.parts):
+        assert a.numeric.figures == b.numeric.figures, a.id
+
+
+# -- part 1: derived optimum vs brute force and an optimiser written here ----------------------
+def test_optimum_cases_against_own_brute_force_and_golden_section(result):
+    cases = _part(result, "derived optimum").numeric.figures["cases"]
+    assert {c["model"] for c in cases} == set(STANDARD_MODELS)
+    for c in cases:
+        args = (c["n"], c["D"], c["d"], c["c_b"], c["c_v"])
+        ref = golden_argmin(c["model"], *args)
+        assert abs(c["d_k_star"] - float(ref)) <= float(GOLDEN_RTOL) * float(ref) + 1e-15 * c["d_k_star"]
+        assert 1 < ref < c["D"]
+        with mp.workdps(30):
+            vals = {k: own_mse(c["model"], k, *args) for k in range(1, c["D"] + 1) if c["D"] % k == 0}
+            best = min(vals.values())
+            ties = {k for k, v in vals.items() if v <= best * (1 + TIE_RTOL)}
+            assert c["best_d_k"] in ties and c["best_H"] * c["best_d_k"] == c["D"]
+            below = max(k for k in vals if k <= ref)
+            above = min(k for k in vals if k >= ref)
+            assert ties & {below, above}                # the best pair is adjacent to the optimum
+            assert own_mse(c["model"], ref, *args) <= best
+
+
+@given(model=st.sampled_from(STANDARD_MODELS + ("reverse",)), logn=st.floats(1, 12), d=st.integers(1, 24),
+       D=st.integers(1, 1024), lcb=st.floats(-1, 1), lcv=st.floats(-2, 8))
+def test_derived_and_optimiser_agree_with_golden_section(model, logn, d, D, lcb, lcv):
+    n, c_b, c_v = 10**logn, 10**lcb, 10**lcv
+    x = continuous_optimum(model, n, D, d, c_b, c_v)
+    assume(x is not None and mp.mpf("1e-9") < x < mp.mpf("1e9"))
+    ref = golden_argmin(model, n, D, d, c_b, c_v)
+    assert abs(x - ref) <= GOLDEN_RTOL * ref
+    y = c7.optimiser_argmin(model, n, D, d, c_b, c_v)
+    assert abs(y - ref) <= GOLDEN_RTOL * ref
+
+
+# -- part 2: the stated law ----------------------------------------------------------------------
+def test_refutation_replays_and_holds_independently(saved, monkeypatch):
+    monkeypatch.setattr(claims, "CLAIM_CHECKS", {"C7": "verify.claims.c7"})
+    result, out = saved
+    files = sorted((out / "counterexamples").glob("*.json"))
+    assert [f.name for f in files] == ["C7-stated-law.json"]
+    doc, outcome = replay(files[0])
+    assert outcome.violates is True and doc["expected"]["violates"] is True
+    assert outcome.summary == doc["expected"]["summary"]
+    json.loads(files[0].read_text())
+    p = doc["params"]
+    assert {c["model"] for c in p["cases"]} == set(STANDARD_MODELS)
+    for case in p["cases"]:
+        x1 = golden_argmin(case["model"], p["n1"], case["D"], case["d"], case["c_b"], case["c_v"])
+        x2 = golden_argmin(case["model"], p["n2"], case["D"], case["d"], case["c_b"], case["c_v"])
+        law = (math.log(p["n2"]) / math.log(p["n1"])) ** (2 / (4 + case["d"]))
+        observed = float(x2 / x1)
+        assert max(observed / law, law / observed) > p["factor"]       # the law misses every model
+        saved_case = next(r for r in outcome.figures["cases"] if r["model"] == case["model"])
+        assert abs(saved_case["observed_ratio"] - observed) <= 1e-12 * observed
+
+
+def test_criterion_can_fail_the_reverse_engineered_model_follows_the_law():
+    case = {"model": "reverse", "d": 8, "D": 4096, "c_b": 1.0, "c_v": 1.0}
+    out = _REPLAYERS["c7.growth-law"]({"cases": [case], "n1": 1e3, "n2": 1e12, "factor": c7.LAW_FACTOR})
+    assert out.violates is False
+    x1, x2 = golden_argmin("reverse", 1e3, 4096, 8), golden_argmin("reverse", 1e12, 4096, 8)
+    assert abs(float(x2 / x1) - (math.log(1e12) / math.log(1e3)) ** (2 / 12)) <= 1e-15
+
+
+def test_growth_slopes_against_own_optima(result):
+    g = _part(result, "stated law d_k* ~ (log n)^(2/(4+d))").numeric.figures["models"]
+    for model in ("a_corr", "a_frame", "gauss_a_corr", "b_corr"):
+        d, D = c7.GROWTH_CASES[model]
+        lo, hi = golden_argmin(model, 1e3, D, d), golden_argmin(model, 1e12, D, d)
+        slope = float(mp.log(hi / lo) / (mp.log(1e12) - mp.log(1e3)))
+        assert abs(g[model]["d_k_star"][0] - float(lo)) <= 1e-15 * float(lo)
+        if model != "b_corr":       # exact power laws in n: the fitted slope is the two-point slope
+            assert abs(g[model]["slope_vs_log_n"] - slope) <= SLOPE_ATOL
+    # a_corr: d log d_k*/d log n = 2/(d+4), by finite differences of the optimum here
+    d, D = c7.GROWTH_CASES["a_corr"]
+    assert abs(g["a_corr"]["slope_vs_log_n"] - 2 / (d + 4)) <= SLOPE_ATOL
+    # models b: d_k* grows in log log n with slope near 1, far from 2/(4+d)
+    assert g["b_corr"]["slope_vs_log_log_n"] > 0.8 > 4 * g["b_corr"]["stated_exponent"]
+
+
+# -- part 3: H* in D ---------------------------------------------------------------------------
+def test_H_exponents_in_D_against_own_optima(result):
+    h = _part(result, "H* nearly linear in D").numeric.figures["models"]
+    for model, row in h.items():
+        grid, d = row["D_grid"], row["d"]
+        Hs = [D / golden_argmin(model, c7.D_GRID_N, D, d) for D in (grid[0], grid[-1])]
+        slope = float(mp.log(Hs[1] / Hs[0]) / mp.log(mp.mpf(grid[-1]) / grid[0]))
+        if model != "b_orth":
+            assert abs(row["slope"] - slope) <= 1e-9, model
+    assert abs(h["a_orth"]["slope"] - (32 + 4) / (32 + 6)) <= SLOPE_ATOL     # (d+4)/(d+6), d = 32
+    assert abs(h["gauss_a_orth"]["slope"] - (1 + 4 / 32)) <= SLOPE_ATOL
+    assert 0 < h["b_orth"]["slope"] < 1
+
+
+def test_replayer_rejects_malformed_params():
+    with pytest.raises(VerifyError, match="params"):
+        _REPLAYERS["c7.growth-law"]({"cases": []})
+    with pytest.raises(VerifyError, match="params"):
+        _REPLAYERS["c7.growth-law"]({"cases": [{"model": "a_corr"}], "n1": 1e3, "n2": 1e12, "factor": 1.5})
+    with pytest.raises(VerifyError, match="params"):
+        _REPLAYERS["c7.growth-law"]({"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e12, "n2": 1e3,
+                                      "factor": 1.5})
+    with pytest.raises(VerifyError, match="model"):
+        _REPLAYERS["c7.growth-law"]({"cases": [{"model": "zzz", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12,
+                                      "factor": 1.5})
+
+
+def test_models_registry_matches_derivation():
+    import proofs
+    der = proofs.derivation("C7")
+    assert {f"mse_{m}" for m in MODELS} <= set(der.results)

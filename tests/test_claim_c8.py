@@ -1,0 +1,256 @@
+"""C8 check (verify.claims.c8) against independent computations written here: direct sums of
+α_h² V_h in exact rationals (integer Fibonacci numbers) or mpmath, exact optimality of
+inverse-variance weights in fractions, the theoretical standard error of a Monte Carlo mean of
+squared Gaussians, and the saved counterexample recomputed by direct summation."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import verify.claims as claims
+from verify.claims import Context, c8, run_claim
+from verify.counterexamples import _REPLAYERS, replay
+from verify.errors import VerifyError
+from verify.verdicts import Verdict
+
+#: generated float64 closed forms vs exact rationals (Binet powers up to ~1e25 of like size).
+FLOAT_RTOL = 1e-12
+#: generated forms at 30 digits vs exact rationals.
+MP_RTOL = mp.mpf("1e-25")
+#: float64 sums of <= 512 terms (the saved counterexample) vs 30-digit direct sums here.
+SUM_RTOL = 1e-12
+#: Monte Carlo SE of a mean of R squared N(0, W) draws is W sqrt(2/R); its estimate from R >= 4000
+#: draws has relative SD ~ sqrt(15/(4R)) <= 3 %: 20 % is > 6 SD.
+SE_RTOL = 0.2
+
+PARTS = {
+    "closed forms": Verdict.HOLDS_UNDER_MODEL,
+    "optimal weights": Verdict.HOLDS_UNDER_MODEL,
+    "faster decay as stated": Verdict.REFUTED,
+}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("c8")
+    return run_claim("C8", Context(seed=0, quick=True, out=out)), out
+
+
+@pytest.fixture(scope="module")
+def result(saved):
+    return saved[0]
+
+
+def _part(result, pid):
+    return next(p for p in result.parts if p.id == pid)
+
+
+def fib(k: int) -> int:
+    a, b = 0, 1
+    for _ in range(k):
+        a, b = b, a + b
+    return a
+
+
+def exact_weights(scheme, H, r, V):
+    """The weight vectors from their definitions, in exact rationals."""
+    if scheme == "uniform":
+        return [Fraction(1, H)] * H
+    if scheme == "geom":
+        return [r ** (h - 1) * (1 - r) / (1 - r**H) for h in range(1, H + 1)]
+    if scheme == "fib_best":
+        return [Fraction(fib(H + 1 - h), fib(H + 2) - 1) for h in range(1, H + 1)]
+    if scheme == "fib_worst":
+        return [Fraction(fib(h), fib(H + 2) - 1) for h in range(1, H + 1)]
+    inv = [1 / v for v in V]
+    return [x / sum(inv) for x in inv]
+
+
+def exact_W(alpha, V):
+    return sum((a * a * v for a, v in zip(alpha, V)), Fraction(0))
+
+
+def mpq(x: Fraction):
+    return mp.mpf(x.numerator) / x.denominator
+
+
+# -- structure and verdict -------------------------------------------------------------------
+def test_verdict_and_parts(result):
+    assert result.id == "C8" and result.stated
+    assert {p.id: p.verdict for p in result.parts} == PARTS
+    assert result.verdict is Verdict.REFUTED
+    cf = _part(result, "closed forms")
+    assert cf.numeric.agreement == "statistical"
+    assert _part(result, "optimal weights").numeric.agreement == "rounding"
+    decay = _part(result, "faster decay as stated")
+    assert decay.counterexample is not None and "β > 1" in decay.restored_by and "floor" in decay.restored_by
+    assert all(row.get("geom_wins", row.get("fib_wins")) == row.get("derived_geom_wins", row.get("derived_fib_wins"))
+               for row in decay.numeric.figures["conditions"] if "derived_structured_wins" not in row)
+    assert Path(result.plots["weighting_decay"]).stat().st_size > 0
+
+
+def test_same_seed_same_figures(result):
+    again = run_claim("C8", Context(seed=0, quick=True))
+    assert again.headline == result.headline
+    for a, b in zip(result.parts, again.parts):
+        assert a.numeric.figures == b.numeric.figures, a.id
+
+
+# -- part 1: closed forms = direct sums ------------------------------------------------------
+_SINGULAR_Q = {Fraction(1)}          # q = 1 and r²q = 1 are removable singularities of the forms
+
+
+@given(q=st.fractions(Fraction(1, 5), Fraction(7, 2), max_denominator=12), r=st.fractions(Fraction(1, 10),
+       Fraction(9, 10), max_denominator=12), H=st.integers(1, 40), V1=st.fractions(Fraction(1, 4), 4, max_denominator=8))
+def test_weighting_rates_exponential_profile_closed_forms_equal_exact_sums(q, r, H, V1):
+    phi2 = (3 + math.sqrt(5)) / 2
+    if q in _SINGULAR_Q or r * r * q == 1 or min(abs(float(q) - x) for x in (phi2, 1 / phi2)) < 1e-3:
+        q = q + Fraction(1, 97)      # stay off the removable singularities (q = 1, r²q = 1, q = φ^±2)
+    V = [V1 * q ** (h - 1) for h in range(1, H + 1)]
+    for scheme in c8.SCHEMES:
+        ex = exact_W(exact_weights(scheme, H, r, V), V)
+        got = c8.closed_form(scheme, "exp", H, float(V1), float(q), float(r))
+        assert abs(got - float(ex)) <= FLOAT_RTOL * float(ex), scheme
+        with mp.workdps(30):
+            gm = c8.closed_form(scheme, "exp", H, mpq(V1), mpq(q), mpq(r), mp=True)
+            assert abs(gm - mpq(ex)) <= MP_RTOL * mpq(ex), scheme
+
+
+@given(beta=st.sampled_from([1, 2]), r=st.fractions(Fraction(1, 10), Fraction(9, 10), max_denominator=12),
+       H=st.integers(1, 40))
+def test_weighting_rates_polynomial_profile_closed_forms_equal_exact_sums(beta, r, H):
+    V = [Fraction(h**beta) for h in range(1, H + 1)]
+    for scheme in c8.SCHEMES:
+        ex = exact_W(exact_weights(scheme, H, r, V), V)
+        got = c8.closed_form(scheme, "poly", H, 1.0, beta, float(r))
+        assert abs(got - float(ex)) <= FLOAT_RTOL * float(ex), scheme
+
+
+@given(beta=st.floats(0.05, 3), H=st.integers(1, 60), r=st.floats(0.05, 0.95))
+def test_weighting_rates_general_beta_against_mpmath_sums(beta, H, r):
+    with mp.workdps(40):
+        V = [mp.mpf(h) ** beta for h in range(1, H + 1)]
+        ref = {
+            "uniform": mp.fsum(V) / H**2,
+            "geom": mp.fsum(mp.mpf(r) ** (2 * h) * V[h] for h in range(H)) / mp.fsum(mp.mpf(r) ** h for h in range(H)) ** 2,
+            "fib_best": mp.fsum(fib(H - h) ** 2 * V[h] for h in range(H)) / (fib(H + 2) - 1) ** 2,
+            "fib_worst": mp.fsum(fib(h + 1) ** 2 * V[h] for h in range(H)) / (fib(H + 2) - 1) ** 2,
+            "inverse": 1 / mp.fsum(1 / v for v in V),
+        }
+        for scheme, value in ref.items():
+            got = c8.closed_form(scheme, "poly", H, 1.0, beta, r)
+            assert abs(got - float(value)) <= FLOAT_RTOL * float(value), scheme
+
+
+@given(H=st.integers(1, 30), r=st.floats(0.05, 0.95), q=st.floats(0.3, 3.0))
+def test_weight_vectors_and_weighted_variance(H, r, q):
+    V = c8.profile_variances("exp", H, 1.0, q)
+    for scheme in c8.SCHEMES:
+        a = c8.weights(scheme, H, r=r, V=V)
+        assert abs(a.sum() - 1) <= 1e-12 and np.all(a > 0)
+        loop = sum(a[i] ** 2 * V[i] for i in range(H))
+        assert abs(c8.weighted_variance(a, V) - loop) <= 1e-13 * loop
+    fb = c8.weights("fib_best", H)
+    assert np.allclose(fb, [fib(H + 1 - h) / (fib(H + 2) - 1) for h in range(1, H + 1)], rtol=1e-12, atol=0)
+
+
+def test_monte_carlo_standard_errors_are_the_theoretical_ones(result):
+    mc = _part(result, "closed forms").numeric.figures["monte_carlo"]
+    R = mc["R"]
+    for row in mc["rows"]:
+        assert abs(row["mc_se"] / (row["closed_form"] * math.sqrt(2 / R)) - 1) <= SE_RTOL
+        assert abs(row["z"]) <= c8.Z_MAX
+        assert abs(row["mc_mean"] - row["closed_form"]) <= c8.Z_MAX * row["mc_se"]
+
+
+# -- part 2: optimal weights, exactly --------------------------------------------------------
+@given(V=st.lists(st.fractions(Fraction(1, 20), 20, max_denominator=20), min_size=1, max_size=10),
+       raw=st.lists(st.fractions(-5, 5, max_denominator=10), min_size=10, max_size=10))
+def test_inverse_variance_never_beaten_exactly(V, raw):
+    H = len(V)
+    shift = (1 - sum(raw[:H], Fraction(0))) / H
+    alpha = [x + shift for x in raw[:H]]                  # any weights with Σα = 1
+    assert sum(alpha) == 1
+    W_star = 1 / sum(1 / v for v in V)
+    a_star = [(1 / v) * W_star for v in V]
+    W = exact_W(alpha, V)
+    assert W >= W_star
+    assert W - W_star == sum((v * (a - b) ** 2 for a, b, v in zip(alpha, a_star, V)), Fraction(0))
+    assert exact_W(a_star, V) == W_star
+    a_num = c8.weights("inverse", H, V=np.array([float(v) for v in V]))
+    assert np.allclose(a_num, [float(a) for a in a_star], rtol=1e-12, atol=0)
+    Veq = [V[0]] * H                                       # equal V: uniform is optimal
+    assert exact_W(alpha, Veq) >= exact_W([Fraction(1, H)] * H, Veq)
+
+
+def test_optimality_figures(result):
+    f = _part(result, "optimal weights").numeric.figures
+    for key in ("min_rel_gap_inverse", "min_rel_gap_uniform_equal_V", "min_rel_gap_covariance", "two_heads_min_rel_gap"):
+        assert f[key] >= -c8.GAP_ATOL, key
+    assert f["certificate_max_rel_err"] <= c8.CERT_RTOL
+
+
+# -- part 3: the failure mode is found and replays ---------------------------------------------
+def test_decay_counterexample_replays_and_holds_independently(saved, monkeypatch):
+    monkeypatch.setattr(claims, "CLAIM_CHECKS", {"C8": "verify.claims.c8"})
+    result, out = saved
+    files = sorted((out / "counterexamples").glob("*.json"))
+    assert [f.name for f in files] == ["C8-faster-decay.json"]
+    doc, outcome = replay(files[0])
+    assert outcome.violates is True and doc["expected"]["violates"] is True
+    assert outcome.summary == doc["expected"]["summary"]
+    p = doc["params"]
+    beta, r, Hs = p["beta"], p["r"], p["H_values"]
+    with mp.workdps(30):
+        def W(scheme, H):
+            V = [mp.mpf(h) ** beta for h in range(1, H + 1)]
+            if scheme == "uniform":
+                a = [mp.mpf(1) / H] * H
+            elif scheme == "geom":
+                a = [mp.mpf(r) ** (h - 1) * (1 - mp.mpf(r)) / (1 - mp.mpf(r) ** H) for h in range(1, H + 1)]
+            else:
+                a = [mp.mpf(fib(H + 1 - h)) / (fib(H + 2) - 1) for h in range(1, H + 1)]
+            return mp.fsum(x * x * v for x, v in zip(a, V))
+        ref = {s: [W(s, H) for H in Hs] for s in ("uniform", *p["schemes"])}
+    for s, vals in ref.items():
+        for got, want in zip(outcome.figures["W"][s], vals):
+            assert abs(got - float(want)) <= SUM_RTOL * float(want), s
+    # independently: uniform decays, each structured scheme stays above it and above its floor
+    assert ref["uniform"][0] / ref["uniform"][-1] > p["margin"] * 1.0
+    for s in p["schemes"]:
+        assert ref[s][-1] > ref["uniform"][-1]
+        assert ref[s][0] / ref[s][-1] < 1.01                           # levelled off: < 1 % decay
+    assert min(ref["geom"]) >= (1 - r) ** 2                           # the floor (1 − r)² V_1
+    assert min(ref["fib_best"]) >= ((1 + math.sqrt(5)) / 2) ** -4     # α_1² V_1 → V_1/φ⁴
+
+
+def test_criterion_can_fail_geometric_wins_for_steep_profiles():
+    params = {**c8.DECAY_PARAMS, "beta": 2.0}
+    assert _REPLAYERS["c8.decay-floor"](params).violates is False
+
+
+def test_bad_input():
+    with pytest.raises(VerifyError, match="scheme"):
+        c8.weights("harmonic", 3)
+    with pytest.raises(VerifyError, match="r"):
+        c8.weights("geom", 3, r=1.5)
+    with pytest.raises(VerifyError, match="V"):
+        c8.weights("inverse", 3, V=[1.0, 2.0])
+    with pytest.raises(VerifyError, match="alpha"):
+        c8.weighted_variance([0.5, 0.5], [1.0, 2.0, 3.0])
+    with pytest.raises(VerifyError, match="profile"):
+        c8.profile_variances("linear", 3, 1.0, 1.0)
+    with pytest.raises(VerifyError, match="H"):
+        c8.profile_variances("poly", 0, 1.0, 1.0)
+    with pytest.raises(VerifyError, match="params"):
+        _REPLAYERS["c8.decay-floor"]({"profile": "poly"})
+    with pytest.raises(VerifyError, match="params"):
+        _REPLAYERS["c8.decay-floor"]({**c8.DECAY_PARAMS, "schemes": ["uniform"]})
