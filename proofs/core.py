@@ -88,6 +88,12 @@ class Step:
     def checked(self) -> bool:
         return self.status == "checked"
 
+    def latex(self, *, macros: bool = False) -> str:
+        """The relation as LaTeX, printed by SymPy with the project's symbol names."""
+        from .notation import to_latex
+
+        return to_latex(self.relation, macros=macros)
+
     def to_dict(self) -> dict:
         return {
             "name": self.name,
@@ -114,6 +120,12 @@ class Result:
     #: Where the result is meant to be evaluated, ``{symbol: (low, high)}``; symbols not listed
     #: range over what their SymPy assumptions allow. Tests sample the generated code here.
     domain: dict = field(default_factory=dict)
+
+    def latex(self, *, macros: bool = False) -> str:
+        """The expression as LaTeX, printed by SymPy with the project's symbol names."""
+        from .notation import to_latex
+
+        return to_latex(self.expr, macros=macros)
 
     def to_dict(self) -> dict:
         return {

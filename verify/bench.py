@@ -48,11 +48,11 @@ PROFILES: dict[str, dict[str, Any]] = {
         "forward": [("S1", S1, ""),
                     ("S2", dict(S1, R=4, n=8192), "R reduced from 64 to 4 (half S1's scores) to keep the "
                                                   "whole benchmark under 3 minutes")],
-        "scaling": (dict(R=4, H=4, m=128, n=1024, d=8, p=8), (1, 2, 4)),
+        "scaling": (dict(R=8, H=4, m=128, n=1024, d=8, p=8), (1, 2, 4)),
         "block_sweep": (dict(S1, R=8), (64, 128, 256, 512, 1024)),
         "memory_series": [(1024, 4096), (2048, 16384), (4096, 32768)],
         "small_cap": 4 * 2**20,
-        "engine": dict(n=1024, m=64, H=4, d=8, d_k=2, N=(500, 2000, 8000)),
+        "engine": dict(n=1024, m=64, H=4, d=8, d_k=2, N=(500, 2000, 8000), R=64),
     },
     "quick": {
         "forward": [("S1q", dict(S1, R=4), "R reduced from 64 to 4 (--quick)"),
@@ -61,7 +61,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "block_sweep": (dict(S1, R=2), (64, 256, 1024)),
         "memory_series": [(512, 2048), (2048, 8192)],
         "small_cap": 2**20,
-        "engine": dict(n=512, m=32, H=4, d=8, d_k=2, N=(250, 1000)),
+        "engine": dict(n=512, m=32, H=4, d=8, d_k=2, N=(250, 1000), R=16),
     },
 }
 METHODS = ("nw", "nw_1thread", "torch", "naive", "loop", "floor")
@@ -70,7 +70,7 @@ LABELS = {"nw": "nw_estimate ({T} thr)", "nw_1thread": "nw_estimate (1 thr)", "t
           "floor": "floor: exp + 2 matmuls"}
 # The issue's targets, as ratios of medians measured in the same run.
 TARGETS = {"torch_over_nw": 3.0, "nw_over_floor": 1.2, "budget_s": 180.0}
-CACHE_ROWS_BYTES = 256 * 2**10  # the floor's block: as verify.nw.CACHE_BLOCK_BYTES
+CACHE_ROWS_BYTES = 1024 * 2**10  # the floor's score block: its fastest measured (64 KiB-1 MiB tried)
 
 
 # --------------------------------------------------------------------------- methods (child side)
@@ -122,6 +122,8 @@ def _methods(threads: int, torch_too: bool = True) -> dict[str, Callable | None]
         # (no shift, no division): returns [sum_j e_ij v_j, sum_j e_ij], divided untimed.
         n = k.shape[-2]
         c = max(1, min(q.shape[-2], CACHE_ROWS_BYTES // (8 * n)))
+        if nw.BLAS_MAY_THREAD:  # keep BLAS on one thread, as nw does: this is a one-thread floor
+            c = max(1, min(c, (nw.BLAS_SINGLE_THREAD_MNK - 1) // (n * max(q.shape[-1], v.shape[-1] + 1))))
         qs = q / math.sqrt(q.shape[-1])
         v1 = np.concatenate([v, np.ones(v.shape[:-1] + (1,))], axis=-1)
         acc = np.empty(q.shape[:-1] + (v1.shape[-1],))
@@ -165,7 +167,7 @@ def _time_forward(shape: dict, repeats: int, threads: int) -> dict:
             f(*tiny)
     names = [m for m in METHODS if methods[m] is not None]
     times: dict[str, list[float]] = {m: [] for m in names}
-    diffs: dict[str, float] = {}
+    outs: dict[str, Any] = {}
     ref = None
     for rnd in range(repeats):
         order = names[rnd % len(names):] + names[: rnd % len(names)]
@@ -177,7 +179,7 @@ def _time_forward(shape: dict, repeats: int, threads: int) -> dict:
                 out = getattr(methods[name], "finish", lambda a: a)(out)
                 if name == "nw":
                     ref = out
-                diffs[name] = out
+                outs[name] = out
         _log(f"{shape} round {rnd + 1}/{repeats}: " + ", ".join(f"{m} {times[m][-1]:.2f}s" for m in names))
     scale = float(np.max(np.abs(ref)))
     res: dict[str, Any] = {}
@@ -188,7 +190,7 @@ def _time_forward(shape: dict, repeats: int, threads: int) -> dict:
         med = float(np.median(times[name]))
         res[name] = {"status": "ok", "times_s": times[name], "median_s": med,
                      "ns_per_score": med / _scores(shape) * 1e9,
-                     "max_rel_diff_vs_nw": float(np.max(np.abs(diffs[name] - ref))) / scale,
+                     "max_rel_diff_vs_nw": float(np.max(np.abs(outs[name] - ref))) / scale,
                      # this method's time / nw's in the same round (back to back: similar load)
                      "paired_ratio_to_nw": float(np.median(np.array(times[name]) / np.array(times["nw"])))}
     return res
@@ -199,32 +201,43 @@ def _scores(shape: dict) -> int:
 
 
 def _profile(shape: dict) -> dict:
-    """nw_estimate's per-block arithmetic (softmax kernel), one thread, timed stage by stage."""
+    """nw_estimate's per-block arithmetic (softmax kernel, bounded scores: no shift), one
+    thread, stage by stage; then, apart, what the row-maximum shift would add."""
     import numpy as np
 
     from . import nw
 
     q, k, v = _inputs(shape)
     n, p = shape["n"], shape["p"]
-    c = max(1, min(shape["m"], nw.CACHE_BLOCK_BYTES // (8 * n), (nw.BLAS_SINGLE_THREAD_MNK - 1) // (n * max(shape["d"], p + 1))))
-    stages = dict.fromkeys(("scores matmul", "row max", "subtract", "exp", "values matmul", "divide"), 0.0)
-    S = np.empty((c, n))
+    c = max(1, min(shape["m"], nw.CACHE_BLOCK_BYTES // (8 * n),
+                   (nw.BLAS_SINGLE_THREAD_MNK - 1) // (n * max(shape["d"], p + 1)) if nw.BLAS_MAY_THREAD else n))
+    names = ("scale queries", "scores matmul", "score bound", "exp", "values matmul", "divide, + r",
+             "shift: row max", "shift: subtract")
+    stages = dict.fromkeys(names, 0.0)
+    S, spare = np.empty((c, n)), np.empty((c, n))
     v1 = np.concatenate([v, np.ones(v.shape[:-1] + (1,))], axis=-1)
+    out = np.empty(q.shape[:-1] + (p,))
     factor = 1 / math.sqrt(shape["d"])
     t_all = time.perf_counter()
     for r in range(shape["R"]):
         for h in range(shape["H"]):
             kT = k[r, h].T
             for s0 in range(0, shape["m"], c):
-                blk = S[: min(c, shape["m"] - s0)]
+                blk, sp = S[: min(c, shape["m"] - s0)], spare[: min(c, shape["m"] - s0)]
                 t = [time.perf_counter()]
-                np.matmul(q[r, h, s0:s0 + c] * factor, kT, out=blk); t.append(time.perf_counter())
-                top = np.max(blk, axis=-1, keepdims=True); t.append(time.perf_counter())
-                np.subtract(blk, top, out=blk); t.append(time.perf_counter())
+                qs = q[r, h, s0:s0 + c] * factor; t.append(time.perf_counter())
+                np.matmul(qs, kT, out=blk); t.append(time.perf_counter())
+                math.sqrt(float(np.max(np.einsum("...d,...d->...", qs, qs)))); t.append(time.perf_counter())
+                top = np.max(blk, axis=-1, keepdims=True); t.append(time.perf_counter())   # shift only
+                np.subtract(blk, top, out=sp); t.append(time.perf_counter())               # shift only
                 np.exp(blk, out=blk); t.append(time.perf_counter())
                 acc = blk @ v1[r, h]; t.append(time.perf_counter())
-                acc[:, :p] / acc[:, p:]; t.append(time.perf_counter())
-                for name, a, b in zip(stages, t, t[1:]):
+                o = out[r, h, s0:s0 + c]
+                np.divide(acc[:, :p], acc[:, p:], out=o)
+                o += 0.5; t.append(time.perf_counter())
+                order = ("scale queries", "scores matmul", "score bound", "shift: row max", "shift: subtract", "exp",
+                         "values matmul", "divide, + r")
+                for name, a, b in zip(order, t, t[1:]):
                     stages[name] += b - a
     total = time.perf_counter() - t_all
     x = -np.random.default_rng(1).random(32768) * 30
@@ -236,7 +249,8 @@ def _profile(shape: dict) -> dict:
         for _ in range(reps):
             np.exp(xs, out=o)
         per[np.dtype(dt).name] = (time.perf_counter() - t0) / (reps * x.size) * 1e9
-    return {"shape": shape, "rows_per_block": c, "stages_s": stages, "total_s": total,
+    shift = stages["shift: row max"] + stages["shift: subtract"]
+    return {"shape": shape, "rows_per_block": c, "stages_s": stages, "total_s": total - shift,
             "other_s": total - sum(stages.values()), "exp_ns_per_element": per}
 
 
@@ -260,10 +274,12 @@ def _block_sweep(shape: dict, kib: tuple, repeats: int, threads: int) -> dict:
         nw.CACHE_BLOCK_BYTES = saved[0]
         nw.set_default_threads(saved[1])
     n, width = shape["n"], max(shape["d"], shape["p"] + 1)
-    rows = {b: max(1, min(shape["m"], b * 2**10 // (8 * n), (nw.BLAS_SINGLE_THREAD_MNK - 1) // (n * width))) for b in kib}
+    guard = (nw.BLAS_SINGLE_THREAD_MNK - 1) // (n * width) if nw.BLAS_MAY_THREAD else n
+    rows = {b: max(1, min(shape["m"], b * 2**10 // (8 * n), guard)) for b in kib}
     _log("block sizes: " + ", ".join(f"{b} KiB {np.median(times[b]):.2f}s" for b in kib))
     return {"shape": shape, "default_kib": saved[0] // 2**10,
-            "sizes": [{"kib": b, "rows": rows[b], "times_s": times[b], "median_s": float(np.median(times[b]))} for b in kib]}
+            "sizes": [{"kib": b, "rows": rows[b], "times_s": times[b], "median_s": float(np.median(times[b]))}
+                      for b in kib]}
 
 
 def _scaling(base: dict, factors: tuple, repeats: int, threads: int) -> dict:
@@ -332,6 +348,13 @@ def _engine(cfg: dict) -> dict:
         sims.append({"N": N, "time_s": dt, "rel_se_median": float(np.median(chk.cov_se)) / cscale,
                      "rel_se_max": float(np.max(chk.cov_se)) / cscale,
                      "rel_err_max": float(np.max(np.abs(chk.cov.astype(L) - C_ref))) / cscale})
+    # the whole engine at equal replicates: exact (no noise drawn) vs simulate (noise drawn)
+    R = cfg.get("R", 16)
+    eng = {}
+    for method in ("exact", "simulate", "exact", "simulate"):
+        t0 = time.perf_counter()
+        decompose(dgp, W, n=n, R=R, m=m, seed=seed, method=method)
+        eng.setdefault(method, []).append(time.perf_counter() - t0)
     Ns = np.array([s["N"] for s in sims], float)
     tt = np.array([s["time_s"] for s in sims])
     b, t0 = np.polyfit(Ns, tt, 1) if len(Ns) > 1 else (tt[0] / Ns[0], 0.0)
@@ -342,9 +365,16 @@ def _engine(cfg: dict) -> dict:
     _log(f"engine: exact {t_exact:.3f}s err {err_exact:.1e}; simulation SE {a:.2f}/sqrt(N)")
     return {"config": cfg, "exact": {"time_s": t_exact, "rel_err_vs_longdouble": err_exact},
             "simulate": sims, "fit": {"rel_se_max_times_sqrtN": a, "seconds_per_draw": b, "fixed_s": t0},
+            "decompose": {"R": R, "exact_s": min(eng["exact"]), "simulate_s": min(eng["simulate"])},
             "simulation_draws_to_match_exact": N_match, "simulation_seconds_to_match_exact": t0 + b * N_match,
             "simulation_rel_se_in_1s": a / math.sqrt(N_1s),
             "simulation_seconds_for_rel_se_1e-3": t0 + b * (a / 1e-3) ** 2}
+
+
+def _nw_blas_cap() -> int | None:
+    from . import nw
+
+    return nw.BLAS_SINGLE_THREAD_MNK if nw.BLAS_MAY_THREAD else None
 
 
 def _machine(threads: int, blas_threads: int) -> dict:
@@ -376,6 +406,7 @@ def _machine(threads: int, blas_threads: int) -> dict:
             "python": platform.python_version(), "platform": platform.platform(), "numpy": np.__version__,
             "torch": tv, "blas": blas, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
             "blas_threads": blas_threads, "nw_threads": threads, "torch_threads": threads,
+            "nw_blas_product_cap": _nw_blas_cap(),
             "loadavg_start": list(os.getloadavg())}
 
 
@@ -526,16 +557,19 @@ def _targets(res: dict) -> dict:
         mt = fw["methods"]
         if mt["torch"]["status"] == "ok":
             r = mt["torch"]["paired_ratio_to_nw"]
-            out[f"{fw['label']}: torch SDPA time / nw time >= {TARGETS['torch_over_nw']}"] = {"value": r, "met": r >= TARGETS["torch_over_nw"]}
+            out[f"{fw['label']}: torch SDPA time / nw time >= {TARGETS['torch_over_nw']}"] = {
+                "value": r, "met": r >= TARGETS["torch_over_nw"]}
         r = 1 / mt["floor"]["paired_ratio_to_nw"]
-        out[f"{fw['label']}: nw time / floor time <= {TARGETS['nw_over_floor']}"] = {"value": r, "met": r <= TARGETS["nw_over_floor"]}
+        out[f"{fw['label']}: nw time / floor time <= {TARGETS['nw_over_floor']}"] = {
+            "value": r, "met": r <= TARGETS["nw_over_floor"]}
     series = [s for s in res["memory"]["series"] if s["status"] == "ok"] + [res["memory"]["forward"]["nw"]]
     worst = max(max(s["extra_rss_bytes"], s["tracemalloc_peak_bytes"]) - s["result_bytes"] for s in series)
     worst_frac = max((max(s["extra_rss_bytes"], s["tracemalloc_peak_bytes"]) - s["result_bytes"]) / s["cap_bytes"]
                      for s in series)
     out["nw peak extra memory (RSS and traced, less the result) / cap <= 1, every size"] = {
         "value": worst_frac, "met": worst_frac <= 1, "worst_bytes": worst}
-    out[f"whole benchmark under {TARGETS['budget_s']:.0f} s"] = {"value": res["elapsed_s"], "met": res["elapsed_s"] <= TARGETS["budget_s"]}
+    out[f"whole benchmark under {TARGETS['budget_s']:.0f} s"] = {
+        "value": res["elapsed_s"], "met": res["elapsed_s"] <= TARGETS["budget_s"]}
     return out
 
 
@@ -546,7 +580,8 @@ def _mib(b: float | None) -> str:
 def format_report(res: dict) -> str:
     mc, st = res["machine"], res["settings"]
     T = st["threads"]
-    L = [f"NW ensemble benchmark ({res['sizes']['name']}), float64. Machine: {mc['cpu_model']}, {mc['usable_cpus']} usable CPUs, "
+    L = [f"NW ensemble benchmark ({res['sizes']['name']}), float64. Machine: {mc['cpu_model']}, "
+         f"{mc['usable_cpus']} usable CPUs, "
          f"AVX512F {mc['avx512f']}; numpy {mc['numpy']} ({mc['blas']}), torch {mc['torch'] or 'not installed'}",
          f"threads: nw {T}, torch {T}, BLAS {st['blas_threads']} (OPENBLAS_NUM_THREADS={mc['OPENBLAS_NUM_THREADS']}); "
          f"load average {mc['loadavg_start'][0]:.2f} at start, {mc['loadavg_end'][0]:.2f} at end; "
@@ -554,9 +589,11 @@ def format_report(res: dict) -> str:
     for fw in res["forward"]:
         s = fw["shape"]
         L.append("")
-        L.append(f"{fw['label']}: R x H x m x n x d_k x p = {s['R']} x {s['H']} x {s['m']} x {s['n']} x {s['d']} x {s['p']} "
+        L.append(f"{fw['label']}: R x H x m x n x d_k x p = "
+                 f"{' x '.join(str(s[a]) for a in ('R', 'H', 'm', 'n', 'd', 'p'))} "
                  f"({fw['scores'] / 1e6:.1f}M scores)" + (f"  [{fw['note']}]" if fw["note"] else ""))
-        L.append(f"  {'method':28s} {'median s':>9s} {'ns/score':>9s} {'x nw time':>9s} {'paired':>7s} {'max rel diff':>13s}")
+        L.append(f"  {'method':28s} {'median s':>9s} {'ns/score':>9s} {'x nw time':>9s} {'paired':>7s} "
+                 f"{'max rel diff':>13s}")
         nw_t = fw["methods"]["nw"]["median_s"]
         for m in METHODS:
             r = fw["methods"][m]
@@ -570,9 +607,11 @@ def format_report(res: dict) -> str:
     tot = p["total_s"]
     L.append("")
     L.append(f"Profile of nw_estimate's arithmetic on {res['forward'][0]['label']}, one thread, "
-             f"{p['rows_per_block']} rows per block ({tot:.2f} s):")
-    L.append("  " + ", ".join(f"{k} {v:.3f} s ({100 * v / tot:.0f}%)" for k, v in p["stages_s"].items())
-             + f", Python/loop {p['other_s']:.3f} s")
+             f"{p['rows_per_block']} rows per block ({tot:.2f} s without the shift):")
+    L.append("  " + ", ".join(f"{k} {v:.3f} s ({100 * v / tot:.0f}%)" for k, v in p["stages_s"].items()
+                              if not k.startswith("shift")) + f", Python/loop {p['other_s']:.3f} s")
+    L.append("  the row-maximum shift, used only for scores beyond FAST_EXP_BOUND, would add: "
+             + ", ".join(f"{k[7:]} {v:.3f} s" for k, v in p["stages_s"].items() if k.startswith("shift")))
     e = p["exp_ns_per_element"]
     L.append(f"  numpy exp: float64 {e['float64']:.2f} ns/element, float32 {e['float32']:.2f} ns/element "
              f"(float64 exp is SIMD only with AVX512F: {mc['avx512f']})")
@@ -590,7 +629,8 @@ def format_report(res: dict) -> str:
     mem = res["memory"]
     L.append("")
     L.append("Peak memory beyond the inputs (MiB): " + mem["how"])
-    L.append(f"  {'method':28s} {'RSS':>9s} {'traced':>9s}  (scores alone would be {_mib(8 * res['forward'][0]['scores']).strip()})")
+    L.append(f"  {'method':28s} {'RSS':>9s} {'traced':>9s}  "
+             f"(scores alone would be {_mib(8 * res['forward'][0]['scores']).strip()})")
     for m in METHODS:
         r = mem["forward"][m]
         if r["status"] != "ok":
@@ -608,21 +648,26 @@ def format_report(res: dict) -> str:
     en = res["engine"]
     c = en["config"]
     L.append("")
-    L.append(f"Engine, one fixed design (n={c['n']}, m={c['m']}, H={c['H']}, d={c['d']}, d_k={c['d_k']}): head covariances")
+    L.append(f"Engine, one fixed design (n={c['n']}, m={c['m']}, H={c['H']}, d={c['d']}, d_k={c['d_k']}): "
+             "head covariances")
     L.append(f"  exact (decompose R=1): {en['exact']['time_s']:.3f} s, max rel error vs long double "
              f"{en['exact']['rel_err_vs_longdouble']:.1e}")
     for s in en["simulate"]:
         L.append(f"  simulation N={s['N']:6d}: {s['time_s']:.3f} s, rel SE max {s['rel_se_max']:.1e} "
                  f"(median {s['rel_se_median']:.1e}), max rel error {s['rel_err_max']:.1e}")
+    de = en["decompose"]
+    L.append(f"  decompose with R={de['R']} designs: exact {de['exact_s']:.3f} s, simulate {de['simulate_s']:.3f} s "
+             "(min of 2; exact also removes the noise's sampling error)")
     L.append(f"  simulation reaches rel SE {en['simulation_rel_se_in_1s']:.1e} in 1 s; 1e-3 needs "
              f"{en['simulation_seconds_for_rel_se_1e-3']:.3g} s; the exact path's error needs "
              f"{en['simulation_draws_to_match_exact']:.2g} draws = {en['simulation_seconds_to_match_exact']:.2g} s")
     L.append("")
-    L.append("Targets (ratios of medians from this run):")
+    L.append("Targets (speed: median over the rounds of the back-to-back time ratio, this run):")
     for k, v in res["targets"].items():
         L.append(f"  {'met   ' if v['met'] else 'MISSED'} {k}: {v['value']:.3g}")
-    if not all(v["met"] for v in res["targets"].values()):
-        L.append("  What limits a missed speed target: see the profile (exp share) and the float64 exp cost above.")
+    if any(not v["met"] for k, v in res["targets"].items() if "torch" in k):
+        L.append("  The torch target is out of reach of numpy: its float64 exp (scalar libm code without AVX512F) "
+                 "alone costs more than the time allowed, see the profile; torch's SDPA uses a vectorised exp.")
     L.append(f"Total {res['elapsed_s']:.0f} s" + (f"; JSON: {res['json_path']}" if "json_path" in res else ""))
     return "\n".join(L)
 
@@ -630,10 +675,12 @@ def format_report(res: dict) -> str:
 def cli_bench(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m verify bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smaller sizes, ~20-30 s")
-    p.add_argument("--json", default="bench.json", metavar="FILE", help="where to write the figures (default bench.json)")
+    p.add_argument("--json", default="bench.json", metavar="FILE",
+                   help="where to write the figures (default bench.json)")
     p.add_argument("--repeats", type=int, default=3, help="interleaved rounds per method (default 3)")
     p.add_argument("--threads", type=int, default=None, help="nw_estimate and torch threads (default: usable CPUs)")
-    p.add_argument("--blas-threads", type=int, default=1, help="OPENBLAS/OMP/MKL_NUM_THREADS of the children (default 1)")
+    p.add_argument("--blas-threads", type=int, default=1,
+                   help="OPENBLAS/OMP/MKL_NUM_THREADS of the children (default 1)")
     a = p.parse_args(argv)
     for name in ("repeats", "threads", "blas_threads"):
         v = getattr(a, name)

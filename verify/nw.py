@@ -14,9 +14,16 @@ array argument is float32, float64 otherwise.
 
 Numerics
 --------
-* Scores are shifted by their row maximum before ``exp`` (log-sum-exp), so every kernel
-  value is in ``(0, 1]`` and the row with the maximum contributes exactly 1: no overflow, no
-  0/0, whatever the score magnitude (finite scores).
+* Where a block's scores are known to be small, ``|score| <= B`` with
+  ``B = max ||s q|| max ||k||`` (Cauchy-Schwarz; Gaussian: ``+ max ||k - c||^2/(2b^2)``) at
+  most ``FAST_EXP_BOUND`` (512 in float64, 64 in float32) and ``n e^B max|v - r|`` far below
+  the float range, ``exp`` is applied to the scores as they are: every kernel value is in
+  ``[e^-B, e^B]``, a normal number, and no sum can overflow.  This saves two passes over the
+  scores (row maximum, subtraction), a quarter of the work besides ``exp``.
+* Otherwise scores are shifted by their row maximum before ``exp`` (log-sum-exp), so every
+  kernel value is in ``(0, 1]`` and the row with the maximum contributes exactly 1: no
+  overflow, no 0/0, whatever the score magnitude (finite scores).
+* Either way the common factor ``e^shift`` cancels in the ratio; only rounding differs.
 * Gaussian scores drop the per-query term ``-||q||^2/(2b^2)`` (it cancels in the ratio), and
   queries and keys are first centred on the mean key (``||q - k||`` is translation invariant):
   ``score_ij = (q_i - c).(k_j - c)/b^2 - ||k_j - c||^2/(2b^2)``.  This avoids the cancellation
@@ -37,20 +44,24 @@ matmuls) and never exceed the memory cap.
 
 The cap (``max_memory`` bytes per call, default :func:`get_default_max_memory`, 256 MiB)
 bounds the extra arrays this module allocates at any one time, in all its threads together,
-counted as elements times the item size: per score row the scores (``nw_estimate`` only; ``nw_weights`` writes its
-scores into the result), the scaled query, the row maximum/sum and the ``p + 1`` matmul
-outputs; per key set in the block the values centred with a ones column and, for the
-Gaussian kernel, the centred keys, their squares' temporary and half-norms; plus numpy's
-ufunc iteration buffers (two of ``np.getbufsize()`` elements, used by the broadcasting
-in-place operations).  Not counted: the result itself, the float conversion of integer
-inputs (and of float32 ones mixed with float64), validation temporaries of input size
-(finiteness masks) and BLAS's internal buffers.
+counted as elements times the item size: per score row the scores (``nw_estimate`` only;
+``nw_weights`` writes its scores into the result), the scaled query, the row maximum/sum (or
+squared norm) and the ``p + 1`` matmul outputs; per key set in the block the values centred
+with a ones column and, for the Gaussian kernel, the centred keys, their squares' temporary
+and half-norms; before the blocks, the keys' squared norms (softmax; at most a quarter of the
+cap at a time) and, per key set and column, the values' range; plus numpy's ufunc iteration
+buffers (two of ``np.getbufsize()`` elements, used by the broadcasting in-place operations).
+Not counted: the result itself, the float conversion of integer inputs (and of float32 ones
+mixed with float64), validation temporaries of input size (finiteness masks) and BLAS's
+internal buffers.
 ``tests/test_nw.py`` checks the cap with ``tracemalloc``.  If even one query row against one
 key set does not fit, the call raises :class:`VerifyError`.
 
-Blocks also keep every BLAS product below ``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where
-OpenBLAS (numpy's wheels) stays on one thread: its own threads inside ours, or on a loaded
-machine, made a cache-sized product 5-10x slower (measured, 2 cores).
+Unless ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is 1, blocks also keep every BLAS
+product below ``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where OpenBLAS (numpy's wheels) stays
+on one thread: its own threads inside ours, or on a loaded machine, made a cache-sized product
+5-10x slower (measured, 2 cores).  So the block rows, and with them the rounding, may differ
+between the two settings (never between thread counts).
 
 Threads
 -------
@@ -84,6 +95,7 @@ __all__ = [
     "CACHE_BLOCK_BYTES",
     "get_default_max_memory",
     "set_default_max_memory",
+    "FAST_EXP_BOUND",
     "MIN_PARALLEL_SCORES",
     "BLAS_SINGLE_THREAD_MNK",
     "get_default_threads",
@@ -92,16 +104,35 @@ __all__ = [
 
 KERNELS = ("softmax", "gaussian")
 
+#: Largest score bound B for which exp is taken without the row-maximum shift: e^-B and
+#: n e^B stay normal numbers with room to spare (float64: e^-708..e^709; float32: e^-87..e^88).
+FAST_EXP_BOUND = {np.dtype(np.float64): 512.0, np.dtype(np.float32): 64.0}
+
 #: Default cap on the extra working memory of one call, in bytes (see the module docstring).
 DEFAULT_MAX_MEMORY = 256 * 2**20
 
-#: Target size of one block of scores: a quarter of a 1 MiB L2, so the block is still cached
-#: when exp and the second matmul read it (measured: 32-64 rows of 1024 keys are the fastest).
-CACHE_BLOCK_BYTES = 256 * 2**10
+#: Target size of one block of scores: one core's L2 (512 KiB on the 2-core AMD EPYC we measure
+#: on; lscpu's "1 MiB (2 instances)" is the total), so the block is still cached when exp and
+#: the second matmul read it. Measured (python -m verify bench, block sweep, 1024 keys; loaded
+#: machine, +-20%): 8 rows 1.7x slower, 16-32 rows 1.1-1.3x, 64 rows (512 KiB) the fastest or
+#: level with 128; with n = 256 it batches 4 key sets per block (~10% faster than 2).
+CACHE_BLOCK_BYTES = 512 * 2**10
 
 #: OpenBLAS runs a gemm on one thread while m*n*k < 2**19 (and on up to m*n*k / 2**18 threads
-#: above); every product here stays below, so the BLAS thread setting cannot matter.
+#: above); unless the environment pins BLAS to one thread, every product here stays below.
 BLAS_SINGLE_THREAD_MNK = 2**19
+
+
+def _blas_may_thread() -> bool:
+    """False when the environment pins OpenBLAS to one thread (it reads these variables once, as
+    it loads; the first one set wins)."""
+    for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(var, "").strip():
+            return os.environ[var].strip() != "1"
+    return True
+
+
+BLAS_MAY_THREAD = _blas_may_thread()
 
 #: Calls with fewer scores run in the calling thread: a hand-off to the pool costs ~0.1 ms,
 #: 2**18 scores take ~2-3 ms (mostly numpy's float64 exp, ~6-10 ns each).
@@ -194,6 +225,7 @@ class _Problem:
         self.q = np.broadcast_to(q, self.batch + q.shape[-2:])
         self.k = np.broadcast_to(k, self.batch + k.shape[-2:])
         self.v = None if values is None else np.broadcast_to(arrays[2], self.batch + arrays[2].shape[-2:])
+        self.k_raw, self.v_raw = k, (None if values is None else arrays[2])
         self.p = 0 if values is None else arrays[2].shape[-1]
 
         self.kernel = kernel
@@ -214,29 +246,33 @@ class _Problem:
                 raise fail("bandwidth", repr(bandwidth), "a bandwidth whose 1/b^2 is finite")
             self.factor = self.dtype.type(inv_b2)
         self.cap = get_default_max_memory() if max_memory is None else positive_int("max_memory", max_memory)
+        self.log_max = math.log(float(np.finfo(self.dtype).max)) - 2   # e^2 below overflow
 
     # ------------------------------------------------------------------ block planning
 
-    def plan(self, row_cost: int, item_cost: int, width: int) -> tuple[int, int, int]:
+    def plan(self, row_cost: int, item_cost: int, width: int, reserved: int = 0) -> tuple[int, int, int]:
         """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` (see module docstring) and the
         elements one block allocates.
 
         ``row_cost`` / ``item_cost``: extra elements per score row / per key set in a block;
-        ``width``: the widest inner dimension of a BLAS product (d_k, or p + 1 for the values).
+        ``width``: the widest inner dimension of a BLAS product (d_k, or p + 1 for the values);
+        ``reserved``: elements held for the whole call (per-key-set norms and value ranges).
         """
         A = self.batch + (self.m,)
         nb = len(self.batch)
-        units = (self.cap - _ufunc_buffer_bytes(self.dtype)) // self.dtype.itemsize
-        rows_target = max(1, min(CACHE_BLOCK_BYTES // (self.n * self.dtype.itemsize),
-                                 (BLAS_SINGLE_THREAD_MNK - 1) // (self.n * width)))
-        c = min(self.m, rows_target, (units - item_cost) // row_cost)
+        self.reserved = reserved
+        units = (self.cap - _ufunc_buffer_bytes(self.dtype)) // self.dtype.itemsize - reserved
+        rows_target = max(1, CACHE_BLOCK_BYTES // (self.n * self.dtype.itemsize))
+        rows_blas = max(1, (BLAS_SINGLE_THREAD_MNK - 1) // (self.n * width)) if BLAS_MAY_THREAD else self.m
+        c = min(self.m, rows_target, rows_blas, (units - item_cost) // row_cost)
         if c < 1:
-            need = (row_cost + item_cost) * self.dtype.itemsize + _ufunc_buffer_bytes(self.dtype)
+            need = (row_cost + item_cost + reserved) * self.dtype.itemsize + _ufunc_buffer_bytes(self.dtype)
             raise fail("max_memory", f"{self.cap} bytes",
                        f"at least {need} bytes (numpy's ufunc buffers plus one query row against n={self.n} keys"
                        + (f" with p={self.p} value columns)" if self.v is not None else ")"))
         if c < self.m or nb == 0:
             return nb, c, c * row_cost + item_cost
+        # whole key sets per block: numpy's matmul makes one product per key set (m rows)
         unit_rows, unit_units = self.m, self.m * row_cost + item_cost
         for j in range(nb - 1, -1, -1):
             c = min(A[j], rows_target // unit_rows, units // unit_units)
@@ -254,21 +290,44 @@ class _Problem:
         if threads == 1 or math.prod(self.batch) * self.m * self.n < MIN_PARALLEL_SCORES:
             return 1
         per_worker = block_units * self.dtype.itemsize + _ufunc_buffer_bytes(self.dtype)
-        return max(1, min(threads, self.cap // per_worker))
+        return max(1, min(threads, (self.cap - self.reserved * self.dtype.itemsize) // per_worker))
 
-    def prepare_keys(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-        """(keys transposed for the matmul, Gaussian centre, Gaussian half-norms / b^2)."""
+    def key_norms(self) -> np.ndarray | None:
+        """Softmax: the largest key norm of every key set, shape ``batch`` (broadcast), from
+        the unbroadcast keys, as many key sets at a time as a quarter of the cap holds."""
+        if self.kernel != "softmax":
+            return None
+        raw = self.k_raw
+        lead = raw.shape[:-2]
+        out = np.empty(lead, dtype=self.dtype)
+        t = 0                                           # loop over lead[:t], vectorise the rest
+        while t < len(lead) and math.prod(lead[t:]) * self.n * self.dtype.itemsize > self.cap // 4:
+            t += 1
+        for idx in np.ndindex(*lead[:t]):
+            sq = np.einsum("...nd,...nd->...n", raw[idx], raw[idx])
+            out[idx] = np.sqrt(np.max(sq, axis=-1))
+        return np.broadcast_to(out, self.batch)
+
+    def prepare_keys(self, kidx: tuple, key_norms: np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, float, float]:
+        """(keys transposed for the matmul, Gaussian centre, Gaussian half-norms / b^2, the
+        largest key norm, the largest half-norm) of the key sets ``kidx``: the last two bound
+        the scores."""
+        k = self.k[kidx]
         if self.kernel == "softmax":
-            return k.swapaxes(-1, -2), None, None
+            return k.swapaxes(-1, -2), None, None, float(np.max(key_norms[kidx])), 0.0
         centre = k.mean(axis=-2, keepdims=True)
         kc = k - centre
         half = np.einsum("...nd,...nd->...n", kc, kc)
+        knorm = math.sqrt(float(np.max(half)))
         half *= self.factor * self.dtype.type(0.5)
-        return kc.swapaxes(-1, -2), centre, half[..., None, :]
+        return kc.swapaxes(-1, -2), centre, half[..., None, :], knorm, float(np.max(half))
 
-    def scores(self, q: np.ndarray, keys: tuple, out: np.ndarray) -> np.ndarray:
-        """Scores of the block, shifted so each row's maximum is 0, exponentiated in ``out``."""
-        kT, centre, half = keys
+    def scores(self, q: np.ndarray, keys: tuple, out: np.ndarray, log_spread: float = 0.0) -> np.ndarray:
+        """Kernel values of the block in ``out``: ``exp(score)`` where the scores are bounded
+        (module docstring, Numerics), else ``exp(score - row max)``. ``log_spread``: log of
+        the largest ``|v - r|`` the kernel values will multiply (0 for the weights)."""
+        kT, centre, half, knorm, half_max = keys
         if centre is None:
             qs = q * self.factor                      # s <q, k>
         else:
@@ -277,6 +336,12 @@ class _Problem:
         np.matmul(qs, kT, out=out)
         if half is not None:
             out -= half                               # - ||k - c||^2 / (2 b^2)
+        qnorm = math.sqrt(float(np.max(np.einsum("...d,...d->...", qs, qs))))
+        # |score| <= B (Cauchy-Schwarz); a NaN/inf bound fails the test and takes the shift
+        B = qnorm * knorm * (1 + 1e-6) + half_max * (1 + 1e-6)  # the factor: rounding of the norms
+        if B <= FAST_EXP_BOUND[self.dtype] and B + math.log(self.n) + max(log_spread, 0.0) <= self.log_max:
+            np.exp(out, out=out)                      # e_ij = exp(score_ij) in [e^-B, e^B]
+            return out
         top = np.max(out, axis=-1, keepdims=True)
         if not np.all(np.isfinite(top)):
             raise fail("queries/keys",
@@ -385,7 +450,8 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
     gauss = P.kernel == "gaussian"
     row_cost = P.d * (2 if gauss else 1) + 2
     item_cost = (2 * P.n * P.d + P.n + P.d) if gauss else 0
-    j, c, block_units = P.plan(row_cost, item_cost, P.d)
+    j, c, block_units = P.plan(row_cost, item_cost, P.d, reserved=0 if gauss else math.prod(P.k_raw.shape[:-2]))
+    key_norms = P.key_norms()
 
     def make_worker() -> Callable[[tuple, tuple], None]:
         current: list = [None, None]  # key-set index, its prepared keys
@@ -393,9 +459,9 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
         def work(idx: tuple, kidx: tuple) -> None:
             if current[0] != kidx:
                 current[:] = None, None
-                current[:] = kidx, P.prepare_keys(P.k[kidx])
+                current[:] = kidx, P.prepare_keys(kidx, key_norms)
             S = P.scores(P.q[idx], current[1], out[idx])
-            S /= np.sum(S, axis=-1, keepdims=True)    # each row's sum is >= 1 (its maximum is exp(0))
+            S /= np.sum(S, axis=-1, keepdims=True)    # a normal number: >= 1 after the shift, >= e^-B without
         return work
 
     P.run(j, c, block_units, make_worker)
@@ -416,31 +482,39 @@ def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax"
     gauss = P.kernel == "gaussian"
     n, d, p = P.n, P.d, P.p
     row_cost = n + d * (2 if gauss else 1) + (p + 1) + 1
-    item_cost = n * (p + 1) + 3 * p + ((2 * n * d + n + d) if gauss else 0)
-    j, c, block_units = P.plan(row_cost, item_cost, max(d, p + 1))
+    item_cost = n * (p + 1) + ((2 * n * d + n + d) if gauss else 0)
+    # norms: one per key set; lo, hi, r: p per value set, and two temporaries of that size
+    reserved = (0 if gauss else math.prod(P.k_raw.shape[:-2])) + 5 * p * math.prod(P.v_raw.shape[:-2])
+    j, c, block_units = P.plan(row_cost, item_cost, max(d, p + 1), reserved)
     rows_max = c * math.prod((P.batch + (P.m,))[j + 1:])
     one, half = P.dtype.type(1), P.dtype.type(0.5)
+    key_norms = P.key_norms()
+    # per key set and column (unbroadcast, then broadcast views): the values' mid-range r
+    lo, hi = P.v_raw.min(axis=-2, keepdims=True), P.v_raw.max(axis=-2, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):   # a spread beyond the float range: below
+        ref_all = lo + (hi - lo) * half                   # mid-range: exactly v when v is constant
+        if not np.all(np.isfinite(ref_all)):
+            ref_all = np.where(np.isfinite(ref_all), ref_all, lo * half + hi * half)
+        dev_all = np.broadcast_to(np.max(hi - lo, axis=(-2, -1)), P.batch)   # 2 max |v - r|, maybe inf
+    ref_all = np.broadcast_to(ref_all, P.batch + (1, p))
 
     def make_worker() -> Callable[[tuple, tuple], None]:
         buffer = np.empty(rows_max * n, dtype=P.dtype)
-        current: list = [None, None, None, None]  # key-set index, prepared keys, [v - r, 1], r
+        current: list = [None] * 5  # key-set index, prepared keys, [v - r, 1], r, log max |v - r|
 
         def work(idx: tuple, kidx: tuple) -> None:
             if current[0] != kidx:
-                current[:] = None, None, None, None       # the previous key set's arrays go first
-                prepared = P.prepare_keys(P.k[kidx])
-                v = P.v[kidx]
-                lo, hi = v.min(axis=-2, keepdims=True), v.max(axis=-2, keepdims=True)
-                ref = lo + (hi - lo) * half                       # mid-range: exactly v when v is constant
-                if not np.all(np.isfinite(ref)):                  # spread beyond the float range
-                    ref = np.where(np.isfinite(ref), ref, lo * half + hi * half)
+                current[:] = [None] * 5                   # the previous key set's arrays go first
+                prepared = P.prepare_keys(kidx, key_norms)
+                v, ref = P.v[kidx], ref_all[kidx]
                 v_aug = np.empty(v.shape[:-1] + (p + 1,), dtype=P.dtype)
                 np.subtract(v, ref, out=v_aug[..., :p])
                 v_aug[..., p] = one
-                current[:] = kidx, prepared, v_aug, ref
-            _, prepared, v_aug, ref = current
+                dev = float(np.max(dev_all[kidx])) * 0.5 * (1 + 1e-6)  # bounds |v - r| (rounding included)
+                current[:] = kidx, prepared, v_aug, ref, (math.log(dev) if dev > 0 else -math.inf)
+            _, prepared, v_aug, ref, log_spread = current
             q = P.q[idx]
-            S = P.scores(q, prepared, buffer[: math.prod(q.shape[:-1]) * n].reshape(q.shape[:-1] + (n,)))
+            S = P.scores(q, prepared, buffer[: math.prod(q.shape[:-1]) * n].reshape(q.shape[:-1] + (n,)), log_spread)
             acc = np.matmul(S, v_aug)                     # [sum_j e_ij (v_j - r), sum_j e_ij]
             o = out[idx]
             np.divide(acc[..., :p], acc[..., p:], out=o)
