@@ -460,7 +460,7 @@ def _asymptotics(der: Derivation) -> None:
              and _alg_zero(sp.limit((h + 1) ** beta / h**beta * PHI**-2, h, sp.oo) - PHI**-2),
              why="Tannery (fib_weight_limit, fib_weight_domination): W_fib_best -> V_1 sum phi^(-2h-2) h^beta "
                  "= the geometric limit at r = 1/phi > 0: no decay to 0", uses=["w_fib_best", "binet", "profile_poly"])
-    der.step("fib_beats_uniform_beta1", sp.Gt(1 / PHI, sp.sqrt(2) - 1), by="nonneg",
+    der.step("fib_beats_uniform_beta1", sp.Gt(1 / PHI, sp.sqrt(2) - 1, evaluate=False), by="nonneg",
              why="beta = 1: Fibonacci -> V_1/phi^2 < V_1/2 (r = 1/phi > sqrt 2 - 1)",
              uses=["w_fib_best", "profile_poly"])
     der.step("fib_worst_floor", _eq(PHI ** (H - 2) / PHI ** (H + 1), PHI**-3), by="simplify",
@@ -502,7 +502,7 @@ def _correlated(der: Derivation) -> None:
            + rho * sum(a_ * sp.sqrt(V_) for a_, V_ in zip(al, Vs)) ** 2)
     der.step("corr_identity_H4", _eq(W, rhs), by="expand",
              why="W = (1-rho) sum a^2 V + rho (sum a sqrt V)^2 (bilinearity; any H)", uses=uses)
-    der.step("corr_uniform_growth", _eq((1 / (s_ + 1)) ** 2, 4 / (beta + 2) ** 2).subs(s_, beta / 2), by="simplify",
+    der.step("corr_uniform_growth", _eq(((1 / (s_ + 1)) ** 2).subs(s_, beta / 2), 4 / (beta + 2) ** 2), by="simplify",
              why="stolz with s = beta/2: (sum sqrt(V_h)/H)^2 ~ 4 V_1 H^beta/(beta+2)^2 -> oo for beta > 0, "
                  "so W_unif >= rho * that grows", uses=uses + ["w_uniform"])
     der.step("corr_geom_bounded", _eq(sp.Limit((h + 1) ** (beta / 2) / h ** (beta / 2) * r, h, sp.oo), r),

@@ -202,6 +202,9 @@ class Derivation:
             raise ValueError(f"unknown check method {by!r}; choose from {CHECK_METHODS}")
         uses = tuple(uses)
         self._check_uses(name, uses)
+        if relation in (sp.true, sp.false) and by not in ("custom", "unchecked"):
+            raise ValueError(f"{self.claim}/{name}: the relation was evaluated to {relation} when it was built; "
+                             "build it with evaluate=False so the record shows the statement")
         st = Step(name=name, relation=relation, method=by, why=why, uses=uses)
         t0 = time.perf_counter()
         if by == "unchecked":
@@ -300,10 +303,6 @@ class Derivation:
                 sign = certificate.is_positive if strict else certificate.is_nonnegative
                 return bool(same and sign)
             raise ValueError(f"method {by!r} does not apply to an inequality")
-        if relation is sp.true:
-            return True
-        if relation is sp.false:
-            return False
         raise ValueError(f"cannot check {type(relation).__name__} {relation!r} by {by!r}")
 
     def _rng(self) -> random.Random:
