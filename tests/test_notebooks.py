@@ -22,8 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXPECTED = ["01_decomposition", "02_hdi_and_orthogonality", "03_scaling_law", "04_weighting",
             "05_attention_as_nw", "06_pretrained_hdi"]
-# The limit per notebook, top to bottom on a CI machine (measured here: 5-12 s each).
-MAX_SECONDS = 60.0
 # Per-cell limit for nbclient: a hung cell fails the test instead of blocking the suite.
 CELL_TIMEOUT = 120
 TEXT_MIMES = ("text/plain", "text/latex", "text/markdown")
@@ -117,7 +115,7 @@ def test_stored_outputs_are_complete(path: Path) -> None:
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_notebook_runs_and_matches_stored_text(executed: dict, name: str) -> None:
-    nb, seconds = executed[name]
+    nb, _seconds = executed[name]
     fresh = _texts(nb)
     errors = [o for cell in fresh for o in cell if o[0] == "error"]
     assert not errors, f"{name} raised: {errors}"
@@ -126,4 +124,4 @@ def test_notebook_runs_and_matches_stored_text(executed: dict, name: str) -> Non
     for k, (a, b) in enumerate(zip(fresh, stored)):
         assert a == b, (f"{name}: code cell {k} output differs from the stored one; "
                         "run `python -m verify.notebook refresh` if the change is intended")
-    assert seconds < MAX_SECONDS, f"{name} took {seconds:.1f} s"
+    # Time is measured, not asserted (python -m verify.notebook refresh prints it per notebook).

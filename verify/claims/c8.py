@@ -398,7 +398,7 @@ def _plot(ctx: Context, mc: dict[str, Any]) -> dict[str, str]:
     path = ctx.plot_path("weighting_decay")
     if path is None:
         return {}
-    beta = MC_PROFILES[0][1]
+    beta, r, V_1 = MC_PROFILES[0][1], 0.5, 1.0
     fig, ax = plots.new_figure(f"C8: weighted variance Σ α_h² V_h vs H, V_h = h^{beta:g} (zero covariance)\n"
                                "lines: closed forms; points: Monte Carlo (± 2 SE)", "heads H", "MSE (variance part)")
     Hs = np.unique(np.round(np.geomspace(1, 256, 40)).astype(int))
@@ -406,11 +406,11 @@ def _plot(ctx: Context, mc: dict[str, Any]) -> dict[str, str]:
               "fib_worst": "Fibonacci, worst first", "inverse": "inverse variance"}
     for i, s in enumerate(SCHEMES):
         color = f"C{i}"
-        ax.plot(Hs, [closed_form(s, "poly", int(H), 1.0, beta, 0.5) for H in Hs], "-", color=color, label=labels[s])
+        ax.plot(Hs, [closed_form(s, "poly", int(H), V_1, beta, r) for H in Hs], "-", color=color, label=labels[s])
         pts = [row for row in mc["rows"] if row["profile"] == "poly" and row["scheme"] == s]
         ax.errorbar([p["H"] for p in pts], [p["mc_mean"] for p in pts], yerr=[2 * p["mc_se"] for p in pts], fmt="o",
                     color=color, ms=4, capsize=2)
-    ax.axhline(0.25, color="C1", ls=":", lw=0.8, label="geometric floor (1 − r)² V_1")
+    ax.axhline((1 - r) ** 2 * V_1, color="C1", ls=":", lw=0.8, label="geometric floor (1 − r)² V_1")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.legend(fontsize=7)
