@@ -12,6 +12,7 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
@@ -27,3 +28,19 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("default")
+
+
+@pytest.fixture(scope="module")
+def saved(request, tmp_path_factory):
+    """The quick run (seed 0) of the claim named by the test module's ``CLAIM``, with its output
+    folder (plots, counterexamples): ``(ClaimResult, Path)``, computed once per module."""
+    from verify.claims import Context, run_claim
+
+    claim = request.module.CLAIM
+    out = tmp_path_factory.mktemp(claim.lower())
+    return run_claim(claim, Context(seed=0, quick=True, out=out)), out
+
+
+@pytest.fixture(scope="module")
+def result(saved):
+    return saved[0]

@@ -41,15 +41,8 @@ PARTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    out = tmp_path_factory.mktemp("c1")
-    return run_claim("C1", Context(seed=0, quick=True, out=out)), out
-
-
-@pytest.fixture(scope="module")
-def result(saved):
-    return saved[0]
+#: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
+CLAIM = "C1"
 
 
 def _part(result, pid):

@@ -25,9 +25,8 @@ TORCH_RTOL = 1e-12
 WEIGHT_TOL = 1e-13
 
 
-@pytest.fixture(scope="module")
-def result():
-    return run_claim("C2", Context(seed=0, quick=True))
+#: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
+CLAIM = "C2"
 
 
 def _part(result, pid):

@@ -10,7 +10,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
@@ -28,15 +27,8 @@ REF_RTOL = 1e-12
 FORMULA_RTOL = 1e-12
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    out = tmp_path_factory.mktemp("c3")
-    return run_claim("C3", Context(seed=0, quick=True, out=out)), out
-
-
-@pytest.fixture(scope="module")
-def result(saved):
-    return saved[0]
+#: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
+CLAIM = "C3"
 
 
 def _part(result, pid):

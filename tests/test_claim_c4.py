@@ -32,15 +32,8 @@ ANGLE_TOL = 1e-12
 SCIPY_ARCCOS_MIN = 1e-3
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    out = tmp_path_factory.mktemp("c4")
-    return run_claim("C4", Context(seed=0, quick=True, out=out)), out
-
-
-@pytest.fixture(scope="module")
-def result(saved):
-    return saved[0]
+#: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
+CLAIM = "C4"
 
 
 def _part(result, pid):

@@ -32,15 +32,8 @@ ORTH_TOL = 1e-12
 TIGHT = [(3, 1, 2), (4, 1, 3), (5, 1, 2), (3, 2, 4), (3, 2, 3), (2, 1, 3), (3, 2, 6), (6, 2, 5)]
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    out = tmp_path_factory.mktemp("c6")
-    return run_claim("C6", Context(seed=0, quick=True, out=out)), out
-
-
-@pytest.fixture(scope="module")
-def result(saved):
-    return saved[0]
+#: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
+CLAIM = "C6"
 
 
 def _part(result, pid):

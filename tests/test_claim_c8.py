@@ -38,15 +38,8 @@ PARTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    out = tmp_path_factory.mktemp("c8")
-    return run_claim("C8", Context(seed=0, quick=True, out=out)), out
-
-
-@pytest.fixture(scope="module")
-def result(saved):
-    return saved[0]
+#: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
+CLAIM = "C8"
 
 
 def _part(result, pid):

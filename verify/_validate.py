@@ -97,7 +97,7 @@ def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
 def full_column_rank(name: str, W: np.ndarray) -> None:
     """Each trailing ``(d, k)`` matrix of ``W`` must have rank ``k``."""
     if W.shape[-2] < W.shape[-1]:
-        raise fail(name, f"shape {W.shape}", f"matrices (..., d, d_k) with d_k <= d, as a rank-d_k projection needs")
+        raise fail(name, f"shape {W.shape}", "matrices (..., d, d_k) with d_k <= d, as a rank-d_k projection needs")
     s = np.linalg.svd(W.astype(np.float64), compute_uv=False)
     smax = s[..., :1]
     deficient = np.any(s <= RANK_RTOL * np.maximum(smax, np.finfo(float).tiny), axis=-1)
