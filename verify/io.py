@@ -1,0 +1,159 @@
+"""Files the package writes and reads: atomic writes, strict JSON, bounded reads.
+
+Every file is written to a temporary name in its own folder and moved into place with
+``os.replace``, so a reader sees either the previous file or the new one, never a part.
+JSON is written with ``allow_nan=False`` and read back rejecting ``NaN``/``Infinity``
+literals, duplicate keys, nesting deeper than :data:`MAX_JSON_DEPTH` and files larger
+than :data:`MAX_JSON_BYTES`, each with the package's error naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import VerifyError
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "dump_json", "write_json", "read_json", "loads_json",
+           "jsonable", "regular_file", "MAX_JSON_DEPTH", "MAX_JSON_BYTES"]
+
+#: Deeper nesting than any file the package writes (report.json is < 12 levels deep).
+MAX_JSON_DEPTH = 64
+#: Larger than any file the package writes (a full report.json is ~1 MB).
+MAX_JSON_BYTES = 64 * 2**20
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def atomic_write_text(path: Path | str, text: str, *, encoding: str = "utf-8") -> Path:
+    """:func:`atomic_write_bytes` for text."""
+    return atomic_write_bytes(path, text.encode(encoding))
+
+
+def jsonable(x: Any) -> Any:
+    """``x`` with numpy scalars and arrays turned into Python numbers and lists."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x
+
+
+def dump_json(doc: Any, *, indent: int | None = 2) -> str:
+    """Strict JSON text: NaN and infinities are refused (``ValueError``), numpy values converted."""
+    return json.dumps(jsonable(doc), indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def write_json(path: Path | str, doc: Any, *, indent: int | None = 2) -> Path:
+    """:func:`dump_json` written atomically."""
+    return atomic_write_text(path, dump_json(doc, indent=indent))
+
+
+def regular_file(name: str, path: Path | str, *, max_bytes: int | None = None) -> Path:
+    """``path`` if it is an existing regular file (not a FIFO, device or folder) of at most
+    ``max_bytes``; the package's error naming ``name`` otherwise."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected an existing readable file, got {str(path)!r} ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (FIFO, socket or device)"
+        raise VerifyError(f"{name}: expected a regular file, got {str(path)!r}, which is {kind}")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise VerifyError(f"{name}: expected a file of at most {max_bytes} bytes, got {str(path)!r} "
+                          f"with {st.st_size} bytes")
+    return path
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"the non-standard literal {token} (JSON has no NaN or Infinity)")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _depth_ok(text: str, limit: int) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings (a linear scan, before parsing)."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def loads_json(name: str, text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse strict JSON (see the module docstring); errors name ``name``."""
+    if _depth_ok(text, max_depth) > max_depth:
+        raise VerifyError(f"{name}: expected JSON nested at most {max_depth} levels deep, got deeper nesting")
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+        raise VerifyError(f"{name}: expected strict JSON, got {exc}") from None
+
+
+def read_json(name: str, path: Path | str, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Read a strict JSON file: a regular file of at most ``max_bytes``, UTF-8, see :func:`loads_json`."""
+    path = regular_file(name, path, max_bytes=max_bytes)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VerifyError(f"{name}: expected UTF-8 JSON, got undecodable bytes in {str(path)!r} ({exc})") from None
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a readable file, got {str(path)!r} ({exc.strerror})") from None
+    return loads_json(f"{name} ({path})", text, max_depth=max_depth)
