@@ -30,15 +30,32 @@ settings.register_profile(
 settings.load_profile("default")
 
 
-@pytest.fixture(scope="module")
-def saved(request, tmp_path_factory):
-    """The quick run (seed 0) of the claim named by the test module's ``CLAIM``, with its output
-    folder (plots, counterexamples): ``(ClaimResult, Path)``, computed once per module."""
-    from verify.claims import Context, run_claim
+class QuickRun:
+    """The quick run (seed 0) of each claim, computed at most once per session and shared by the
+    claim tests, the verdict snapshot test and the theorem ledger."""
 
-    claim = request.module.CLAIM
-    out = tmp_path_factory.mktemp(claim.lower())
-    return run_claim(claim, Context(seed=0, quick=True, out=out)), out
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory, self.results = factory, {}
+
+    def __call__(self, claim: str):
+        from verify.claims import Context, run_claim
+
+        if claim not in self.results:
+            out = self.factory.mktemp(claim.lower())
+            self.results[claim] = (run_claim(claim, Context(seed=0, quick=True, out=out)), out)
+        return self.results[claim]
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory):
+    return QuickRun(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def saved(request, quick_run):
+    """The quick run (seed 0) of the claim named by the test module's ``CLAIM``, with its output
+    folder (plots, counterexamples): ``(ClaimResult, Path)``."""
+    return quick_run(request.module.CLAIM)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from verify import formulas
 from verify.claims import Context, c3, run_claim
 from verify.dgp import head_projections, make_dgp
 from verify.engine import decompose
-from verify.verdicts import Verdict
+from verify.verdicts import Role
 
 # Engine (einsum, blocked) vs the loops here: the same sums of <= 16 products, rounded in another
 # order; measured ~1e-16 relative to the largest entry.
@@ -35,12 +35,13 @@ def _part(result, pid):
     return next(p for p in result.parts if p.id == pid)
 
 
-# -- structure and verdict -------------------------------------------------------------------
-def test_verdict_and_parts(result):
+# -- structure -------------------------------------------------------------------------------
+def test_parts_and_roles(saved):
+    result, out = saved
     assert result.id == "C3" and result.stated
-    assert {p.id: p.verdict for p in result.parts} == {"decomposition identity (any weights)": Verdict.EXACT,
-                                                       "Ueda–Nakano reduction": Verdict.EXACT}
-    assert result.verdict is Verdict.EXACT
+    assert {p.id: p.role for p in result.parts} == {"decomposition identity (any weights)": Role.CORE,
+                                                    "ensemble bias as Σ α_h b_h": Role.DETAIL,
+                                                    "Ueda–Nakano reduction": Role.DETAIL}
     ident = _part(result, "decomposition identity (any weights)").numeric.figures
     assert ident["max_error_over_bound"] <= 1.0
     assert {r["method"] for r in ident["cases"]} == {"simulate", "exact"}
@@ -50,7 +51,7 @@ def test_verdict_and_parts(result):
     assert all(r["residual"] <= 1e-45 and r["digits_agreed"] >= 14 for r in ident["mp"])
     # the finding: Σ α_h b_h is not the ensemble bias when Σα ≠ 1
     assert ident["ensemble_bias_minus_weighted_head_bias_max"] > 0.1
-    assert Path(result.plots["c3_ueda_nakano"]).stat().st_size > 0
+    assert (out / result.plots["c3_ueda_nakano"]).stat().st_size > 0
 
 
 def test_same_seed_same_figures(result):

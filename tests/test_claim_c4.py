@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 
 from verify.claims import Context, c4, run_claim
-from verify.counterexamples import replay
+from verify.replay import replay
 from verify.diversity import hdi
 from verify.errors import VerifyError
-from verify.verdicts import Verdict
+from verify.verdicts import Role
 
 # ρ from scipy's angles (cos² of each, ~1e-15) against QR + Frobenius sums; heads multiplied by
 # matrices of condition <= e²: ~1e-15 measured; 1e-12 is rounding with margin.
@@ -61,17 +61,17 @@ def _literal_loops(W):
     return 1 - total * 2 / (H * (H - 1))
 
 
-# -- structure and verdict -------------------------------------------------------------------
-def test_verdict_and_parts(result):
+# -- structure -------------------------------------------------------------------------------
+def test_parts_and_roles(saved):
+    result, out = saved
     assert result.id == "C4" and result.stated
-    assert {p.id: p.verdict for p in result.parts} == {"literal formula as stated": Verdict.REFUTED,
-                                                       "subspace form": Verdict.EXACT}
-    assert result.verdict is Verdict.REFUTED
+    assert {p.id: p.role for p in result.parts} == {"literal formula as stated": Role.DETAIL,
+                                                    "subspace form": Role.CORE}
     lit = _part(result, "literal formula as stated")
     assert "sqrt(d_k)·I" in lit.restored_by and lit.numeric.figures["ok"]
     sub = _part(result, "subspace form")
     assert sub.numeric.agreement == "rounding" and not sub.model_assumptions
-    assert Path(result.plots["c4_literal_vs_subspace"]).stat().st_size > 0
+    assert (out / result.plots["c4_literal_vs_subspace"]).stat().st_size > 0
 
 
 def test_counterexample_replays_and_holds_independently(saved):

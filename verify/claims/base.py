@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import counterexamples
+from ..io import jsonable
 from ..verdicts import Counterexample
 
 __all__ = ["Context"]
@@ -41,22 +42,29 @@ class Context:
     def plot_path(self, name: str) -> Path | None:
         if self.out is None:
             return None
-        path = Path(self.out) / "plots"
-        path.mkdir(parents=True, exist_ok=True)
-        return path / f"{name}.png"
+        return Path(self.out) / "plots" / f"{name}.png"
+
+    def relative(self, path: Path | str) -> str:
+        """``path`` relative to the output folder, as the report records it."""
+        try:
+            return Path(path).relative_to(Path(self.out)).as_posix() if self.out is not None else str(path)
+        except ValueError:
+            return str(path)
 
     def counterexample(self, *, claim: str, part: str, kind: str, statement: str, params: dict,
                        description: str) -> Counterexample | None:
         """Re-run the registered replay of ``kind`` on ``params``; if it violates the statement,
         save it (when the run has an output folder) and return the counterexample."""
-        from ..counterexamples import _REPLAYERS  # registered by the claim modules
-
-        outcome = _REPLAYERS[kind](params)
+        func = counterexamples.replayer_for(kind)
+        if func is None:
+            raise ValueError(f"no replayer registered for kind {kind!r}")
+        outcome = func(params)
         if not outcome.violates:
             return None
         file = None
         if self.out is not None:
-            file = str(counterexamples.save(Path(self.out) / "counterexamples", claim=claim, part=part,
-                                            kind=kind, statement=statement, params=params, outcome=outcome))
+            path = counterexamples.save(Path(self.out) / "counterexamples", claim=claim, part=part, kind=kind,
+                                        statement=statement, params=params, outcome=outcome)
+            file = self.relative(path)
         data = {"kind": kind, "params": params, "summary": outcome.summary, "figures": outcome.figures}
-        return Counterexample(description=description, data=counterexamples._jsonable(data), file=file)
+        return Counterexample(description=description, data=jsonable(data), file=file)
