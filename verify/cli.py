@@ -74,6 +74,7 @@ def _parser() -> ArgParser:
                     f"Other commands: {', '.join(SUBCOMMANDS)} (python -m verify COMMAND --help).",
     )
     p.add_argument("--quick", action="store_true", help="small sizes, for a first look")
+    p.add_argument("--large", action="store_true", help="larger experiments (C9 training runs, C7's empirical grid)")
     p.add_argument("--seed", type=_seed_arg, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--out", type=Path, default=Path("verify-report"), help="report folder (default ./verify-report)")
     p.add_argument("--only", type=_claims_arg, default=None, metavar="C5[,C6]", help="check only these claims")
@@ -106,7 +107,7 @@ def run(argv: list[str]) -> int:
     try:
         print("Symbolic derivations (proofs/):")
         try:
-            doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage)
+            doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage, large=args.large)
         except DerivationError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

@@ -12,7 +12,7 @@ __all__ = ["run_report"]
 
 
 def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
-               progress: bool = True) -> tuple[dict, list[Any]]:
+               progress: bool = True, large: bool = False) -> tuple[dict, list[Any]]:
     """Derive and check ``claims`` (writing plots and counterexamples under ``out``); returns the
     report document and the derivations. A derivation step that fails raises DerivationError."""
     from proofs import derivation
@@ -32,7 +32,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         bar.close()
     for d in ders:
         d.raise_on_failure()
-    ctx = Context(seed=seed, quick=quick, out=out)
+    ctx = Context(seed=seed, quick=quick, out=out, large=large)
     results, crashed = [], {}
     bar = Progress(len(claims)) if progress else None
     for claim, der in zip(claims, ders):

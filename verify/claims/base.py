@@ -24,6 +24,8 @@ class Context:
     seed: int = 0
     quick: bool = False
     out: Path | None = None
+    #: larger experiments (C9's training runs, C7's empirical grid) than the default run affords
+    large: bool = False
     progress: Callable[[str], None] = field(default=lambda message: None)
 
     def seed_sequence(self, name: str) -> np.random.SeedSequence:
@@ -36,8 +38,11 @@ class Context:
         """An integer seed for ``name`` (for engines and files that take an int)."""
         return int(self.seed_sequence(name).generate_state(1, np.uint32)[0])
 
-    def size(self, quick: Any, full: Any) -> Any:
-        return quick if self.quick else full
+    def size(self, quick: Any, full: Any, large: Any = None) -> Any:
+        """``quick`` with --quick, ``large`` with --large (default: ``full``), else ``full``."""
+        if self.quick:
+            return quick
+        return large if self.large and large is not None else full
 
     def plot_path(self, name: str) -> Path | None:
         if self.out is None:
