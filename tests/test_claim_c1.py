@@ -24,7 +24,8 @@ from verify.io import loads_json
 from verify.replay import replay
 from verify.verdicts import Role
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # statsmodels' internal RNG notice
+pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),  # statsmodels' internal RNG notice
+              pytest.mark.claim("C1", part="core")]
 
 # Float64 on both sides, O(10) operations per output on O(1) data: differences are ~1e-15;
 # 1e-12 (relative to the largest output) is the bar the spec sets for "equal to rounding".
@@ -84,6 +85,7 @@ def test_parts_and_roles(saved):
     assert (out / result.plots["c1_bandwidth"]).stat().st_size > 0
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_named_bandwidth_case_against_closed_forms_and_statsmodels():
     """d_k = 4, q = e_1, keys ±e_1, values (1, 0): the head is 1/(1 + e^-1) (torch), Gaussian NW with
     b = 1/2 is 1/(1 + e^-8) and with b = sqrt 2 equals the head (statsmodels)."""
@@ -97,6 +99,7 @@ def test_named_bandwidth_case_against_closed_forms_and_statsmodels():
     assert out.violates and abs(out.figures["diff_stated_bandwidth_mp"] - (1 / (1 + math.exp(-8)) - head)) <= TORCH_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
     """Keys 0 and 2e_1 are both at distance 1 from q = e_1: Gaussian NW is 1/2 at every bandwidth
     (statsmodels), the head e/(1 + e) (torch)."""
@@ -110,6 +113,7 @@ def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
     assert out.violates and abs(out.figures["closest"] - (head - 0.5)) <= TORCH_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 @given(d_k=st.integers(1, 4), n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1))
 def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     """On random unequal-norm keys the replayer's closest bandwidth matches torch vs statsmodels."""
@@ -124,6 +128,7 @@ def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     assert out.violates == (out.figures["closest"] > c1.MISMATCH_MIN)
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_counterexamples_replay_and_hold_independently(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
@@ -203,6 +208,7 @@ def test_mp_single_head_and_from_torch_reproduce_torch(cfg):
 
 @given(m=st.integers(1, 3), n=st.integers(2, 6), d_k=st.integers(1, 4), r=st.floats(0.2, 2.0),
        s=st.one_of(st.none(), st.floats(0.1, 2.0)), seed=st.integers(0, 2**31 - 1))
+@pytest.mark.claim(CLAIM, part="detail")
 def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     """Keys of one norm: torch's softmax with scale s = statsmodels' Gaussian NW with the check's
     b = c1_bandwidth_from_scale(s) (= c1_gaussian_bandwidth(d_k) for s = 1/sqrt(d_k)) = the check's
@@ -219,6 +225,7 @@ def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     assert _rel(c1.mp_gaussian_nw(c["q"], c["k"], c["v"], b), ref, vs) <= KERNELREG_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 @given(d_k=st.integers(2, 6), n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1))
 def test_replayer_judges_like_statsmodels(d_k, n, seed):
     """The replayer's verdict on any equal-norm case agrees with torch vs statsmodels at b = 1/sqrt(d_k)."""
@@ -233,6 +240,7 @@ def test_replayer_judges_like_statsmodels(d_k, n, seed):
     assert out.figures["diff_derived_bandwidth_mp"] <= out.figures["derived_bandwidth_rounding_bound"]
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_replayer_rejects_bad_params():
     with pytest.raises(VerifyError, match="params"):
         c1.judge_bandwidth({"d_k": 2})

@@ -51,6 +51,7 @@ ROLES = {
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C5"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -73,6 +74,7 @@ def test_parts_and_roles(saved):
     assert all((out / f).stat().st_size > 0 for f in result.plots.values())
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_saved_counterexamples_replay_to_the_same_judgement(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
@@ -160,6 +162,7 @@ def _sympy_case(params, alpha=None):
     return out
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 @pytest.mark.parametrize("name", ["unequal_variance", "nonuniform_weights"])
 def test_exact_counterexamples_violate_and_match_sympy(result, name):
     pid = {"unequal_variance": "outside the model: unequal V_h",
@@ -209,6 +212,7 @@ def _corr_at_rho0_brute_force(p, batch=0):
     return float(np.mean([Cbar[i, j] / math.sqrt(Cbar[i, i] * Cbar[j, j]) for i in range(H) for j in range(i + 1, H)]))
 
 
+@pytest.mark.claim(CLAIM, part="premise")
 def test_premise_correlation_at_rho0_by_brute_force(result):
     part = _part(result, "premise on real NW heads")
     p = part.counterexample.data["params"]
@@ -218,6 +222,7 @@ def test_premise_correlation_at_rho0_by_brute_force(result):
     assert corr > c5.CORR_EXCESS_MIN
 
 
+@pytest.mark.claim(CLAIM, part="premise")
 def test_premise_regimes_by_brute_force(result):
     """Two cells of the regime table (flattest and sharpest attention) recomputed here; the
     correlation falls as the attention sharpens, as the shared-weight argument predicts."""
@@ -255,6 +260,7 @@ def _replicate_mse_here(p, rho):
     return np.array(out)
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_nw_search_finds_a_significant_violation(result):
     cx = _part(result, "outside the model: real NW heads").counterexample
     p, figs = cx.data["params"], cx.data["figures"]
@@ -268,6 +274,7 @@ def test_nw_search_finds_a_significant_violation(result):
     assert diff.mean() > c5.Z_MIN * se
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_replayers_reject_malformed_params():
     with pytest.raises(VerifyError, match="params"):
         replayer_for("c5.nw-heads-bias")({"dgp": "single-index"})
@@ -275,6 +282,7 @@ def test_replayers_reject_malformed_params():
         replayer_for("c5.exact-outside-model")({"V": ["1", "1"]})
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_saved_file_is_strict_json(saved):
     _, out = saved
     for f in (out / "counterexamples").glob("*.json"):

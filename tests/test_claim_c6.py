@@ -36,6 +36,7 @@ TIGHT = [(3, 1, 2), (4, 1, 3), (5, 1, 2), (3, 2, 4), (3, 2, 3), (2, 1, 3), (3, 2
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C6"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -110,6 +111,7 @@ def _signal_mse_here(p, config):
     return np.array(out)
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_shared_signal_beats_orthogonal_by_brute_force(saved):
     """The scope probe's counterexample recomputed here: on a single-index target, heads sharing the
     signal direction have a lower MSE than orthogonal heads by more than SIGNAL_Z_MIN paired SE."""
@@ -123,6 +125,7 @@ def test_shared_signal_beats_orthogonal_by_brute_force(saved):
     assert p["configs"][1] == "orthogonal, one on the signal"
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_signal_heads_overlaps_match_scipy():
     for config, want in (("identical, on the signal", 0.0), ("sharing the signal direction", 0.5),
                          ("orthogonal, one on the signal", 1.0)):
@@ -131,6 +134,7 @@ def test_signal_heads_overlaps_match_scipy():
         assert all(abs(W[h][0, 0]) == 1.0 for h in range(3)) is (config != "orthogonal, one on the signal")
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_refutation_replays_and_holds_independently(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
@@ -183,6 +187,7 @@ def test_no_perturbation_of_orthogonal_heads_lowers_the_model_mse(H, d_k, extra,
 
 
 # -- the optimiser ------------------------------------------------------------------------------
+@pytest.mark.claim(CLAIM, part="scope")
 @given(cfg=st.sampled_from(TIGHT), seed=st.integers(0, 2**32 - 1))
 def test_descent_reaches_the_bound_where_tight_frames_exist(cfg, seed):
     H, d_k, d = cfg
@@ -191,6 +196,7 @@ def test_descent_reaches_the_bound_where_tight_frames_exist(cfg, seed):
     assert abs(_hdi(run.U) - _bound(H, d_k, d)) <= BOUND_TOL
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 @given(H=st.integers(2, 5), d_k=st.integers(1, 3), d=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
 def test_no_configuration_beats_the_bound(H, d_k, d, seed):
     if d_k > d:
@@ -199,6 +205,7 @@ def test_no_configuration_beats_the_bound(H, d_k, d, seed):
     assert _hdi(run.U) <= _bound(H, d_k, d) + BOUND_TOL
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 @pytest.mark.parametrize("seed", range(3))
 def test_two_planes_in_r3_stop_above_the_bound(seed):
     run = c6.minimise_overlap(2, 2, 3, rng=seed)

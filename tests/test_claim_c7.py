@@ -42,6 +42,7 @@ ROLES = {
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C7"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -107,6 +108,7 @@ def _slope_here(model, n, D, d, h=mp.mpf("1e-4")):
 
 @pytest.mark.parametrize("model,growth", [("a_corr", "a power of n"), ("b_corr", "logarithmic"),
                                           ("gauss_a_frame", "decreasing")])
+@pytest.mark.claim(CLAIM, part="detail")
 def test_slow_growth_judge_against_golden_section(model, growth):
     """The detail's per-model classification from slopes of the optimum computed here: a power law
     keeps its slope (a_corr: 2/(d+4)), 2 log n/log log n loses most of it, gauss_a falls."""
@@ -207,6 +209,7 @@ def test_growth_slopes_against_own_optima(result):
 
 
 # -- part 3: H* in D ---------------------------------------------------------------------------
+@pytest.mark.claim(CLAIM, part="detail")
 def test_H_exponents_in_D_against_own_optima(result):
     h = _part(result, "H* nearly linear in D").numeric.figures["models"]
     for model, row in h.items():

@@ -44,6 +44,7 @@ ROLES = {
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C8"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -237,6 +238,7 @@ def test_monte_carlo_standard_errors_are_the_theoretical_ones(result):
 # -- part 2: optimal weights, exactly --------------------------------------------------------
 @given(V=st.lists(st.fractions(Fraction(1, 20), 20, max_denominator=20), min_size=1, max_size=10),
        raw=st.lists(st.fractions(-5, 5, max_denominator=10), min_size=10, max_size=10))
+@pytest.mark.claim(CLAIM, part="detail")
 def test_inverse_variance_never_beaten_exactly(V, raw):
     H = len(V)
     shift = (1 - sum(raw[:H], Fraction(0))) / H
@@ -254,6 +256,7 @@ def test_inverse_variance_never_beaten_exactly(V, raw):
     assert exact_W(alpha, Veq) >= exact_W([Fraction(1, H)] * H, Veq)
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_optimality_figures(result):
     f = _part(result, "optimal weights").numeric.figures
     for key in ("min_rel_gap_inverse", "min_rel_gap_uniform_equal_V", "min_rel_gap_covariance", "two_heads_min_rel_gap"):
@@ -262,6 +265,7 @@ def test_optimality_figures(result):
 
 
 # -- part 3: the failure mode is found and replays ---------------------------------------------
+@pytest.mark.claim(CLAIM, part="scope")
 def test_decay_counterexample_replays_and_holds_independently(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
