@@ -307,10 +307,11 @@ def test_truncated_file(tmp_path: Path) -> None:
     path = _llama_dir(tmp_path) / "model.safetensors"
     data = path.read_bytes()
     path.write_bytes(data[:-10])
-    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: tensor .*: expected data inside the file \(the file is truncated\)"):
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: expected a valid .safetensors file, "
+                                          r"got a file the safetensors library rejects \(.*not fully covered\)"):
         analyze_checkpoint(tmp_path)
     path.write_bytes(data[:20])
-    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: header length.*truncated"):
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: .*library rejects"):
         SafetensorsFile(path)
 
 
@@ -319,8 +320,106 @@ def test_bad_header(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[8] = ord("[")  # the JSON header no longer parses
     path.write_bytes(bytes(data))
-    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: header: expected a JSON object, got bytes that are not UTF-8 JSON"):
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: .*library rejects \(.*invalid JSON in header"):
         analyze_checkpoint(tmp_path)
+
+
+# --- malformed files: each written by hand, refused by the library (the reference) and by us -----
+
+
+def _raw(header: bytes | dict, data: bytes = b"", length: int | None = None) -> bytes:
+    """A safetensors file built by hand: 8-byte little-endian header length, JSON header, data."""
+    h = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return (len(h) if length is None else length).to_bytes(8, "little") + h + data
+
+
+def _f32(begin: int, end: int, n: int = 2) -> dict:
+    return {"dtype": "F32", "shape": [n], "data_offsets": [begin, end]}
+
+
+_ENTRY_A = json.dumps(_f32(0, 8))
+MALFORMED = {
+    # name: (file bytes, substring of our message)
+    "overlapping-ranges": (_raw({"a": _f32(0, 8), "b": _f32(4, 12)}, b"\0" * 12), "invalid offset for tensor"),
+    "bytes-not-covered": (_raw({"a": _f32(0, 8), "b": _f32(12, 20)}, b"\0" * 20), "invalid offset for tensor"),
+    "trailing-bytes": (_raw({"a": _f32(0, 8)}, b"\0" * 12), "not fully covered"),
+    "truncated": (_raw({"a": _f32(0, 8)}, b"\0" * 5), "not fully covered"),
+    "wrong-dtype": (_raw({"a": {"dtype": "F99", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8), "unknown variant `F99`"),
+    "dtype-size-mismatch": (_raw({"a": _f32(0, 8, n=3)}, b"\0" * 8), "invalid shape, data type, or offset"),
+    "header-length-beyond-file": (_raw({"a": _f32(0, 8)}, b"\0" * 8, length=10**6), "library rejects"),
+    "header-length-huge": (_raw({}, length=10**12), "header too large"),
+    "header-nested-100000-deep": (_raw(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"), "recursion limit"),
+    "not-utf8": (_raw(b"\xff\xfe{}"), "invalid UTF-8"),
+    "three-bytes": (b"\x01\x00\x00", "header too small"),
+    "duplicate-name-different-entries": (_raw(('{"a": %s, "a": %s}' % (_ENTRY_A, json.dumps(_f32(8, 16)))).encode(),
+                                              b"\0" * 16), "invalid offset"),
+}
+# A name repeated with the same byte range: the library keeps one entry and opens the file; we
+# refuse it, since which entry counts (here the dtype differs) is then a guess.
+DUPLICATE_SAME_RANGE = _raw(('{"a": %s, "a": %s}' % (
+    _ENTRY_A, json.dumps({"dtype": "I32", "shape": [2], "data_offsets": [0, 8]}))).encode(), b"\0" * 8)
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_file_is_refused_like_the_library(tmp_path: Path, case: str) -> None:
+    data, expected = MALFORMED[case]
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(data)
+    with pytest.raises(Exception):  # the reference: the safetensors package itself refuses the file
+        safetensors.numpy.load_file(str(path))
+    with pytest.raises(VerifyError) as info:
+        SafetensorsFile(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: expected a valid .safetensors file, got a file the safetensors library rejects")
+    assert expected in message and "\n" not in message
+
+
+def test_duplicate_tensor_name_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(DUPLICATE_SAME_RANGE)
+    assert list(safetensors.numpy.load_file(str(path))) == ["a"]  # the library silently keeps one entry
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: header: expected strict JSON, got the key 'a' "
+                                          r"appears twice"):
+        SafetensorsFile(path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_non_regular_file_is_refused_before_opening(tmp_path: Path, kind: str) -> None:
+    """A FIFO would block the reader forever: each of these returns at once (the test would hang)."""
+    import os
+
+    if kind == "fifo":
+        path = tmp_path / "x.safetensors"
+        os.mkfifo(path)
+    elif kind == "folder":
+        path = tmp_path / "x.safetensors"
+        path.mkdir()
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(VerifyError, match=rf"^safetensors file: expected a regular file, got '{re.escape(str(path))}', "
+                                          r"which is (a folder|not a regular file)"):
+        SafetensorsFile(path)
+    if kind == "fifo":  # as a checkpoint path, and as a model directory's weights
+        with pytest.raises(VerifyError, match=r"^PATH: expected a regular file.*FIFO"):
+            analyze_checkpoint(path)
+        (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2, "hidden_size": 4}))
+        with pytest.raises(VerifyError, match=r"^safetensors file: expected a regular file.*FIFO"):
+            analyze_checkpoint(tmp_path)
+
+
+def test_fifo_config_is_refused(tmp_path: Path) -> None:
+    import os
+
+    path = _llama_dir(tmp_path)
+    (path / "config.json").unlink()
+    os.mkfifo(path / "config.json")
+    with pytest.raises(VerifyError, match=r"config.json: expected a regular file.*FIFO"):
+        analyze_checkpoint(path)
+
+
+def test_path_must_be_a_path() -> None:
+    with pytest.raises(VerifyError, match=r"^path \(PATH\): expected a path \(str or os.PathLike\), got 123$"):
+        analyze_checkpoint(123)
 
 
 def test_missing_config(tmp_path: Path) -> None:
