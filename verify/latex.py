@@ -31,8 +31,10 @@ from typing import Any, Iterable
 
 import sympy as sp
 
-from ._validate import fail
+from ._validate import error_line, fail
+from ._validate import seed as valid_seed
 from .errors import VerifyError
+from .io import atomic_write_bytes, atomic_write_text, read_json
 
 __all__ = [
     "Formula",
@@ -425,22 +427,73 @@ def macro_file() -> str:
 # --- verdicts and evidence -----------------------------------------------------------------------
 
 
+#: Marks a JSON object whose values are all strings (in :data:`_REPORT_SHAPE`).
+_STR_MAP = "object of strings"
+
+#: The fields of a report.json that the document reads, and their types: a type, ``[shape]``
+#: (a list of such) or ``{key: shape}`` (an object; a key ending in ``?`` may be absent or
+#: null; other keys are free).
+_REPORT_SHAPE: dict[str, Any] = {
+    "claims": [{
+        "id": str, "verdict": str, "headline?": str, "restored_by?": [str], "assumptions?": [str],
+        "evidence?": {
+            "plots?": _STR_MAP,
+            "parts?": [{
+                "id": str, "verdict": str, "statement": str, "restored_by?": str, "assumptions?": [str],
+                "reason?": str,
+                "symbolic?": {"status": str, "n_checked": int, "n_steps": int, "results?": [str]},
+                "numeric?": {"agreement": str, "summary": str, "figures?": dict},
+                "counterexample?": {"description": str, "file?": str},
+            }],
+        },
+    }],
+    "crashed?": _STR_MAP,
+    "meta?": dict,
+}
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+def _check_shape(source: str, field: str, value: Any, shape: Any) -> None:
+    """``value`` (the report's ``field``) against ``shape`` (see :data:`_REPORT_SHAPE`)."""
+    def bad(expected: str) -> VerifyError:
+        return fail(f"--report FILE field {field}" if field else "--report FILE",
+                    f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}", expected)
+
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise bad("an object")
+        for key, sub in shape.items():
+            name = key.rstrip("?")
+            child = f"{field}.{name}" if field else name
+            if value.get(name) is None:
+                if key.endswith("?"):
+                    continue
+                raise fail(f"--report FILE field {child}", f"none in {source!r}",
+                           "a value (a report.json written by python -m verify)")
+            _check_shape(source, child, value[name], sub)
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise bad("a list")
+        for k, item in enumerate(value):
+            _check_shape(source, f"{field}[{k}]", item, shape[0])
+    elif shape is _STR_MAP:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise bad("an object of strings")
+    elif not isinstance(value, shape) or isinstance(value, bool):
+        raise bad(_JSON_TYPES[shape])
+
+
 def load_report(path: str | Path) -> dict[str, Any]:
-    """A ``report.json`` of ``python -m verify``: ``{"claims": [...], "crashed": {...}, "meta": {...}}``."""
+    """A ``report.json`` of ``python -m verify``: ``{"claims": [...], "crashed": {...}, "meta": {...}}``,
+    read as strict JSON (:func:`verify.io.read_json`: a regular file, bounded in size and
+    depth, no NaN, no repeated key) and checked field by field against what the document reads
+    (:data:`_REPORT_SHAPE`)."""
     p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise fail("--report FILE", f"{str(p)!r} ({exc.strerror})", "a readable report.json") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail("--report FILE", f"{str(p)!r}, not JSON ({exc})", "a report.json written by python -m verify") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise fail("--report FILE", f"{str(p)!r} without a list 'claims'", "a report.json written by python -m verify")
-    for k, c in enumerate(doc["claims"]):
-        if not isinstance(c, dict) or not {"id", "verdict"} <= c.keys():
-            raise fail(f"--report FILE claims[{k}]", repr(c)[:120], "an object with 'id' and 'verdict'")
-    doc.setdefault("crashed", {})
-    doc.setdefault("meta", {})
+    doc = read_json("--report FILE", p)
+    _check_shape(str(p), "", doc, _REPORT_SHAPE)
+    doc["crashed"] = doc.get("crashed") or {}
+    doc["meta"] = doc.get("meta") or {}
     doc["source"] = str(p)
     return doc
 
@@ -717,10 +770,10 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
         (out / "snippets").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise fail("-o DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
-    (out / "macros.tex").write_text(macro_file(), encoding="ascii")
+    atomic_write_text(out / "macros.tex", macro_file(), encoding="ascii")
     all_formulas = formulas()
     for f in all_formulas:
-        (out / "snippets" / f.filename).write_text(snippet(f), encoding="ascii")
+        atomic_write_text(out / "snippets" / f.filename, snippet(f), encoding="ascii")
     src = report.get("source")
     report_dir = Path(src).parent if src else None
     plots: dict[str, dict[str, str]] = {}
@@ -730,12 +783,11 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
             if found is None:
                 continue
             target = out / "plots" / f"{c['id']}_{name}.png"
-            target.parent.mkdir(exist_ok=True)
             if found.resolve() != target.resolve():
-                shutil.copyfile(found, target)
+                atomic_write_bytes(target, found.read_bytes())
             plots.setdefault(c["id"], {})[name] = target.relative_to(out).as_posix()
     tex = out / "verification.tex"
-    tex.write_text(render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
+    atomic_write_text(tex, render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
     return tex
 
 
@@ -782,7 +834,7 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
 
 class _ArgParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
+        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
 
 
 def cli_latex(argv: list[str]) -> int:
@@ -800,20 +852,24 @@ def cli_latex(argv: list[str]) -> int:
                    help="take verdicts and figures from this report.json instead of running the checks")
     try:
         args = p.parse_args(argv)
+        if args.report is not None and (args.quick or args.seed is not None):
+            raise fail("--report FILE", "together with --quick/--seed",
+                       "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
+        if args.seed is not None:
+            valid_seed("--seed", args.seed)
+        report = load_report(args.report) if args.report is not None else None
+        from proofs import all_derivations
+
+        ders = all_derivations()
+        failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
+        if report is None:
+            report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
+        tex = write_export(args.out, report)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    if args.report is not None and (args.quick or args.seed is not None):
-        raise fail("--report FILE", "together with --quick/--seed",
-                   "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
-    from proofs import all_derivations
-
-    ders = all_derivations()
-    failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
-    if args.report is not None:
-        report = load_report(args.report)
-    else:
-        report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
-    tex = write_export(args.out, report)
+    except VerifyError as exc:
+        print(error_line(exc), file=sys.stderr)
+        return 2
     print(f"wrote {tex}, {args.out / 'macros.tex'} and {len(list((args.out / 'snippets').glob('*.tex')))} "
           f"snippets in {args.out / 'snippets'}")
     status = 0
