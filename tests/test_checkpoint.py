@@ -452,3 +452,30 @@ def test_cli_bad_input_returns_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli_hdi([]) == 2
     assert "arguments:" in capsys.readouterr().err
     assert cli_hdi(["--help"]) == 0
+
+
+def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails at the last step (the move into place) leaves the previous --json file
+    and plot untouched, no temporary file behind, and one error line with exit status 2."""
+    import verify.io
+
+    ckpt = _write_dir(tmp_path / "gpt2", _gpt2_tensors("", np.random.default_rng(6)), GPT2_CONFIG)
+    out_json, plots = tmp_path / "hdi.json", tmp_path / "plots"
+    plots.mkdir()
+    out_json.write_text("previous json")
+    (plots / "layer_00_overlap.png").write_bytes(b"previous png")
+
+    def no_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(verify.io.os, "replace", no_replace)
+    for argv, kept in (([str(ckpt), "--json", str(out_json)], out_json),
+                       ([str(ckpt), "--plots", str(plots)], plots / "layer_00_overlap.png")):
+        before = kept.read_bytes()
+        assert cli_hdi(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and "No space left on device" in err
+        assert kept.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gpt2", "hdi.json", "plots"]
+    assert [p.name for p in plots.iterdir()] == ["layer_00_overlap.png"]

@@ -237,7 +237,7 @@ def _read_config(cfg_path: Path | None, weights: Path) -> dict[str, Any]:
         raise fail("config.json", f"none beside {weights}",
                    "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
                    "from the tensors' shapes alone")
-    cfg = read_json(str(cfg_path), cfg_path)
+    cfg = read_json("config.json", cfg_path)
     if not isinstance(cfg, dict):
         raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
     return cfg

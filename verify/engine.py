@@ -55,7 +55,6 @@ at rounding level.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -369,7 +368,9 @@ def _finite(s: _Setup, terms: dict[str, np.ndarray]) -> None:
 
 
 def _run(s: _Setup) -> Decomposition:
-    with memory_error_as("R, m", f"R = {s.R}, m = {s.m} (H = {s.H}): the result arrays"):
+    # an overflow is not warned about but refused, naming its cause, by _finite
+    with memory_error_as("R, m", f"R = {s.R}, m = {s.m} (H = {s.H}): the result arrays"), \
+            np.errstate(over="ignore", invalid="ignore"):
         return _run_unguarded(s)
 
 

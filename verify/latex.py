@@ -857,6 +857,8 @@ def cli_latex(argv: list[str]) -> int:
                        "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
         if args.seed is not None:
             valid_seed("--seed", args.seed)
+        if args.out.exists() and not args.out.is_dir():
+            raise fail("-o DIR", f"{str(args.out)!r}, which exists and is not a folder", "a folder, or a path for one")
         report = load_report(args.report) if args.report is not None else None
         from proofs import all_derivations
 
