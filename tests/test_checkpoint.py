@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import multiprocessing
+import os
 import re
 from pathlib import Path
 
@@ -383,11 +385,42 @@ def test_duplicate_tensor_name_is_refused(tmp_path: Path) -> None:
         SafetensorsFile(path)
 
 
+# A refusal takes milliseconds (a fork included); a reader blocked on a FIFO never returns.
+# 10 s separates the two on a loaded machine.
+FIFO_WAIT_S = 10.0
+
+
+def _refusal_without_blocking(call, fifo: Path) -> str:
+    """Run ``call()`` in a forked child (a blocked open of a FIFO inside the safetensors library
+    holds the GIL, so a thread cannot time it out): a child still running after FIFO_WAIT_S is
+    killed and the test fails instead of hanging. Returns the message of the VerifyError raised."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def run() -> None:
+        try:
+            call()
+            child.send(("returned", ""))
+        except VerifyError as exc:
+            child.send(("VerifyError", str(exc)))
+        except BaseException as exc:  # anything else is a failure, reported to the parent
+            child.send((type(exc).__name__, str(exc)))
+
+    proc = ctx.Process(target=run, daemon=True)
+    proc.start()
+    proc.join(timeout=FIFO_WAIT_S)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        pytest.fail(f"reading {fifo} blocked: it was not refused before being opened")
+    kind, message = parent.recv()
+    assert kind == "VerifyError", (kind, message)
+    return message
+
+
 @pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
 def test_non_regular_file_is_refused_before_opening(tmp_path: Path, kind: str) -> None:
-    """A FIFO would block the reader forever: each of these returns at once (the test would hang)."""
-    import os
-
+    """A FIFO would block a reader forever: each of these is refused at once."""
     if kind == "fifo":
         path = tmp_path / "x.safetensors"
         os.mkfifo(path)
@@ -396,25 +429,23 @@ def test_non_regular_file_is_refused_before_opening(tmp_path: Path, kind: str) -
         path.mkdir()
     else:
         path = Path("/dev/zero")
-    with pytest.raises(VerifyError, match=rf"^safetensors file: expected a regular file, got '{re.escape(str(path))}', "
-                                          r"which is (a folder|not a regular file)"):
-        SafetensorsFile(path)
+    msg = _refusal_without_blocking(lambda: SafetensorsFile(path), path)
+    assert re.match(rf"^safetensors file: expected a regular file, got '{re.escape(str(path))}', "
+                    r"which is (a folder|not a regular file)", msg), msg
     if kind == "fifo":  # as a checkpoint path, and as a model directory's weights
-        with pytest.raises(VerifyError, match=r"^PATH: expected a regular file.*FIFO"):
-            analyze_checkpoint(path)
+        msg = _refusal_without_blocking(lambda: analyze_checkpoint(path), path)
+        assert re.match(r"^PATH: expected a regular file.*FIFO", msg), msg
         (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2, "hidden_size": 4}))
-        with pytest.raises(VerifyError, match=r"^safetensors file: expected a regular file.*FIFO"):
-            analyze_checkpoint(tmp_path)
+        msg = _refusal_without_blocking(lambda: analyze_checkpoint(tmp_path), path)
+        assert re.match(r"^safetensors file: expected a regular file.*FIFO", msg), msg
 
 
 def test_fifo_config_is_refused(tmp_path: Path) -> None:
-    import os
-
     path = _llama_dir(tmp_path)
     (path / "config.json").unlink()
     os.mkfifo(path / "config.json")
-    with pytest.raises(VerifyError, match=r"config.json: expected a regular file.*FIFO"):
-        analyze_checkpoint(path)
+    msg = _refusal_without_blocking(lambda: analyze_checkpoint(path), path / "config.json")
+    assert re.match(r"^config.json: expected a regular file.*FIFO", msg), msg
 
 
 def test_path_must_be_a_path() -> None:

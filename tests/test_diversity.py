@@ -301,6 +301,19 @@ def test_literal_hdi_at_extreme_scales_matches_exact_rationals(scale: float) -> 
     assert abs(got - float(exact)) <= LITERAL_RTOL * max(1.0, abs(float(exact)))
 
 
+def test_literal_hdi_whose_pair_sums_exceed_float64_but_mean_does_not() -> None:
+    """Identical heads c [e_1 .. e_64] (exact coordinate columns): G = c^2 I / 64, so the literal
+    HDI is 1 - c^4/64 exactly in terms of the float c. With c^4 ~ 1e309 the pair sum
+    ||W_h^T W_g||_F^2 = 64 c^4 is beyond float64 while the value, -1.6e307, is not."""
+    from fractions import Fraction
+
+    d_k, c = 64, 10.0 ** 77.25  # c^4 ~ 1e309
+    W = np.stack([c * np.eye(2 * d_k)[:, :d_k]] * 3)
+    exact = 1 - Fraction(c) ** 4 / d_k
+    assert Fraction(d_k) * Fraction(c) ** 4 > Fraction(np.finfo(np.float64).max) > -exact
+    assert hdi(W, "literal") == pytest.approx(float(exact), rel=LITERAL_RTOL)
+
+
 def test_literal_hdi_beyond_float64_is_refused_not_minus_infinity() -> None:
     from fractions import Fraction
 
