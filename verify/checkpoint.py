@@ -1,7 +1,7 @@
 """Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights).
 
-The ``safetensors`` library (numpy, one tensor at a time) feeds the per-head key and query projections of
-BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.diversity`.
+The ``safetensors`` library (numpy, one tensor at a time) feeds the per-head key and query
+projections of BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.diversity`.
 
 Two facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
 ``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
@@ -57,8 +57,8 @@ class SafetensorsFile:
     The library enforces the format when the file is opened: an 8-byte little-endian header
     length, a UTF-8 JSON header of known dtypes and shapes, byte ranges that are ordered,
     contiguous, non-overlapping and cover the data exactly. Two things are added here: the
-    path must be a regular file before it is opened (a FIFO would block, a device never
-    end), and a tensor name may appear only once in the header (the library's JSON map keeps
+    path must be a regular file before it is opened (a FIFO would block, a device might
+    never end), and a tensor name may appear only once in the header (the library's JSON map keeps
     one of two entries of the same name silently); the header, already validated, is re-read
     with :func:`verify.io.loads_json`, which refuses duplicate keys. Tensors are read one at a
     time, on request.
