@@ -55,14 +55,14 @@ at rounding level.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import mpmath
 import numpy as np
 
-from ._validate import as_array, fail, positive_int, positive_number
+from ._validate import as_array, fail, fits_in_memory, memory_error_as, physical_memory, positive_int, positive_number
+from ._validate import seed as valid_seed
 from .dgp import DGP
 from .errors import VerifyError
 from .nw import KERNELS, nw_weights
@@ -129,9 +129,18 @@ def _projections(name: str, W: Any, d: int) -> np.ndarray:
 
 
 def _seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
-        raise fail("seed", repr(seed), "a non-negative integer")
-    return int(seed)
+    return valid_seed("seed", seed)
+
+
+def _results_guard(R: int, H: int, m: int, d: int, d_k: int) -> str:
+    """Refuse sizes whose result arrays exceed the machine's memory (before any is allocated);
+    returns the size, for a MemoryError later. Counted: the estimates and their centred copy
+    ``2 R H m``, the noise terms and errors ``3 R m``, four ``m H^2`` moment arrays, the
+    evaluation points and queries ``m (d + H d_k)``, float64 each."""
+    words = 2 * R * H * m + 3 * R * m + 4 * m * H * H + m * (d + H * d_k)
+    size = f"R = {R}, m = {m} (H = {H}): {words} float64 values of results"
+    fits_in_memory("R, m", 8 * words, size)
+    return size
 
 
 def _eval_points(dgp: DGP, seed: int, m: int) -> np.ndarray:
@@ -182,14 +191,20 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
     n = positive_int("n", n)
     R = positive_int("R", R)
     seed = _seed(seed)
+    if dgp.sigma * dgp.sigma > np.finfo(np.float64).max:  # the noise variance
+        raise fail("dgp.sigma", repr(dgp.sigma), "a noise standard deviation whose square fits in float64")
     if x_eval is None:
-        x_eval = _eval_points(dgp, seed, positive_int("m", DEFAULT_M if m is None else m))
+        m = positive_int("m", DEFAULT_M if m is None else m)
+        size = _results_guard(R, H, m, dgp.d, WQ.shape[2])
+        with memory_error_as("m", f"{size}; x_eval of {m} x {dgp.d}"):
+            x_eval = _eval_points(dgp, seed, m)
     else:
         x_eval = as_array("x_eval", x_eval, ndim=2, keep_float32=False)
         if x_eval.shape[1] != dgp.d or x_eval.shape[0] < 1:
             raise fail("x_eval", f"shape {x_eval.shape}", f"(m, {dgp.d}) with m >= 1")
         if m is not None and positive_int("m", m) != x_eval.shape[0]:
             raise fail("m", repr(m), f"None or len(x_eval) = {x_eval.shape[0]}")
+    _results_guard(R, H, x_eval.shape[0], dgp.d, WQ.shape[2])
     f_eval = _checked_f(dgp, x_eval)
     return _Setup(dgp, WQ, WK, alpha, x_eval, f_eval, n, R, seed, method, kernel, scale, bandwidth, max_memory)
 
@@ -208,6 +223,10 @@ def _block_sizes(s: _Setup) -> tuple[int, int]:
     words = (s.max_memory - _numpy_buffer_bytes()) // 8
     if fixed + per_point > words:
         need = 8 * (fixed + per_point) + _numpy_buffer_bytes()
+        total = physical_memory()
+        if total is not None and need > total:  # no max_memory would do: the design is too large
+            raise fail("n", f"{n} ({need / 2**30:.4g} GiB for one replicate at one evaluation point, H={H}, d={d})",
+                       f"a design size whose one replicate fits in this machine's {total / 2**30:.4g} GiB")
         raise fail("max_memory", f"{s.max_memory} bytes",
                    f"at least {need} bytes (numpy's ufunc buffers plus one replicate at one evaluation point, "
                    f"n={n}, H={H})")
@@ -220,13 +239,13 @@ def _block_sizes(s: _Setup) -> tuple[int, int]:
 def _iter_blocks(s: _Setup) -> Iterator[tuple[slice, slice, np.ndarray, np.ndarray, np.ndarray | None]]:
     """Yield ``(replicates, eval points, weights (B, H, M_c, n), f(X) (B, n), y (B, n) or None)``."""
     B, Mc = _block_sizes(s)
-    children = np.random.SeedSequence(s.seed).spawn(s.R)
+    # replicate r: SeedSequence(seed).spawn(R)[r], made per block (R of them could fill memory)
     queries = np.matmul(s.x_eval[None], s.W_Q)  # (H, m, d_k)
     for r0 in range(0, s.R, B):
         rs = slice(r0, min(s.R, r0 + B))
         X, noise = [], []
-        for child in children[rs]:
-            rng = np.random.default_rng(child)
+        for r in range(rs.start, rs.stop):
+            rng = np.random.default_rng(np.random.SeedSequence(s.seed, spawn_key=(r,)))
             X.append(_checked_design(s.dgp, s.dgp.sample_x(rng, (s.n,)), s.n, "design drawn by dgp.sample_x"))
             if s.method == "simulate":
                 noise.append(s.dgp.sigma * rng.standard_normal(s.n))
@@ -335,7 +354,27 @@ def _terms(alpha: np.ndarray, f: np.ndarray, mu: np.ndarray, C: np.ndarray) -> t
     return bias2, var_term, cov_term
 
 
+def _finite(s: _Setup, terms: dict[str, np.ndarray]) -> None:
+    """Refuse non-finite moments (an overflow), naming the input responsible: ``alpha`` when its
+    weights are the largest magnitude in play, else the DGP's responses (f and sigma)."""
+    bad = [k for k, v in terms.items() if not np.all(np.isfinite(v))]
+    if not bad:
+        return
+    a, f, sigma = float(np.max(np.abs(s.alpha))), float(np.max(np.abs(s.f_eval))), s.dgp.sigma
+    name = "alpha" if a > 1 and a >= max(f, sigma) else f"dgp (f and sigma of {s.dgp.name!r})"
+    raise fail(name, f"overflow to non-finite {', '.join(bad)} (max |alpha| = {a:.3g}, max |f(x_eval)| = {f:.3g}, "
+                     f"sigma = {sigma:.3g})",
+               "weights and responses whose squared ensemble error (sum_h alpha_h fhat_h - f)^2 fits in float64")
+
+
 def _run(s: _Setup) -> Decomposition:
+    # an overflow is not warned about but refused, naming its cause, by _finite
+    with memory_error_as("R, m", f"R = {s.R}, m = {s.m} (H = {s.H}): the result arrays"), \
+            np.errstate(over="ignore", invalid="ignore"):
+        return _run_unguarded(s)
+
+
+def _run_unguarded(s: _Setup) -> Decomposition:
     H, m, R = s.H, s.m, s.R
     sigma2 = s.dgp.sigma * s.dgp.sigma
     est = np.empty((R, H, m))  # F (simulate) or m_h(x|X_r) (exact)
@@ -369,6 +408,8 @@ def _run(s: _Setup) -> Decomposition:
         mse = mse + noise_ens.mean(axis=0)
     C = np.ascontiguousarray(C.transpose(1, 2, 0))
     bias2, var_term, cov_term = _terms(s.alpha, s.f_eval, mu, C)
+    _finite(s, {"head_mean": mu, "head_cov": C, "bias2": bias2, "var_term": var_term, "cov_term": cov_term,
+                "mse": mse})
     return Decomposition(alpha=s.alpha, x_eval=s.x_eval, f_eval=s.f_eval, head_mean=mu, head_bias=mu - s.f_eval,
                          head_cov=C, bias2=bias2, var_term=var_term, cov_term=cov_term, mse=mse, n=s.n, R=R,
                          method=s.method, seed=s.seed, kernel=s.kernel, blocks=_block_sizes(s), _setup=s)
@@ -530,6 +571,16 @@ def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed:
             raise fail("n", repr(n), f"None or len(design) = {n_}")
     s = _prepare(dgp, W_Q, W_K, alpha=None, x_eval=x_eval, m=m, n=n_, R=1, seed=seed_, method="exact",
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
+    # the weights (H, m, n), the noise (N, n), the estimates (H, m, N) with a centred copy, and
+    # two (m, N) temporaries
+    words = s.H * s.m * n_ + N * n_ + 2 * s.H * s.m * N + 2 * s.m * N
+    size = f"N = {N} noise draws of n = {n_} (H = {s.H}, m = {s.m}): {words} float64 values"
+    fits_in_memory("N, n", 8 * words, size)
+    with memory_error_as("N, n", size):
+        return _noise_check(s, dgp, design, n_, N, seed_)
+
+
+def _noise_check(s: _Setup, dgp: DGP, design: Any, n_: int, N: int, seed_: int) -> NoiseCheck:
     if design is None:
         rng = np.random.default_rng(np.random.SeedSequence(seed_).spawn(1)[0])
         design = dgp.sample_x(rng, (n_,))
@@ -554,5 +605,10 @@ def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed:
             z = D[h] * D[g]  # (m, N): sample covariance = mean of z; its SE from z's spread
             cov[h, g] = z.mean(axis=-1)
             cov_se[h, g] = z.std(axis=-1, ddof=1) / math.sqrt(N)
+    for name, v in (("cond_cov", cond_cov), ("mean", mean), ("cov", cov), ("cov_se", cov_se)):
+        if not np.all(np.isfinite(v)):
+            raise fail(f"dgp (f and sigma of {dgp.name!r})", f"overflow to non-finite {name} (sigma = {sigma:.3g}, "
+                       f"max |f(design)| = {float(np.max(np.abs(fX))):.3g})",
+                       "responses whose squared spread fits in float64")
     return NoiseCheck(design=design, x_eval=s.x_eval, N=N, cond_mean=cond_mean, cond_cov=cond_cov, mean=mean,
                       mean_se=mean_se, cov=cov, cov_se=cov_se)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
+
+from .io import atomic_write_bytes
 
 __all__ = ["new_figure", "save"]
 
@@ -25,12 +28,16 @@ def new_figure(title: str, xlabel: str, ylabel: str, *, size: tuple[float, float
 
 
 def save(fig: Any, path: Path) -> str:
-    """Write ``fig`` to ``path`` as PNG, close it and return the path as a string."""
+    """Write ``fig`` to ``path`` as PNG (rendered in memory, then written atomically: a reader
+    sees the previous file or the new one, never a part), close it and return the path."""
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    plt.close(fig)
+    try:
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
     return str(path)
