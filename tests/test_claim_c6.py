@@ -241,3 +241,19 @@ def test_overlap_plot_shows_the_bounds_and_descents_below_them(saved):
     curves = [ln for ln in lines if len(ln["y"]) > 2]
     assert len(curves) == sum(r["starts"] for r in rows)
     assert all(max(ln["y"]) <= 1 + 1e-12 for ln in curves)
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_bound_certificates_enclose_the_bound_written_here(result):
+    """Each arb certificate encloses (bound − HDI of the best optimum) with the bound written here,
+    and holds: the optimum found never beats the fusion-frame bound."""
+    from flint import arb
+
+    for row in _part(result, "beyond d (H·d_k > d)").numeric.figures["configs"]:
+        cert = row["certificate"]
+        assert cert["holds"], cert
+        mid = float(arb(cert["enclosure"]).mid())
+        if (row["H"], row["d_k"], row["d"]) == c6.NOT_ATTAINED:
+            assert abs(mid - (2 - 4 / 3)) <= 1e-9                    # Φ = 2 against the bound 4/3
+        else:
+            assert abs(mid - (_bound(row["H"], row["d_k"], row["d"]) - row["final_hdi_max"])) <= 1e-12
