@@ -391,8 +391,9 @@ def _asymptotics(der: Derivation) -> None:
              why="psi = -1/phi: with e = phi^-H -> 0 the weight is a rational function of e, continuous at 0 "
                  "whatever the sign (-1)^H: alpha_h -> phi^-(h+1), i.e. geometric weights with r = 1/phi",
              uses=["w_fib_best", "binet"])
-    base_cases = [sp.Le(PHI ** (k - 2), fib(k), evaluate=False) for k in (1, 2)] + \
-        [sp.Le(fib(k), PHI ** (k - 1), evaluate=False) for k in (1, 2)]
+    F = [sp.Subs(fib(m), m, k) for k in (1, 2)]          # F_1, F_2 in Binet's form, unevaluated
+    base_cases = [sp.Le(PHI ** (k - 2), F[k - 1], evaluate=False) for k in (1, 2)] + \
+        [sp.Le(F[k - 1], PHI ** (k - 1), evaluate=False) for k in (1, 2)]
     der.step("fib_bounds", sp.And(*base_cases, _eq(PHI ** (m - 1) + PHI ** (m - 2), PHI**m)), by="conjunction",
              why="phi^(m-2) <= F_m <= phi^(m-1) for every m >= 1 by induction: the bounds hold for F_1, F_2 (the "
                  "four inequalities) and are carried to F_m = F_(m-1) + F_(m-2) by phi^(m-1) + phi^(m-2) = phi^m",
