@@ -268,8 +268,12 @@ def _fraction_zero(expr: Any) -> bool:
     """Identically zero as a rational function: one fraction, radicals rationalised, expanded."""
     if isinstance(expr, sp.MatrixBase):
         return all(_fraction_zero(e) for e in expr)
-    num = sp.numer(sp.together(expr))
-    return sp.expand(num) == 0 or sp.expand(sp.radsimp(sp.expand(num))) == 0
+    num = sp.expand(sp.numer(sp.together(expr)))
+    if num == 0:
+        return True
+    radical = any(isinstance(p, sp.Pow) and p.exp.is_Rational and not p.exp.is_Integer
+                  for p in sp.preorder_traversal(num))
+    return radical and sp.expand(sp.radsimp(num)) == 0
 
 
 def _linear_parts(op: Any) -> Any:
@@ -734,7 +738,7 @@ def _m_power_limit(rel, p, ctx):
         num, den = _at_zero(e.xreplace(signs).xreplace(repl), list(zero))
         den0 = sp.factor(sp.radsimp(sp.expand(den)))
         if den0.is_nonzero is not True:
-            if not _zeros_excluded(den0, excluded):
+            if den0 not in exceptions and not _zeros_excluded(den0, excluded):
                 return False, f"not shown continuous at e = 0: denominator there {_short(den0)} ({', '.join(notes)})"
             exceptions.append(den0)
         values.append(num / den0)
@@ -778,7 +782,8 @@ def _zeros_excluded(den0: Any, excluded: list) -> bool:
         quo, rem = sp.div(rest, nx, z)
         if _fraction_zero(rem):
             rest = quo
-    return sp.factor(rest).is_nonzero is True
+    rest = sp.factor_terms(sp.radsimp(rest))
+    return rest.is_nonzero is True or sp.factor(rest).is_nonzero is True
 
 
 def _m_stolz_cesaro(rel, p, ctx):
