@@ -16,7 +16,6 @@ import itertools
 import random
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import mpmath
@@ -430,6 +429,8 @@ def power_symbols(expr: Any, k: sp.Symbol, bases: dict | None = None) -> tuple[A
 
     def replace(p):
         b, e = p.base, sp.expand(p.exp)
+        if b.has(k, *gens.values()):
+            raise ValueError(f"power_symbols: the base of {p} depends on {k}")
         c = e.coeff(k)
         s = sp.expand(e - c * k)
         if not (c.is_integer and c.is_number) or s.has(k):
@@ -718,6 +719,8 @@ def _m_power_limit(rel, p, ctx):
     sub = p.get("substitution", {})
     f, target = f.subs(sub), rhs.subs(sub)
     e, gens = power_symbols(f, k, p.get("bases"))
+    if e.has(k):
+        raise ValueError(f"power_limit: {k} is left outside the powers b**{k}; the limit is not a substitution")
     small, notes = {}, []
     for P, power in gens.items():
         g = power.base

@@ -149,6 +149,10 @@ FALSE_STEPS = [
     pytest.param(_eq(sp.Limit(2**H / (2**H + 1), H, sp.oo), 0), "power_limit", {}, id="power_limit"),
     pytest.param(_eq(sp.Limit(FIB(H + 1) / FIB(H), H, sp.oo), -PSI), "power_limit", {"bases": {PSI: -1 / PHI}},
                  id="power_limit-fibonacci"),
+    # (1 + 1/H)^H -> e, not oo: its base is not a constant, the power is no independent variable
+    pytest.param(_eq(sp.Limit((1 + 1 / H) ** H / (1 + (1 + 1 / H) ** H), H, sp.oo), 1), "power_limit", {},
+                 id="power_limit-base-with-H"),
+    pytest.param(_eq(sp.Limit(H * (1 - 2 ** (-H)), H, sp.oo), H), "power_limit", {}, id="power_limit-H-outside"),
     pytest.param(_eq(sp.Limit(sp.Sum(h, (h, 1, H)) / H**2, H, sp.oo), 1), "stolz_cesaro", {}, id="stolz_cesaro"),
     pytest.param(_eq(sp.Sum(r ** (h - 1), (h, 1, H)), (1 - r ** (H + 1)) / (1 - r)), "induction", {},
                  id="induction"),
