@@ -106,13 +106,15 @@ def build() -> Derivation:
                 uses=["head", "nw", "real"])
     att_out = sum(w * y for w, y in zip(soft, Y))
     nw_out = sum(w * y for w, y in zip(nw, Y))
-    dv.step("attention_output_is_nw_estimate", sp.Eq(att_out, nw_out, evaluate=False), by="identically_zero", uses=["head", "nw", "real"],
+    dv.step("attention_output_is_nw_estimate", sp.Eq(att_out, nw_out, evaluate=False), by="identically_zero",
+            uses=["head", "nw", "real"],
             why="Σ softmax_i y_i = Σ K_i y_i / Σ K_j")
 
     # general n: shift invariance, scale invariance, weights sum to one
     soft_n = sp.exp(Zs[i_] - shift) / _gsum(sp.exp(Zs[j_] - shift))
     plain_n = sp.exp(Zs[i_]) / _gsum(sp.exp(Zs[j_]))
-    dv.step("softmax_shift_invariant_general_n", sp.Eq(soft_n, plain_n, evaluate=False), by="identically_zero", uses=["head", "real"],
+    dv.step("softmax_shift_invariant_general_n", sp.Eq(soft_n, plain_n, evaluate=False), by="identically_zero",
+            uses=["head", "real"],
             why="a common shift of all n scores cancels (general n, symbolic Sum)")
     scaled = cpos * KAPPA[i_] / _gsum(cpos * KAPPA[j_])
     unscaled = KAPPA[i_] / _gsum(KAPPA[j_])

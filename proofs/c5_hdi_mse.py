@@ -357,7 +357,8 @@ def _outside_model(d: Derivation, line: sp.Expr) -> None:
     uses = ["c3_decomposition", "hdi_definition", "covariance_model", "bias_subspace_free"]
     violated = []
     u3, v3, rho_uv = _rho_lines(3)
-    a_s, v_s, rho_s = list(sp.symbols("alpha_1:4", real=True)), list(sp.symbols("V_1:4", positive=True)), _rho_symbols(3)
+    a_s, v_s = list(sp.symbols("alpha_1:4", real=True)), list(sp.symbols("V_1:4", positive=True))
+    rho_s = _rho_symbols(3)
     mse_form = _quad(a_s, _cov_model(v_s, rho_s))
     for name, spec in _CX_SPECS.items():
         exact = _cx_exact(spec)
@@ -367,8 +368,8 @@ def _outside_model(d: Derivation, line: sp.Expr) -> None:
             cols = spec["W_K"][cfg]
             rho_at = sp.Matrix([_at(rho_uv, dict(zip(u3 + v3, cols[p[0]] + cols[p[1]]))) for p in _pairs(3)])
             d.step(f"cx_{name}_{cfg}_rho", _eq(rho_at, sp.Matrix([sp.Rational(r) for r in st["rho"]])),
-                   why=f"ρ_hh' = tr(P_h P_h') of configuration {cfg}, P = w wᵀ/(wᵀw) for its integer W_K columns w "
-                       "(d_k = 1)", uses=["hdi_definition"])
+                   why=f"ρ_hh' = tr(P_h P_h') of configuration {cfg}, P = w wᵀ/(wᵀw) for its integer W_K "
+                       "columns w (d_k = 1)", uses=["hdi_definition"])
             rho_vals = {rho_s[p]: got["rho"][p] for p in _pairs(3)}
             d.step(f"cx_{name}_{cfg}_hdi", _eq(_at(_hdi(rho_s, 3), rho_vals), sp.Rational(st["HDI"])),
                    why="HDI = 1 − mean ρ at the ρ's of the previous step", uses=["hdi_definition"])

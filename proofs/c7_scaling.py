@@ -300,7 +300,8 @@ def _reverse(der: Derivation, growth: dict) -> None:
     uses = ["budget", "bias_rate", "bandwidth_summary", "s_input", "c5_model", "ens_corr", "n_eff_log"]
     mse = c_b / x**2 + c_v * x ** (d / 2) / sp.log(n)
     xo = (4 * c_b * sp.log(n) / (d * c_v)) ** (2 / (d + 4))
-    der.step("reverse_optimum", _eq(xo, sp.Subs(_lemma_optimum(A, a, B, b), (A, a, B, b), (c_b, 2, c_v / sp.log(n), d / 2))),
+    lemma_at = sp.Subs(_lemma_optimum(A, a, B, b), (A, a, B, b), (c_b, 2, c_v / sp.log(n), d / 2))
+    der.step("reverse_optimum", _eq(xo, lemma_at),
              by="simplify",
              why="variance c_v/(log n * h^d), no 1/H reduction: the lemma gives (log n)^(2/(d+4))", uses=uses)
     ln_n = sp.Symbol("ell", positive=True)

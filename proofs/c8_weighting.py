@@ -376,8 +376,8 @@ def _asymptotics(der: Derivation) -> None:
     W_unif_exp = V_1 * (q**H - 1) / ((q - 1) * H**2)
     W_geom_exp = V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1)
     der.step("geom_vs_uniform_exp_ratio",
-             _eq(sp.Tuple(sp.Limit(H**3 * (qy - 1) / (qy**H - 1), H, sp.oo), sp.Limit(H**3 * rt ** (2 * H - 2), H, sp.oo)),
-                 sp.Tuple(0, 0)), by="limit",
+             _eq(sp.Tuple(sp.Limit(H**3 * (qy - 1) / (qy**H - 1), H, sp.oo),
+                          sp.Limit(H**3 * rt ** (2 * H - 2), H, sp.oo)), sp.Tuple(0, 0)), by="limit",
              why="the two bounds of lim W_geom/W_unif (q = 1 + v > 1, r = 1/(1 + t) in (0,1)): "
                  "sum_{h<=H} (r^2 q)^(h-1) <= H max(1, r^2 q)^(H-1) and q^(H-1)(q-1) <= q^H - 1, so "
                  "W_geom/W_unif <= const H^3 max(q^-H, r^(2H-2)); both tend to 0, hence W_geom/W_unif -> 0: "

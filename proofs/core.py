@@ -610,7 +610,9 @@ def _m_certificate(rel, p, ctx):
     d = gap - cert
     same = _is_zero(sp.expand(d)) or identically_zero(d)
     sign = cert.is_positive if strict else cert.is_nonnegative
-    return bool(same and sign), f"difference = certificate {_short(cert)}, which is {'> 0' if strict else '>= 0'}"
+    bound = "> 0" if strict else ">= 0"
+    return bool(same and sign), (f"difference {'=' if same else 'is not'} certificate {_short(cert)}, "
+                                 f"{'proved' if sign else 'not proved'} {bound}")
 
 
 def _m_matrix_expand(rel, p, ctx):

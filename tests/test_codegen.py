@@ -38,7 +38,8 @@ def test_codegen_writes_atomically_and_check_compares(tmp_path, monkeypatch, cap
     ``--check`` then finds the file current, and stale after an edit."""
     calls = []
     real = verify.io.atomic_write_text
-    monkeypatch.setattr(verify.io, "atomic_write_text", lambda path, text, **kw: calls.append(path) or real(path, text, **kw))
+    monkeypatch.setattr(verify.io, "atomic_write_text",
+                        lambda path, text, **kw: calls.append(path) or real(path, text, **kw))
     target = tmp_path / "formulas.py"
     assert write(target) == target and target.read_text() == render()
     monkeypatch.setattr(codegen, "TARGET", tmp_path / "main.py")
