@@ -33,6 +33,9 @@ SEED = 20260521
 CLAIMS = ("C1", "C2", "C3", "C4")
 
 
+pytestmark = pytest.mark.claim(part="derivation")  # the claim: each test's own mark or claim parameter
+
+
 def fn(claim: str, name: str, modules="numpy"):
     """The result ``name`` of ``claim`` as a function of its declared args (plain lambdify)."""
     r = derivation(claim).results[name]
@@ -72,6 +75,7 @@ def test_every_cited_assumption_exists_and_stated_matches_module(claim):
     assert all(s.uses for s in d.steps), [s.name for s in d.steps if not s.uses]
 
 
+@pytest.mark.claim("C1", "C2", "C3", "C4", part="derivation")
 def test_codegen_results_cover_their_free_symbols():
     for c in CLAIMS:
         for r in derivation(c).results.values():
@@ -88,6 +92,7 @@ def _softmax_loop(q, keys, ys, s):
     return sum(ei * yi for ei, yi in zip(e, ys)) / sum(e)
 
 
+@pytest.mark.claim("C1", part="derivation")
 def test_c1_attention_estimate_matches_mpmath_loop_and_torch():
     rng = random.Random(SEED)
     f_mp = fn("C1", "attention_estimate_n3", "mpmath")
@@ -118,6 +123,7 @@ def _gauss_nw_statsmodels(keys, ys, q, b):
     return float(kr.fit(data_predict=np.asarray(q, float)[None, :])[0][0])
 
 
+@pytest.mark.claim("C1", part="derivation")
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_c1_gaussian_nw_result_matches_statsmodels():
     rng = np.random.default_rng(SEED)
@@ -127,6 +133,7 @@ def test_c1_gaussian_nw_result_matches_statsmodels():
         assert abs(f(*q, *keys.ravel(), *ys, b) - _gauss_nw_statsmodels(keys, ys, q, b)) < FLOAT_TOL
 
 
+@pytest.mark.claim("C1", part="derivation")
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 @pytest.mark.parametrize("dk", [1, 2, 4, 9])
 def test_c1_equal_norm_softmax_is_gaussian_nw_with_bandwidth_dk_quarter(dk):
@@ -149,6 +156,7 @@ def test_c1_equal_norm_softmax_is_gaussian_nw_with_bandwidth_dk_quarter(dk):
         assert matches_stated == finding("C1", "stated_bandwidth").holds
 
 
+@pytest.mark.claim("C1", part="derivation")
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_c1_unequal_norms_shifted_scores_and_counterexample():
     rng = np.random.default_rng(SEED)
@@ -168,6 +176,7 @@ def test_c1_unequal_norms_shifted_scores_and_counterexample():
 
 
 # -- C2: MHA = ensemble ---------------------------------------------------------------------------
+@pytest.mark.claim("C2", part="derivation")
 def test_c2_scalar_ensemble_reproduces_torch_multihead_attention():
     """torch MHA (H = 2, d_k = d_v = 2, scalar values) vs Σ_h α_h f̂_h + β built from C1 and C2 results,
     with head estimates from C1's formula (key bias left out: it cancels)."""
@@ -205,6 +214,7 @@ def test_c2_scalar_ensemble_reproduces_torch_multihead_attention():
         assert abs(got - out[0, 0, o].item()) < FLOAT_TOL
 
 
+@pytest.mark.claim("C2", part="derivation")
 def test_c2_vector_form_equals_concat_then_project_exactly():
     rng = random.Random(SEED)
     r = derivation("C2").results["mha_vector_h2"]
@@ -247,6 +257,7 @@ def _c3_values(alpha, mu, f, C):
     return v
 
 
+@pytest.mark.claim("C3", part="derivation")
 @pytest.mark.parametrize("H", range(1, 7))
 def test_c3_mse_exact_against_enumeration(H):
     rng = random.Random(SEED + H)
@@ -260,6 +271,7 @@ def test_c3_mse_exact_against_enumeration(H):
     assert exact("C3", f"ensemble_bias_h{H}", vals) == sp.Rational(sum(a * m for a, m in zip(alpha, mu)) - f)
 
 
+@pytest.mark.claim("C3", part="derivation")
 @given(st.lists(st.fractions(min_value=-5, max_value=5, max_denominator=20), min_size=13, max_size=13))
 def test_c3_h3_any_alpha_property(xs):
     alpha, mu, f = xs[0:3], xs[3:6], xs[6]
@@ -268,6 +280,7 @@ def test_c3_h3_any_alpha_property(xs):
     assert exact("C3", "mse_h3", vals) == sp.Rational(_enumerated_mse(alpha, mu, L, f))
 
 
+@pytest.mark.claim("C3", part="derivation")
 @pytest.mark.parametrize("H", [2, 3, 5])
 def test_c3_mpmath_50_digits_and_ueda_nakano(H):
     rng = random.Random(SEED * H)
@@ -291,6 +304,7 @@ def test_c3_mpmath_50_digits_and_ueda_nakano(H):
         assert abs(un - direct) < MP_TOL
 
 
+@pytest.mark.claim("C3", part="derivation")
 def test_c3_matrix_form_result_on_explicit_matrices():
     rng = random.Random(SEED)
     H = 3
@@ -306,6 +320,7 @@ def test_c3_matrix_form_result_on_explicit_matrices():
     assert got == _enumerated_mse(alpha, mu, L, f)
 
 
+@pytest.mark.claim("C3", part="derivation")
 def test_c3_bias_finding_agrees_with_enumeration():
     """Σ α_h b_h is the ensemble bias only when Σα = 1: checked on the enumerated distribution."""
     L = [[Fraction(0)] * 2 for _ in range(2)]
@@ -333,6 +348,7 @@ def _subspace_scipy(Ws):
     return 1 - np.mean(rhos)
 
 
+@pytest.mark.claim("C4", part="derivation")
 def test_c4_h2_results_against_numpy_and_scipy():
     rng = np.random.default_rng(SEED)
     lit, sub = fn("C4", "literal_hdi_h2_d3dk2"), fn("C4", "subspace_hdi_h2_d3dk2")
@@ -345,6 +361,7 @@ def test_c4_h2_results_against_numpy_and_scipy():
         assert abs(sub(*W1.ravel(), *(W2 @ A).ravel()) - sub(*args)) < 1e-10
 
 
+@pytest.mark.claim("C4", part="derivation")
 @pytest.mark.parametrize("d,dk,H", [(8, 3, 4), (6, 2, 3), (5, 1, 5)])
 def test_c4_isotropic_heads_and_matching_scale(d, dk, H):
     rng = np.random.default_rng(SEED + d)
@@ -361,6 +378,7 @@ def test_c4_isotropic_heads_and_matching_scale(d, dk, H):
         assert agree == finding("C4", "literal_equals_subspace_when").holds
 
 
+@pytest.mark.claim("C4", part="derivation")
 def test_c4_scale_identical_and_range_findings_against_numpy():
     rng = np.random.default_rng(SEED)
     Ws = [rng.normal(size=(6, 2)) for _ in range(3)]
@@ -382,6 +400,7 @@ def test_c4_scale_identical_and_range_findings_against_numpy():
     assert (abs(_literal([V[:, :2], V[:, 2:]], 2) - 1) < FLOAT_TOL) == finding("C4", "orthogonal_heads_give_one").holds
 
 
+@pytest.mark.claim("C4", part="derivation")
 def test_c4_rho_from_cosines_in_unit_interval():
     rng = np.random.default_rng(SEED)
     rho = fn("C4", "rho_dk2")
@@ -400,6 +419,7 @@ def _fresh() -> Derivation:
     return d
 
 
+@pytest.mark.claim("C1", "C3", "C4", part="derivation")
 def test_false_steps_are_caught_and_named():
     """False versions of C1, C3 and C4 steps, each checked by the method the derivation uses."""
     d = _fresh()
@@ -437,6 +457,7 @@ def test_false_steps_are_caught_and_named():
         d.raise_on_failure()
 
 
+@pytest.mark.claim("C1", "C3", "C4", part="derivation")
 def test_the_same_steps_check_when_true():
     """Control for the test above: the true versions pass the same methods (the failures are
     the mathematics, not the method refusing the input)."""
