@@ -514,7 +514,9 @@ def check(ctx: Context) -> ClaimResult:
         derived="1/sqrt(d_k) is the kernel's scale s in exp(s q·k) (inverse temperature; temperature sqrt(d_k)); "
                 "with equal key norms the head is Gaussian NW with bandwidth d_k^{1/4}",
         symbolic=Symbolic.from_derivation(der, steps=["bandwidth_from_scale", "gaussian_bandwidth_dk",
-                                                      "bandwidth_is_not_scale"],
+                                                      "bandwidth_is_not_scale", "named_case_head",
+                                                      "named_case_stated_bandwidth", "named_case_derived_bandwidth",
+                                                      "named_case_differs"],
                                           results=["softmax_scale", "temperature", "gaussian_bandwidth"],
                                           comparisons=["stated_bandwidth"]),
         numeric=Numeric("measured" if derived_ok and all(x["holds"] for x in named["certificates"]) else "disagree",

@@ -642,7 +642,9 @@ def check(ctx: Context) -> ClaimResult:
         id="faster decay in n", role=Role.CORE, reading="ii",
         statement="with heads ordered by consistency rate (MSE_h ∝ n^(−γ_h)), geometric or Fibonacci weights give a "
                   "faster decay of the ensemble MSE in n than uniform averaging",
-        assumptions=["MSE_h = c_h n^(−γ_h), γ_1 > ... > γ_H, independent head errors, weights fixed in n"],
+        symbolic=Symbolic.from_derivation(der, steps=["rate_fixed_weights_H4", "rate_inverse_mse_weights_H4",
+                                                      "geometric_constant_H4"],
+                                          results=["rates_geom_over_uniform_H4"], comparisons=["faster_rate_in_n"]),
         numeric=Numeric("rounding",
                         f"γ = {RATE_PARAMS['gammas']}: asymptotic rate n^-{ar['uniform']:g} for uniform, geometric and "
                         f"Fibonacci alike (exactly the worst head's), n^-{ar['inverse']:g} only for n-adaptive "
