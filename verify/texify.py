@@ -144,7 +144,7 @@ def escape(text: Any) -> str:
         else:
             out.append(TEXT_MAP.get(ch, _unknown(ch)))
         i += 1
-    return "".join(out)
+    return re.sub(r"(?<!\\)\$\$", "", "".join(out))   # two symbols in a row: one formula, never $$
 
 
 # --- the math printer ----------------------------------------------------------------------------
@@ -245,6 +245,8 @@ class _Math:
 
     # the output
     def push(self, base: str, kind: str = "operand") -> None:
+        if re.search(r"\\[A-Za-z]+$", base):   # a control word never runs into a following letter
+            base += " "
         self.atoms.append(_Atom(base, kind))
 
     def last(self) -> _Atom | None:
@@ -590,7 +592,7 @@ _CODE = re.compile(r"""
   | [A-Za-z0-9]+(?:_[A-Za-z0-9*]*)+(?:<[A-Za-z]+>)?(?:\.\.[A-Za-z0-9_*]+)?   # snake_case
   | \*(?:_[A-Za-z0-9*]+)+                                                    # *_exponent_n
 """, re.X)
-_SNAKE_MATH = re.compile(r"([A-Za-z][A-Za-z0-9]?|[A-Za-z]+|" + "[" + "".join(_GREEK) + r"])_([A-Za-z0-9]{1,5}'*)\*?")
+_SNAKE_MATH = re.compile(r"\d*([A-Za-z][A-Za-z0-9]?|[A-Za-z]+|" + "[" + "".join(_GREEK) + r"])_([A-Za-z0-9]{1,5}'*)\*?")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'’–][A-Za-zÀ-ÖØ-öø-ÿ]+)*")
 _ABBREV = re.compile(r"(?:[a-z]\.){2,}|(?:resp|cf|etc|vs|approx|Thm|Eq|Fig|incl|e\.g|i\.e)\.")
 _NUM_PLAIN = re.compile(r"\d+(?:\.\d+)?")
@@ -803,7 +805,9 @@ class _Scan:
             if cls == "func":
                 nxt = items[k + 2] if k + 2 < len(items) and items[k + 1][0] == "space" else None
                 if nxt is None or not _joins(("func", raw), (nxt[2], nxt[1])):
-                    items[k] = (kind, raw, "word")
+                    prev = items[k - 2] if k >= 2 and items[k - 1][0] == "space" else None
+                    # an operand after an operator (x − mean), else a word (the mean head bias)
+                    items[k] = (kind, raw, "math" if prev is not None and prev[2] == "op" else "word")
         out: list[tuple[str, str, str]] = []
         k = 0
         while k < len(items):
@@ -877,4 +881,6 @@ def texify(text: Any) -> str:
         if out and out[-1].endswith("$") and piece.startswith("$"):
             out.append("{}")
         out.append(piece)
-    return "".join(out)
+    tex = "".join(out)
+    # after \item or \\ a leading [ would open an optional argument
+    return "{}" + tex if tex.lstrip().startswith("[") else tex
