@@ -607,7 +607,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
            "A claim's verdict is set by its core parts alone; details that are off are \\emph{corrections}, "
            "premise parts give \\emph{premise findings}, failures outside the stated scope are \\emph{limits} "
            "(counts c/p/l below).", "",
-           "\\begin{center}", "\\begin{tabular}{l l l p{0.58\\linewidth}}",
+           "\\begin{center}", "\\begin{tabular}{l l l p{0.55\\linewidth}}",
            "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline"]
     rows = {r["id"]: r for r in verdict_rows(report)}
     for claim in CLAIM_MODULES:
