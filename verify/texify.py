@@ -193,7 +193,8 @@ def _pairs(s: str, angles: bool = False) -> dict[int, int]:
     for i, c in enumerate(s):
         if c in _OPEN:
             stack.append(i)
-        elif angles and c == "<" and (i == 0 or s[i - 1] in " ([{,") and s[i + 1:i + 2] not in ("", " ", "=", "-", "<", ">"):
+        elif (angles and c == "<" and (i == 0 or s[i - 1] in " ([{,")
+              and s[i + 1:i + 2] not in ("", " ", "=", "-", "<", ">")):
             stack.append(i)
         elif c == ">" and stack and s[stack[-1]] == "<":
             if s[i - 1] not in " -=<>" and not s.startswith(">=", i):
@@ -585,9 +586,11 @@ def math(text: str, *, blackboard_r: bool = False) -> str:
 
 # --- finding the spans ---------------------------------------------------------------------------
 
-_MATH_CHARS = set("_^=<>+*/|~√·") | set(_GREEK) | set(_SUPER) | set(_SUB) | {"ᵀ"} | set(_MATH_SYMBOLS) - set("’–—\u00a0…")
+_MATH_CHARS = (set("_^=<>+*/|~√·") | set(_GREEK) | set(_SUPER) | set(_SUB) | {"ᵀ"}
+               | set(_MATH_SYMBOLS) - set("’–—\u00a0…"))
 _CODE = re.compile(r"""
-    (?:proofs|verify|tests|notebooks|derivation|mpmath|sympy|numpy|np|sp|torch|math|flint)[.(][\w.'"()\[\]*<>-]*     # a module path or call
+    (?:proofs|verify|tests|notebooks|derivation|mpmath|sympy|numpy|np|sp|torch|math|flint)
+    [.(][\w.'"()\[\]*<>-]*                                                  # a module path or call
   | [\w./-]*\.(?:json|py|tex|png|md|pdf|csv|txt|ipynb|safetensors)\b[\w./-]*  # a file
   | [A-Za-z0-9]+(?:_[A-Za-z0-9*]*)+(?:<[A-Za-z]+>)?(?:\.\.[A-Za-z0-9_*]+)?   # snake_case
   | \*(?:_[A-Za-z0-9*]+)+                                                    # *_exponent_n
@@ -807,7 +810,9 @@ class _Scan:
                 if nxt is None or not _joins(("func", raw), (nxt[2], nxt[1])):
                     prev = items[k - 2] if k >= 2 and items[k - 1][0] == "space" else None
                     # an operand after an operator (x − mean), else a word (the mean head bias)
-                    items[k] = (kind, raw, "math" if prev is not None and prev[2] == "op" else "word")
+                    prose_next = nxt is not None and nxt[0] == "word" and nxt[2] in ("word", "name", "code")
+                    operand = prev is not None and prev[2] == "op" and not prose_next
+                    items[k] = (kind, raw, "math" if operand else "word")
         out: list[tuple[str, str, str]] = []
         k = 0
         while k < len(items):
@@ -817,10 +822,12 @@ class _Scan:
                 k += 1
                 continue
             span = [k]
-            while (span[-1] + 2 < len(items) and items[span[-1] + 1][0] == "space"
-                   and items[span[-1] + 2][0] == "word"
-                   and _joins((items[span[-1]][2], items[span[-1]][1]), (items[span[-1] + 2][2], items[span[-1] + 2][1]))):
-                span.append(span[-1] + 2)
+            while True:
+                m = span[-1]
+                if not (m + 2 < len(items) and items[m + 1][0] == "space" and items[m + 2][0] == "word"
+                        and _joins((items[m][2], items[m][1]), (items[m + 2][2], items[m + 2][1]))):
+                    break
+                span.append(m + 2)
             classes = {items[m][2] for m in span}
             raw = "".join(items[m][1] for m in range(span[0], span[-1] + 1))
             if classes & {"math", "op", "letter", "func"}:
