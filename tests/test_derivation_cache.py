@@ -62,6 +62,7 @@ def test_cached_derivation_equals_a_fresh_build(tmp_cache, monkeypatch):
     assert second.from_cache is True
     ref = fresh(CLAIM)
     assert content(second) == content(ref)
+    assert type(second).to_dict(second) == second.to_dict()        # the stored dict is the loaded object's
     for a, b in zip(second.steps, ref.steps):
         assert sp.srepr(a.relation) == sp.srepr(b.relation)
     for name, r in ref.results.items():
