@@ -17,10 +17,11 @@ predicts 2/(4+d)) and against log n, then mean and standard error over seeds, ov
 n grid and over the n before the optimum is censored.
 
 Models: each candidate of :data:`verify.allocate.MODELS` that applies at (D, d) is a linear
-model MSE = c_b A(d_k) + c_v B(d_k, n) (its generated code at (c_b, c_v) = (1, 0) and (0, 1));
-(c_b, c_v) >= 0 are fitted by least squares on the relative error over the whole (n, d_k)
-grid, and the model is scored by its RMS log error and by how often its optimum over the
-divisors equals the measured one. The best model is the one of least RMS log error; whether it
+model MSE = c_b A(d_k) + c_v B(d_k, n) (its generated code at (c_b, c_v) = (1, 0) and (0, 1)),
+here with an irreducible error c_0 added (it moves no optimum); (c_0, c_b, c_v) >= 0 are
+fitted by least squares on the relative error over the whole (n, d_k) grid, and the model is
+scored by its RMS log error and by how often its optimum over the divisors equals the measured
+one. The best model is the one of least RMS log error; whether it
 *describes* the ensemble is judged by both scores (module constants below).
 
 Grids: ``quick`` (tests, ``--quick``: ~1 s), ``default`` (the default ``python -m verify`` run:
@@ -61,10 +62,10 @@ _SMALL_N = (10, 20, 50, 100, 200)
 GRIDS: dict[str, list[dict[str, Any]]] = {
     "quick": [dict(dgp="single-index", d=16, sigma=1.0, D=(16,), n=_SMALL_N, seeds=2, R=8, m=32)],
     "default": [dict(dgp="single-index", d=16, sigma=1.0, D=(16,), n=_SMALL_N + (500, 1000), seeds=3, R=16, m=64)],
-    "full": [dict(dgp=g, d=16, sigma=1.0, D=(8, 16, 32), n=_SMALL_N + (500, 1000, 10**4, 10**5), seeds=4,
-                  R={**{n: 16 for n in _SMALL_N + (500, 1000)}, 10**4: 4, 10**5: 2}, m=64)
+    "full": [dict(dgp=g, d=16, sigma=1.0, D=(8, 16, 32), n=_SMALL_N + (500, 1000, 10**4), seeds=4,
+                  R={**{n: 16 for n in _SMALL_N + (500, 1000)}, 10**4: 4}, m=64)
              for g in ("single-index", "additive")]
-            + [dict(dgp="single-index", d=16, sigma=1.0, D=(16,), n=(10**6,), seeds=4, R=2, m=64)],
+            + [dict(dgp="single-index", d=16, sigma=1.0, D=(16,), n=(10**5, 10**6), seeds=3, R=2, m=64)],
 }
 
 
@@ -154,28 +155,31 @@ def _model_parts(model: str, dks: list[int], ns: list[float], D: int, d: int) ->
 
 def _fit_model(model: str, dks: list[int], ns: list[float], D: int, d: int, Y: np.ndarray,
                best_dk: list[int]) -> dict[str, Any]:
-    """Least squares on the relative error with c_b, c_v >= 0 (the two one-constant fits when
-    the free fit has a negative constant); RMS log error; agreement of the optima."""
+    """Fit MSE = c_0 + c_b A + c_v B with c_0, c_b, c_v >= 0 by least squares on the relative
+    error (c_0: an irreducible error, which moves no optimum; the best feasible fit over the
+    sets of free constants); RMS log error; agreement of the optima over the divisors."""
+    import itertools
+
     A, B = _model_parts(model, dks, ns, D, d)
-    ok = np.isfinite(A).all() and np.isfinite(B).all()
-    if not ok:
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
         return {"model": model, "fitted": False, "reason": "the model's terms overflow float64 on this grid"}
-    a, b, y = (A / Y).ravel(), (B / Y).ravel(), np.ones(Y.size)
-    cands = []
-    coef = np.linalg.lstsq(np.stack([a, b], 1), y, rcond=None)[0]
-    if np.all(coef >= 0):
-        cands.append(coef)
-    cands.append(np.array([max(float(a @ y / (a @ a)), 0.0), 0.0]))
-    cands.append(np.array([0.0, max(float(b @ y / (b @ b)), 0.0)]))
-    best = min(cands, key=lambda c: float(np.sum((c[0] * a + c[1] * b - y) ** 2)))
-    pred = best[0] * A + best[1] * B
-    with np.errstate(divide="ignore"):
-        rms = float(np.sqrt(np.mean(np.log(pred / Y) ** 2))) if np.all(pred > 0) else None
+    cols = np.stack([(1 / Y).ravel(), (A / Y).ravel(), (B / Y).ravel()], 1)
+    y = np.ones(Y.size)
+    best, best_res = np.zeros(3), float(y @ y)
+    for r in (1, 2, 3):
+        for free in itertools.combinations(range(3), r):
+            coef = np.zeros(3)
+            coef[list(free)] = np.linalg.lstsq(cols[:, free], y, rcond=None)[0]
+            res = float(np.sum((cols @ coef - y) ** 2))
+            if np.all(coef >= 0) and res < best_res:
+                best, best_res = coef, res
+    pred = best[0] + best[1] * A + best[2] * B
+    rms = float(np.sqrt(np.mean(np.log(pred / Y) ** 2))) if np.all(pred > 0) else None
     pred_dk = [dks[int(np.argmin(row))] for row in pred]
     agree = float(np.mean([p == e for p, e in zip(pred_dk, best_dk)]))
-    return {"model": model, "fitted": True, "c_b": float(best[0]), "c_v": float(best[1]), "rms_log_error": rms,
-            "optimum_agreement": agree, "predicted_d_k": pred_dk,
-            "continuous_d_k": [_continuous(model, n, D, d, best[0], best[1]) for n in ns]}
+    return {"model": model, "fitted": True, "c_0": float(best[0]), "c_b": float(best[1]), "c_v": float(best[2]),
+            "rms_log_error": rms, "optimum_agreement": agree, "predicted_d_k": pred_dk,
+            "continuous_d_k": [_continuous(model, n, D, d, best[1], best[2]) for n in ns]}
 
 
 def _continuous(model: str, n: float, D: int, d: int, c_b: float, c_v: float) -> float | None:
@@ -203,22 +207,25 @@ def analyse(records: list[dict]) -> dict[str, Any]:
         ns = sorted({r["params"]["n"] for r in recs})
         seeds = sorted({r["params"]["seed"] for r in recs})
         mse = {(r["params"]["seed"], r["params"]["n"], r["params"]["d_k"]): r["result"]["mse"] for r in recs}
-        complete = all((s, n, k) in mse for s in seeds for n in ns for k in dks)
-        if not complete or len(dks) < 2:
+        # per seed, the n with every d_k measured (grids may give some n fewer seeds)
+        seed_ns = {s: [n for n in ns if all((s, n, k) in mse for k in dks)] for s in seeds}
+        n_seeds = {n: [s for s in seeds if n in seed_ns[s]] for n in ns}
+        if len(dks) < 2 or not all(n_seeds.values()):
             configs.append({"dgp": dgp, "d": d, "sigma": sigma, "D": D, "complete": False})
             continue
-        Y = np.array([[np.mean([mse[(s, n, k)] for s in seeds]) for k in dks] for n in ns])   # mean over seeds
+        Y = np.array([[np.mean([mse[(s, n, k)] for s in n_seeds[n]]) for k in dks] for n in ns])   # mean over seeds
         per_seed = []
         for s in seeds:
-            rows = [[mse[(s, n, k)] for k in dks] for n in ns]
+            s_ns = seed_ns[s]
+            rows = [[mse[(s, n, k)] for k in dks] for n in s_ns]
             disc = [dks[int(np.argmin(row))] for row in rows]
             cont = [_vertex(dks, row) for row in rows]
             uncensored = [i for i, (_, c) in enumerate(cont) if not c and disc[i] < dks[-1]]
             cut = max(uncensored) + 1 if uncensored else 0
-            loglog = [math.log(math.log(n)) for n in ns]
-            logn = [math.log(n) for n in ns]
+            loglog = [math.log(math.log(n)) for n in s_ns]
+            logn = [math.log(n) for n in s_ns]
             logk = [math.log(v) for v, _ in cont]
-            per_seed.append({"seed": s, "discrete": disc, "continuous": [v for v, _ in cont],
+            per_seed.append({"seed": s, "n": s_ns, "discrete": disc, "continuous": [v for v, _ in cont],
                              "censored": [c for _, c in cont],
                              "slope_loglog": _slope(loglog, logk), "slope_logn": _slope(logn, logk),
                              "slope_loglog_before_cap": _slope(loglog[:cut], logk[:cut]) if cut >= 2 else None,
@@ -238,7 +245,9 @@ def analyse(records: list[dict]) -> dict[str, Any]:
             "dgp": dgp, "d": d, "sigma": sigma, "D": D, "complete": True, "d_k_grid": dks, "n": ns, "seeds": seeds,
             "mse_mean": Y.tolist(), "optimum_d_k": best_mean, "optimum_H": [D // k for k in best_mean],
             "cap_d_k": cap, "capped_from_n": first_cap,
-            "continuous_mean": [float(np.mean([ps["continuous"][i] for ps in per_seed])) for i in range(len(ns))],
+            "continuous_mean": [float(np.mean([ps["continuous"][ps["n"].index(n)] for ps in per_seed if n in ps["n"]]))
+                                for n in ns],
+            "seeds_per_n": [len(n_seeds[n]) for n in ns],
             "per_seed": per_seed,
             "growth": {"vs_log_n": _mean_se([ps["slope_loglog"] for ps in per_seed]),
                        "vs_n": _mean_se([ps["slope_logn"] for ps in per_seed]),
@@ -336,8 +345,9 @@ def plot_optimum(result: dict, path: Path | str, config: int = 0) -> str:
     ns = c["n"]
     fig, ax = plots.new_figure(f"C7 on real NW ensembles: {c['dgp']}, d={c['d']}, D={c['D']}, sigma={c['sigma']}",
                                "n (training points)", "optimal head dimension d_k*")
-    cont = np.array([ps["continuous"] for ps in c["per_seed"]])
-    ax.fill_between(ns, cont.min(axis=0), cont.max(axis=0), color="0.85", label="continuous d_k*, range over seeds")
+    lo = [min(ps["continuous"][ps["n"].index(n)] for ps in c["per_seed"] if n in ps["n"]) for n in ns]
+    hi = [max(ps["continuous"][ps["n"].index(n)] for ps in c["per_seed"] if n in ps["n"]) for n in ns]
+    ax.fill_between(ns, lo, hi, color="0.85", label="continuous d_k*, range over seeds")
     ax.plot(ns, c["continuous_mean"], "k-", lw=1.5, label="continuous d_k*, mean over seeds")
     ax.plot(ns, c["optimum_d_k"], "ko", ms=6, label="best divisor (mean MSE over seeds)")
     styles = ["--", "-.", ":"]
@@ -377,7 +387,7 @@ def format_result(result: dict) -> str:
         for m in c["models"]:
             if m["fitted"]:
                 L.append(f"  model {m['model']:13s} RMS log error {m['rms_log_error']:.3f}, optimum agrees "
-                         f"{100 * m['optimum_agreement']:.0f}% (c_b {m['c_b']:.3g}, c_v {m['c_v']:.3g})")
+                         f"{100 * m['optimum_agreement']:.0f}% (c_0 {m['c_0']:.3g}, c_b {m['c_b']:.3g}, c_v {m['c_v']:.3g})")
         L.append(f"  best model {c['best_model']}: " + ("describes the measurements" if c["best_model_describes"]
                                                        else "does not describe them") +
                  f" (thresholds: RMS log error <= {DESCRIBES_RMS_LOG}, agreement >= {DESCRIBES_AGREEMENT})")
