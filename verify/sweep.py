@@ -51,6 +51,8 @@ __all__ = ["Task", "SweepResult", "task_key", "run_sweep", "read_table", "demo_t
 SWEEPS = {"c7": "verify.scaling:cli_sweep_c7", "demo": "verify.sweep:cli_sweep_demo"}
 #: A task file larger than this is not read (results are a few hundred bytes).
 MAX_TASK_BYTES = 2**20
+#: How long to try to reach a Dask scheduler before calling its address wrong.
+SCHEDULER_TIMEOUT = "20s"
 
 
 @dataclass(frozen=True)
@@ -291,7 +293,7 @@ def _run_dask(todo: list[Task], scheduler: str, finish: Callable[[Task, dict, fl
         raise fail("--scheduler", repr(scheduler),
                    f"dask.distributed installed (pip install 'mha-nw-verify[cluster]'): {exc}") from None
     try:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
     except (OSError, TimeoutError) as exc:
         raise fail("--scheduler", repr(scheduler), f"the address of a running Dask scheduler ({exc})") from None
     try:
