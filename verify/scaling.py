@@ -335,13 +335,14 @@ def _figures(out: dict) -> dict[str, Any]:
                                               if m["model"] == c["best_model"]), None)}
 
 
-def plot_optimum(result: dict, path: Path | str, config: int = 0) -> str:
+def plot_optimum(result: dict, path: Path | str, config: int | None = None) -> str:
     """Empirical d_k*(n) (discrete: points; continuous: mean over seeds with the per-seed range)
-    against each fitted model's optimum over the divisors, for one configuration."""
+    against each fitted model's optimum over the divisors, for one complete configuration
+    (default: the one with the longest n grid)."""
     from . import plots
 
     cs = [c for c in result["configs"] if c.get("complete")]
-    c = cs[config]
+    c = max(cs, key=lambda c: len(c["n"])) if config is None else cs[config]
     ns = c["n"]
     fig, ax = plots.new_figure(f"C7 on real NW ensembles: {c['dgp']}, d={c['d']}, D={c['D']}, sigma={c['sigma']}",
                                "n (training points)", "optimal head dimension d_k*")
