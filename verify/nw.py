@@ -12,6 +12,20 @@ Shapes: queries ``(..., m, d_k)``, keys ``(..., n, d_k)``, values ``(..., n, p)`
 axes (replicates, heads, ...) broadcast with numpy's rules.  The result is float32 when every
 array argument is float32, float64 otherwise.
 
+Implementations
+---------------
+Two paths compute the same estimator. Where numba is installed (the ``fast`` extra), a fused
+compiled kernel (:mod:`verify._kernel`: scores, its own vectorised exp, normaliser and weighted
+values in one pass per query row, never a block of scores in memory) runs the blocks planned
+below; it computes in float64 whatever the inputs (float32 results are rounded once at the
+end) and is fast whatever numpy's exp (2.5-8x the numpy path where numpy's float64 exp is
+scalar, i.e. without AVX-512). Otherwise the numpy implementation below runs: it is also the
+reference the tests compare the kernel with, and a kernel that meets a score or sum beyond the
+float range hands the call back to it (``kernel_fallbacks`` counts these), so errors are the
+same on both paths. :func:`set_backend` (or ``MHA_NW_BACKEND=auto|numba|numpy``) chooses.
+Both paths are bitwise independent of the thread count; the kernel's rows are moreover
+independent of the blocking and the memory cap.
+
 Numerics
 --------
 * Where a block's scores are known to be small, ``|score| <= B`` with
@@ -54,7 +68,11 @@ buffers (two of ``np.getbufsize()`` elements, used by the broadcasting in-place 
 Not counted: the result itself, the float conversion of integer inputs (and of float32 ones
 mixed with float64), validation temporaries of input size (finiteness masks) and BLAS's
 internal buffers.
-``tests/test_nw.py`` checks the cap with ``tracemalloc``.  If even one query row against one
+The kernel path counts its own buffers (all allocated by numpy, none inside the kernel): per
+score row the float64 query copy (and the float64 result when it is float32), per key set
+the float64 transposed keys, centre, half-norms and norms, the values minus r and their range,
+and the worker's scratch rows. ``tests/test_nw.py`` checks the cap with ``tracemalloc`` on
+both paths.  If even one query row against one
 key set does not fit, the call raises :class:`VerifyError`.
 
 Unless ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is 1, blocks also keep every BLAS
@@ -100,6 +118,10 @@ __all__ = [
     "BLAS_SINGLE_THREAD_MNK",
     "get_default_threads",
     "set_default_threads",
+    "BACKENDS",
+    "KERNEL_BLOCK_SCORES",
+    "get_backend",
+    "set_backend",
 ]
 
 KERNELS = ("softmax", "gaussian")
