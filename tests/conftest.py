@@ -31,14 +31,11 @@ settings.load_profile("default")
 
 
 @pytest.fixture(scope="module")
-def saved(request, tmp_path_factory):
+def saved(request, quick_run):
     """The quick run (seed 0) of the claim named by the test module's ``CLAIM``, with its output
-    folder (plots, counterexamples): ``(ClaimResult, Path)``, computed once per module."""
-    from verify.claims import Context, run_claim
-
-    claim = request.module.CLAIM
-    out = tmp_path_factory.mktemp(claim.lower())
-    return run_claim(claim, Context(seed=0, quick=True, out=out)), out
+    folder (plots, counterexamples): ``(ClaimResult, Path)``; ``quick_run`` is the theorem-ledger
+    plugin's session cache (verify/pytest_plugin.py)."""
+    return quick_run(request.module.CLAIM)
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,14 @@ from statsmodels.nonparametric.kernel_regression import KernelReg
 from verify import formulas
 from verify.attention import from_torch
 from verify.claims import Context, c1, run_claim
-from verify.counterexamples import replay
 from verify.errors import VerifyError
-from verify.verdicts import Verdict
+from verify.io import loads_json
+from verify.plots import data_path as plot_data_path
+from verify.replay import replay
+from verify.verdicts import Role
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # statsmodels' internal RNG notice
+pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),  # statsmodels' internal RNG notice
+              pytest.mark.claim("C1", part="core")]
 
 # Float64 on both sides, O(10) operations per output on O(1) data: differences are ~1e-15;
 # 1e-12 (relative to the largest output) is the bar the spec sets for "equal to rounding".
@@ -34,10 +37,12 @@ KERNELREG_RTOL = 1e-12
 # Two generated float64 formulas for the same bandwidth (1/sqrt(1/sqrt(d_k)) and d_k^(1/4)): a few ulps.
 FORMULA_RTOL = 1e-15
 
-PARTS = {
-    "exponential-kernel identity": Verdict.EXACT,
-    "Gaussian NW under equal key norms": Verdict.HOLDS_UNDER_MODEL,
-    "bandwidth as stated": Verdict.REFUTED,
+#: the roles of the SPEC's reading of C1 (core: the identity; details: the bandwidth; scope: unequal norms)
+ROLES = {
+    "exponential-kernel identity": Role.CORE,
+    "Gaussian reading under equal key norms": Role.DETAIL,
+    "bandwidth as stated": Role.DETAIL,
+    "Gaussian reading with unequal key norms": Role.SCOPE,
 }
 
 
@@ -61,33 +66,77 @@ def _rel(a, b, scale):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale
 
 
-# -- structure and verdict -------------------------------------------------------------------
-def test_verdict_and_parts(result):
+# -- structure -------------------------------------------------------------------------------
+def test_parts_and_roles(saved):
+    result, out = saved
     assert result.id == "C1" and result.stated
-    assert {p.id: p.verdict for p in result.parts} == PARTS
-    assert result.verdict is Verdict.REFUTED
-    ident = _part(result, "exponential-kernel identity")
-    assert ident.numeric.agreement == "rounding" and ident.numeric.figures["max_error_over_bound"] <= 1.0
-    gauss = _part(result, "Gaussian NW under equal key norms")
+    assert {p.id: p.role for p in result.parts} == ROLES
+    gauss = _part(result, "Gaussian reading under equal key norms")
     assert gauss.model_assumptions == ["every key has the same norm: |k_i| = r for all i"]
     assert gauss.numeric.figures["unequal_norms_max_discrepancy"] > 10 * c1.MISMATCH_MIN
     bw = _part(result, "bandwidth as stated")
-    assert bw.counterexample is not None and "d_k^{1/4}" in bw.restored_by
-    # found by the search: d_k = 1 never violates (1/sqrt(1) = 1^(1/4)), every d_k > 1 case does
+    assert bw.counterexample is not None and "d_k^{1/4}" in bw.derived
+    # the seeded search: d_k = 1 never violates (1/sqrt(1) = 1^(1/4)), every d_k > 1 case does
     table = bw.numeric.figures["cases"]
     assert all(not r["violates"] for r in table if r["d_k"] == 1)
     assert all(r["violates"] for r in table if r["d_k"] > 1)
-    assert bw.counterexample.data["params"]["d_k"] == 2 and len(bw.counterexample.data["params"]["keys"]) == 2
-    assert Path(result.plots["c1_bandwidth"]).stat().st_size > 0
+    assert bw.counterexample.data["params"] == c1.NAMED_BANDWIDTH_CASE
+    assert (out / result.plots["c1_bandwidth"]).stat().st_size > 0
 
 
-def test_counterexample_replays_and_holds_independently(saved):
+@pytest.mark.claim(CLAIM, part="detail")
+def test_named_bandwidth_case_against_closed_forms_and_statsmodels():
+    """d_k = 4, q = e_1, keys ±e_1, values (1, 0): the head is 1/(1 + e^-1) (torch), Gaussian NW with
+    b = 1/2 is 1/(1 + e^-8) and with b = sqrt 2 equals the head (statsmodels)."""
+    c = c1.NAMED_BANDWIDTH_CASE
+    q, k, v = (np.array(c[x]) for x in ("queries", "keys", "values"))
+    head = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v))).numpy()[0, 0]
+    assert abs(head - 1 / (1 + math.exp(-1))) <= TORCH_RTOL
+    assert abs(_gaussian_nw_statsmodels(q, k, v, 0.5)[0, 0] - 1 / (1 + math.exp(-8))) <= KERNELREG_RTOL
+    assert abs(_gaussian_nw_statsmodels(q, k, v, math.sqrt(2))[0, 0] - head) <= KERNELREG_RTOL
+    out = c1.judge_bandwidth(c)
+    assert out.violates and abs(out.figures["diff_stated_bandwidth_mp"] - (1 / (1 + math.exp(-8)) - head)) <= TORCH_RTOL
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
+    """Keys 0 and 2e_1 are both at distance 1 from q = e_1: Gaussian NW is 1/2 at every bandwidth
+    (statsmodels), the head e/(1 + e) (torch)."""
+    c = c1.UNEQUAL_NORMS_CASE
+    q, k, v = (np.array(c[x]) for x in ("queries", "keys", "values"))
+    head = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v))).numpy()[0, 0]
+    assert abs(head - math.e / (1 + math.e)) <= TORCH_RTOL
+    for b in (0.3, 1.0, 3.0):
+        assert abs(_gaussian_nw_statsmodels(q, k, v, b)[0, 0] - 0.5) <= KERNELREG_RTOL
+    out = c1.judge_unequal_norms(c)
+    assert out.violates and abs(out.figures["closest"] - (head - 0.5)) <= TORCH_RTOL
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@given(d_k=st.integers(1, 4), n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1))
+def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
+    """On random unequal-norm keys the replayer's closest bandwidth matches torch vs statsmodels."""
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.standard_normal((2, d_k)), rng.standard_normal((n, d_k)) * rng.uniform(0.5, 2, (n, 1)), \
+        rng.standard_normal((n, 1))
+    out = c1.judge_unequal_norms({"d_k": d_k, "queries": q.tolist(), "keys": k.tolist(), "values": v.tolist()})
+    head = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v))).numpy()
+    vs = float(np.max(np.abs(v)))
+    for b, diff in out.figures["diff_by_bandwidth"].items():
+        assert abs(_rel(head, _gaussian_nw_statsmodels(q, k, v, float(b)), vs) - diff) <= KERNELREG_RTOL
+    assert out.violates == (out.figures["closest"] > c1.MISMATCH_MIN)
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_counterexamples_replay_and_hold_independently(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
-    assert [f.name for f in files] == ["C1-stated-bandwidth.json"]
+    assert [f.name for f in files] == ["C1-stated-bandwidth.json", "C1-unequal-norms.json"]
+    for f in files:
+        doc, outcome = replay(f)
+        assert outcome.violates is True and doc["expected"]["violates"] is True
+        assert outcome.summary == doc["expected"]["summary"]
     doc, outcome = replay(files[0])
-    assert outcome.violates is True and doc["expected"]["violates"] is True
-    assert outcome.summary == doc["expected"]["summary"]
     p = doc["params"]
     q, k, v = (np.array(p[key]) for key in ("queries", "keys", "values"))
     d_k, scale = p["d_k"], float(np.max(np.abs(v)))
@@ -109,9 +158,10 @@ def test_same_seed_same_figures(result):
         assert (a.counterexample.data == b.counterexample.data) if a.counterexample else b.counterexample is None
 
 
-def test_other_seed_other_cases_same_verdicts():
+def test_other_seed_same_effects(result):
     other = run_claim("C1", Context(seed=7, quick=True))
-    assert {p.id: p.verdict for p in other.parts} == PARTS
+    assert {p.id: p.effect for p in other.parts} == {p.id: p.effect for p in result.parts}
+    assert other.verdict is result.verdict
 
 
 # -- the check's mpmath references against torch and statsmodels -----------------------------
@@ -157,6 +207,7 @@ def test_mp_single_head_and_from_torch_reproduce_torch(cfg):
 
 @given(m=st.integers(1, 3), n=st.integers(2, 6), d_k=st.integers(1, 4), r=st.floats(0.2, 2.0),
        s=st.one_of(st.none(), st.floats(0.1, 2.0)), seed=st.integers(0, 2**31 - 1))
+@pytest.mark.claim(CLAIM, part="detail")
 def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     """Keys of one norm: torch's softmax with scale s = statsmodels' Gaussian NW with the check's
     b = c1_bandwidth_from_scale(s) (= c1_gaussian_bandwidth(d_k) for s = 1/sqrt(d_k)) = the check's
@@ -173,6 +224,7 @@ def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     assert _rel(c1.mp_gaussian_nw(c["q"], c["k"], c["v"], b), ref, vs) <= KERNELREG_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 @given(d_k=st.integers(2, 6), n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1))
 def test_replayer_judges_like_statsmodels(d_k, n, seed):
     """The replayer's verdict on any equal-norm case agrees with torch vs statsmodels at b = 1/sqrt(d_k)."""
@@ -187,6 +239,7 @@ def test_replayer_judges_like_statsmodels(d_k, n, seed):
     assert out.figures["diff_derived_bandwidth_mp"] <= out.figures["derived_bandwidth_rounding_bound"]
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_replayer_rejects_bad_params():
     with pytest.raises(VerifyError, match="params"):
         c1.judge_bandwidth({"d_k": 2})
@@ -196,7 +249,22 @@ def test_replayer_rejects_bad_params():
         c1.mp_exp_nw(np.ones((2, 3)), np.ones((4, 2)), np.ones((4, 1)))
 
 
-def test_saved_file_is_plain_json(saved):
+def test_saved_file_is_strict_json(saved):
     _, out = saved
     for f in (out / "counterexamples").glob("*.json"):
-        json.loads(f.read_text())
+        loads_json(f.name, f.read_text())      # refuses NaN/Infinity, duplicate keys
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_bandwidth_plot_marks_the_two_bandwidths_and_dips_at_the_derived_one(saved):
+    """The plot's vertical markers sit at d_k^(1/4) and 1/sqrt(d_k) for d_k = 4, and the equal-norm
+    curve reaches rounding level only at the derived bandwidth (as statsmodels' NW would)."""
+    result, out = saved
+    data = loads_json("plot", (out / plot_data_path(result.plots["c1_bandwidth"])).read_text())
+    lines = {ln["label"]: ln for ln in data["axes"][0]["lines"]}
+    assert lines["b = d_k^(1/4) (derived)"]["x"] == [math.sqrt(2), math.sqrt(2)]
+    assert lines["b = 1/sqrt(d_k) (stated)"]["x"] == [0.5, 0.5]
+    eq = lines["keys of equal norm"]
+    best = min(range(len(eq["x"])), key=lambda i: eq["y"][i])
+    assert abs(eq["x"][best] - math.sqrt(2)) <= 1e-12 and eq["y"][best] <= 1e-12
+    assert min(y for x, y in zip(eq["x"], eq["y"]) if abs(x - math.sqrt(2)) > 0.1) > c1.MISMATCH_MIN

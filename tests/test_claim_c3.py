@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
@@ -18,7 +19,7 @@ from verify import formulas
 from verify.claims import Context, c3, run_claim
 from verify.dgp import head_projections, make_dgp
 from verify.engine import decompose
-from verify.verdicts import Verdict
+from verify.verdicts import Role
 
 # Engine (einsum, blocked) vs the loops here: the same sums of <= 16 products, rounded in another
 # order; measured ~1e-16 relative to the largest entry.
@@ -29,18 +30,20 @@ FORMULA_RTOL = 1e-12
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C3"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
     return next(p for p in result.parts if p.id == pid)
 
 
-# -- structure and verdict -------------------------------------------------------------------
-def test_verdict_and_parts(result):
+# -- structure -------------------------------------------------------------------------------
+def test_parts_and_roles(saved):
+    result, out = saved
     assert result.id == "C3" and result.stated
-    assert {p.id: p.verdict for p in result.parts} == {"decomposition identity (any weights)": Verdict.EXACT,
-                                                       "Ueda–Nakano reduction": Verdict.EXACT}
-    assert result.verdict is Verdict.EXACT
+    assert {p.id: p.role for p in result.parts} == {"decomposition identity (any weights)": Role.CORE,
+                                                    "ensemble bias as Σ α_h b_h": Role.DETAIL,
+                                                    "Ueda–Nakano reduction": Role.DETAIL}
     ident = _part(result, "decomposition identity (any weights)").numeric.figures
     assert ident["max_error_over_bound"] <= 1.0
     assert {r["method"] for r in ident["cases"]} == {"simulate", "exact"}
@@ -50,7 +53,7 @@ def test_verdict_and_parts(result):
     assert all(r["residual"] <= 1e-45 and r["digits_agreed"] >= 14 for r in ident["mp"])
     # the finding: Σ α_h b_h is not the ensemble bias when Σα ≠ 1
     assert ident["ensemble_bias_minus_weighted_head_bias_max"] > 0.1
-    assert Path(result.plots["c3_ueda_nakano"]).stat().st_size > 0
+    assert (out / result.plots["c3_ueda_nakano"]).stat().st_size > 0
 
 
 def test_same_seed_same_figures(result):
@@ -157,6 +160,7 @@ def test_decomposition_is_exact_in_rationals(data, H, R):
         assert abs(gen_u - float(mse_u)) <= FORMULA_RTOL * float(bias_bar**2 + var_bar + abs(covar_bar) + 1)
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_weighted_head_bias_counterexample_in_fractions():
     """The derivation's case H = 2, α = (1, 1), μ = (1, 1), f = 1, C = 0: every head is unbiased
     (Σ α_h b_h = 0) but the ensemble predicts 2, MSE 1."""

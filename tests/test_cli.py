@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -11,9 +17,10 @@ import proofs
 import verify.claims
 from proofs.core import Derivation
 from verify.cli import main
-from verify.verdicts import Verdict
+from verify.io import loads_json
+from verify.snapshot import SNAPSHOT, differences, snapshot_of
 
-VERDICTS = {v.value for v in Verdict}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _strip_timing(obj):
@@ -38,24 +45,43 @@ def two_runs(tmp_path_factory):
     return out
 
 
-def test_report_has_every_claim_with_a_verdict_and_evidence(two_runs):
+def test_report_has_every_claim_with_its_fields_and_evidence(two_runs):
     d, doc = two_runs["a"]
+    assert doc["schema"] == "mha-nw-verify/report" and doc["schema_version"] == 2
     assert [c["id"] for c in doc["claims"]] == [f"C{i}" for i in range(1, 9)]
     assert doc["crashed"] == {}
     for claim in doc["claims"]:
-        assert claim["verdict"] in VERDICTS
         assert claim["evidence"]["parts"], claim["id"]
-        assert isinstance(claim["assumptions"], list)
+        assert claim["headline"].startswith(claim["verdict"])
+        for key in ("corrections", "premise", "limits"):
+            assert isinstance(claim[key], list)
         for part in claim["evidence"]["parts"]:
-            assert part["verdict"] in VERDICTS
-            if part["verdict"] == Verdict.REFUTED.value:
-                cx = part["counterexample"]
-                assert part["restored_by"] and cx["file"]
-                assert json.loads(open(cx["file"]).read())["claim"] == claim["id"]
+            cx = part["counterexample"]
+            if cx is not None:
+                assert not Path(cx["file"]).is_absolute()            # relative to the report folder
+                saved = loads_json(cx["file"], (d / cx["file"]).read_text())
+                assert saved["claim"] == claim["id"]
+        for plot in claim["evidence"]["plots"].values():
+            assert (d / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     headings = [line for line in (d / "report.md").read_text().splitlines() if line.startswith("## C")]
     assert [h.split(":")[0] for h in headings] == [f"## C{i}" for i in range(1, 9)]
-    pngs = list((d / "plots").glob("*.png"))
-    assert len(pngs) >= 4 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+@pytest.mark.parametrize("run", ["a", "c"])
+def test_verdicts_do_not_depend_on_the_seed(two_runs, run):
+    """Seeds 7 and 8 give the verdicts and part effects of the stored seed-0 snapshot."""
+    diff = differences(loads_json("snapshot", (ROOT / SNAPSHOT).read_text()), snapshot_of(two_runs[run][1]))
+    assert not diff, diff
+
+
+def test_terminal_table_shows_verdict_headline_and_counts(tmp_path, capsys):
+    assert main(["--quick", "--only", "C3", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "report.json").read_text())
+    row = next(line for line in out.splitlines() if line.startswith("C3    | "))
+    c3 = doc["claims"][0]
+    assert c3["verdict"] in row and c3["headline"][:40] in row
+    assert f"{len(c3['corrections'])}/{len(c3['premise'])}/{len(c3['limits'])}" in row
 
 
 def test_same_seed_same_numbers(two_runs):
@@ -82,8 +108,9 @@ def test_a_crashing_check_is_reported_and_exits_1(tmp_path, monkeypatch, capsys)
         raise RuntimeError("deliberate failure")
 
     monkeypatch.setattr(c2, "check", boom)
-    assert main(["--quick", "--only", "C2,C3", "--out", str(tmp_path)]) == 1
-    doc = json.loads((tmp_path / "report.json").read_text())
+    out = tmp_path / "r"
+    assert main(["--quick", "--only", "C2,C3", "--out", str(out)]) == 1
+    doc = json.loads((out / "report.json").read_text())
     assert [c["id"] for c in doc["claims"]] == ["C3"]
     assert "deliberate failure" in doc["crashed"]["C2"]
     assert "C2 CRASHED" in capsys.readouterr().err
@@ -94,24 +121,91 @@ def test_a_failed_derivation_step_fails_the_run_naming_it(tmp_path, monkeypatch,
     x = sp.Symbol("x")
     bad.step("wrong_square", sp.Eq((x + 1) ** 2, x**2 + 1), by="expand")
     monkeypatch.setitem(proofs._CACHE, "C3", bad)
-    assert main(["--quick", "--only", "C3", "--out", str(tmp_path)]) == 1
+    assert main(["--quick", "--only", "C3", "--out", str(tmp_path / "r")]) == 1
     assert "C3/wrong_square" in capsys.readouterr().err
 
 
 BAD_CALLS = [
-    pytest.param(["--only", "C9"], id="unknown-claim"),
-    pytest.param(["--seed", "x"], id="seed-not-int"),
-    pytest.param(["replay", "/nonexistent.json"], id="replay-missing-file"),
+    pytest.param(["--only", "C99"], "--only", id="unknown-claim"),
+    pytest.param(["--seed", "x"], "--seed", id="seed-not-int"),
+    pytest.param(["--seed", "-1"], "--seed", id="seed-negative"),
+    pytest.param(["--bogus"], "unrecognized", id="unknown-option"),
+    pytest.param(["replay", "/nonexistent.json"], "FILE", id="replay-missing-file"),
+    pytest.param(["replay"], "FILE", id="replay-no-file"),
 ]
 
 
-@pytest.mark.parametrize("argv", BAD_CALLS)
-def test_bad_arguments_exit_2(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's own usage errors
-        code = exc.code
-    assert code == 2
+@pytest.mark.parametrize("argv,names", BAD_CALLS)
+def test_bad_arguments_exit_2_with_one_line(argv, names, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and len(err.splitlines()) == 1 and names in err
+
+
+def test_out_must_be_a_folder_this_package_may_replace(tmp_path, capsys):
+    f = tmp_path / "a-file"
+    f.write_text("mine")
+    assert main(["--quick", "--only", "C2", "--out", str(f)]) == 2
+    assert "--out" in capsys.readouterr().err and f.read_text() == "mine"
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert main(["--quick", "--only", "C2", "--out", str(foreign)]) == 2
+    assert "--out" in capsys.readouterr().err and (foreign / "notes.txt").read_text() == "mine"
+
+
+# The child writes the report, then sleeps inside the publishing step, where it is killed.
+_SLOW_PUBLISH = """
+import sys, time
+import verify.io as io
+real = io.publish_folder
+def slow(stage, target):
+    print("PUBLISHING", flush=True)
+    time.sleep(60)
+    return real(stage, target)
+io.publish_folder = slow
+from verify.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _child(code, *argv):
+    return subprocess.Popen([sys.executable, "-c", code, *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_a_run_killed_while_it_writes_leaves_the_previous_report(tmp_path):
+    out = tmp_path / "report"
+    assert main(["--quick", "--only", "C2", "--out", str(out)]) == 0
+    before = (out / "report.json").read_bytes()
+    files_before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    # killed after the new report is written, before it is moved into place
+    child = _child(_SLOW_PUBLISH, "--quick", "--only", "C2,C3", "--out", str(out))
+    for line in child.stdout:          # the report is written; the child sleeps before moving it into place
+        if line.strip() == "PUBLISHING":
+            break
+    else:
+        pytest.fail("the child never reached the publishing step")
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert (out / "report.json").read_bytes() == before
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == files_before
+    # killed at assorted moments of a run: the folder always holds one complete run
+    for delay in (0.3, 1.5, 3.0):
+        child = _child("import sys; from verify.cli import main; sys.exit(main(sys.argv[1:]))",
+                       "--quick", "--only", "C3", "--out", str(out))
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        doc = loads_json("report.json", (out / "report.json").read_text())
+        assert [c["id"] for c in doc["claims"]] in (["C2"], ["C3"])
+        for c in doc["claims"]:
+            for p in c["evidence"]["parts"]:
+                if p["counterexample"]:
+                    assert (out / p["counterexample"]["file"]).is_file()
+    # the next complete run replaces it and clears what the killed runs left
+    assert main(["--quick", "--only", "C3", "--out", str(out)]) == 0
+    assert not list(tmp_path.glob(".report.*"))
 
 
 def test_replay_rejects_a_file_that_is_not_a_counterexample(tmp_path, capsys):
@@ -123,3 +217,12 @@ def test_replay_rejects_a_file_that_is_not_a_counterexample(tmp_path, capsys):
 
 def test_registry_covers_every_claim():
     assert list(verify.claims.CLAIM_CHECKS) == list(proofs.CLAIM_MODULES)
+
+
+def test_the_judgment_layer_has_no_import_circle():
+    """registry <- counterexamples <- claims.base <- claims <- replay/run <- cli: importing the lower
+    modules in a fresh interpreter does not import the claim checks."""
+    code = ("import sys, verify.counterexamples, verify.verdicts, verify.registry, verify.io; "
+            "print(sorted(m for m in sys.modules if m.startswith('verify.claims')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

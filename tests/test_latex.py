@@ -24,8 +24,9 @@ from proofs import CLAIM_MODULES, all_derivations, derivation
 from proofs.notation import MACROS, to_latex
 from verify.cli import main as verify_main
 from verify.latex import Formula, cli_latex, escape, formulas, render_document, run_checks
-from verify.report import write_json
-from verify.verdicts import ClaimResult, Counterexample, Numeric, Part, Symbolic
+from verify.io import write_json
+from verify.report import document
+from verify.verdicts import ClaimResult, Counterexample, Numeric, Part, Role, Symbolic
 
 # The packages the document may load: all four are in Debian's texlive-latex-base (amssymb via its
 # dependency texlive-base), so a system with texlive-latex-base and -recommended compiles it.
@@ -85,27 +86,36 @@ UNPARSEABLE = {
 
 
 def _results() -> list[ClaimResult]:
-    """Claim results for C1..C6 covering every verdict; C7 is absent and C8 'crashed'."""
+    """Claim results for C1..C6 covering every verdict and every non-core role; C7 is absent and C8
+    'crashed'."""
     out = []
     for k, claim in enumerate(["C1", "C2", "C3", "C4", "C5", "C6"]):
         der = derivation(claim)
         kind = k % 5
         if kind == 0:   # exact: proved, no model assumption, rounding
-            part = Part("identity", f"part of {claim}: {TRICKY}", symbolic=Symbolic.from_derivation(der, uses=[]),
+            part = Part("identity", Role.CORE, f"part of {claim}: {TRICKY}", symbolic=Symbolic.from_derivation(der, uses=[]),
                         numeric=Numeric("rounding", f"max error 2.2e-16 {TRICKY}", {"max_rel_error": 2.2e-16}))
         elif kind == 1:  # holds under model
-            part = Part("model", "under the model", symbolic=Symbolic.from_derivation(der),
+            part = Part("model", Role.CORE, "under the model", symbolic=Symbolic.from_derivation(der),
                         numeric=Numeric("statistical", "within 2 SE", {"z": 1.3, "table": [[1, 2], [3, 4]]}))
-        elif kind == 2:  # refuted as stated, with a replayable file
-            part = Part("stated", "as stated", numeric=Numeric("measured", "off by 0.4", {"nested": {"a_b": 0.5}}),
-                        counterexample=Counterexample("H = 2, α = (1, 1)", file="out/counterexamples/C_x_1.json"),
-                        restored_by="Σα = 1 " + TRICKY)
+        elif kind == 2:  # refuted, with a replayable file
+            part = Part("stated", Role.CORE, "as stated",
+                        numeric=Numeric("measured", "off by 0.4", {"nested": {"a_b": 0.5}}),
+                        counterexample=Counterexample("H = 2, α = (1, 1)", file="counterexamples/C_x_1.json"),
+                        restored_by="Σα = 1 " + TRICKY, finding=f"finding of {claim}: {TRICKY}")
         elif kind == 3:  # approximate
-            part = Part("measured only", "a measurement", numeric=Numeric("measured", "effect 0.12 ± 0.01", {}))
+            part = Part("measured only", Role.CORE, "a measurement", numeric=Numeric("measured", "effect 0.12 ± 0.01", {}))
         else:            # not checkable
-            part = Part("nothing", "no evidence at all")
-        out.append(ClaimResult(id=claim, title=der.title, stated=der.stated, parts=[part],
-                               headline=f"headline of {claim}: {TRICKY}"))
+            part = Part("nothing", Role.CORE, "no evidence at all")
+        extra = [Part("word", Role.DETAIL, "a word", stated=f"stated {TRICKY}", derived=f"derived {TRICKY}",
+                      counterexample=Counterexample("off"), finding="the word is off"),
+                 Part("premise", Role.PREMISE, "the premise", regime=f"n = 64 {TRICKY}",
+                      numeric=Numeric("measured", "corr 0.3", {}), counterexample=Counterexample("shared"),
+                      finding="shared noise"),
+                 Part("beyond", Role.SCOPE, "outside", regime="H d_k > d", numeric=Numeric("measured", "x", {}),
+                      counterexample=Counterexample("frame"), restored_by="H d_k <= d", finding="a fusion frame")]
+        out.append(ClaimResult(id=claim, title=der.title, stated=der.stated, parts=[part, *extra],
+                               summary=f"figures of {claim}: {TRICKY}"))
     return out
 
 
@@ -117,9 +127,9 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> dict:
     plot = base / "report" / "plots" / "c3_demo.png"
     plot.parent.mkdir(parents=True)
     plot.write_bytes(b"\x89PNG\r\n\x1a\n")  # only copied, never opened by pytest
-    results[2].plots = {"c3_demo": str(plot)}
+    results[2].plots = {"c3_demo": "plots/c3_demo.png"}
     report = base / "report" / "report.json"
-    write_json(report, results, seed=7, quick=True, crashed={"C8": "Traceback ...\nValueError: boom_1"})
+    write_json(report, document(results, seed=7, quick=True, crashed={"C8": "Traceback ...\nValueError: boom_1"}))
     out = base / "out"
     assert cli_latex(["-o", str(out), "--report", str(report)]) == 0
     return {"out": out, "report": json.loads(report.read_text()), "report_path": report,
@@ -140,10 +150,17 @@ def test_document_has_every_claim_with_its_verdict(export: dict) -> None:
     for claim in export["report"]["claims"]:
         body = sections[claim["id"]]
         assert f"\\verdict{{{escape(claim['verdict'])}}}" in body
+        assert escape(claim["headline"]) in body
         for part in claim["evidence"]["parts"]:
-            assert f"\\verdict{{{escape(part['verdict'])}}}" in body
+            assert f"\\verdict{{{escape(part['effect'])}}}" in body
+        for x in claim["corrections"]:
+            assert escape(x["stated"]) in body and escape(x["derived"]) in body
+        for x in claim["premise"]:
+            assert escape(x["regime"]) in body
+        for x in claim["limits"]:
+            assert escape(x["finding"]) in body
     verdicts = {c["verdict"] for c in export["report"]["claims"]}
-    assert verdicts == {"exact", "holds under model", "refuted as stated", "approximate", "not checkable"}
+    assert verdicts == {"exact", "holds under model", "refuted", "approximate", "not checkable"}
     assert "crashed" in sections["C8"] and "boom" in sections["C8"]
     assert "no entry for this claim" in sections["C7"]
     for claim in CLAIM_MODULES:
@@ -276,7 +293,7 @@ def test_unreadable_report_names_the_argument(tmp_path: Path, capsys: pytest.Cap
     assert verify_main(["latex", "-o", str(tmp_path / "o"), "--report", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "--report FILE" in err and "report.json" in err
-    bad.write_text(json.dumps({"claims": [{"id": "C1"}]}))
+    bad.write_text(json.dumps({"schema": "mha-nw-verify/report", "schema_version": 2, "claims": [{"id": "C1"}]}))
     assert verify_main(["latex", "-o", str(tmp_path / "o"), "--report", str(bad)]) == 2
     assert "claims[0]" in capsys.readouterr().err
 

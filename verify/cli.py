@@ -3,6 +3,7 @@
     python -m verify [--quick] [--seed N] [--out DIR] [--only C5[,C6]]
     python -m verify proofs [C1 ...]          print the derivations in full
     python -m verify replay FILE              re-run and re-judge a saved counterexample
+    python -m verify snapshot [--write]       compare (or store) the verdict snapshot and README table
     python -m verify latex [-o DIR] [--pdf]   LaTeX export of every claim
     python -m verify hdi PATH [--json FILE] [--plots DIR]
     python -m verify allocate --budget D --n N --dim d [--model NAME]
@@ -18,56 +19,72 @@ import argparse
 import importlib
 import sys
 import time
-import traceback
 from pathlib import Path
+from typing import Any
 
 from .errors import VerifyError
 
-__all__ = ["main"]
+__all__ = ["main", "ArgParser"]
 
 # subcommand -> "module:function" taking argv and returning an exit status
 SUBCOMMANDS = {
     "proofs": "verify.cli:cli_proofs",
     "replay": "verify.cli:cli_replay",
+    "snapshot": "verify.snapshot:cli_snapshot",
     "latex": "verify.latex:cli_latex",
     "hdi": "verify.checkpoint:cli_hdi",
     "allocate": "verify.allocate:cli_allocate",
     "bench": "verify.bench:cli_bench",
 }
 
+#: The file that marks a folder as a report this package wrote (and may replace).
+REPORT_MARKER = "report.json"
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse whose errors are the package's one-line ``error: ...`` with exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise VerifyError(f"{self.prog}: {message}")
+
 
 def _claims_arg(text: str) -> list[str]:
-    from .claims import CLAIM_CHECKS
+    from .registry import CLAIM_MODULES, known_claim
 
-    claims = [c.strip().upper() for c in text.split(",") if c.strip()]
-    unknown = [c for c in claims if c not in CLAIM_CHECKS]
-    if unknown or not claims:
-        raise argparse.ArgumentTypeError(f"expected claims among {', '.join(CLAIM_CHECKS)}, got {text!r}")
-    return claims
+    claims = [known_claim(c) for c in text.split(",") if c.strip()]
+    if not claims or None in claims:
+        raise argparse.ArgumentTypeError(f"expected claims among {', '.join(CLAIM_MODULES)}, got {text!r}")
+    return list(dict.fromkeys(claims))
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def _seed_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0 or value >= 2**63:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer below 2**63, got {text!r}")
+    return value
+
+
+def _parser() -> ArgParser:
+    p = ArgParser(
         prog="python -m verify",
         description="Check every claim of the paper symbolically and numerically and write the report. "
                     f"Other commands: {', '.join(SUBCOMMANDS)} (python -m verify COMMAND --help).",
     )
     p.add_argument("--quick", action="store_true", help="small sizes, for a first look")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
+    p.add_argument("--large", action="store_true", help="larger experiments (C9 training runs, C7's empirical grid)")
+    p.add_argument("--seed", type=_seed_arg, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--out", type=Path, default=Path("verify-report"), help="report folder (default ./verify-report)")
     p.add_argument("--only", type=_claims_arg, default=None, metavar="C5[,C6]", help="check only these claims")
     return p
 
 
-def _derivation_summary(der) -> str:
+def _derivation_summary(der: Any) -> str:
     n_ok = sum(s.checked for s in der.steps)
     lines = [f"{der.claim}  {der.status}: {n_ok}/{len(der.steps)} steps checked"
              + (f", {len(der.unchecked)} unchecked" if der.unchecked else "") + f"  ({der.seconds:.1f} s)  {der.title}"]
-    model = [a.statement for a in der.assumptions.values() if a.kind == "model"]
-    if model:
-        lines.append("    assumptions: " + "; ".join(model))
-    if der.results:
-        lines.append("    results: " + ", ".join(der.results))
     refuted = [c.name for c in der.comparisons if not c.holds]
     if refuted:
         lines.append("    derived result differs from the statement: " + ", ".join(refuted))
@@ -76,61 +93,44 @@ def _derivation_summary(der) -> str:
 
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from proofs import DerivationError, derivation
+    from proofs import DerivationError
 
-    from .claims import CLAIM_CHECKS, Context, run_claim
-    from .report import Progress, table, write_json, write_markdown
+    from .io import publish_folder, staging_folder
+    from .registry import CLAIM_MODULES
+    from .report import table, write_report
+    from .run import run_report
 
-    claims = args.only or list(CLAIM_CHECKS)
+    claims = args.only or list(CLAIM_MODULES)
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    stage = staging_folder("--out", out, marker=REPORT_MARKER)
     t0 = time.perf_counter()
-
-    print("Symbolic derivations (proofs/):")
-    progress = Progress(len(claims))
-    ders = {}
-    for claim in claims:
-        progress.show(f"deriving {claim}")
-        ders[claim] = derivation(claim)
-        progress.advance(f"derived {claim}")
-    progress.close()
-    for claim in claims:
-        print(_derivation_summary(ders[claim]))
-    failed = [d for d in ders.values() if d.failed]
-    if failed:
-        for d in failed:
-            try:
-                d.raise_on_failure()
-            except DerivationError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-        return 1
-
-    print("\nNumeric checks and verdicts:")
-    ctx = Context(seed=args.seed, quick=args.quick, out=out)
-    results, crashed = [], {}
-    progress = Progress(len(claims))
-    for claim in claims:
-        progress.show(f"checking {claim}")
-        ctx.progress = lambda message, claim=claim: progress.show(f"{claim}: {message}")
+    try:
+        print("Symbolic derivations (proofs/):")
         try:
-            result = run_claim(claim, ctx)
-            result.derivation = ders[claim].to_dict()
-            results.append(result)
-        except Exception:  # a crashed check is reported, and the run exits non-zero
-            crashed[claim] = traceback.format_exc()
-        progress.advance(f"checked {claim}")
-    progress.close()
+            doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage, large=args.large)
+        except DerivationError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        for der in ders:
+            print(_derivation_summary(der))
+        print("\nVerdicts (python -m verify" + (" --quick" if args.quick else "") + f", seed {args.seed}):")
+        print(table(doc))
+        for claim, err in doc["crashed"].items():
+            print(f"\n{claim} CRASHED:\n{err}", file=sys.stderr)
+        write_report(stage, doc)
+        publish_folder(stage, out)
+        stage = None
+    finally:
+        if stage is not None:
+            import shutil
 
-    print(table(results))
-    for claim, err in crashed.items():
-        print(f"\n{claim} CRASHED:\n{err}", file=sys.stderr)
-    write_json(out / "report.json", results, seed=args.seed, quick=args.quick, crashed=crashed)
-    write_markdown(out / "report.md", results, seed=args.seed, quick=args.quick, crashed=crashed)
-    n_cx = sum(1 for r in results for p in r.parts if p.counterexample and p.counterexample.file)
-    print(f"\nwrote {out / 'report.json'}, {out / 'report.md'}, "
-          f"{sum(len(r.plots) for r in results)} plots and {n_cx} counterexamples under {out}/ "
-          f"in {time.perf_counter() - t0:.1f} s")
-    return 1 if crashed else 0
+            shutil.rmtree(stage, ignore_errors=True)
+    n_plots = sum(len(c["evidence"]["plots"]) for c in doc["claims"])
+    n_cx = sum(1 for c in doc["claims"] for p in c["evidence"]["parts"] if p["counterexample"]
+               and p["counterexample"]["file"])
+    print(f"\nwrote {out / 'report.json'}, {out / 'report.md'}, {n_plots} plots and {n_cx} counterexamples under "
+          f"{out}/ in {time.perf_counter() - t0:.1f} s")
+    return 1 if doc["crashed"] else 0
 
 
 def cli_proofs(argv: list[str]) -> int:
@@ -141,11 +141,11 @@ def cli_proofs(argv: list[str]) -> int:
 
 
 def cli_replay(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m verify replay",
-                                description="Re-run a saved counterexample from its parameters and judge it again.")
+    p = ArgParser(prog="python -m verify replay",
+                  description="Re-run a saved counterexample from its parameters and judge it again.")
     p.add_argument("file", type=Path, metavar="FILE")
     args = p.parse_args(argv)
-    from .counterexamples import replay
+    from .replay import replay
 
     doc, outcome = replay(args.file)
     expected = doc["expected"]
@@ -168,7 +168,12 @@ def main(argv: list[str] | None = None) -> int:
             return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
         return run(argv)
     except VerifyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from ._validate import error_line
+
+        print(error_line(exc), file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: the requested sizes need more memory than this machine has", file=sys.stderr)
         return 2
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 from .errors import VerifyError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "dump_json", "write_json", "read_json", "loads_json",
-           "jsonable", "regular_file", "MAX_JSON_DEPTH", "MAX_JSON_BYTES"]
+           "jsonable", "regular_file", "staging_folder", "publish_folder", "MAX_JSON_DEPTH", "MAX_JSON_BYTES"]
 
 #: Deeper nesting than any file the package writes (report.json is < 12 levels deep).
 MAX_JSON_DEPTH = 64
@@ -157,3 +158,69 @@ def read_json(name: str, path: Path | str, *, max_bytes: int = MAX_JSON_BYTES, m
     except OSError as exc:
         raise VerifyError(f"{name}: expected a readable file, got {str(path)!r} ({exc.strerror})") from None
     return loads_json(f"{name} ({path})", text, max_depth=max_depth)
+
+
+def staging_folder(name: str, target: Path | str, *, marker: str) -> Path:
+    """A fresh folder beside ``target`` to write a whole run into before :func:`publish_folder`.
+
+    ``target`` must be absent, empty, or a folder the package wrote before (it holds ``marker``);
+    anything else is refused, so publishing never replaces a folder of the user's. Staging folders
+    left by killed runs (their process is gone) are removed.
+    """
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise VerifyError(f"{name}: expected a folder, got {str(target)!r}, which is a file")
+    if target.is_dir() and any(target.iterdir()) and not (target / marker).is_file():
+        raise VerifyError(f"{name}: expected a new folder or one this package wrote (with {marker}), got "
+                          f"{str(target)!r}, a non-empty folder without it")
+    parent = target.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        for old in parent.glob(f".{target.name}.partial-*"):
+            pid = old.name.rsplit("-", 1)[-1].split(".")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(old, ignore_errors=True)
+        for old in parent.glob(f".{target.name}.old-*"):   # a run killed between publish's two renames
+            pid = old.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                if not target.exists():
+                    os.replace(old, target)
+                else:
+                    shutil.rmtree(old, ignore_errors=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-{os.getpid()}.", dir=parent))
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(stage, 0o777 & ~mask)   # mkdtemp's 0700 would outlive the rename
+        return stage
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a writable place for {str(target)!r}, got {exc.strerror} "
+                          f"({exc.filename})") from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def publish_folder(staging: Path | str, target: Path | str) -> Path:
+    """Move the complete ``staging`` folder to ``target``, replacing a previous run's folder.
+
+    Two renames: the old folder aside, the new one in its place; a reader sees the old run or the
+    new one, never a mix (between the renames, for an instant, no folder). The old one is removed.
+    """
+    staging, target = Path(staging), Path(target)
+    old = None
+    if target.exists():
+        old = target.absolute().parent / f".{target.name}.old-{os.getpid()}"
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(target, old)
+    os.replace(staging, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return target

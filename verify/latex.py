@@ -31,8 +31,10 @@ from typing import Any, Iterable
 
 import sympy as sp
 
-from ._validate import fail
+from ._validate import error_line, fail
+from ._validate import seed as valid_seed
 from .errors import VerifyError
+from .io import atomic_write_bytes, atomic_write_text, read_json
 
 __all__ = [
     "Formula",
@@ -426,55 +428,25 @@ def macro_file() -> str:
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """A ``report.json`` of ``python -m verify``: ``{"claims": [...], "crashed": {...}, "meta": {...}}``."""
-    p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise fail("--report FILE", f"{str(p)!r} ({exc.strerror})", "a readable report.json") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail("--report FILE", f"{str(p)!r}, not JSON ({exc})", "a report.json written by python -m verify") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise fail("--report FILE", f"{str(p)!r} without a list 'claims'", "a report.json written by python -m verify")
-    for k, c in enumerate(doc["claims"]):
-        if not isinstance(c, dict) or not {"id", "verdict"} <= c.keys():
-            raise fail(f"--report FILE claims[{k}]", repr(c)[:120], "an object with 'id' and 'verdict'")
+    """A ``report.json`` of ``python -m verify`` (schema checked by :func:`verify.report.read_report`)."""
+    from .report import read_report
+
+    doc = read_report(path, name="--report FILE")
     doc.setdefault("crashed", {})
     doc.setdefault("meta", {})
-    doc["source"] = str(p)
+    doc["source"] = str(path)
     return doc
 
 
 def run_checks(*, seed: int = 0, quick: bool = False, out: Path | None = None,
                claims: Iterable[str] | None = None) -> dict[str, Any]:
-    """Run the claim checks (``verify.claims.run_claim``) and return them in report.json form."""
-    from .claims import CLAIM_CHECKS, Context, run_claim
-    from .report import Progress
+    """Run the claim checks and return them in report.json form (:func:`verify.cli.run_report`)."""
+    from .run import run_report
+    from .registry import CLAIM_MODULES
 
-    claims = list(claims or CLAIM_CHECKS)
-    ctx = Context(seed=seed, quick=quick, out=out)
-    progress = Progress(len(claims))
-    done, crashed = [], {}
-    for claim in claims:
-        progress.show(f"checking {claim}")
-        ctx.progress = lambda message, claim=claim: progress.show(f"{claim}: {message}")
-        try:
-            done.append(json.loads(json.dumps(run_claim(claim, ctx).to_dict(), default=_jsonable)))
-        except Exception:  # a crashed check is reported in the document, and the command exits 1
-            crashed[claim] = traceback.format_exc()
-        progress.advance(f"checked {claim}")
-    progress.close()
-    return {"claims": done, "crashed": crashed, "meta": {"seed": seed, "quick": quick}, "source": None}
-
-
-def _jsonable(x: Any) -> Any:
-    import numpy as np
-
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)
+    doc, _ = run_report(list(claims or CLAIM_MODULES), seed=seed, quick=quick, out=out)
+    doc["source"] = None
+    return doc
 
 
 def _num(v: Any) -> str:
@@ -562,8 +534,20 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
     out = [f"\\section{{{der.claim}: {escape(der.title)}}}", f"\\label{{sec:{der.claim}}}", "",
            f"\\textbf{{Claim as stated.}} {escape(der.stated)}", ""]
     if result is not None:
-        out.append(f"\\textbf{{Verdict:}} \\verdict{{{escape(result['verdict'])}}}"
-                   + (f"\\quad {escape(result.get('headline', ''))}" if result.get("headline") else ""))
+        out.append(f"\\textbf{{Verdict:}} \\verdict{{{escape(result['verdict'])}}}")
+        out += ["", f"\\emph{{{escape(result['headline'])}}}"]
+        if result.get("corrections"):
+            out += ["", "\\textbf{Corrections} (details that are off; they do not set the verdict):"]
+            out += _items([f"\\emph{{Stated:}} {escape(x['stated'])}. \\emph{{Derived:}} {_sentence(x['derived'])}"
+                           for x in result["corrections"]])
+        if result.get("premise"):
+            out += ["", "\\textbf{Premise findings:}"]
+            out += _items([f"{escape(x['outcome'])}: {escape(x['finding'])} (regime: {escape(x['regime'])})"
+                           for x in result["premise"]])
+        if result.get("limits"):
+            out += ["", "\\textbf{Limits} (failures outside the stated scope):"]
+            out += _items([f"{_sentence(x['finding'])} \\emph{{Holds under:}} {_sentence(x['boundary'])}"
+                           for x in result["limits"]])
         if result.get("restored_by"):
             out += ["", "\\textbf{Restored by:}"] + _items([escape(x) for x in result["restored_by"]])
         if result.get("assumptions"):
@@ -626,9 +610,11 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
         out += _items(rows)
 
     if result is not None:
-        out += ["", "\\subsection*{Evidence and verdict per part}"]
+        out += ["", "\\subsection*{Evidence per part (role and effect)}"]
         for p in result.get("evidence", {}).get("parts", []):
-            out += ["", f"\\textbf{{{escape(p['id'])}}}: \\verdict{{{escape(p['verdict'])}}}. {escape(p['statement'])}"]
+            role = p["role"] + (f", reading {p['reading']}" if p.get("reading") else "")
+            out += ["", f"\\textbf{{{escape(p['id'])}}} ({escape(role)}): \\verdict{{{escape(p['effect'])}}}. "
+                        f"{escape(p['statement'])}"]
             rows = []
             sym = p.get("symbolic")
             if sym:
@@ -663,6 +649,8 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
     relative to the document}; ``formulas_`` reuses already printed formulas."""
     from proofs import CLAIM_MODULES, derivation
 
+    from .report import verdict_rows
+
     index = {(f.claim, f.kind, f.name): f for f in (formulas_ if formulas_ is not None else formulas())}
 
     plots = plots or {}
@@ -682,17 +670,19 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
            "(\\texttt{eq:C5:mse\\_line} for result \\texttt{mse\\_line} of C5, "
            "\\texttt{eq:C5:step\\_mse\\_line} for the step of that name); the notation macros are in "
            "\\texttt{macros.tex}.", "",
-           "\\begin{center}", "\\begin{tabular}{l p{0.55\\linewidth} p{0.22\\linewidth}}",
-           "\\textbf{claim} & \\textbf{title} & \\textbf{verdict} \\\\ \\hline"]
+           "A claim's verdict is set by its core parts alone; details that are off are \\emph{corrections}, "
+           "premise parts give \\emph{premise findings}, failures outside the stated scope are \\emph{limits} "
+           "(counts c/p/l below).", "",
+           "\\begin{center}", "\\begin{tabular}{l l l p{0.58\\linewidth}}",
+           "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline"]
+    rows = {r["id"]: r for r in verdict_rows(report)}
     for claim in CLAIM_MODULES:
-        der = derivation(claim)
-        if claim in by_id:
-            v = escape(by_id[claim]["verdict"])
-        elif claim in crashed:
-            v = "check crashed"
-        else:
-            v = "not in the report"
-        out.append(f"{claim} & {escape(der.title)} & \\textbf{{{v}}} \\\\")
+        r = rows.get(claim)
+        if r is None:
+            out.append(f"{claim} & not in the report & & \\\\")
+            continue
+        out.append(f"{claim} & \\textbf{{{escape(r['verdict'])}}} & {r['corrections']}/{r['premise']}/{r['limits']} "
+                   f"& \\small {escape(r['headline'])} \\\\")
     out += ["\\end{tabular}", "\\end{center}", ""]
     for claim in CLAIM_MODULES:
         der = derivation(claim)
@@ -717,10 +707,10 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
         (out / "snippets").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise fail("-o DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
-    (out / "macros.tex").write_text(macro_file(), encoding="ascii")
+    atomic_write_text(out / "macros.tex", macro_file(), encoding="ascii")
     all_formulas = formulas()
     for f in all_formulas:
-        (out / "snippets" / f.filename).write_text(snippet(f), encoding="ascii")
+        atomic_write_text(out / "snippets" / f.filename, snippet(f), encoding="ascii")
     src = report.get("source")
     report_dir = Path(src).parent if src else None
     plots: dict[str, dict[str, str]] = {}
@@ -730,12 +720,11 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
             if found is None:
                 continue
             target = out / "plots" / f"{c['id']}_{name}.png"
-            target.parent.mkdir(exist_ok=True)
             if found.resolve() != target.resolve():
-                shutil.copyfile(found, target)
+                atomic_write_bytes(target, found.read_bytes())
             plots.setdefault(c["id"], {})[name] = target.relative_to(out).as_posix()
     tex = out / "verification.tex"
-    tex.write_text(render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
+    atomic_write_text(tex, render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
     return tex
 
 
@@ -782,7 +771,7 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
 
 class _ArgParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
+        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
 
 
 def cli_latex(argv: list[str]) -> int:
@@ -800,20 +789,26 @@ def cli_latex(argv: list[str]) -> int:
                    help="take verdicts and figures from this report.json instead of running the checks")
     try:
         args = p.parse_args(argv)
+        if args.report is not None and (args.quick or args.seed is not None):
+            raise fail("--report FILE", "together with --quick/--seed",
+                       "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
+        if args.seed is not None:
+            valid_seed("--seed", args.seed)
+        if args.out.exists() and not args.out.is_dir():
+            raise fail("-o DIR", f"{str(args.out)!r}, which exists and is not a folder", "a folder, or a path for one")
+        report = load_report(args.report) if args.report is not None else None
+        from proofs import all_derivations
+
+        ders = all_derivations()
+        failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
+        if report is None:
+            report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
+        tex = write_export(args.out, report)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    if args.report is not None and (args.quick or args.seed is not None):
-        raise fail("--report FILE", "together with --quick/--seed",
-                   "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
-    from proofs import all_derivations
-
-    ders = all_derivations()
-    failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
-    if args.report is not None:
-        report = load_report(args.report)
-    else:
-        report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
-    tex = write_export(args.out, report)
+    except VerifyError as exc:
+        print(error_line(exc), file=sys.stderr)
+        return 2
     print(f"wrote {tex}, {args.out / 'macros.tex'} and {len(list((args.out / 'snippets').glob('*.tex')))} "
           f"snippets in {args.out / 'snippets'}")
     status = 0

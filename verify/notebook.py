@@ -241,11 +241,24 @@ def check(claim: str, *, seed: int = SEED, quick: bool = QUICK) -> Any:
 
 
 def show_verdict(result: Any) -> None:
-    """The computed verdict and, per part, its verdict and evidence (residuals that agree to
-    floating-point rounding are reported as such, not printed)."""
-    rows = [f"### Verdict: **{result.verdict.value}**", "", "The claim takes the weakest verdict of its parts:", ""]
+    """The computed verdict with its headline, corrections, premise findings and limits (the
+    report's fields), then every part with its role and effect. Residuals that agree to
+    floating-point rounding are reported as such, not printed."""
+    d = result.to_dict()
+    rows = [f"### Verdict: **{d['verdict']}**", "", f"*{_md(d['headline'])}*", "",
+            "Only the core parts set the verdict; details that are off are corrections, premise parts are "
+            "premise findings, failures outside the stated scope are limits."]
+    for title, key, fmt in (("Corrections", "corrections", lambda x: f"stated *{_md(x['stated'])}*; derived: "
+                                                                     f"{_md(x['derived'])}"),
+                            ("Premise", "premise", lambda x: f"{x['outcome']}: {_md(x['finding'])} "
+                                                             f"(regime: {_md(x['regime'])})"),
+                            ("Limits", "limits", lambda x: f"{_md(x['finding'])} (holds under: {_md(x['boundary'])})")):
+        if d[key]:
+            rows += ["", f"**{title}:**", *[f"- {fmt(x)}" for x in d[key]]]
+    rows += ["", "**Parts:**"]
     for p in result.parts:
-        rows.append(f"- **{_md(p.id)}**: *{p.verdict.value}*. {_md(p.statement)}")
+        rows.append(f"- **{_md(p.id)}** ({p.role.value}{', reading ' + p.reading if p.reading else ''}): "
+                    f"*{p.effect.value}*. {_md(p.statement)}")
         if p.symbolic is not None:
             rows.append(f"    - symbolic: {p.symbolic.status}, {p.symbolic.n_checked}/{p.symbolic.n_steps} steps")
         if p.numeric is not None:
@@ -256,10 +269,6 @@ def show_verdict(result: Any) -> None:
                 rows.append(f"    - numeric ({p.numeric.agreement}): {_md(p.numeric.summary)}")
         if p.counterexample is not None:
             rows.append(f"    - counterexample: {_md(p.counterexample.description)}")
-        if p.restored_by:
-            rows.append(f"    - restored by: {_md(p.restored_by)}")
-        if p.model_assumptions:
-            rows.append("    - assumptions: " + _md("; ".join(p.model_assumptions)))
     sizes = "quick sizes" if QUICK else "full sizes"
     rows += ["", f"*Claim check run with seed {SEED} and {sizes}; `python -m verify` runs the full sizes.*"]
     _markdown("\n".join(rows))

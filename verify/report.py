@@ -1,17 +1,38 @@
-"""The report: the table on the terminal, ``report.json`` and ``report.md``."""
+"""The report: one document (``report.json``) and every view of it.
+
+:func:`document` turns the claim results into the report document; every view reads that
+document, so the terminal table, ``report.md``, the README's verdict table, the LaTeX export and
+the notebooks show the same fields (verdict, headline, corrections, premise findings, limits).
+
+Schema ``mha-nw-verify/report``, version 2 (documented in the README)::
+
+    {"schema": "mha-nw-verify/report", "schema_version": 2,
+     "claims": [{"id", "title", "stated", "verdict", "headline", "reading", "readings",
+                 "corrections": [{"part", "finding", "stated", "derived", "evidence", "counterexample"}],
+                 "premise": [{"part", "outcome", "finding", "statement", "regime", "evidence", "counterexample"}],
+                 "limits": [{"part", "finding", "statement", "boundary", "regime", "evidence", "counterexample"}],
+                 "assumptions", "restored_by", "summary",
+                 "evidence": {"parts": [...], "plots": {...}, "derivation": {...}}, "seconds"}],
+     "crashed": {claim: traceback}, "meta": {...}}
+"""
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import textwrap
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Any, Iterable, TextIO
 
+from .errors import VerifyError
+from .io import atomic_write_text, jsonable, read_json, write_json
 from .verdicts import ClaimResult
 
-__all__ = ["table", "write_json", "write_markdown", "Progress"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "document", "verdict_rows", "table", "markdown", "readme_table",
+           "write_report", "read_report", "Progress"]
+
+SCHEMA = "mha-nw-verify/report"
+SCHEMA_VERSION = 2
 
 
 class Progress:
@@ -42,36 +63,6 @@ class Progress:
             self.stream.flush()
 
 
-def _symbolic_cell(result: ClaimResult) -> str:
-    der = result.derivation
-    if not der:
-        return "-"
-    steps = der.get("steps", [])
-    ok = sum(s["status"] == "checked" for s in steps)
-    unchecked = sum(s["status"] == "unchecked" for s in steps)
-    cell = f"{der['status'].split('-')[0]} {ok}/{len(steps)}"
-    return cell + (f" ({unchecked} unchecked)" if unchecked else "")
-
-
-def table(results: Iterable[ClaimResult], *, width: int = 118) -> str:
-    """Claim | symbolic status | numeric figures | verdict, wrapped to ``width`` columns."""
-    results = list(results)
-    head = ("claim", "symbolic", "numeric figures", "verdict")
-    w_claim, w_sym, w_verdict = 5, 22, 18
-    w_num = max(30, width - w_claim - w_sym - w_verdict - 9)
-    rule = "-" * (w_claim + w_sym + w_num + w_verdict + 9)
-    lines = [rule, f"{head[0]:<{w_claim}} | {head[1]:<{w_sym}} | {head[2]:<{w_num}} | {head[3]}", rule]
-    for r in results:
-        num = textwrap.wrap(r.headline or "-", w_num) or ["-"]
-        for i, chunk in enumerate(num):
-            if i == 0:
-                lines.append(f"{r.id:<{w_claim}} | {_symbolic_cell(r):<{w_sym}} | {chunk:<{w_num}} | {r.verdict.value}")
-            else:
-                lines.append(f"{'':<{w_claim}} | {'':<{w_sym}} | {chunk:<{w_num}} |")
-    lines.append(rule)
-    return "\n".join(lines)
-
-
 def _meta(seed: int, quick: bool) -> dict:
     import mpmath
     import numpy
@@ -79,36 +70,54 @@ def _meta(seed: int, quick: bool) -> dict:
 
     from . import __version__
 
-    return {
-        "package_version": __version__,
-        "seed": seed,
-        "quick": quick,
-        "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "sympy": sympy.__version__,
-        "mpmath": mpmath.__version__,
-    }
+    return {"package_version": __version__, "seed": seed, "quick": quick, "python": platform.python_version(),
+            "numpy": numpy.__version__, "sympy": sympy.__version__, "mpmath": mpmath.__version__}
 
 
-def write_json(path: Path, results: list[ClaimResult], *, seed: int, quick: bool, crashed: dict[str, str]) -> Path:
-    """``{"claims": [{"id", "verdict", "assumptions", "evidence", ...}], "meta": {...}}``."""
-    doc = {
-        "claims": [r.to_dict() for r in results],
-        "crashed": crashed,
-        "meta": _meta(seed, quick),
-    }
-    path.write_text(json.dumps(doc, indent=2, default=_default) + "\n")
-    return path
+def document(results: Iterable[ClaimResult], *, seed: int, quick: bool, crashed: dict[str, str] | None = None) -> dict:
+    """The report document (plain JSON values) for ``results``."""
+    return jsonable({"schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+                     "claims": [r.to_dict() for r in results], "crashed": dict(crashed or {}),
+                     "meta": _meta(seed, quick)})
 
 
-def _default(x: object) -> object:
-    import numpy as np
+def verdict_rows(doc: dict) -> list[dict[str, Any]]:
+    """Per claim: id, title, verdict, headline and the three counts; crashed claims included."""
+    rows = [{"id": c["id"], "title": c.get("title", ""), "verdict": c["verdict"], "headline": c["headline"],
+             "corrections": len(c["corrections"]), "premise": len(c["premise"]), "limits": len(c["limits"])}
+            for c in doc["claims"]]
+    rows += [{"id": k, "title": "", "verdict": "crashed", "headline": (v.strip().splitlines() or [""])[-1],
+              "corrections": 0, "premise": 0, "limits": 0} for k, v in doc.get("crashed", {}).items()]
+    return rows
 
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)
+
+def table(doc: dict, *, width: int = 118) -> str:
+    """The terminal table: claim | verdict | corrections, premise, limits | headline (wrapped)."""
+    w_id, w_v, w_n = 5, 17, 8
+    w_h = max(30, width - w_id - w_v - w_n - 9)
+    rule = "-" * (w_id + w_v + w_n + w_h + 9)
+    lines = [rule, f"{'claim':<{w_id}} | {'verdict':<{w_v}} | {'c/p/l':<{w_n}} | headline", rule]
+    for r in verdict_rows(doc):
+        counts = f"{r['corrections']}/{r['premise']}/{r['limits']}"
+        chunks = textwrap.wrap(r["headline"] or "-", w_h) or ["-"]
+        lines.append(f"{r['id']:<{w_id}} | {r['verdict']:<{w_v}} | {counts:<{w_n}} | {chunks[0]}")
+        lines += [f"{'':<{w_id}} | {'':<{w_v}} | {'':<{w_n}} | {c}" for c in chunks[1:]]
+    lines += [rule, "c/p/l: corrections (details that are off), premise findings, limits (scope failures); "
+                    "only core parts set a verdict"]
+    return "\n".join(lines)
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "/").replace("\n", " ")
+
+
+def readme_table(doc: dict) -> str:
+    """The README's verdict table (markdown), from the same rows as every other view."""
+    out = ["| claim | verdict | corrections / premise / limits | headline |", "|---|---|---|---|"]
+    for r in verdict_rows(doc):
+        out.append(f"| {r['id']} {_md(r['title'])} | **{r['verdict']}** | {r['corrections']} / {r['premise']} / "
+                   f"{r['limits']} | {_md(r['headline'])} |")
+    return "\n".join(out)
 
 
 def _fmt(value: object) -> str:
@@ -118,61 +127,169 @@ def _fmt(value: object) -> str:
         return f"{len(value)} records (in report.json)"
     if isinstance(value, (list, tuple)) and len(value) > 8:
         return f"[{', '.join(_fmt(v) for v in value[:8])}, ...] ({len(value)} values)"
+    if isinstance(value, dict):
+        return f"{{{len(value)} entries, in report.json}}"
     return str(value)
 
 
-def write_markdown(path: Path, results: list[ClaimResult], *, seed: int, quick: bool,
-                   crashed: dict[str, str]) -> Path:
-    """A readable report with every part's evidence, the derivation steps and the plots."""
+_ROLE_ORDER = {"core": 0, "detail": 1, "premise": 2, "scope": 3}
+
+
+def markdown(doc: dict) -> str:
+    """``report.md``: the verdict table, then per claim its corrections, premise findings, limits
+    and every part's evidence (core parts first), the plots and the derivation steps."""
+    meta = doc.get("meta", {})
     out = ["# Verification report", "",
            f"Paper: *Multi-Head Attention as Ensemble Nadaraya-Watson Estimation* (Fokoue, 2026). "
-           f"Seed {seed}{', quick sizes' if quick else ''}. Replay any counterexample with "
-           "`python -m verify replay FILE`.", "",
-           "| claim | verdict | numeric figures |", "|---|---|---|"]
-    for r in results:
-        out.append(f"| {r.id} | **{r.verdict.value}** | {r.headline.replace('|', '/')} |")
-    for claim, err in crashed.items():
-        out.append(f"| {claim} | **crashed** | {err.splitlines()[-1] if err else ''} |")
-    for r in results:
-        out += ["", f"## {r.id}: {r.title}", "", f"**Stated:** {r.stated}", "",
-                f"**Verdict:** {r.verdict.value}"]
-        if r.restored_by:
-            out += ["", "**Restored by:**", *[f"- {x}" for x in r.restored_by]]
-        if r.assumptions:
-            out += ["", "**Assumptions the verdict rests on:**", *[f"- {a}" for a in r.assumptions]]
-        for p in r.parts:
-            out += ["", f"### {r.id}/{p.id}: {p.verdict.value}", "", p.statement]
-            if p.symbolic:
-                s = p.symbolic
-                out.append(f"- symbolic: {s.status}, {s.n_checked}/{s.n_steps} steps checked"
-                           + (f"; results {', '.join(s.results)}" if s.results else ""))
-            if p.numeric:
-                out.append(f"- numeric ({p.numeric.agreement}): {p.numeric.summary}")
-                out += [f"  - `{k}` = {_fmt(v)}" for k, v in p.numeric.figures.items()]
-            if p.counterexample:
-                cx = p.counterexample
-                out.append(f"- counterexample: {cx.description}" + (f" (`{cx.file}`)" if cx.file else ""))
-            if p.restored_by:
-                out.append(f"- restored by: {p.restored_by}")
-            if p.model_assumptions:
-                out.append("- assumptions: " + "; ".join(p.model_assumptions))
-            if p.to_dict()["reason"]:
-                out.append(f"- not checkable: {p.to_dict()['reason']}")
-        for name, plot in r.plots.items():
-            rel = Path(plot)
-            try:
-                rel = rel.relative_to(path.parent)
-            except ValueError:
-                pass
-            out += ["", f"![{name}]({rel.as_posix()})"]
-        if r.derivation:
-            der = r.derivation
+           f"Seed {meta.get('seed')}{', quick sizes' if meta.get('quick') else ''}. A claim's verdict is set by its "
+           "core parts alone; details that are off are corrections, premise parts are premise findings, failures "
+           "outside the stated scope are limits. Replay any counterexample with `python -m verify replay FILE`.", "",
+           readme_table(doc)]
+    for c in doc["claims"]:
+        out += ["", f"## {c['id']}: {c['title']}", "", f"**Stated:** {c['stated']}", "",
+                f"**Verdict:** {c['verdict']}" + (f" (reading {c['reading']})" if c.get("reading") else ""), "",
+                f"**Headline:** {c['headline']}"]
+        if c.get("readings"):
+            out += ["", "**Readings:**", *[f"- {r['id']} ({r['description']}): {r['verdict']}" for r in c["readings"]]]
+        if c["assumptions"]:
+            out += ["", "**The verdict rests on these model assumptions:**", *[f"- {a}" for a in c["assumptions"]]]
+        if c["restored_by"]:
+            out += ["", "**Restored by:**", *[f"- {x}" for x in c["restored_by"]]]
+        if c["corrections"]:
+            out += ["", "**Corrections:**"]
+            for x in c["corrections"]:
+                out += [f"- *{x['part']}*: stated \"{x['stated']}\"; derived: {x['derived']}"
+                        + (f" (`{x['counterexample']}`)" if x.get("counterexample") else "")]
+        if c["premise"]:
+            out += ["", "**Premise:**"]
+            out += [f"- *{x['part']}*: {x['outcome']}: {x['finding']} (regime: {x['regime']})" for x in c["premise"]]
+        if c["limits"]:
+            out += ["", "**Limits:**"]
+            out += [f"- *{x['part']}*: {x['finding']} (regime: {x['regime']}; holds under: {x['boundary']})"
+                    + (f" (`{x['counterexample']}`)" if x.get("counterexample") else "") for x in c["limits"]]
+        parts = sorted(c["evidence"]["parts"], key=lambda p: _ROLE_ORDER.get(p["role"], 9))
+        for p in parts:
+            role = p["role"] + (f", reading {p['reading']}" if p.get("reading") else "")
+            out += ["", f"### {c['id']} / {p['id']} ({role}): {p['effect']}", "", p["statement"]]
+            if p.get("symbolic"):
+                s = p["symbolic"]
+                out.append(f"- symbolic: {s['status']}, {s['n_checked']}/{s['n_steps']} steps checked"
+                           + (f"; results {', '.join(s['results'])}" if s["results"] else ""))
+            if p.get("numeric"):
+                out.append(f"- numeric ({p['numeric']['agreement']}): {p['numeric']['summary']}")
+                out += [f"  - `{k}` = {_fmt(v)}" for k, v in p["numeric"]["figures"].items()]
+            if p.get("counterexample"):
+                cx = p["counterexample"]
+                out.append(f"- counterexample: {cx['description']}" + (f" (`{cx['file']}`)" if cx.get("file") else ""))
+            if p.get("restored_by"):
+                out.append(f"- restored by: {p['restored_by']}")
+            if p.get("assumptions"):
+                out.append("- assumptions: " + "; ".join(p["assumptions"]))
+            if p.get("reason"):
+                out.append(f"- not checkable: {p['reason']}")
+        for name, plot in c["evidence"]["plots"].items():
+            out += ["", f"![{name}]({plot})"]
+        der = c["evidence"].get("derivation")
+        if der:
             out += ["", "<details><summary>Derivation steps</summary>", ""]
             out += [f"- [{s['status']}] `{s['name']}` ({s['method']}): `{s['relation'][:300]}`" for s in der["steps"]]
             if der.get("comparisons"):
                 out += ["", "Derived vs stated:"]
-                out += [f"- {'holds' if c['holds'] else '**does not hold**'}: {c['name']}: {c['derived']}"
-                        for c in der["comparisons"]]
+                out += [f"- {'holds' if x['holds'] else '**does not hold**'}: {x['name']}: {x['derived']}"
+                        for x in der["comparisons"]]
             out += ["", "</details>"]
-    path.write_text("\n".join(out) + "\n")
-    return path
+    for claim, err in doc.get("crashed", {}).items():
+        out += ["", f"## {claim}: crashed", "", "```", err.rstrip(), "```"]
+    return "\n".join(out) + "\n"
+
+
+def write_report(folder: Path | str, doc: dict) -> tuple[Path, Path]:
+    """``report.json`` and ``report.md`` in ``folder``, each written atomically."""
+    folder = Path(folder)
+    return write_json(folder / "report.json", doc), atomic_write_text(folder / "report.md", markdown(doc))
+
+
+#: Marks a JSON object whose values are all strings (in :data:`REPORT_SHAPE`).
+_STR_MAP = "object of strings"
+#: A free text field that may be absent or null.
+_TEXT = "text?"
+
+#: The fields of a report.json (schema 2) that its readers use, and their types: a type,
+#: ``[shape]`` (a list of such) or ``{key: shape}`` (an object; a key ending in ``?`` may be absent
+#: or null; other keys are free).
+REPORT_SHAPE: dict[str, Any] = {
+    "schema": str, "schema_version": int,
+    "claims": [{
+        "id": str, "title": str, "stated": str, "verdict": str, "headline": str, "reading?": str,
+        "readings?": [{"id": str, "description": str, "verdict": str}],
+        "corrections": [{"part": str, "finding": str, "stated": str, "derived": str, "evidence?": str,
+                         "counterexample?": str}],
+        "premise": [{"part": str, "outcome": str, "finding": str, "regime": str, "statement?": str,
+                     "evidence?": str, "counterexample?": str}],
+        "limits": [{"part": str, "finding": str, "boundary": str, "regime": str, "statement?": str,
+                    "evidence?": str, "counterexample?": str}],
+        "assumptions": [str], "restored_by": [str], "summary?": str,
+        "evidence": {
+            "plots?": _STR_MAP,
+            "parts": [{
+                "id": str, "role": str, "effect": str, "statement": str, "reading?": str, "finding?": str,
+                "stated?": str, "derived?": str, "regime?": str, "restored_by?": str, "assumptions?": [str],
+                "reason?": str,
+                "symbolic?": {"status": str, "n_checked": int, "n_steps": int, "results?": [str]},
+                "numeric?": {"agreement": str, "summary": str, "figures?": dict},
+                "counterexample?": {"description": str, "file?": str},
+            }],
+        },
+    }],
+    "crashed?": _STR_MAP,
+    "meta?": dict,
+}
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+def check_shape(name: str, source: str, field: str, value: Any, shape: Any) -> None:
+    """``value`` (the report's ``field``) against ``shape`` (see :data:`REPORT_SHAPE`); the error
+    names ``name`` (the argument), the field and what was found."""
+    def bad(expected: str) -> VerifyError:
+        return VerifyError(f"{name} field {field}: expected {expected}, got "
+                           f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}"
+                           if field else f"{name}: expected {expected}, got "
+                           f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}")
+
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise bad("an object")
+        for key, sub in shape.items():
+            key_name = key.rstrip("?")
+            child = f"{field}.{key_name}" if field else key_name
+            if value.get(key_name) is None:
+                if key.endswith("?"):
+                    continue
+                raise VerifyError(f"{name} field {child}: expected a value (a report.json written by python -m "
+                                  f"verify), got none in {source!r}")
+            check_shape(name, source, child, value[key_name], sub)
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise bad("a list")
+        for k, item in enumerate(value):
+            check_shape(name, source, f"{field}[{k}]", item, shape[0])
+    elif shape is _STR_MAP:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise bad("an object of strings")
+    elif not isinstance(value, shape) or isinstance(value, bool):
+        raise bad(_JSON_TYPES[shape])
+
+
+def read_report(path: Path | str, *, name: str = "--report") -> dict:
+    """Read a ``report.json`` as strict JSON (:func:`verify.io.read_json`) and check its schema,
+    version and every field its readers use (:data:`REPORT_SHAPE`)."""
+    doc = read_json(name, path)
+    if isinstance(doc, dict) and doc.get("schema") != SCHEMA:
+        raise VerifyError(f"{name}: expected a report with schema {SCHEMA!r}, got {doc.get('schema')!r} "
+                          f"in {str(path)!r}")
+    if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
+        raise VerifyError(f"{name}: expected schema_version {SCHEMA_VERSION}, got {doc.get('schema_version')!r} "
+                          f"in {str(path)!r}")
+    check_shape(name, str(path), "", doc, REPORT_SHAPE)
+    return doc

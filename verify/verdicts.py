@@ -1,10 +1,27 @@
-"""Evidence and the one rule that turns it into a verdict (SPEC, "Verdicts").
+"""Evidence, roles, and the one rule that turns them into a verdict (SPEC, "How a claim is read").
 
-A claim is checked in *parts* (e.g. C5: the in-model line, the model's premise on real NW
-heads, a search outside the model). Each part carries its symbolic evidence (a derivation's
-status and the model assumptions its results rest on), its numeric evidence (figures and how
-well they agree) and possibly a counterexample. :func:`part_verdict` is the rule; a claim's
-verdict is the weakest of its parts' verdicts, so a refuted part is never hidden by the others.
+A claim is checked in *parts*. Every part declares its **role** next to the code that checks it:
+
+- ``core``: the claim's main assertion in its strongest natural reading; the claim's verdict is
+  computed from its core parts alone;
+- ``detail``: a stated constant, convention or word; if it is off it yields a **correction**
+  (stated form, derived form, evidence);
+- ``premise``: whether the model a "holds under model" core rests on is true for real NW heads;
+  it yields a **premise finding** (holds / fails on NW heads, with the regime measured);
+- ``scope``: a probe outside the stated scope; a failure there is a **limit** (the boundary and
+  its counterexample).
+
+Details, premises and scope probes never set the verdict; they are always shown beside it.
+
+The rule, in two steps:
+
+1. :func:`evidence_verdict` grades one part's evidence: a counterexample -> refuted; numbers that
+   contradict the derivation -> not checkable; a proof with no model assumption confirmed to
+   rounding -> exact; a proof (under listed assumptions) -> holds under model; numbers only ->
+   approximate; nothing -> not checkable.
+2. :func:`claim_verdict`: per reading, a refuted core part refutes the reading, otherwise the
+   reading takes the weakest verdict of its checkable core parts (not checkable if none is);
+   a claim with several natural readings (SPEC, C8) takes the reading under which it fares best.
 """
 
 from __future__ import annotations
@@ -14,31 +31,67 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "Role",
     "Verdict",
+    "Effect",
     "Symbolic",
     "Numeric",
     "Counterexample",
     "Part",
+    "Reading",
     "ClaimResult",
-    "part_verdict",
+    "evidence_verdict",
+    "part_effect",
+    "reading_verdict",
     "claim_verdict",
+    "headline",
     "AGREEMENTS",
+    "HEADLINE_FINDING_MAX",
 ]
+
+
+class Role(str, Enum):
+    CORE = "core"
+    DETAIL = "detail"
+    PREMISE = "premise"
+    SCOPE = "scope"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class Verdict(str, Enum):
     EXACT = "exact"
     HOLDS_UNDER_MODEL = "holds under model"
     APPROXIMATE = "approximate"
+    REFUTED = "refuted"
     NOT_CHECKABLE = "not checkable"
-    REFUTED = "refuted as stated"
 
     def __str__(self) -> str:
         return self.value
 
 
-# Strongest first; a claim takes the weakest verdict among its parts.
-_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict.NOT_CHECKABLE, Verdict.REFUTED]
+class Effect(str, Enum):
+    """What a part does to the claim's record, by role and outcome."""
+
+    SETS_VERDICT = "sets the verdict"          # core
+    CORRECTION = "correction"                  # detail that is off
+    DETAIL_HOLDS = "detail holds"              # detail as stated
+    PREMISE_FAILS = "premise fails on NW heads"
+    PREMISE_HOLDS = "premise holds on NW heads"
+    LIMIT = "limit"                            # scope probe that fails
+    SCOPE_HOLDS = "holds beyond the stated scope"
+    NOT_CHECKED = "not checkable"              # a non-core part without usable evidence
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# Strongest first; a reading takes the weakest verdict among its checkable core parts.
+_STRENGTH = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE]
+# Best first, for choosing among readings: a reading that was checked beats one that was not.
+_READING_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict.REFUTED,
+                  Verdict.NOT_CHECKABLE]
 
 #: How numeric evidence agrees with what it checks:
 #: ``rounding``: to floating-point rounding of the computation (an identity);
@@ -46,6 +99,9 @@ _ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict
 #: ``measured``: a measurement with an error/effect size but no exactness claim;
 #: ``disagree``: the numbers contradict what they check.
 AGREEMENTS = ("rounding", "statistical", "measured", "disagree")
+
+#: A part's ``finding`` goes into the one-line headline; longer text belongs in the evidence.
+HEADLINE_FINDING_MAX = 160
 
 
 @dataclass
@@ -59,23 +115,28 @@ class Symbolic:
     model_assumptions: list[str] = field(default_factory=list)
     n_steps: int = 0
     n_checked: int = 0
+    #: the derivation's derived-versus-stated findings this part rests on
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def from_derivation(cls, der: Any, *, uses: list[str] | None = None,
-                        steps: list[str] | None = None, results: list[str] | None = None) -> "Symbolic":
+    def from_derivation(cls, der: Any, *, uses: list[str] | None = None, steps: list[str] | None = None,
+                        results: list[str] | None = None, comparisons: list[str] | None = None) -> "Symbolic":
         """Summarise ``der`` (a :class:`proofs.Derivation`). ``uses`` selects the assumptions
-        this part rests on (default: those cited by the selected steps and results)."""
+        this part rests on (default: those cited by the selected steps, results and comparisons)."""
+        by_name = {c.name: c for c in der.comparisons}
         sel_steps = [s for s in der.steps if steps is None or s.name in steps]
         sel_results = [r for r in der.results.values() if results is None or r.name in results]
-        if uses is None:
-            cited: list[str] = []
-            for item in [*sel_steps, *sel_results]:
-                cited += [u for u in item.uses if u not in cited]
-            uses = cited
+        sel_cmp = [by_name[c] for c in (comparisons or []) if c in by_name]
         missing = [s for s in (steps or []) if s not in {st.name for st in der.steps}]
         missing += [r for r in (results or []) if r not in der.results]
+        missing += [c for c in (comparisons or []) if c not in by_name]
         if missing:
-            raise KeyError(f"{der.claim}: no such steps/results {missing}")
+            raise KeyError(f"{der.claim}: no such steps/results/comparisons {missing}")
+        if uses is None:
+            cited: list[str] = []
+            for item in [*sel_steps, *sel_results, *sel_cmp]:
+                cited += [u for u in item.uses if u not in cited]
+            uses = cited
         statuses = {s.status for s in sel_steps}
         status = "failed" if "failed" in statuses else (
             "proved-with-unchecked-steps" if "unchecked" in statuses else "proved")
@@ -87,7 +148,13 @@ class Symbolic:
             model_assumptions=[a.statement for a in der.model_assumptions(uses)],
             n_steps=len(sel_steps),
             n_checked=sum(s.checked for s in sel_steps),
+            comparisons=[c.to_dict() for c in sel_cmp],
         )
+
+    @property
+    def contradicted(self) -> list[dict[str, Any]]:
+        """The selected comparisons in which the derived result differs from the statement."""
+        return [c for c in self.comparisons if not c["holds"]]
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -111,7 +178,8 @@ class Numeric:
 
 @dataclass
 class Counterexample:
-    """A concrete case where the statement fails; ``file`` is its saved, replayable JSON."""
+    """A concrete case where the statement fails; ``file`` is its saved, replayable JSON
+    (relative to the report folder)."""
 
     description: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -123,20 +191,53 @@ class Counterexample:
 
 @dataclass
 class Part:
-    """One checked part of a claim."""
+    """One checked part of a claim, with its declared role.
+
+    ``finding`` is the part's outcome in a referee's words (one phrase, computed by the check,
+    used in the headline). A detail names ``stated`` and ``derived`` forms; a premise or scope
+    part names the ``regime`` it was measured in; a refuted core or a limit names in
+    ``restored_by`` the narrowest assumption under which the statement holds (the boundary).
+    """
 
     id: str
+    role: Role
     statement: str
     symbolic: Symbolic | None = None
     numeric: Numeric | None = None
     counterexample: Counterexample | None = None
     assumptions: list[str] = field(default_factory=list)  # extra model assumptions of the numeric side
-    restored_by: str = ""  # for a refuted part: the narrowest assumption under which it holds
+    restored_by: str = ""
     reason: str = ""       # for a part that could not be checked
+    finding: str = ""
+    stated: str = ""       # detail: the form the paper states
+    derived: str = ""      # detail: the form the derivation gives
+    regime: str = ""       # premise / scope: where it was measured
+    reading: str = ""      # core: which reading of the claim it belongs to ("" if only one)
 
     def __post_init__(self) -> None:
-        if self.counterexample is not None and not self.restored_by:
-            raise ValueError(f"part {self.id!r}: a refuted part must name the assumption that restores it")
+        self.role = Role(self.role)
+        violated = self.counterexample is not None or bool(self.symbolic and self.symbolic.contradicted)
+        if self.role is Role.CORE and violated and self.counterexample is None:
+            raise ValueError(f"part {self.id!r}: a core contradicted by the derivation needs a replayable "
+                             "counterexample before it can be refuted")
+        if self.role in (Role.CORE, Role.SCOPE) and self.counterexample is not None and not self.restored_by:
+            raise ValueError(f"part {self.id!r}: a refuted core or a limit must name the assumption that restores it")
+        if self.role is Role.DETAIL and not (self.stated and self.derived):
+            raise ValueError(f"part {self.id!r}: a detail must name its stated and its derived form")
+        if self.role in (Role.PREMISE, Role.SCOPE) and not self.regime:
+            raise ValueError(f"part {self.id!r}: a {self.role} part must name the regime it was measured in")
+        if self.role is not Role.CORE and self.reading:
+            raise ValueError(f"part {self.id!r}: only core parts belong to a reading")
+        if ";" in self.finding:
+            raise ValueError(f"part {self.id!r}: a finding is one phrase (no ';'), got {self.finding!r}")
+        if len(self.finding) > HEADLINE_FINDING_MAX:
+            raise ValueError(f"part {self.id!r}: finding of {len(self.finding)} characters; at most "
+                             f"{HEADLINE_FINDING_MAX} go into a headline")
+
+    @property
+    def violated(self) -> bool:
+        """The statement of this part fails: a counterexample, or a derived form that differs."""
+        return self.counterexample is not None or bool(self.symbolic and self.symbolic.contradicted)
 
     @property
     def model_assumptions(self) -> list[str]:
@@ -144,14 +245,25 @@ class Part:
         return out + [a for a in self.assumptions if a not in out]
 
     @property
-    def verdict(self) -> Verdict:
-        return part_verdict(self)
+    def evidence(self) -> Verdict:
+        return evidence_verdict(self)
+
+    @property
+    def effect(self) -> Effect:
+        return part_effect(self)
 
     def to_dict(self) -> dict:
         return {
             "id": self.id,
+            "role": self.role.value,
+            "reading": self.reading,
             "statement": self.statement,
-            "verdict": self.verdict.value,
+            "evidence_verdict": self.evidence.value,
+            "effect": self.effect.value,
+            "finding": self.finding,
+            "stated": self.stated,
+            "derived": self.derived,
+            "regime": self.regime,
             "assumptions": self.model_assumptions,
             "symbolic": self.symbolic.to_dict() if self.symbolic else None,
             "numeric": self.numeric.to_dict() if self.numeric else None,
@@ -161,10 +273,10 @@ class Part:
         }
 
 
-def part_verdict(part: Part) -> Verdict:
-    """The rule.
+def evidence_verdict(part: Part) -> Verdict:
+    """Step 1 of the rule: grade one part's evidence.
 
-    1. a counterexample                                        -> refuted as stated
+    1. a counterexample                                        -> refuted
     2. numbers that contradict the derivation                  -> not checkable (inconsistent)
     3. proved, no model assumption, confirmed to rounding      -> exact
     4. proved (under the listed model assumptions)             -> holds under model
@@ -186,19 +298,101 @@ def part_verdict(part: Part) -> Verdict:
     return Verdict.NOT_CHECKABLE
 
 
+def part_effect(part: Part) -> Effect:
+    """What the part does to the claim, by its role: only a core part sets the verdict."""
+    if part.role is Role.CORE:
+        return Effect.SETS_VERDICT
+    grade = evidence_verdict(part)
+    if part.violated:
+        return {Role.DETAIL: Effect.CORRECTION, Role.PREMISE: Effect.PREMISE_FAILS, Role.SCOPE: Effect.LIMIT}[part.role]
+    if grade is Verdict.NOT_CHECKABLE:
+        return Effect.NOT_CHECKED
+    return {Role.DETAIL: Effect.DETAIL_HOLDS, Role.PREMISE: Effect.PREMISE_HOLDS,
+            Role.SCOPE: Effect.SCOPE_HOLDS}[part.role]
+
+
 def _why_not_checkable(part: Part) -> str:
-    if part.verdict is not Verdict.NOT_CHECKABLE:
+    if evidence_verdict(part) is not Verdict.NOT_CHECKABLE:
         return ""
     if part.numeric is not None and part.numeric.agreement == "disagree":
         return f"the numeric evidence contradicts what it checks: {part.numeric.summary}"
     return "no symbolic proof and no numeric evidence"
 
 
-def claim_verdict(parts: list[Part]) -> Verdict:
-    """The weakest part verdict (not checkable when there are no parts)."""
-    if not parts:
-        return Verdict.NOT_CHECKABLE
-    return max((p.verdict for p in parts), key=_ORDER.index)
+def reading_verdict(cores: list[Part]) -> Verdict:
+    """Step 2a: a refuted core part refutes the reading; otherwise the weakest checkable one."""
+    grades = [evidence_verdict(p) for p in cores]
+    if Verdict.REFUTED in grades:
+        return Verdict.REFUTED
+    checkable = [g for g in grades if g in _STRENGTH]
+    return max(checkable, key=_STRENGTH.index) if checkable else Verdict.NOT_CHECKABLE
+
+
+def _readings(parts: list[Part]) -> dict[str, list[Part]]:
+    out: dict[str, list[Part]] = {}
+    for p in parts:
+        if p.role is Role.CORE:
+            out.setdefault(p.reading, []).append(p)
+    return out
+
+
+def claim_verdict(parts: list[Part]) -> tuple[Verdict, str]:
+    """Step 2b: the verdict of the best reading, and that reading's id ("" if only one)."""
+    readings = _readings(parts)
+    if not readings:
+        return Verdict.NOT_CHECKABLE, ""
+    graded = [(reading_verdict(ps), rid) for rid, ps in readings.items()]
+    best = min(graded, key=lambda g: _READING_ORDER.index(g[0]))
+    return best
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One natural reading of a claim (only for claims with more than one)."""
+
+    id: str
+    description: str
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _items(texts: list[str]) -> str:
+    """One item as is; several numbered, "(1) a, (2) b"."""
+    return texts[0] if len(texts) == 1 else ", ".join(f"({i}) {t}" for i, t in enumerate(texts, 1))
+
+
+def headline(result: "ClaimResult") -> str:
+    """The claim's line in a referee's words, computed from its parts (one place for every view):
+    verdict; corrections; premise findings; limits; the other readings' outcomes."""
+    verdict, rid = result.verdict, result.reading
+    readings = _readings(result.parts)
+    text = verdict.value
+    if len(readings) > 1:
+        text += f" (reading {result.reading_label(rid)})"
+    cores = readings.get(rid, [])
+    failed = [p for p in cores if evidence_verdict(p) is Verdict.REFUTED]
+    unchecked = [p for p in cores if evidence_verdict(p) is Verdict.NOT_CHECKABLE]
+    if failed:
+        text += ": " + _items([p.finding or p.statement for p in failed])
+    if unchecked and not failed:
+        text += "; not checked: " + _items([p.finding or p.id for p in unchecked])
+    corr = result.corrections_parts
+    if corr:
+        text += f"; {_count(len(corr), 'correction')}: " + _items([p.finding or p.derived for p in corr])
+    for p in result.premise_parts:
+        text += f"; {p.effect.value}" + (f" ({p.finding})" if p.finding else "")
+    lim = result.limits_parts
+    if lim:
+        text += f"; {_count(len(lim), 'limit')}: " + _items([p.finding or p.statement for p in lim])
+    for other, ps in readings.items():
+        if other == rid:
+            continue
+        v = reading_verdict(ps)
+        why = [p.finding for p in ps if p.finding and evidence_verdict(p) is v]
+        text += f"; reading {result.reading_label(other)}: {v.value}" + (f" ({why[0]})" if why else "")
+    return text
 
 
 @dataclass
@@ -209,35 +403,105 @@ class ClaimResult:
     title: str
     stated: str
     parts: list[Part]
-    headline: str = ""  # the numeric figures in one line, for the report's table
+    summary: str = ""  # the numeric figures in one line
     plots: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     derivation: dict | None = None
+    readings: list[Reading] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        ids = [p.id for p in self.parts]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"{self.id}: part ids must be unique, got {ids}")
+        declared = {r.id for r in self.readings}
+        used = {p.reading for p in self.parts if p.role is Role.CORE}
+        if (used - {""}) != declared or (declared and "" in used):
+            raise ValueError(f"{self.id}: core parts use readings {sorted(used)}, declared {sorted(declared)}")
+
+    def reading_label(self, rid: str) -> str:
+        desc = next((r.description for r in self.readings if r.id == rid), "")
+        return f"{rid}, {desc}" if desc else rid
 
     @property
     def verdict(self) -> Verdict:
-        return claim_verdict(self.parts)
+        return claim_verdict(self.parts)[0]
+
+    @property
+    def reading(self) -> str:
+        """The reading whose verdict is the claim's ("" when the claim has one reading)."""
+        return claim_verdict(self.parts)[1]
+
+    @property
+    def headline(self) -> str:
+        return headline(self)
+
+    def _with(self, effect: Effect) -> list[Part]:
+        return [p for p in self.parts if p.role is not Role.CORE and part_effect(p) is effect]
+
+    @property
+    def corrections_parts(self) -> list[Part]:
+        return self._with(Effect.CORRECTION)
+
+    @property
+    def premise_parts(self) -> list[Part]:
+        return [p for p in self.parts if p.role is Role.PREMISE]
+
+    @property
+    def limits_parts(self) -> list[Part]:
+        return self._with(Effect.LIMIT)
+
+    @property
+    def core_parts(self) -> list[Part]:
+        return [p for p in self.parts if p.role is Role.CORE and p.reading == self.reading]
 
     @property
     def assumptions(self) -> list[str]:
+        """The model assumptions the verdict rests on (those of the deciding reading's core parts)."""
         out: list[str] = []
-        for p in self.parts:
+        for p in self.core_parts:
             out += [a for a in p.model_assumptions if a not in out]
         return out
 
     @property
     def restored_by(self) -> list[str]:
-        return [f"{p.id}: {p.restored_by}" for p in self.parts if p.verdict is Verdict.REFUTED and p.restored_by]
+        return [f"{p.id}: {p.restored_by}" for p in self.parts
+                if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by]
+
+    def corrections(self) -> list[dict]:
+        return [{"part": p.id, "finding": p.finding, "stated": p.stated, "derived": p.derived,
+                 "evidence": _evidence_line(p),
+                 "counterexample": p.counterexample.file if p.counterexample else None}
+                for p in self.corrections_parts]
+
+    def premise(self) -> list[dict]:
+        return [{"part": p.id, "outcome": p.effect.value, "finding": p.finding, "statement": p.statement,
+                 "regime": p.regime, "evidence": _evidence_line(p),
+                 "counterexample": p.counterexample.file if p.counterexample else None}
+                for p in self.premise_parts]
+
+    def limits(self) -> list[dict]:
+        return [{"part": p.id, "finding": p.finding, "statement": p.statement, "boundary": p.restored_by,
+                 "regime": p.regime, "evidence": _evidence_line(p),
+                 "counterexample": p.counterexample.file if p.counterexample else None}
+                for p in self.limits_parts]
 
     def to_dict(self) -> dict:
+        readings = _readings(self.parts)
         return {
             "id": self.id,
             "title": self.title,
             "stated": self.stated,
             "verdict": self.verdict.value,
             "headline": self.headline,
+            "reading": self.reading,
+            "readings": [{"id": r.id, "description": r.description,
+                          "verdict": reading_verdict(readings.get(r.id, [])).value} for r in self.readings],
+            "corrections": self.corrections(),
+            "premise": self.premise(),
+            "limits": self.limits(),
             "assumptions": self.assumptions,
             "restored_by": self.restored_by,
+            "summary": self.summary,
             "evidence": {
                 "parts": [p.to_dict() for p in self.parts],
                 "plots": self.plots,
@@ -245,3 +509,15 @@ class ClaimResult:
             },
             "seconds": round(self.seconds, 3),
         }
+
+
+def _evidence_line(p: Part) -> str:
+    bits = []
+    if p.symbolic:
+        bits.append(f"symbolic: {p.symbolic.status}, {p.symbolic.n_checked}/{p.symbolic.n_steps} steps checked")
+        bits += [f"derived: {c['derived']}" for c in p.symbolic.contradicted]
+    if p.numeric:
+        bits.append(f"numeric ({p.numeric.agreement}): {p.numeric.summary}")
+    if p.counterexample:
+        bits.append(f"counterexample: {p.counterexample.description}")
+    return "; ".join(bits)

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import counterexamples
+from ..io import jsonable
 from ..verdicts import Counterexample
 
 __all__ = ["Context"]
@@ -23,6 +24,8 @@ class Context:
     seed: int = 0
     quick: bool = False
     out: Path | None = None
+    #: larger experiments (C9's training runs, C7's empirical grid) than the default run affords
+    large: bool = False
     progress: Callable[[str], None] = field(default=lambda message: None)
 
     def seed_sequence(self, name: str) -> np.random.SeedSequence:
@@ -35,28 +38,38 @@ class Context:
         """An integer seed for ``name`` (for engines and files that take an int)."""
         return int(self.seed_sequence(name).generate_state(1, np.uint32)[0])
 
-    def size(self, quick: Any, full: Any) -> Any:
-        return quick if self.quick else full
+    def size(self, quick: Any, full: Any, large: Any = None) -> Any:
+        """``quick`` with --quick, ``large`` with --large (default: ``full``), else ``full``."""
+        if self.quick:
+            return quick
+        return large if self.large and large is not None else full
 
     def plot_path(self, name: str) -> Path | None:
         if self.out is None:
             return None
-        path = Path(self.out) / "plots"
-        path.mkdir(parents=True, exist_ok=True)
-        return path / f"{name}.png"
+        return Path(self.out) / "plots" / f"{name}.png"
+
+    def relative(self, path: Path | str) -> str:
+        """``path`` relative to the output folder, as the report records it."""
+        try:
+            return Path(path).relative_to(Path(self.out)).as_posix() if self.out is not None else str(path)
+        except ValueError:
+            return str(path)
 
     def counterexample(self, *, claim: str, part: str, kind: str, statement: str, params: dict,
                        description: str) -> Counterexample | None:
         """Re-run the registered replay of ``kind`` on ``params``; if it violates the statement,
         save it (when the run has an output folder) and return the counterexample."""
-        from ..counterexamples import _REPLAYERS  # registered by the claim modules
-
-        outcome = _REPLAYERS[kind](params)
+        func = counterexamples.replayer_for(kind)
+        if func is None:
+            raise ValueError(f"no replayer registered for kind {kind!r}")
+        outcome = func(params)
         if not outcome.violates:
             return None
         file = None
         if self.out is not None:
-            file = str(counterexamples.save(Path(self.out) / "counterexamples", claim=claim, part=part,
-                                            kind=kind, statement=statement, params=params, outcome=outcome))
+            path = counterexamples.save(Path(self.out) / "counterexamples", claim=claim, part=part, kind=kind,
+                                        statement=statement, params=params, outcome=outcome)
+            file = self.relative(path)
         data = {"kind": kind, "params": params, "summary": outcome.summary, "figures": outcome.figures}
-        return Counterexample(description=description, data=counterexamples._jsonable(data), file=file)
+        return Counterexample(description=description, data=jsonable(data), file=file)

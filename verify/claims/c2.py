@@ -26,11 +26,12 @@ import proofs
 from .. import formulas
 from .._validate import as_array, fail
 from ..attention import MultiHeadNW
-from ..verdicts import ClaimResult, Numeric, Part, Symbolic
+from ..counterexamples import ReplayOutcome, replayer
+from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
 from .c1 import EPS, MP_DPS, rounding_bound
 
-__all__ = ["TITLE", "random_module", "mp_mha", "scalar_weights", "check"]
+__all__ = ["TITLE", "random_module", "mp_mha", "scalar_weights", "judge_free_weights", "SIMPLEX_TOL", "check"]
 
 TITLE = "Multi-head attention = ensemble of NW heads"
 
@@ -180,6 +181,7 @@ def _scalar(ctx: Context) -> dict[str, Any]:
         scale, bound = _scales(mod, x, xk, y)
         err = float(np.max(np.abs(ours - ref))) / scale
         rows.append({"H": H, "d_k": d_k, "d_v": d_v, "alpha": alpha.tolist(), "sum_alpha": float(alpha.sum()),
+                     "W_V": [mod.W_V[h][0].tolist() for h in range(H)], "W_O": [mod.W_O[h][:, 0].tolist() for h in range(H)],
                      "beta": beta, "rel_error": err, "bound": bound,
                      "on_simplex": bool(np.all(alpha >= 0) and abs(alpha.sum() - 1) <= SIMPLEX_TOL)})
         worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
@@ -205,6 +207,24 @@ def _scalar(ctx: Context) -> dict[str, Any]:
             "ok": worst_ratio <= 1.0 and closed_err <= bound and alpha_gap <= 4 * EPS}
 
 
+@replayer("c2.free-weights")
+def judge_free_weights(params: dict) -> ReplayOutcome:
+    """``α_h = W_V^h W_O^h`` from the saved blocks (``W_V``: H rows of d_v, ``W_O``: H columns of d_v);
+    violated (the weights are not a convex combination) when some α_h < 0 or |Σα − 1| > SIMPLEX_TOL."""
+    if not isinstance(params, dict) or "W_V" not in params or "W_O" not in params:
+        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+        raise fail("params", f"keys {got}", "an object with W_V and W_O (H rows of d_v numbers each)")
+    wv = as_array("params.W_V", params["W_V"], ndim=2, keep_float32=False)
+    wo = as_array("params.W_O", params["W_O"], ndim=2, keep_float32=False)
+    if wv.shape != wo.shape:
+        raise fail("params", f"W_V {wv.shape}, W_O {wo.shape}", "W_V and W_O of one shape (H, d_v)")
+    alpha = np.einsum("hv,hv->h", wv, wo)
+    on = bool(np.all(alpha >= 0) and abs(float(alpha.sum()) - 1) <= SIMPLEX_TOL)
+    summary = (f"H = {alpha.size}: α = ({', '.join(f'{a:.3f}' for a in alpha)}), Σα = {alpha.sum():.3f}, "
+               f"min α = {alpha.min():.3f} (violation: not on the simplex α ≥ 0, Σα = 1)")
+    return ReplayOutcome(violates=not on, summary=summary, figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
+
+
 # --------------------------------------------------------------------------- the check
 def check(ctx: Context) -> ClaimResult:
     der = proofs.derivation("C2")
@@ -213,12 +233,13 @@ def check(ctx: Context) -> ClaimResult:
     ctx.progress("MultiHeadNW vs concatenate-then-project attention (mpmath)")
     ens = _ensemble(ctx)
     Hs = sorted({r["H"] for r in ens["cases"]})
+    # role: core - MHA is the sum of H NW heads through their output blocks, exactly
     parts.append(Part(
-        id="ensemble identity",
+        id="ensemble identity", role=Role.CORE,
         statement="multi-head attention is the sum over heads of each head's NW estimate through its W_V^h, "
                   "W_O^h blocks (plus biases): a weighted sum of H NW estimators, each in its own projection subspace",
         symbolic=Symbolic.from_derivation(der, steps=[s.name for s in der.steps if not s.name.startswith("mha_scalar")],
-                                          results=["mha_vector_h2"]),
+                                          results=["mha_vector_h2"], comparisons=["mha_is_weighted_sum_of_nw"]),
         numeric=Numeric("rounding" if ens["ok"] else "disagree",
                         f"{len(ens['cases'])} seeded random modules with biases (H in {Hs}, kdim/vdim ≠ d, "
                         "batched) vs "
@@ -226,15 +247,28 @@ def check(ctx: Context) -> ClaimResult:
                         f"{ens['max_rel_error']:.1e} (≤ {ens['max_error_over_bound']:.2g} of the float64 rounding "
                         "bound); "
                         f"a random key bias moves the output by ≤ {ens['max_key_bias_shift_over_bound']:.2g} of the "
-                        "rounding bound", ens)))
+                        "rounding bound", ens),
+        finding=f"MHA = Σ_h NW heads through W_O^h to {ens['max_rel_error']:.0e}"))
 
     ctx.progress("scalar ensemble weights")
     sc = _scalar(ctx)
     lo, hi = sc["sum_alpha_range"]
+    off = next((r for r in sc["cases"] if not r["on_simplex"]), None)
+    cx = None
+    if off is not None:
+        cx = ctx.counterexample(
+            claim="C2", part="free-weights", kind="c2.free-weights",
+            statement="multi-head attention is an ensemble average: head weights α_h ≥ 0 with Σα_h = 1",
+            params={"W_V": off["W_V"], "W_O": off["W_O"]},
+            description=f"a seeded module with H = {off['H']}: α_h = W_V^h W_O^h sum to {off['sum_alpha']:.3f}")
+    # role: detail - "weighted sum (ensemble)": the weights are free, not a convex combination
     parts.append(Part(
-        id="scalar ensemble weights",
+        id="scalar ensemble weights", role=Role.DETAIL,
         statement="with scalar values and output, MHA = Σ_h α_h f̂_h + β with α_h = W_V^h W_O^h and "
                   "β = Σ_h b_V^h W_O^h + b_O; the α_h are free real weights (no simplex constraint)",
+        stated="a weighted sum (ensemble) of H NW estimators",
+        derived="Σ_h α_h f̂_h + β with α_h = W_V^h W_O^h free reals (matrices for vector values), an offset β from "
+                "the biases; not a convex combination",
         symbolic=Symbolic.from_derivation(der, steps=["value_bias_passes_through_general_n",
                                                       "value_bias_passes_through_h1", "value_bias_passes_through_h2",
                                                       "mha_scalar_is_weighted_sum_h2"],
@@ -243,10 +277,12 @@ def check(ctx: Context) -> ClaimResult:
                         f"{sc['modules']} seeded modules: MultiHeadNW vs Σ α_h f̂_h + β in mpmath, max relative "
                         "error "
                         f"{sc['max_rel_error']:.1e}; generated c2_mha_scalar_h2_n3 agrees to "
-                        f"{sc['closed_form_h2_n3_rel_error']:.0e}. Finding: Σα ranges over {lo:.2f}..{hi:.2f}, "
+                        f"{sc['closed_form_h2_n3_rel_error']:.0e}. Σα ranges over {lo:.2f}..{hi:.2f}, "
                         f"min α = {sc['min_alpha']:.2f}; {sc['modules_on_simplex']} of {sc['modules']} random modules "
-                        "have α on the simplex: the ensemble is a free linear combination, not an average", sc)))
+                        "have α on the simplex", sc),
+        counterexample=cx,
+        finding="the head weights α_h = W_V^h W_O^h are free reals (any sign and sum), not a convex combination"))
 
-    headline = (f"MHA = Σ_h NW heads through W_O^h to {ens['max_rel_error']:.0e} (mpmath, H in {Hs}); scalar case "
-                f"α_h = W_V^h W_O^h free reals (Σα in {lo:.2f}..{hi:.2f})")
-    return ClaimResult(id="C2", title=TITLE, stated=der.stated, parts=parts, headline=headline)
+    summary = (f"MHA = Σ_h NW heads through W_O^h to {ens['max_rel_error']:.0e} (mpmath, H in {Hs}); scalar case "
+               f"α_h = W_V^h W_O^h free reals (Σα in {lo:.2f}..{hi:.2f})")
+    return ClaimResult(id="C2", title=TITLE, stated=der.stated, parts=parts, summary=summary)

@@ -28,7 +28,7 @@ from .. import formulas, plots
 from .._validate import fail
 from ..dgp import head_projections, make_dgp
 from ..engine import Decomposition, decompose
-from ..verdicts import ClaimResult, Numeric, Part, Symbolic
+from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
 
 __all__ = ["TITLE", "ROUNDING_SAFETY", "MP_DPS", "identity_bound", "stated_mse", "ensemble_bias", "check"]
@@ -44,6 +44,12 @@ EPS = float(np.finfo(np.float64).eps)
 #: The engine's largest generated expansion: c3_mse_h1 .. c3_mse_h6.
 MAX_GENERATED_H = 6
 D, D_K, SIGMA = 4, 2, 0.5
+
+
+#: Bits of the arb recomputation and the relative residual it must certify: 256 bits carry ~77
+#: digits, the recomputed identity's balls have radii ~1e-75, so 1e-60 leaves a wide margin.
+ARB_PREC = 256
+CERTIFIED_RESIDUAL = 1e-60
 
 
 def identity_bound(R: int, H: int, n: int) -> float:
@@ -121,15 +127,19 @@ def _identity(ctx: Context) -> dict[str, Any]:
         alpha = 1.5 * ctx.rng(f"c3/{tag}/alpha").standard_normal(H) + np.array([1.0] + [0.0] * (H - 1))
         dec = _run(ctx, tag, H, method, kernel, alpha, n_mp, R_mp, m_mp)
         chk = dec.mp_check(MP_DPS)
+        arb = dec.arb_check(ARB_PREC)
         mp_rows.append({"H": H, "method": method, "kernel": kernel, "dps": chk.dps, "residual": chk.residual,
-                        "digits_agreed": chk.digits, "worst_term_gap": max(chk.agreement.values())})
+                        "digits_agreed": chk.digits, "worst_term_gap": max(chk.agreement.values()),
+                        "arb_prec_bits": arb.prec, "certified_residual_bound": arb.bound,
+                        "certified": arb.certifies(CERTIFIED_RESIDUAL)})
     mp_ok = all(r["residual"] <= 10.0 ** (5 - MP_DPS) and r["worst_term_gap"] <= identity_bound(R_mp, r["H"], n_mp)
-                for r in mp_rows)
+                and r["certified"] for r in mp_rows)
     return {"cases": rows, "sizes": {"n": n, "R": R, "m": m}, "max_pointwise": worst_point,
             "max_integrated": worst_int, "max_generated_vs_measured": worst_gen, "max_error_over_bound": worst_ratio,
             "mp": mp_rows, "mp_sizes": {"n": n_mp, "R": R_mp, "m": m_mp},
             "min_digits_agreed": min(r["digits_agreed"] for r in mp_rows),
             "max_mp_residual": max(r["residual"] for r in mp_rows),
+            "certified_residual_bound": max(r["certified_residual_bound"] for r in mp_rows),
             "ensemble_bias_minus_weighted_head_bias_max": bias_gap,
             "ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error": bias_rel,
             "ok": worst_ratio <= 1.0 and mp_ok}
@@ -192,27 +202,47 @@ def check(ctx: Context) -> ClaimResult:
     ident = _identity(ctx)
     Hs = sorted({r["H"] for r in ident["cases"]})
     sums = [r["sum_alpha"] for r in ident["cases"]]
-    steps = ["matrix_square_expanded", "matrix_form_general_H", *(f"decomposition_h{h}" for h in range(1, 7)),
-             *(f"ensemble_bias_h{h}" for h in range(1, 7)), "ensemble_bias_general_H", "integrated_h2",
-             "bias_counterexample"]
-    results = [*(f"mse_h{h}" for h in range(1, 7)), *(f"ensemble_bias_h{h}" for h in range(1, 7)), "mse_matrix",
-               "ensemble_bias_matrix"]
+    steps = ["matrix_square_expanded", "matrix_form_general_H", *(f"decomposition_h{h}" for h in range(1, 7))]
+    results = [*(f"mse_h{h}" for h in range(1, 7)), "mse_matrix"]
     summary = (
         f"{len(ident['cases'])} engine runs on real NW heads (H in {Hs}, simulate/exact, softmax/Gaussian, random α "
         f"of any sign, Σα in {min(sums):.2f}..{max(sums):.2f}): measured MSE vs the terms, pointwise "
         f"{ident['max_pointwise']:.1e}, integrated {ident['max_integrated']:.1e}; generated c3_mse_h<H> vs measured "
         f"MSE {ident['max_generated_vs_measured']:.1e} (all ≤ {ident['max_error_over_bound']:.2g} of the float64 "
         f"rounding bound); mpmath at {MP_DPS} digits: residual {ident['max_mp_residual']:.0e}, float64 agrees to "
-        f"{ident['min_digits_agreed']:.1f} digits. Finding: the ensemble bias differs from Σ α_h b_h by up to "
-        f"{ident['ensemble_bias_minus_weighted_head_bias_max']:.2f} (it is Σ α_h b_h + (Σα − 1) f, to "
-        f"{ident['ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error']:.0e}): 'ensemble bias = Σ α_h b_h' "
-        "needs Σα = 1; the theorem, stated with the ensemble bias, holds for every α")
+        f"{ident['min_digits_agreed']:.1f} digits; certified in {ARB_PREC}-bit arb: |residual| ≤ "
+        f"{ident['certified_residual_bound']:.0e} (relative; claimed ≤ {CERTIFIED_RESIDUAL:g})")
+    # role: core - Thm 3.1 as an identity, for any weights, pointwise and integrated
     parts.append(Part(
-        id="decomposition identity (any weights)",
+        id="decomposition identity (any weights)", role=Role.CORE,
         statement="for any real weights α, MSE = (Σ α_h μ_h − f)² + Σ α_h² V_h + Σ_{h≠h'} α_h α_h' C_hh', "
                   "pointwise and integrated",
-        symbolic=Symbolic.from_derivation(der, steps=steps, results=results),
-        numeric=Numeric("rounding" if ident["ok"] else "disagree", summary, ident)))
+        symbolic=Symbolic.from_derivation(der, steps=steps + ["integrated_h2"], results=results,
+                                          comparisons=["decomposition_any_weights"]),
+        numeric=Numeric("rounding" if ident["ok"] else "disagree", summary, ident),
+        finding="MSE = bias² + Σα²V + ΣααC exactly, for any α"))
+
+    bias_gap = ident["ensemble_bias_minus_weighted_head_bias_max"]
+    bias_rel = ident["ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error"]
+    # role: detail - "ensemble bias = Σ α_h b_h" is a convention that needs Σα = 1
+    parts.append(Part(
+        id="ensemble bias as Σ α_h b_h", role=Role.DETAIL,
+        statement="the ensemble bias of Thm 3.1 is the weighted sum of the head biases, Σ α_h b_h",
+        stated="ensemble bias = Σ α_h b_h",
+        derived="ensemble bias = Σ α_h μ_h − f = Σ α_h b_h + (Σ α_h − 1) f: the two agree only for Σ α_h = 1",
+        symbolic=Symbolic.from_derivation(der, steps=[*(f"ensemble_bias_h{h}" for h in range(1, 7)),
+                                                      *(f"ensemble_bias_simplex_h{h}" for h in range(1, 7)),
+                                                      "ensemble_bias_general_H", "bias_counterexample"],
+                                          results=[*(f"ensemble_bias_h{h}" for h in range(1, 7)),
+                                                   "ensemble_bias_matrix"],
+                                          comparisons=["ensemble_bias_is_weighted_head_bias"]),
+        numeric=Numeric("rounding" if ident["ok"] else "disagree",
+                        f"in the same runs the ensemble bias differs from Σ α_h b_h by up to {bias_gap:.2f} and equals "
+                        f"Σ α_h b_h + (Σα − 1) f to {bias_rel:.0e}; exact case H = 2, α = (1, 1), μ = (1, 1), f = 1, "
+                        "C = 0: Σ α_h b_h = 0 but MSE = 1",
+                        {"ensemble_bias_minus_weighted_head_bias_max": bias_gap,
+                         "ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error": bias_rel}),
+        finding="the ensemble bias is Σ α_h b_h + (Σα − 1) f, equal to Σ α_h b_h only when Σα = 1"))
 
     ctx.progress("Ueda–Nakano reduction")
     un = _ueda_nakano(ctx)
@@ -226,16 +256,21 @@ def check(ctx: Context) -> ClaimResult:
         f"{len(un['cases'])} engine runs with α = 1/H (H in {sorted({r['H'] for r in un['cases']})}, exact/simulate): "
         f"generated c3_ueda_nakano at the engine's head moments vs the measured MSE and term by term, max "
         f"{un['max_gap']:.1e} (≤ {un['max_error_over_bound']:.2g} of the rounding bound)")
+    # role: detail - the summary's remark that uniform weights give Ueda-Nakano (1996)
     parts.append(Part(
-        id="Ueda–Nakano reduction",
+        id="Ueda–Nakano reduction", role=Role.DETAIL,
         statement="for uniform weights α_h = 1/H the decomposition is bias̄² + var̄/H + (1 − 1/H) covar̄ "
                   "(Ueda–Nakano 1996)",
-        symbolic=Symbolic.from_derivation(der, steps=un_steps, results=["ueda_nakano"], uses=uses),
-        numeric=Numeric("rounding" if un["ok"] else "disagree", summary, un)))
+        stated="reduces to Ueda–Nakano (1996) for uniform α",
+        derived="bias̄² + var̄/H + (1 − 1/H) covar̄ exactly for α_h = 1/H",
+        symbolic=Symbolic.from_derivation(der, steps=un_steps, results=["ueda_nakano"], uses=uses,
+                                          comparisons=["reduces_to_ueda_nakano"]),
+        numeric=Numeric("rounding" if un["ok"] else "disagree", summary, un),
+        finding="uniform weights give Ueda–Nakano exactly"))
 
     plots_ = _plot(ctx, un)
     worst = max(ident["max_pointwise"], ident["max_integrated"])
-    headline = (f"MSE = bias² + Σα²V + ΣααC to {worst:.0e} for any α (H in {Hs}); mpmath {MP_DPS} digits residual "
-                f"{ident['max_mp_residual']:.0e}; Ueda–Nakano to {un['max_gap']:.0e}; ensemble bias = Σα_h b_h only "
-                "if Σα = 1")
-    return ClaimResult(id="C3", title=TITLE, stated=der.stated, parts=parts, headline=headline, plots=plots_)
+    summary = (f"MSE = bias² + Σα²V + ΣααC to {worst:.0e} for any α (H in {Hs}); mpmath {MP_DPS} digits residual "
+               f"{ident['max_mp_residual']:.0e}; Ueda–Nakano to {un['max_gap']:.0e}; ensemble bias = Σα_h b_h only "
+               "if Σα = 1")
+    return ClaimResult(id="C3", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_)

@@ -30,7 +30,7 @@ from .._validate import as_array, fail
 from ..counterexamples import ReplayOutcome, replayer
 from ..dgp import haar_frame, head_projections
 from ..diversity import hdi, overlap, principal_angles
-from ..verdicts import ClaimResult, Numeric, Part, Symbolic
+from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
 
 __all__ = ["TITLE", "HDI_TOL", "ANGLE_TOL", "MP_DPS", "judge_literal", "mp_principal_angles", "mp_hdi",
@@ -276,13 +276,19 @@ def check(ctx: Context) -> ClaimResult:
         f"{lit['raw_gaussian_max_literal_minus_subspace']:.2f} from the subspace form; with W_hᵀW_h = sqrt(d_k) I "
         f"(c4_matching_scale) the forms agree to {lit['matched_scale_literal_minus_subspace']:.0e}; W_hᵀW_h = d_k I "
         f"gives 1 − d_k mean ρ (c4_literal_isotropic) to {lit['dk_identity_gram_vs_c4_literal_isotropic']:.0e}")
+    # role: detail - the normalisation of the formula as written (raw weights, 1/d_k)
     parts.append(Part(
-        id="literal formula as stated",
+        id="literal formula as stated", role=Role.DETAIL,
+        stated="HDI = 1 − 2/(H(H−1)) Σ_{h<h'} ||(W_K^h)ᵀW_K^h'/d_k||_F² on the raw weights, in [0, 1]",
+        derived="scale-dependent (identical orthonormal heads give 1 − 1/d_k; W → cW moves it by c⁴); equal to the "
+                "subspace form 1 − mean ρ exactly when (W_K^h)ᵀW_K^h = sqrt(d_k) I",
+        finding="the literal normalisation is scale-dependent, it equals 1 − mean ρ only when W_hᵀW_h = sqrt(d_k) I",
         statement="HDI = 1 − 2/(H(H−1)) Σ_{h<h'} ||G_hh'||_F², G_hh' = (W_K^h)ᵀW_K^h'/d_k on the raw weights, "
                   "is 0 for identical heads, 1 for orthogonal ones and lies in [0, 1]",
         symbolic=Symbolic.from_derivation(der, steps=lit_steps, results=[
             "literal_identical_orthonormal", "literal_scaled", "literal_isotropic", "matching_scale",
-            "literal_hdi_h2_d3dk2", "counterexample_below_zero"]),
+            "literal_hdi_h2_d3dk2", "counterexample_below_zero"],
+            comparisons=["literal_in_unit_interval", "identical_heads_give_zero", "literal_equals_subspace_when"]),
         numeric=Numeric("measured" if lit["ok"] else "disagree", summary1, figs1),
         counterexample=cx, restored_by=restored if cx else ""))
 
@@ -301,18 +307,21 @@ def check(ctx: Context) -> ClaimResult:
         f"angles vs mpmath at {MP_DPS} digits ≤ {sub['principal_angles_vs_mpmath_max_abs']:.0e} rad (tiny angles "
         f"included), HDI vs mpmath ≤ {sub['hdi_vs_mpmath_max_abs']:.0e}, generated c4_subspace_hdi_h2_d3dk2 ≤ "
         f"{sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi']:.0e}")
+    # role: core - the index of subspace overlap with the stated extremes and invariances
     parts.append(Part(
-        id="subspace form",
+        id="subspace form", role=Role.CORE,
+        finding="HDI = 1 − mean ρ lies in [0, 1], 0 for identical and 1 for orthogonal heads, basis-invariant",
         statement="HDI = 1 − mean_{h<h'} ρ_hh' (ρ = mean cos² of the principal angles) lies in [0, 1], is 0 for "
                   "identical and 1 for orthogonal heads, and is invariant under W_K^h → W_K^h A_h and head "
                   "permutations",
-        symbolic=Symbolic.from_derivation(der, steps=sub_steps, results=["rho_dk2", "subspace_hdi_h2_d3dk2"]),
+        symbolic=Symbolic.from_derivation(der, steps=sub_steps, results=["rho_dk2", "subspace_hdi_h2_d3dk2"],
+                                          comparisons=["subspace_form_properties", "orthogonal_heads_give_one"]),
         numeric=Numeric("rounding" if sub["ok"] else "disagree", summary2, sub)))
 
     plots_ = _plot(ctx, lit)
     min_lit = min(lit["raw_gaussian_min_literal"], *(r["literal_hdi"] for r in search["table"]))
     worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])
-    headline = (f"literal formula: identical orthonormal heads 1 − 1/d_k, values down to {min_lit:.3g}, equal to the "
+    summary = (f"literal formula: identical orthonormal heads 1 − 1/d_k, values down to {min_lit:.3g}, equal to the "
                 f"subspace form only for W_hᵀW_h = sqrt(d_k) I; subspace form in [0, 1], invariances and mpmath "
                 f"angles to {worst:.0e}")
-    return ClaimResult(id="C4", title=TITLE, stated=der.stated, parts=parts, headline=headline, plots=plots_)
+    return ClaimResult(id="C4", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_)

@@ -28,10 +28,10 @@ from .. import formulas, plots
 from .._validate import fail, positive_int, positive_number
 from ..allocate import MODELS, STANDARD_MODELS, bracketed_root, continuous_optimum, divisor_pairs
 from ..counterexamples import ReplayOutcome, replayer
-from ..verdicts import ClaimResult, Numeric, Part, Symbolic
+from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
 
-__all__ = ["TITLE", "check", "optimiser_argmin", "law_case", "CLOSED_RTOL", "MP_RTOL", "LAW_FACTOR", "SLOPE_TOL",
+__all__ = ["TITLE", "check", "optimiser_argmin", "law_case", "judge_slow_growth", "SLOW_SLOPE_DROP", "CLOSED_RTOL", "MP_RTOL", "LAW_FACTOR", "SLOPE_TOL",
            "N_GRID", "GROWTH_CASES"]
 
 TITLE = "Heads vs head size at a fixed budget (Thm 6.1)"
@@ -264,6 +264,45 @@ def _heads_in_D(der: Any) -> dict[str, Any]:
     return {"models": out, "n": D_GRID_N, "ok": bool(ok)}
 
 
+# --------------------------------------------------------------------------- detail: slow growth
+#: d_k*(n) counts as logarithmic ("slow") when its log-log slope falls by at least this fraction
+#: from n1 to n2 (a power law keeps it constant; 2 log n/log log n loses ~70 % over 1e3..1e12).
+SLOW_SLOPE_DROP = 0.3
+
+
+def _local_slope(model: str, n: float, D: int, d: int) -> float:
+    """d log d_k*/d log n at n, by a central difference of the derived optimum at 30 digits."""
+    with mpmath.workdps(30):
+        h = mpmath.mpf("1e-6")
+        up = continuous_optimum(model, n * mpmath.exp(h), D, d)
+        dn = continuous_optimum(model, n * mpmath.exp(-h), D, d)
+        return float((mpmath.log(up) - mpmath.log(dn)) / (2 * h))
+
+
+@replayer("c7.slow-growth")
+def judge_slow_growth(params: dict) -> ReplayOutcome:
+    """For every saved (model, d, D): the log-log slope of d_k*(n) at n1 and n2; a model's growth is
+    'logarithmic' when d_k* rises and the slope falls by >= SLOW_SLOPE_DROP, 'a power of n' when it
+    rises at a steady slope, 'decreasing' when it falls. Violated when some model is not logarithmic."""
+    cases = _get(params, "cases")
+    n1, n2 = float(_get(params, "n1")), float(_get(params, "n2"))
+    if not isinstance(cases, list) or not cases or not 1 < n1 < n2:
+        raise fail("params", f"cases {cases!r:.80}, n1 = {n1}, n2 = {n2}", "a non-empty list of cases, 1 < n1 < n2")
+    rows = []
+    for c in cases:
+        try:
+            model, d, D = c["model"], positive_int("params.cases.d", c["d"]), positive_int("params.cases.D", c["D"])
+        except (KeyError, TypeError):
+            raise fail("params.cases", repr(c), "objects with keys model, d, D") from None
+        s1, s2 = _local_slope(model, n1, D, d), _local_slope(model, n2, D, d)
+        kind = ("decreasing" if s2 < 0 else "logarithmic" if s2 <= (1 - SLOW_SLOPE_DROP) * s1 else "a power of n")
+        rows.append({"model": model, "d": d, "D": D, "slope_n1": s1, "slope_n2": s2, "growth": kind})
+    bad = [r for r in rows if r["growth"] != "logarithmic"]
+    summary = (f"log-log slope of d_k*(n) at n = {n1:.0e} and {n2:.0e}: "
+               + "; ".join(f"{r['model']} {r['slope_n1']:.3f} -> {r['slope_n2']:.3f} ({r['growth']})" for r in rows))
+    return ReplayOutcome(violates=bool(bad), summary=summary, figures={"cases": rows})
+
+
 # --------------------------------------------------------------------------- plot and check
 def _plot(ctx: Context) -> dict[str, str]:
     path = ctx.plot_path("mse_vs_heads")
@@ -309,8 +348,9 @@ def check(ctx: Context) -> ClaimResult:
     opt_results = [r for r in der.results if r.startswith(("mse_", "dk_opt_", "stationarity_")) and "reverse" not in r]
     ms = opt["models"]
     n_cases = sum(s["cases"] for s in ms.values())
+    # role: core - the constrained optimum under each explicit candidate model (the law's machinery)
     parts.append(Part(
-        id="derived optimum",
+        id="derived optimum", role=Role.CORE,
         statement="under each candidate model the MSE-optimal head size d_k* (H* = D/d_k*) is the derived closed "
                   "form (models a, gauss_a) or the root of the derived stationarity equation (models b)",
         symbolic=Symbolic.from_derivation(der, steps=opt_steps, results=opt_results),
@@ -321,12 +361,14 @@ def check(ctx: Context) -> ClaimResult:
                         f"{max(s['max_rel_err_float'] for s in ms.values()):.1e}); brute force over the divisor pairs "
                         f"of D: the best pair is a neighbour of d_k* in {sum(s['adjacent'] for s in ms.values())}/"
                         f"{n_cases} cases", {"models": ms, "cases": opt["cases"],
-                                             "tolerances": {"mp": MP_RTOL, "float": CLOSED_RTOL}})))
+                                             "tolerances": {"mp": MP_RTOL, "float": CLOSED_RTOL}}),
+        finding="the derived optima match brute force over divisor pairs and a 30-digit optimiser"))
 
     ctx.progress("growth of d_k* in n against the stated law")
     gr = _growth(ctx, der)
-    params = {"cases": [{"model": m, "d": GROWTH_CASES[m][0], "D": GROWTH_CASES[m][1], "c_b": 1.0, "c_v": 1.0}
-                        for m in STANDARD_MODELS], "n1": N_GRID[0], "n2": N_GRID[-1], "factor": LAW_FACTOR}
+    std_cases = [{"model": m, "d": GROWTH_CASES[m][0], "D": GROWTH_CASES[m][1], "c_b": 1.0, "c_v": 1.0}
+                 for m in STANDARD_MODELS]
+    params = {"cases": std_cases, "n1": N_GRID[0], "n2": N_GRID[-1], "factor": LAW_FACTOR}
     cx = ctx.counterexample(
         claim="C7", part="stated-law", kind="c7.growth-law",
         statement="d_k* ~ (log n)^(2/(4+d)) under the candidate NW-rate models", params=params,
@@ -336,12 +378,14 @@ def check(ctx: Context) -> ClaimResult:
                                             "D": GROWTH_CASES["reverse"][1]}]}).figures["cases"][0]
     g = gr["models"]
     law_steps = [s for s in step_names if s.endswith("_exponent_n")] + sorted(growth_only)
+    # role: core - Thm 6.1's law d_k* ~ (log n)^(2/(4+d)), under each candidate model
     parts.append(Part(
-        id="stated law d_k* ~ (log n)^(2/(4+d))",
+        id="stated law d_k* ~ (log n)^(2/(4+d))", role=Role.CORE,
         statement="with D = H·d_k fixed, the optimal head size grows as d_k* ~ (log n)^(2/(4+d))",
         symbolic=Symbolic.from_derivation(der, steps=law_steps,
                                           results=[r for r in der.results if r.startswith(("dk_opt_", "dk_asym_"))
-                                                   and "reverse" not in r]),
+                                                   and "reverse" not in r],
+                                          comparisons=[f"law_{m}" for m in STANDARD_MODELS]),
         numeric=Numeric("measured" if gr["ok"] else "disagree",
                         "log-log slopes of d_k*(n), n = 1e3..1e12, against log n / log log n (stated: "
                         f"2/(4+d) on log log n): a_corr {g['a_corr']['slope_vs_log_n']:.4f} on log n (d = "
@@ -356,7 +400,32 @@ def check(ctx: Context) -> ClaimResult:
                      "log log n; gauss_a: d_k* falls with n). It holds only with an effective sample size log n and "
                      "fully correlated heads, MSE = c_b/d_k² + c_v d_k^(d/2)/log n (reverse-engineered model; replayed: "
                      f"x{rev['observed_ratio']:.4f} vs law x{rev['law_ratio']:.4f}); under model a_corr the exponent "
-                     "2/(4+d) appears on n itself: d_k* = (4 c_b n/(d c_v))^(2/(d+4))") if cx else ""))
+                     "2/(4+d) appears on n itself: d_k* = (4 c_b n/(d c_v))^(2/(d+4))") if cx else "",
+        finding=("no standard NW-rate model gives (log n)^(2/(4+d)) (a: n^(2/(d+4)), b: 2 log n/log log n), "
+                 "it needs an effective sample size log n")))
+
+    ctx.progress("d_k* grows slowly in n, per model")
+    slow_params = {"cases": [{"model": m, "d": GROWTH_CASES[m][0], "D": GROWTH_CASES[m][1]} for m in STANDARD_MODELS],
+                   "n1": N_GRID[0], "n2": N_GRID[-1]}
+    cx_slow = ctx.counterexample(
+        claim="C7", part="slow-growth", kind="c7.slow-growth",
+        statement="d_k* grows only slowly (logarithmically) in n", params=slow_params,
+        description="under the candidate models with variance exponent s = d, or the Gaussian bandwidth, d_k* grows "
+                    "like a power of n or falls")
+    slow = cx_slow.data["figures"] if cx_slow else judge_slow_growth(slow_params).figures
+    kinds: dict[str, list[str]] = {}
+    for r in slow["cases"]:
+        kinds.setdefault(r["growth"], []).append(r["model"])
+    # role: detail - "d_k* grows only slowly (logarithmically) in n", checked per model
+    parts.append(Part(
+        id="d_k* grows slowly in n", role=Role.DETAIL,
+        statement="d_k* grows only slowly (logarithmically) in the sample size n",
+        stated="d_k* grows only logarithmically in n",
+        derived="per model: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in kinds.items()),
+        numeric=Numeric("measured", judge_slow_growth(slow_params).summary if cx_slow is None else cx_slow.data["summary"],
+                        slow),
+        counterexample=cx_slow,
+        finding="d_k* grows logarithmically only with variance exponent d_k (b), as n^(2/(d+4)) with exponent d (a)"))
 
     ctx.progress("exponent of D in H*")
     hd = _heads_in_D(der)
@@ -364,26 +433,44 @@ def check(ctx: Context) -> ClaimResult:
     falls = [m for m, r in g.items() if r["H_star_ratio_n_1e12_over_1e3"] < 1 and MODELS[m].standard]
     rises = [m for m, r in g.items() if r["H_star_ratio_n_1e12_over_1e3"] > 1 and MODELS[m].standard]
     d_steps = [s for s in step_names if s.endswith("_H_exponent_D")] + ["frame_var_in_budget", "b_asymptotic_root"]
+    slopes = {m: r["slope"] for m, r in h.items()}
+    # role: detail - "H* grows nearly linearly in D", checked per model
     parts.append(Part(
-        id="H* nearly linear in D",
+        id="H* nearly linear in D", role=Role.DETAIL,
         statement="at fixed n the optimal number of heads H* grows nearly linearly in the budget D",
+        stated="H* grows nearly linearly in D",
+        derived=f"H* ∝ D^e with e in {min(slopes.values()):.3f}..{max(slopes.values()):.3f} over the models",
         symbolic=Symbolic.from_derivation(der, steps=d_steps,
-                                          results=[r for r in der.results if r.startswith("H_opt_")]),
+                                          results=[r for r in der.results if r.startswith("H_opt_")],
+                                          comparisons=["H_nearly_linear"]),
         numeric=Numeric("rounding" if hd["ok"] else "disagree",
                         "log-log slope of H*(D) at n = 1e6: " + ", ".join(f"{m} {r['slope']:.4f}" for m, r in h.items())
                         + f" (derived: a_orth (d+4)/(d+6) = {h['a_orth'].get('derived_at_d', float('nan')):.4f}, "
                           f"gauss_a_orth 1+4/d = {h['gauss_a_orth'].get('derived_at_d', float('nan')):.4f}, b_orth "
                           f"1 − o(1): local slopes {h['b_orth']['local_slopes'][0]:.3f} → "
-                          f"{h['b_orth']['local_slopes'][-1]:.3f}, the rest 1). Finding: H* falls as n grows in "
-                        + ", ".join(falls) + " (h = d_k^-1/2) and rises only in " + ", ".join(rises)
-                        + " (h = d_k^(1/4))", {"models": h, "n": hd["n"], "H_star_falls_with_n": falls,
-                                                "H_star_rises_with_n": rises})))
+                          f"{h['b_orth']['local_slopes'][-1]:.3f}, the rest 1)",
+                        {"models": h, "n": hd["n"]}),
+        finding="H* = D/d_k* is linear in D, or D^((d+4)/(d+6)) with orthogonal heads"))
+    # role: detail - the summary's guidance "for large n, more heads beat larger heads"
+    parts.append(Part(
+        id="more heads for larger n", role=Role.DETAIL,
+        statement="for large data sets more heads (smaller d_k) beat larger heads at a fixed budget D",
+        stated="for large n, increasing H beats increasing d_k at fixed D",
+        derived=f"H* = D/d_k* falls as n grows in {', '.join(falls)} (h = d_k^-1/2) and rises only in "
+                f"{', '.join(rises)} (h = d_k^(1/4))",
+        symbolic=Symbolic.from_derivation(der, steps=[s for s in step_names if s.endswith("_exponent_n")],
+                                          comparisons=["more_heads_for_large_n"]),
+        numeric=Numeric("rounding" if gr["ok"] else "disagree",
+                        "H*(1e12)/H*(1e3) per model: " + ", ".join(
+                            f"{m} {g[m]['H_star_ratio_n_1e12_over_1e3']:.3g}" for m in STANDARD_MODELS),
+                        {"H_star_falls_with_n": falls, "H_star_rises_with_n": rises}),
+        finding="with h = d_k^(-1/2) d_k* grows with n, so H* falls (it grows only for h = d_k^(1/4))"))
 
     plots_ = _plot(ctx)
-    headline = (f"optimum = 30-digit optimiser to {max(s['max_rel_err_mp'] for s in ms.values()):.0e}, best divisor "
-                f"adjacent in {sum(s['adjacent'] for s in ms.values())}/{n_cases}; d_k* from n=1e3 to 1e12: a_corr "
-                f"x{g['a_corr']['d_k_star'][-1] / g['a_corr']['d_k_star'][0]:.3g}, b_corr "
-                f"x{g['b_corr']['d_k_star'][-1] / g['b_corr']['d_k_star'][0]:.3g} vs law "
-                f"x{g['b_corr']['law_ratio']:.3g} (d={g['b_corr']['d']}); H* ∝ D^"
-                f"{h['a_corr']['slope']:.2f} (a_orth D^{h['a_orth']['slope']:.3f})")
-    return ClaimResult(id="C7", title=TITLE, stated=der.stated, parts=parts, headline=headline, plots=plots_)
+    summary = (f"optimum = 30-digit optimiser to {max(s['max_rel_err_mp'] for s in ms.values()):.0e}, best divisor "
+               f"adjacent in {sum(s['adjacent'] for s in ms.values())}/{n_cases}; d_k* from n=1e3 to 1e12: a_corr "
+               f"x{g['a_corr']['d_k_star'][-1] / g['a_corr']['d_k_star'][0]:.3g}, b_corr "
+               f"x{g['b_corr']['d_k_star'][-1] / g['b_corr']['d_k_star'][0]:.3g} vs law "
+               f"x{g['b_corr']['law_ratio']:.3g} (d={g['b_corr']['d']}); H* ∝ D^"
+               f"{h['a_corr']['slope']:.2f} (a_orth D^{h['a_orth']['slope']:.3f})")
+    return ClaimResult(id="C7", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_)

@@ -1,0 +1,28 @@
+"""``python -m verify replay FILE``: recompute a saved counterexample from its parameters alone
+and judge it again (the claim module that found it registers the replay function)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from .counterexamples import ReplayOutcome, load, registered_kinds, replayer_for
+from .errors import VerifyError
+from .registry import CLAIM_MODULES
+
+__all__ = ["replay"]
+
+
+def replay(path: Path | str) -> tuple[dict, ReplayOutcome]:
+    """Recompute the counterexample in ``path`` and judge it again: ``(saved document, outcome)``."""
+    doc = load(path)
+    importlib.import_module(CLAIM_MODULES[doc["claim"].upper()])
+    func = replayer_for(doc["kind"])
+    if func is None:
+        raise VerifyError(f"FILE: expected a known counterexample kind ({', '.join(registered_kinds())}), "
+                          f"got {doc['kind']!r}")
+    try:
+        outcome = func(doc["params"])
+    except MemoryError:
+        raise VerifyError(f"FILE: params of {str(path)!r} ask for more memory than this machine has") from None
+    return doc, outcome
