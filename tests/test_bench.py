@@ -58,8 +58,12 @@ def test_every_method_timed_and_agrees_with_nw_estimate(result):
         s = fw["shape"]
         assert fw["scores"] == s["R"] * s["H"] * s["m"] * s["n"]
         assert set(fw["methods"]) == set(bench.METHODS)
+        off = fw in saved["isa_off"]["forward"]
         for name, r in fw["methods"].items():
-            assert r["status"] == "ok", name          # torch is a test dependency: it must be there
+            if off and name not in bench.ISA_OFF_METHODS:
+                assert r["status"].startswith("not timed here")
+                continue
+            assert r["status"] == "ok", name          # torch and numba are test dependencies: they must be there
             assert len(r["times_s"]) == 2 and all(t > 0 for t in r["times_s"])
             assert r["median_s"] == pytest.approx(float(np.median(r["times_s"])))
             assert r["max_rel_diff_vs_nw"] <= AGREEMENT, (fw["label"], name)

@@ -197,10 +197,16 @@ def _log(msg: str) -> None:
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
-def _time_forward(shape: dict, repeats: int, threads: int) -> dict:
+#: What the AVX-512-off child times: the methods of the targets (the numpy references run once).
+ISA_OFF_METHODS = ("nw", "nw_1thread", "nw_numpy", "torch", "floor", "floor_kernel")
+
+
+def _time_forward(shape: dict, repeats: int, threads: int, only: tuple | None = None) -> dict:
     import numpy as np
 
     methods = _methods(threads)
+    if only is not None:
+        methods = {m: (f if m in only else None) for m, f in methods.items()}
     q, k, v = _inputs(shape)
     tiny = _inputs(dict(shape, R=1, H=2, m=8, n=64))
     for f in methods.values():  # first-call costs (imports, thread pool, kernels) off the clock
@@ -226,7 +232,8 @@ def _time_forward(shape: dict, repeats: int, threads: int) -> dict:
     res: dict[str, Any] = {}
     for name in METHODS:
         if methods[name] is None:
-            res[name] = {"status": "torch not installed" if name == "torch" else "numba not installed"}
+            res[name] = {"status": "not timed here (see the first table)" if only is not None and name not in only
+                         else "torch not installed" if name == "torch" else "numba not installed"}
             continue
         med = float(np.median(times[name]))
         res[name] = {"status": "ok", "times_s": times[name], "median_s": med,
@@ -477,7 +484,8 @@ def _child_timing(cfg: dict) -> dict:
     for label, shape, note in prof["forward"]:
         _log(f"forward {label} {shape}" + (" (AVX-512 off)" if cfg.get("forward_only") else ""))
         res["forward"].append({"label": label, "shape": shape, "scores": _scores(shape), "note": note,
-                               "methods": _time_forward(shape, cfg["repeats"], cfg["threads"])})
+                               "methods": _time_forward(shape, cfg["repeats"], cfg["threads"],
+                                                        ISA_OFF_METHODS if cfg.get("forward_only") else None)})
     if cfg.get("forward_only"):
         res["machine"]["loadavg_end"] = list(os.getloadavg())
         return res
