@@ -120,6 +120,8 @@ def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     q, k, v = rng.standard_normal((2, d_k)), rng.standard_normal((n, d_k)) * rng.uniform(0.5, 2, (n, 1)), \
         rng.standard_normal((n, 1))
     out = c1.judge_unequal_norms({"d_k": d_k, "queries": q.tolist(), "keys": k.tolist(), "values": v.tolist()})
+    # every bandwidth of the documented grid, and the one that works for equal norms, is tried
+    assert {float(b) for b in out.figures["diff_by_bandwidth"]} == {*c1.UNEQUAL_BANDWIDTHS, d_k ** 0.25}
     head = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v))).numpy()
     vs = float(np.max(np.abs(v)))
     for b, diff in out.figures["diff_by_bandwidth"].items():
