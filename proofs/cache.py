@@ -9,8 +9,8 @@ environment variable ``MHA_NW_REDERIVE=1`` bypass the cache (the fresh derivatio
 
 SymPy's own pickles rebuild every expression through its constructor, which re-evaluates it
 (an ``Eq`` re-runs its truth test): loading them costs about what deriving does. Here every
-compound SymPy object is stored as its class, its ``args`` and its extra slots, and rebuilt
-without evaluation (``Basic.__new__``), exactly as it was. A derivation is written only if it
+compound SymPy object is stored as its class, its ``args`` and its extra state (slots, instance
+attributes), and rebuilt without evaluation (``Basic.__new__``), exactly as it was. A derivation is written only if it
 reads back identical (its ``to_dict()`` and the ``srepr`` of every step, result and
 comparison). Its ``to_dict()`` is stored beside it and a loaded derivation returns a copy of
 it (SymPy's printing of every relation costs ~0.4 s a claim). A file that does not load, is
@@ -100,10 +100,12 @@ def _extra_slots(cls: type) -> tuple[str, ...]:
 
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
-        # compound SymPy objects only: atoms (symbols, numbers, ...) keep SymPy's own pickling,
-        # and objects with a __dict__ (extra state beyond slots) keep it too
-        if isinstance(obj, sp.Basic) and not obj.is_Atom and not getattr(obj, "__dict__", None):
+        # compound SymPy objects only (atoms: symbols, numbers, ... keep SymPy's own pickling);
+        # their extra state: slots beyond Basic's and instance attributes (Subs._expr, a
+        # function's cached nargs)
+        if isinstance(obj, sp.Basic) and not obj.is_Atom:
             state = {n: getattr(obj, n) for n in _extra_slots(type(obj)) if hasattr(obj, n)}
+            state.update(getattr(obj, "__dict__", None) or {})
             return _rebuild, (type(obj), obj.args, state)
         return NotImplemented
 
