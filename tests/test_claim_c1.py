@@ -21,6 +21,7 @@ from verify.attention import from_torch
 from verify.claims import Context, c1, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
+from verify.plots import data_path as plot_data_path
 from verify.replay import replay
 from verify.verdicts import Role
 
@@ -70,8 +71,6 @@ def test_parts_and_roles(saved):
     result, out = saved
     assert result.id == "C1" and result.stated
     assert {p.id: p.role for p in result.parts} == ROLES
-    ident = _part(result, "exponential-kernel identity")
-    assert ident.numeric.agreement == "rounding" and ident.numeric.figures["max_error_over_bound"] <= 1.0
     gauss = _part(result, "Gaussian reading under equal key norms")
     assert gauss.model_assumptions == ["every key has the same norm: |k_i| = r for all i"]
     assert gauss.numeric.figures["unequal_norms_max_discrepancy"] > 10 * c1.MISMATCH_MIN
@@ -121,6 +120,8 @@ def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     q, k, v = rng.standard_normal((2, d_k)), rng.standard_normal((n, d_k)) * rng.uniform(0.5, 2, (n, 1)), \
         rng.standard_normal((n, 1))
     out = c1.judge_unequal_norms({"d_k": d_k, "queries": q.tolist(), "keys": k.tolist(), "values": v.tolist()})
+    # every bandwidth of the documented grid, and the one that works for equal norms, is tried
+    assert {float(b) for b in out.figures["diff_by_bandwidth"]} == {*c1.UNEQUAL_BANDWIDTHS, d_k ** 0.25}
     head = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v))).numpy()
     vs = float(np.max(np.abs(v)))
     for b, diff in out.figures["diff_by_bandwidth"].items():
@@ -254,3 +255,18 @@ def test_saved_file_is_strict_json(saved):
     _, out = saved
     for f in (out / "counterexamples").glob("*.json"):
         loads_json(f.name, f.read_text())      # refuses NaN/Infinity, duplicate keys
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_bandwidth_plot_marks_the_two_bandwidths_and_dips_at_the_derived_one(saved):
+    """The plot's vertical markers sit at d_k^(1/4) and 1/sqrt(d_k) for d_k = 4, and the equal-norm
+    curve reaches rounding level only at the derived bandwidth (as statsmodels' NW would)."""
+    result, out = saved
+    data = loads_json("plot", (out / plot_data_path(result.plots["c1_bandwidth"])).read_text())
+    lines = {ln["label"]: ln for ln in data["axes"][0]["lines"]}
+    assert lines["b = d_k^(1/4) (derived)"]["x"] == [math.sqrt(2), math.sqrt(2)]
+    assert lines["b = 1/sqrt(d_k) (stated)"]["x"] == [0.5, 0.5]
+    eq = lines["keys of equal norm"]
+    best = min(range(len(eq["x"])), key=lambda i: eq["y"][i])
+    assert abs(eq["x"][best] - math.sqrt(2)) <= 1e-12 and eq["y"][best] <= 1e-12
+    assert min(y for x, y in zip(eq["x"], eq["y"]) if abs(x - math.sqrt(2)) > 0.1) > c1.MISMATCH_MIN

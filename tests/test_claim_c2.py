@@ -45,9 +45,7 @@ def test_parts_and_roles(result):
     assert result.id == "C2" and result.stated
     assert {p.id: p.role for p in result.parts} == {"ensemble identity": Role.CORE,
                                                     "scalar ensemble weights": Role.DETAIL}
-    ens = _part(result, "ensemble identity")
-    assert ens.numeric.agreement == "rounding" and ens.numeric.figures["max_error_over_bound"] <= 1.0
-    assert not ens.model_assumptions
+    assert not _part(result, "ensemble identity").model_assumptions
     sc = _part(result, "scalar ensemble weights").numeric.figures
     # the finding: random modules' weights are free reals, not a convex combination
     assert sc["modules_on_simplex"] == 0 and sc["min_alpha"] < 0

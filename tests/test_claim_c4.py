@@ -69,9 +69,8 @@ def test_parts_and_roles(saved):
     assert {p.id: p.role for p in result.parts} == {"literal formula as stated": Role.DETAIL,
                                                     "subspace form": Role.CORE}
     lit = _part(result, "literal formula as stated")
-    assert "sqrt(d_k)·I" in lit.restored_by and lit.numeric.figures["ok"]
-    sub = _part(result, "subspace form")
-    assert sub.numeric.agreement == "rounding" and not sub.model_assumptions
+    assert "sqrt(d_k)·I" in lit.restored_by
+    assert not _part(result, "subspace form").model_assumptions
     assert (out / result.plots["c4_literal_vs_subspace"]).stat().st_size > 0
 
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import mpmath
 import numpy as np
@@ -70,6 +70,7 @@ from .nw import KERNELS, nw_weights
 __all__ = [
     "Decomposition",
     "MpCheck",
+    "ArbCheck",
     "NoiseCheck",
     "decompose",
     "decompose_mp",
@@ -343,6 +344,13 @@ class Decomposition:
             raise fail("mp_check", "a Decomposition without its inputs", "one returned by decompose()")
         return _mp_compare(self._setup, self, dps)
 
+    def arb_check(self, prec: int = 256) -> "ArbCheck":
+        """Certify the identity in ball arithmetic (python-flint's arb at ``prec`` bits) from the
+        same per-replicate float64 quantities: a rigorous bound on the relative residual."""
+        if self._setup is None:
+            raise fail("arb_check", "a Decomposition without its inputs", "one returned by decompose()")
+        return _arb_certify(self._setup, prec)
+
 
 def _terms(alpha: np.ndarray, f: np.ndarray, mu: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, ...]:
     bias2 = (alpha @ mu - f) ** 2  # (sum_h alpha_h mu_h - f)^2
@@ -446,55 +454,69 @@ class MpCheck:
     digits: float
 
 
+def _recompute(s: _Setup, num: Callable[[float], Any], dot: Callable, total: Callable) -> Iterator[dict[str, Any]]:
+    """The decomposition recomputed from the per-replicate float64 quantities (weights, f(X),
+    responses), each converted exactly by ``num``, in the arithmetic of ``num``'s numbers (mpmath
+    at a precision, or arb balls); yields per evaluation point mu, C, bias2, var, cov, mse."""
+    H, m, R = s.H, s.m, s.R
+    alpha = [num(float(a)) for a in s.alpha]
+    f = [num(float(v)) for v in s.f_eval]
+    sigma2 = num(float(s.dgp.sigma)) ** 2
+    zero = num(0.0)
+    est = [[[zero] * m for _ in range(H)] for _ in range(R)]
+    noise_ens = [[zero] * m for _ in range(R)]
+    S_sum = [[[zero] * m for _ in range(H)] for _ in range(H)]
+    for rs, es, W, fX, y in _iter_blocks(s):
+        for b, r in enumerate(range(rs.start, rs.stop)):
+            resp = [num(float(v)) for v in (y[b] if s.method == "simulate" else fX[b])]
+            for jj, j in enumerate(range(es.start, es.stop)):
+                w = [[num(float(v)) for v in W[b, h, jj]] for h in range(H)]
+                for h in range(H):
+                    est[r][h][j] = dot(w[h], resp)
+                if s.method == "exact":
+                    for h in range(H):
+                        for g in range(H):
+                            S_sum[h][g][j] += dot(w[h], w[g])
+                    w_ens = [dot(alpha, col) for col in zip(*w)]
+                    noise_ens[r][j] = sigma2 * dot(w_ens, w_ens)
+    for j in range(m):
+        mu = [total(est[r][h][j] for r in range(R)) / R for h in range(H)]
+        C = [[total((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R
+              for g in range(H)] for h in range(H)]
+        if s.method == "exact":
+            C = [[C[h][g] + sigma2 * S_sum[h][g][j] / R for g in range(H)] for h in range(H)]
+        bias2 = (dot(alpha, mu) - f[j]) ** 2
+        var = total(alpha[h] ** 2 * C[h][h] for h in range(H))
+        cov = total(alpha[h] * alpha[g] * C[h][g] for h in range(H) for g in range(H) if g != h)
+        mse = total((dot(alpha, [est[r][h][j] for h in range(H)]) - f[j]) ** 2 for r in range(R)) / R
+        if s.method == "exact":
+            mse += total(noise_ens[r][j] for r in range(R)) / R
+        yield {"j": j, "f": f[j], "mu": mu, "C": C, "bias2": bias2, "var": var, "cov": cov, "mse": mse}
+
+
+def _check_ops(s: _Setup, what: str) -> None:
+    ops = s.R * s.m * s.n * s.H * (s.H + 2)
+    if ops > MP_MAX_OPS:
+        raise fail(f"sizes for {what}", f"R*m*n*H*(H+2) = {ops} multiply-adds",
+                   f"at most {MP_MAX_OPS} (MP_MAX_OPS; the pure-Python recomputation runs ~1e5-1e6/s)")
+
+
 def _mp_compare(s: _Setup, dec: Decomposition, dps: int) -> MpCheck:
     dps = positive_int("dps", dps, minimum=16)
-    H, m, R, n = s.H, s.m, s.R, s.n
-    ops = R * m * n * H * (H + 2)
-    if ops > MP_MAX_OPS:
-        raise fail("sizes for mp_check", f"R*m*n*H*(H+2) = {ops} multiply-adds",
-                   f"at most {MP_MAX_OPS} (MP_MAX_OPS; mpmath's pure-Python backend is ~1e5-1e6/s)")
-    mpf = mpmath.mpf
+    _check_ops(s, "mp_check")
     with mpmath.workdps(dps):
-        alpha = [mpf(float(a)) for a in s.alpha]  # float64 -> mpf is exact
-        f = [mpf(float(v)) for v in s.f_eval]
-        sigma2 = mpf(s.dgp.sigma) ** 2
-        est = [[[mpf(0)] * m for _ in range(H)] for _ in range(R)]
-        noise_ens = [[mpf(0)] * m for _ in range(R)]
-        S_sum = [[[mpf(0)] * m for _ in range(H)] for _ in range(H)]
-        for rs, es, W, fX, y in _iter_blocks(s):
-            for b, r in enumerate(range(rs.start, rs.stop)):
-                resp = [mpf(float(v)) for v in (y[b] if s.method == "simulate" else fX[b])]
-                for jj, j in enumerate(range(es.start, es.stop)):
-                    w = [[mpf(float(v)) for v in W[b, h, jj]] for h in range(H)]
-                    for h in range(H):
-                        est[r][h][j] = mpmath.fdot(w[h], resp)
-                    if s.method == "exact":
-                        for h in range(H):
-                            for g in range(H):
-                                S_sum[h][g][j] += mpmath.fdot(w[h], w[g])
-                        w_ens = [mpmath.fdot(alpha, col) for col in zip(*w)]
-                        noise_ens[r][j] = sigma2 * mpmath.fdot(w_ens, w_ens)
-        terms = {k: [] for k in ("bias2", "var_term", "cov_term", "mse", "head_mean", "head_cov")}
+        mpf = mpmath.mpf  # float64 -> mpf is exact
+        terms = ("bias2", "var_term", "cov_term", "mse", "head_mean", "head_cov")
         resid, agree = mpf(0), {k: mpf(0) for k in terms}
-        for j in range(m):
-            mu = [mpmath.fsum(est[r][h][j] for r in range(R)) / R for h in range(H)]
-            C = [[mpmath.fsum((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R
-                  for g in range(H)] for h in range(H)]
-            if s.method == "exact":
-                C = [[C[h][g] + sigma2 * S_sum[h][g][j] / R for g in range(H)] for h in range(H)]
-            bias2 = (mpmath.fdot(alpha, mu) - f[j]) ** 2
-            var = mpmath.fsum(alpha[h] ** 2 * C[h][h] for h in range(H))
-            cov = mpmath.fsum(alpha[h] * alpha[g] * C[h][g] for h in range(H) for g in range(H) if g != h)
-            mse = mpmath.fsum((mpmath.fdot(alpha, [est[r][h][j] for h in range(H)]) - f[j]) ** 2
-                              for r in range(R)) / R
-            if s.method == "exact":
-                mse += mpmath.fsum(noise_ens[r][j] for r in range(R)) / R
+        for p in _recompute(s, mpf, mpmath.fdot, mpmath.fsum):
+            j, mu, C, H = p["j"], p["mu"], p["C"], s.H
+            bias2, var, cov, mse = p["bias2"], p["var"], p["cov"], p["mse"]
             scale = abs(mse) + bias2 + abs(var) + abs(cov)
             if scale > 0:
                 resid = max(resid, abs(mse - (bias2 + var + cov)) / scale)
                 for k, v in (("bias2", bias2), ("var_term", var), ("cov_term", cov), ("mse", mse)):
                     agree[k] = max(agree[k], abs(mpf(float(getattr(dec, k)[j])) - v) / scale)
-            mscale = max([abs(f[j])] + [abs(v) for v in mu])
+            mscale = max([abs(p["f"])] + [abs(v) for v in mu])
             vscale = max(C[h][h] for h in range(H))
             for h in range(H):
                 if mscale > 0:
@@ -507,6 +529,41 @@ def _mp_compare(s: _Setup, dec: Decomposition, dps: int) -> MpCheck:
         worst = max(agreement.values())
         digits = math.inf if worst == 0 else -math.log10(worst)
         return MpCheck(dps=dps, residual=float(resid), agreement=agreement, digits=digits)
+
+
+@dataclass(frozen=True)
+class ArbCheck:
+    """Ball-arithmetic certificate of the identity: at every evaluation point the enclosure of
+    ``|MSE − (bias² + Σα²V + ΣααC)|`` divided by a lower bound of the point's scale
+    ``|MSE| + bias² + |var| + |cov|`` is at most ``bound`` (arb at ``prec`` bits)."""
+
+    prec: int
+    bound: float
+    points: int
+
+    def certifies(self, level: float) -> bool:
+        return self.bound <= level
+
+
+def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
+    from flint import arb, ctx
+
+    prec = positive_int("prec", prec, minimum=64)
+    _check_ops(s, "arb_check")
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        worst, points = 0.0, 0
+        for p in _recompute(s, arb, lambda a, b: sum((x * y for x, y in zip(a, b)), arb(0)),
+                            lambda it: sum(it, arb(0))):
+            scale = abs(p["mse"]) + p["bias2"] + abs(p["var"]) + abs(p["cov"])
+            lo = float(scale.lower())
+            if lo > 0:
+                worst = max(worst, float(abs(p["mse"] - (p["bias2"] + p["var"] + p["cov"])).upper()) / lo)
+                points += 1
+        return ArbCheck(prec=prec, bound=worst, points=points)
+    finally:
+        ctx.prec = old
 
 
 def decompose_mp(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval: Any = None,

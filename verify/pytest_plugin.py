@@ -3,7 +3,7 @@
 Enabled by the project's own pytest configuration (``-p verify.pytest_plugin`` in
 ``pyproject.toml``), never auto-loaded into other projects' pytest runs. It gives:
 
-- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim a test checks and the part
+- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim(s) a test checks and the part
   of it (a role of the claim's reading, ``core``/``detail``/``premise``/``scope``, or
   ``derivation`` for the symbolic steps); a test in a claim module (``test_claim_*.py``,
   ``test_proofs_c*.py``) without one fails;
@@ -59,11 +59,12 @@ class _Recorder:
         props = dict(report.user_properties)
         if "claim" not in props or not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
-        row = self.config.stash[_LEDGER][props["claim"]][props["part"]]
         outcome = "skipped" if report.skipped else "failed" if report.failed else "passed"
-        row[outcome] += 1
-        if outcome == "failed":
-            row["failures"].append(report.nodeid)
+        for claim in filter(None, props["claim"].split(",")):
+            row = self.config.stash[_LEDGER][claim][props["part"]]
+            row[outcome] += 1
+            if outcome == "failed":
+                row["failures"].append(report.nodeid)
 
 
 def _known_claims() -> list[str]:
@@ -72,23 +73,29 @@ def _known_claims() -> list[str]:
     return list(CLAIM_MODULES)
 
 
-def claim_of(item: pytest.Item) -> tuple[str, str] | None:
-    """(claim, part) of a test from its nearest ``claim`` marker (part: the marker's or "core")."""
+def claim_of(item: pytest.Item) -> tuple[tuple[str, ...], str] | None:
+    """(claims, part) of a test from its nearest ``claim`` marker: ``claim("C5", part=...)``, or
+    several claims ``claim("C7", "C8", part=...)``, or ``claim(part=...)`` with the claim taken from
+    the test's ``claim`` parameter (a test parametrized over claims). Part defaults to "core"."""
     marker = item.get_closest_marker("claim")
     if marker is None:
         return None
-    claim = marker.args[0] if marker.args else marker.kwargs.get("id")
-    part = marker.kwargs.get("part") or (marker.args[1] if len(marker.args) > 1 else "core")
-    return str(claim), str(part)
+    claims = tuple(str(a) for a in marker.args)
+    if not claims:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        claims = (str(params["claim"]),) if "claim" in params else ()
+    return claims, str(marker.kwargs.get("part") or "core")
 
 
 def _bad_marker(item: pytest.Item) -> str | None:
     got = claim_of(item)
     if got is None:
         return "claim test without @pytest.mark.claim(ID, part=...)" if CLAIM_MODULE.match(item.path.name) else None
-    claim, part = got
-    if claim not in _known_claims():
-        return f"@pytest.mark.claim: expected a claim among {', '.join(_known_claims())}, got {claim!r}"
+    claims, part = got
+    unknown = [c for c in claims if c not in _known_claims()]
+    if not claims or unknown:
+        return (f"@pytest.mark.claim: expected claims among {', '.join(_known_claims())}, got "
+                f"{', '.join(map(repr, unknown)) or 'none (no claim argument and no claim parameter)'}")
     if part not in PARTS:
         return f"@pytest.mark.claim: expected part among {', '.join(PARTS)}, got {part!r}"
     return None
@@ -102,7 +109,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if unknown:
             raise pytest.UsageError(f"--claims: expected claims among {', '.join(_known_claims())}, "
                                     f"got {', '.join(sorted(unknown))}")
-        keep = [it for it in items if (claim_of(it) or ("", ""))[0] in sel]
+        keep = [it for it in items if sel & set((claim_of(it) or ((), ""))[0])]
         drop = [it for it in items if it not in keep]
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -110,7 +117,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for it in items:
         got = claim_of(it)
         if got is not None:
-            it.user_properties += [("claim", got[0]), ("part", got[1])]
+            it.user_properties += [("claim", ",".join(got[0])), ("part", got[1])]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
