@@ -502,7 +502,6 @@ def _child_timing(cfg: dict) -> dict:
 def _child_compile(cfg: dict) -> dict:
     """The kernel's first calls in this process (numba's import, then compiling or loading each
     kernel) against second calls of the same size."""
-    import numpy as np
 
     t0 = time.perf_counter()
     from . import nw

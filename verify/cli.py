@@ -140,11 +140,23 @@ def run(argv: list[str]) -> int:
     return 1 if doc["crashed"] else 0
 
 
+def _claim_arg(text: str) -> str:
+    from .registry import CLAIM_MODULES, known_claim
+
+    claim = known_claim(text)
+    if claim is None:
+        raise argparse.ArgumentTypeError(f"expected a claim among {', '.join(CLAIM_MODULES)}, got {text!r}")
+    return claim
+
+
 def cli_proofs(argv: list[str]) -> int:
     """Print the derivations in full (``python -m proofs``)."""
+    p = ArgParser(prog="python -m verify proofs", description="Print the symbolic derivations of the claims in full.")
+    p.add_argument("claims", nargs="*", type=_claim_arg, metavar="CLAIM", help="claims to print (default: all)")
+    args = p.parse_args(argv)
     from proofs.__main__ import main as proofs_main
 
-    return proofs_main(argv)
+    return proofs_main(list(dict.fromkeys(args.claims)))
 
 
 def cli_replay(argv: list[str]) -> int:

@@ -25,8 +25,8 @@ import numpy as np
 import proofs
 
 from .. import formulas, plots, scaling
-from .._validate import fail, positive_int, positive_number
-from ..allocate import MODELS, STANDARD_MODELS, bracketed_root, continuous_optimum, divisor_pairs
+from .._validate import at_most, fail, fields, finite_number, integer_valued, one_of, seed
+from ..allocate import MAX_BUDGET, MAX_DIM, MODELS, STANDARD_MODELS, bracketed_root, continuous_optimum, divisor_pairs
 from ..counterexamples import ReplayOutcome, replayer
 from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
@@ -159,19 +159,42 @@ def _optimum(ctx: Context) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- part 2
-def law_case(case: dict[str, Any], n1: float, n2: float, factor: float) -> dict[str, Any]:
+#: A replay recomputes the optima of every saved case (<= ~30 ms each, mpmath root finding at 30
+#: digits): at most this many cases, measured <= 4 s at the cap; the check saves one per model.
+MAX_REPLAY_CASES = 128
+
+
+def _case(name: str, case: Any) -> tuple[str, int, int, float, float]:
+    """(model, d, D, c_b, c_v) of one saved case, validated (c_b, c_v default to 1)."""
+    fields(name, case, ("model", "d", "D"))
+    model = one_of(f"{name}.model", case["model"], MODELS)
+    d = at_most(f"{name}.d", integer_valued(f"{name}.d", case["d"], minimum=1), MAX_DIM, "MAX_DIM")
+    D = at_most(f"{name}.D", integer_valued(f"{name}.D", case["D"], minimum=1), MAX_BUDGET, "MAX_BUDGET")
+    c_b, c_v = (finite_number(f"{name}.{k}", case.get(k, 1.0), minimum=0.0, strict_minimum=True)
+                for k in ("c_b", "c_v"))
+    return model, d, D, c_b, c_v
+
+
+def _cases_and_n(params: dict) -> tuple[list, float, float]:
+    """(cases, n1, n2) of a replay: a non-empty list of at most MAX_REPLAY_CASES, 1 < n1 < n2 finite."""
+    cases = _get(params, "cases")
+    if not isinstance(cases, list) or not cases:
+        raise fail("params.cases", repr(cases)[:80], "a non-empty list of cases {model, d, D}")
+    at_most("params.cases", len(cases), MAX_REPLAY_CASES, "cases; MAX_REPLAY_CASES")
+    n1, n2 = (finite_number(f"params.{k}", _get(params, k), minimum=1.0, strict_minimum=True) for k in ("n1", "n2"))
+    if not n1 < n2:
+        raise fail("params.n2", repr(n2), f"a sample size > n1 = {n1!r}")
+    return cases, n1, n2
+
+
+def law_case(case: dict[str, Any], n1: float, n2: float, factor: float, *,
+             name: str = "params.cases") -> dict[str, Any]:
     """The derived d_k* at n1 and n2 (generated closed form or stationarity root) against the
-    stated law's ratio (log n2 / log n1)^(2/(4+d))."""
-    try:
-        model, d, D = case["model"], case["d"], case["D"]
-        c_b, c_v = case.get("c_b", 1.0), case.get("c_v", 1.0)
-    except (KeyError, TypeError, AttributeError):
-        raise fail("params.cases", repr(case), "objects with keys model, d, D (and c_b, c_v)") from None
-    d, D = positive_int("params.cases.d", d), positive_int("params.cases.D", D)
-    c_b, c_v = positive_number("params.cases.c_b", c_b), positive_number("params.cases.c_v", c_v)
+    stated law's ratio (log n2 / log n1)^(2/(4+d)); ``name`` names ``case`` in errors."""
+    model, d, D, c_b, c_v = _case(name, case)
     x1, x2 = continuous_optimum(model, n1, D, d, c_b, c_v), continuous_optimum(model, n2, D, d, c_b, c_v)
     if x1 is None or x2 is None:
-        raise fail("params.cases", repr(case), "a model with an interior optimum (gauss_a_orth/frame need d > 4)")
+        raise fail(name, repr(case)[:120], "a model with an interior optimum (gauss_a_orth/frame need d > 4)")
     with mpmath.workdps(30):
         observed = x2 / x1
         law = (mpmath.log(n2) / mpmath.log(n1)) ** (mpmath.mpf(2) / (4 + d))
@@ -184,15 +207,9 @@ def law_case(case: dict[str, Any], n1: float, n2: float, factor: float) -> dict[
 def _replay_law(params: dict) -> ReplayOutcome:
     """Recompute d_k*(n1), d_k*(n2) for every saved (model, d, D, c_b, c_v); violated when every
     case misses the stated law's growth by more than ``factor``."""
-    cases = _get(params, "cases")
-    try:
-        n1, n2, factor = float(_get(params, "n1")), float(_get(params, "n2")), float(_get(params, "factor"))
-    except (TypeError, ValueError):
-        raise fail("params", "non-numeric n1/n2/factor", "numbers n1 < n2 and factor > 1") from None
-    if not isinstance(cases, list) or not cases or not 1 < n1 < n2 or factor <= 1:
-        raise fail("params", f"{len(cases) if isinstance(cases, list) else cases} cases, n1 = {n1}, n2 = {n2}, "
-                             f"factor = {factor}", "a non-empty list of cases, 1 < n1 < n2, factor > 1")
-    rows = [law_case(c, n1, n2, factor) for c in cases]
+    cases, n1, n2 = _cases_and_n(params)
+    factor = finite_number("params.factor", _get(params, "factor"), minimum=1.0, strict_minimum=True)
+    rows = [law_case(c, n1, n2, factor, name=f"params.cases[{i}]") for i, c in enumerate(cases)]
     violates = all(r["violates"] for r in rows)
     summary = (f"n = {n1:.0e} -> {n2:.0e}: " + "; ".join(
         f"{r['model']} d_k* x{r['observed_ratio']:.3g} vs law x{r['law_ratio']:.3g} (off x{r['off_by']:.3g})"
@@ -284,16 +301,12 @@ def judge_slow_growth(params: dict) -> ReplayOutcome:
     """For every saved (model, d, D): the log-log slope of d_k*(n) at n1 and n2; a model's growth is
     'logarithmic' when d_k* rises and the slope falls by >= SLOW_SLOPE_DROP, 'a power of n' when it
     rises at a steady slope, 'decreasing' when it falls. Violated when some model is not logarithmic."""
-    cases = _get(params, "cases")
-    n1, n2 = float(_get(params, "n1")), float(_get(params, "n2"))
-    if not isinstance(cases, list) or not cases or not 1 < n1 < n2:
-        raise fail("params", f"cases {cases!r:.80}, n1 = {n1}, n2 = {n2}", "a non-empty list of cases, 1 < n1 < n2")
+    cases, n1, n2 = _cases_and_n(params)
+    if n1 * math.exp(-1e-6) <= 1:   # the slope's difference quotient evaluates d_k* at n1·e^(-1e-6)
+        raise fail("params.n1", repr(n1), "a sample size > e^(1e-6) (the local slope looks below n1)")
     rows = []
-    for c in cases:
-        try:
-            model, d, D = c["model"], positive_int("params.cases.d", c["d"]), positive_int("params.cases.D", c["D"])
-        except (KeyError, TypeError):
-            raise fail("params.cases", repr(c), "objects with keys model, d, D") from None
+    for i, c in enumerate(cases):
+        model, d, D, _, _ = _case(f"params.cases[{i}]", c)
         s1, s2 = _local_slope(model, n1, D, d), _local_slope(model, n2, D, d)
         kind = ("decreasing" if s2 < 0 else "logarithmic" if s2 <= (1 - SLOW_SLOPE_DROP) * s1 else "a power of n")
         rows.append({"model": model, "d": d, "D": D, "slope_n1": s1, "slope_n2": s2, "growth": kind})
@@ -316,11 +329,8 @@ def judge_empirical(params: dict) -> ReplayOutcome:
     """The empirical optimum d_k*(n) of real NW ensembles on a named grid of ``verify.scaling``
     (exact fixed-design MSE for every divisor pair of D), and its growth against log n and n.
     Violated when d_k* grows faster than (log n)^(2/(4+d)) by more than EMPIRICAL_Z_MIN SE."""
-    grid = _get(params, "grid")
-    if grid not in EMPIRICAL_GRIDS:
-        raise fail("params.grid", repr(grid), f"one of {', '.join(map(repr, EMPIRICAL_GRIDS))}")
-    seed = int(positive_int("params.seed", _get(params, "seed"), minimum=0))
-    r = scaling.empirical_optimum(quick=grid == "quick", seed=seed, grid=grid)
+    grid = one_of("params.grid", _get(params, "grid"), EMPIRICAL_GRIDS)
+    r = scaling.empirical_optimum(quick=grid == "quick", seed=seed("params.seed", _get(params, "seed")), grid=grid)
     f = r["figures"]
     z = (f["slope_vs_log_n"] - f["stated_slope_vs_log_n"]) / f["slope_vs_log_n_se"]
     summary = (f"{f['config']}: d_k* = {f['optimum_d_k']} for n = {f['n']} (the cap min(D, d) from n = "
