@@ -10,8 +10,6 @@ temporary file's path). Rows that need files write them into a fresh temporary d
 it returns exit status 2 with exactly one line on stderr starting ``error: `` and no traceback;
 that line, without ``error: ``, is then checked like an API message. Replay rows (``rp``) write a
 valid counterexample of one kind (``BASES``) with one parameter changed and run ``replay`` on it.
-The bench rows are expected to fail (strict xfail) until ``verify/bench.py`` parses its arguments
-with ``verify.cli.ArgParser``; they then pass and the mark must go.
 """
 
 from __future__ import annotations
@@ -292,8 +290,6 @@ def rp_text(which: str, old: str, new: str) -> Callable[[], Any]:
 
 
 _RUN = ["--quick", "--only", "C2"]
-_BENCH_ARGPARSE = pytest.mark.xfail(strict=True, reason="verify/bench.py (helper scale) parses with argparse's own "
-                                    "ArgumentParser: usage and error on two lines instead of verify.cli.ArgParser")
 
 
 CASES = [
@@ -782,12 +778,10 @@ CASES = [
     pytest.param(_cli(["snapshot", "--report", "{d}/none.json"], {"tests/snapshots/verdicts.json": {}, "README.md": "x"},
                       chdir=True), ("--report", "none.json'", "an existing readable file"), id="cli-snapshot-report-missing"),
     pytest.param(_cli(["snapshot", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-snapshot-unknown-option"),
-    pytest.param(_cli(["bench", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-bench-unknown-option",
-                 marks=_BENCH_ARGPARSE),
-    pytest.param(_cli(["bench", "--repeats", "0"]), "--repeats: expected a positive integer, got 0", id="cli-bench-repeats-zero",
-                 marks=_BENCH_ARGPARSE),
+    pytest.param(_cli(["bench", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-bench-unknown-option"),
+    pytest.param(_cli(["bench", "--repeats", "0"]), "--repeats: expected a positive integer, got 0", id="cli-bench-repeats-zero"),
     pytest.param(_cli(["bench", "--threads", "abc"]), "argument --threads: invalid int value: 'abc'",
-                 id="cli-bench-threads-text", marks=_BENCH_ARGPARSE),
+                 id="cli-bench-threads-text"),
     # --- python -m verify replay FILE: the file
     pytest.param(_cli(["replay"]), "the following arguments are required: FILE", id="cli-replay-no-file"),
     pytest.param(_cli(["replay", "{d}/a.json", "{d}/b.json"]), "unrecognized arguments:", id="cli-replay-two-files"),

@@ -146,10 +146,11 @@ def test_scaling_engine_and_report(result):
     assert "Targets" in printed and all(isinstance(t["met"], bool) for t in saved["targets"].values())
 
 
-def test_cli_rejects_bad_arguments():
-    with pytest.raises(SystemExit) as exc:
-        bench.cli_bench(["--repeats", "0"])
-    assert exc.value.code == 2
+def test_cli_rejects_bad_arguments(capsys):
+    from verify.cli import main
+
+    assert main(["bench", "--repeats", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: python -m verify bench: --repeats: expected a positive integer, got 0"
 
 
 def test_runs_without_torch(tmp_path, monkeypatch):

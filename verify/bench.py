@@ -39,7 +39,6 @@ set is its own).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -839,7 +838,9 @@ def format_report(res: dict) -> str:
 
 
 def cli_bench(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m verify bench", description=__doc__.split("\n\n")[0])
+    from .cli import ArgParser
+
+    p = ArgParser(prog="python -m verify bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smaller sizes, ~20-30 s")
     p.add_argument("--json", default="bench.json", metavar="FILE",
                    help="where to write the figures (default bench.json)")
