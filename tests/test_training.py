@@ -124,6 +124,15 @@ def test_training_reaches_the_known_optimum():
     assert np.all(np.linalg.eigvalsh((A + A.T) / 2) > 0)
 
 
+def _nw_loop(WQ, WK, Xq, Xk, yk):
+    """One softmax NW head at each query, as a loop (no key left out)."""
+    out = []
+    for x in Xq:
+        sc = np.array([math.exp(float((x @ WQ) @ (xi @ WK)) / math.sqrt(WQ.shape[1])) for xi in Xk])
+        out.append(float(sc @ yk / sc.sum()))
+    return np.array(out)
+
+
 def _setting(**kw):
     base = dict(dgp="additive", d=6, H=3, d_k=2, init="gaussian", n=16, m=24, sigma=0.1, steps=12, lr=0.05,
                 seeds=3, seed=11, record_every=4)
@@ -152,15 +161,27 @@ def test_a_run_does_not_depend_on_its_batch():
     np.testing.assert_allclose(more.hdi_keys[:3], together[0].hdi_keys, rtol=0, atol=1e-13)
 
 
-def test_trace_hdi_matches_scipy_on_the_final_heads():
-    """The recorded HDI is that of the heads: retrain, take the last overlaps and recompute them
-    from the angles scipy finds between the recorded heads' ranges (heads rebuilt from the trace
-    overlaps would be circular, so compare overlaps with overlaps recomputed via baseline)."""
-    tr = train(_setting(steps=4, record_every=4))
-    rho = tr.overlap_keys[:, -1]
-    assert np.allclose(np.diagonal(rho, axis1=-2, axis2=-1), 1.0, atol=1e-12)
-    hdi = 1 - np.array([np.mean([rho[r, i, j] for i in range(3) for j in range(i + 1, 3)]) for r in range(3)])
-    np.testing.assert_allclose(hdi, tr.hdi_keys[:, -1], rtol=0, atol=1e-14)
+def _scipy_hdi(W):
+    H = len(W)
+    return 1 - np.mean([np.mean(np.cos(subspace_angles(W[i], W[j])) ** 2) for i in range(H) for j in range(i + 1, H)])
+
+
+def test_trace_hdi_matches_scipy_on_the_heads():
+    """The recorded key and query HDI, at initialisation (heads rebuilt from the init stream)
+    and at the end (the trace's final heads), against scipy's principal angles."""
+    s = _setting(steps=6, record_every=3, init="haar")
+    tr = train(s)
+    from verify.dgp import haar_frame
+
+    for r in range(s.seeds):
+        init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
+        WQ0 = np.stack([haar_frame(init, 6, 2) for _ in range(3)])
+        WK0 = np.stack([haar_frame(init, 6, 2) for _ in range(3)])
+        assert abs(tr.hdi_keys[r, 0] - _scipy_hdi(WK0)) <= ANGLE_ATOL
+        assert abs(tr.hdi_queries[r, 0] - _scipy_hdi(WQ0)) <= ANGLE_ATOL
+        assert abs(tr.hdi_keys[r, -1] - _scipy_hdi(tr.WK[r])) <= ANGLE_ATOL
+        assert abs(tr.hdi_queries[r, -1] - _scipy_hdi(tr.WQ[r])) <= ANGLE_ATOL
+        assert abs(tr.hdi_keys[r, -1] - tr.hdi_keys[r, 0]) > 1e-6          # the heads did move
 
 
 def test_overlaps_match_scipy_subspace_angles():
@@ -255,3 +276,37 @@ def test_baseline_refuses_bad_input():
         baseline.metric_factor(-np.eye(3))
     with pytest.raises(VerifyError, match="factor"):
         baseline.overlaps(np.ones((2, 3, 1)) + np.eye(3)[None, :, :1], np.eye(4))
+
+
+def test_fresh_training_sample_each_step_from_the_documented_streams():
+    """With a learning rate of 1e-12 the heads stay at their initial values (to ~1e-11), so the
+    recorded training loss at step t is the leave-one-out MSE of the initial heads on batch t,
+    rebuilt here from the documented seed streams: init SeedSequence([seed, r, 0]), data
+    [seed, r, 1]; fixed data draws one batch from the same stream and reuses it."""
+    from verify.dgp import make_dgp
+
+    s = _setting(lr=1e-12, steps=8, record_every=4, seeds=2)
+    tr = train(s)
+    fixed = train(_setting(lr=1e-12, steps=8, record_every=4, seeds=2, data="fixed"))
+    dgp = make_dgp("additive", d=6, sigma=0.1)
+    for r in range(2):
+        init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
+        WQ = init.standard_normal((3, 6, 2)) / math.sqrt(6)
+        WK = init.standard_normal((3, 6, 2)) / math.sqrt(6)
+        data = np.random.default_rng(np.random.SeedSequence([s.seed, r, 1]))
+        X = data.standard_normal((9, 16, 6))
+        y = dgp.f(X) + 0.1 * data.standard_normal((9, 16))
+        once = np.random.default_rng(np.random.SeedSequence([s.seed, r, 1]))
+        X0 = once.standard_normal((16, 6))
+        y0 = dgp.f(X0) + 0.1 * once.standard_normal(16)
+        loss0, _ = _torch_loss(WQ, WK, np.full(3, 1 / 3), X0, y0, True)
+        for col, t in enumerate((0, 4, 8)):
+            loss, _ = _torch_loss(WQ, WK, np.full(3, 1 / 3), X[t], y[t], True)
+            assert tr.train_mse[r, col] == pytest.approx(float(loss), rel=1e-9)
+            assert fixed.train_mse[r, col] == pytest.approx(float(loss0), rel=1e-9)
+        ev = np.random.default_rng(np.random.SeedSequence([s.seed, r, 2]))   # the evaluation set's own stream
+        Xe = ev.standard_normal((16, 6))
+        ye = dgp.f(Xe) + 0.1 * ev.standard_normal(16)
+        Xq = ev.standard_normal((24, 6))
+        f = np.mean([_nw_loop(WQ[h], WK[h], Xq, Xe, ye) for h in range(3)], axis=0)
+        assert tr.test_mse[r, 0] == pytest.approx(float(np.mean((f - dgp.f(Xq)) ** 2)), rel=1e-9)

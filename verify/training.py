@@ -222,7 +222,7 @@ class Trace:
     ``hdi_keys``/``hdi_queries`` (runs, T), ``train_mse`` (leave-one-out on the step's
     training sample, against y) and ``test_mse`` (evaluation set, against f), ``overlap_keys``
     (runs, T, H, H), ``head_corr`` (runs, T, H, H: correlation of the heads' outputs across
-    the evaluation points) and the final ``alpha`` (runs, H)."""
+    the evaluation points) and the final ``alpha`` (runs, H), ``WQ`` and ``WK`` (runs, H, d, d_k)."""
 
     setting: TrainSetting
     steps: np.ndarray
@@ -233,6 +233,8 @@ class Trace:
     overlap_keys: np.ndarray
     head_corr: np.ndarray
     alpha: np.ndarray
+    WQ: np.ndarray
+    WK: np.ndarray
 
     @property
     def delta_hdi(self) -> np.ndarray:
@@ -338,7 +340,8 @@ def _train_group(group: list[TrainSetting]) -> list[Trace]:
     for s in group:
         sl = slice(lo, lo + s.seeds)
         lo += s.seeds
-        out.append(Trace(setting=s, steps=steps, alpha=params["alpha"][sl].copy(),
+        out.append(Trace(setting=s, steps=steps, alpha=params["alpha"][sl].copy(), WQ=params["WQ"][sl].copy(),
+                         WK=params["WK"][sl].copy(),
                          **{k: v[sl].copy() for k, v in stack.items()}))
     return out
 
