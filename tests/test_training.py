@@ -310,3 +310,23 @@ def test_fresh_training_sample_each_step_from_the_documented_streams():
         Xq = ev.standard_normal((24, 6))
         f = np.mean([_nw_loop(WQ[h], WK[h], Xq, Xe, ye) for h in range(3)], axis=0)
         assert tr.test_mse[r, 0] == pytest.approx(float(np.mean((f - dgp.f(Xq)) ** 2)), rel=1e-9)
+
+
+def test_head_correlations_and_weights():
+    """head_corr at the end: correlations (np.corrcoef) of the final heads' outputs at the
+    evaluation queries, each computed by the loop; α stays 1/H unless learn_alpha."""
+    from verify.dgp import make_dgp
+
+    s = _setting(steps=5, record_every=5)
+    tr = train(s)
+    dgp = make_dgp("additive", d=6, sigma=0.1)
+    for r in range(s.seeds):
+        ev = np.random.default_rng(np.random.SeedSequence([s.seed, r, 2]))
+        Xe = ev.standard_normal((16, 6))
+        ye = dgp.f(Xe) + 0.1 * ev.standard_normal(16)
+        Xq = ev.standard_normal((24, 6))
+        outs = np.stack([_nw_loop(tr.WQ[r, h], tr.WK[r, h], Xq, Xe, ye) for h in range(3)])
+        np.testing.assert_allclose(tr.head_corr[r, -1], np.corrcoef(outs), rtol=0, atol=1e-9)
+    assert np.array_equal(tr.alpha, np.full((3, 3), 1 / 3))
+    learned = train(_setting(steps=5, record_every=5, learn_alpha=True))
+    assert np.abs(learned.alpha - 1 / 3).max() > 1e-3
