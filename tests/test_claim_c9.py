@@ -8,6 +8,7 @@ replayed."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 from pathlib import Path
 
@@ -105,6 +106,7 @@ def _trace(deltas, H=4, d_k=2, d=8):
 @pytest.mark.parametrize("deltas, violates", [
     ([-0.10, -0.11, -0.09, -0.10], True),      # every run falls, t ≈ −24
     ([-0.10, -0.11, -0.09, +0.001], False),    # one run rises
+    ([-0.10] * 6 + [+0.001], False),          # one of seven rises, although t ≈ −5.9
     ([-0.020, -0.021, -0.019, -0.020], False),  # significant but below DELTA_MIN
     ([-0.05, -0.30, -0.01, -0.02], False),      # every run falls, t ≈ −1.4
     ([+0.10, +0.11, +0.09, +0.10], False),     # rises
@@ -113,7 +115,7 @@ def test_judging_rule_on_synthetic_traces(deltas, violates):
     st = c9.setting_stats(_trace(deltas))
     assert st["violates"] is violates
     x = np.array(deltas)
-    assert st["t"] == pytest.approx(x.mean() / (x.std(ddof=1) / 2), rel=1e-12)
+    assert st["t"] == pytest.approx(x.mean() / (x.std(ddof=1) / math.sqrt(x.size)), rel=1e-12)
     assert st["end_minus_haar_in_sd"] == pytest.approx(np.mean((0.7 + x - 0.75) / st["haar_sd"]), rel=1e-12)
     assert st["gap_to_bound_closed"] == pytest.approx(np.mean(x / 0.3), rel=1e-12)
 
@@ -211,6 +213,44 @@ def test_weighted_hdi_is_canonical_correlation_of_the_features(saved):
     rho = [np.mean(CanCorr(feats[i], feats[j]).cancorr ** 2) for i in range(12) for j in range(i + 1, 12)]
     assert abs(fig["keys"]["weighted_hdi"] - (1 - np.mean(rho))) <= CCA_ATOL
     assert fig["keys"]["plain_hdi"] == pytest.approx(_hdi_scipy(heads), abs=HDI_ATOL)
+
+
+def _write_bert(folder: Path, layers: list[str]) -> Path:
+    """A BERT-layout checkpoint (d = 8, H = 4, d_k = 2) whose layer i has orthogonal heads
+    (HDI 1) or identical ones (HDI 0) as ``layers[i]`` says."""
+    from safetensors.numpy import save_file
+
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    Q = np.linalg.qr(rng.standard_normal((8, 8)))[0]
+    tensors = {}
+    for i, kind in enumerate(layers):
+        blocks = [Q[:, 2 * h:2 * h + 2] if kind == "orthogonal" else Q[:, :2] for h in range(4)]
+        w = np.concatenate([b.T for b in blocks]).astype(np.float32)        # Linear (out, in)
+        for t in ("query", "key"):
+            tensors[f"encoder.layer.{i}.attention.self.{t}.weight"] = w
+    save_file(tensors, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"num_attention_heads": 4, "hidden_size": 8,
+                                                    "num_hidden_layers": len(layers), "model_type": "bert"}))
+    return folder
+
+
+@pytest.mark.parametrize("layers, violates", [
+    (["identical", "identical"], True), (["identical", "orthogonal"], False), (["orthogonal", "orthogonal"], False)])
+def test_checkpoint_rule_on_synthetic_checkpoints(tmp_path, layers, violates):
+    path = _write_bert(tmp_path / "ck", layers)
+    out = c9.judge_checkpoint({"source": {"path": str(path)}, "tensor": "keys", "z_min": 5.0, "delta_min": 0.02})
+    assert out.violates is violates
+    for r, kind in zip(out.figures["layers"], layers):
+        assert r["hdi"] == pytest.approx(1.0 if kind == "orthogonal" else 0.0, abs=1e-6)
+        assert c9.below_chance(r) is (kind == "identical")
+
+
+@pytest.mark.parametrize("row, below", [
+    ({"z": -10.0, "gap": -0.05}, True), ({"z": -3.0, "gap": -0.05}, False), ({"z": -10.0, "gap": -0.01}, False),
+    ({"z": 10.0, "gap": 0.05}, False)])
+def test_below_chance_rule(row, below):
+    assert c9.below_chance(row, 5.0, 0.02) is below
 
 
 def test_checkpoint_counterexamples_replay(saved):

@@ -47,7 +47,7 @@ from .base import Context
 
 __all__ = ["TITLE", "check", "T_MIN", "DELTA_MIN", "Z_MIN", "CKPT_DELTA_MIN", "DGPS", "BUDGETS", "CANONICAL",
            "MINILM", "INSTALL", "settings", "setting_stats", "judge_training", "checkpoint_figures",
-           "judge_checkpoint", "weighted_layer0", "judge_weighted", "rank_correlation", "resolve_source"]
+           "judge_checkpoint", "below_chance", "weighted_layer0", "judge_weighted", "rank_correlation", "resolve_source"]
 
 TITLE = "Training drives heads towards orthogonal subspaces (3.C)"
 
@@ -273,7 +273,8 @@ def checkpoint_figures(ck: Any, tensor: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _below(row: dict[str, Any], z_min: float, delta_min: float) -> bool:
+def below_chance(row: dict[str, Any], z_min: float = Z_MIN, delta_min: float = CKPT_DELTA_MIN) -> bool:
+    """A layer's heads are less diverse than chance: z < −z_min and HDI − mean < −delta_min."""
     return row["z"] < -z_min and row["gap"] < -delta_min
 
 
@@ -288,7 +289,7 @@ def judge_checkpoint(params: dict) -> ReplayOutcome:
     if extra:
         raise fail("params", f"unknown keys {extra}", "only source, tensor, z_min, delta_min")
     rows = checkpoint_figures(_open(path), tensor)
-    below = [_below(r, z_min, delta_min) for r in rows]
+    below = [below_chance(r, z_min, delta_min) for r in rows]
     zs = [r["z"] for r in rows]
     summary = (f"{tensor}: HDI {min(r['hdi'] for r in rows):.4f}..{max(r['hdi'] for r in rows):.4f} over "
                f"{len(rows)} layers against Haar {rows[0]['haar_mean']:.4f} ± {rows[0]['haar_sd']:.4f}; z from "
@@ -562,7 +563,7 @@ def _checkpoint_parts(ctx: Context) -> tuple[list[Part], dict[str, list[dict]], 
         rs = rows[tensor]
         lo, hi = min(r["hdi"] for r in rs), max(r["hdi"] for r in rs)
         mu, sd = rs[0]["haar_mean"], rs[0]["haar_sd"]
-        below = sum(_below(r, Z_MIN, CKPT_DELTA_MIN) for r in rs)
+        below = sum(below_chance(r, Z_MIN, CKPT_DELTA_MIN) for r in rs)
         per = ", ".join(f"{r['hdi']:.3f}" for r in rs)
         finding = (f"MiniLM {tensor} less diverse than chance in every layer: HDI {lo:.2f}..{hi:.2f} against "
                    f"{mu:.3f} ± {sd:.4f} (z ≤ {max(r['z'] for r in rs):.0f})" if out.violates else
