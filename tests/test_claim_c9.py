@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 from safetensors import safe_open
-from scipy.linalg import subspace_angles
+from scipy.linalg import sqrtm, subspace_angles
 from scipy.stats import spearmanr
 from statsmodels.multivariate.cancorr import CanCorr
 
@@ -86,7 +86,25 @@ def test_training_effect_sizes_are_the_runs_statistics(saved):
         violating += rule
     assert part.numeric.figures["violating"] == violating
     assert (part.counterexample is not None) == (violating > 0)
+    canon = next(s for s in part.numeric.figures["settings"] if (s["dgp"], s["budget"], s["init"]) == c9.CANONICAL)
+    if canon["violates"]:                    # the saved counterexample is the setting fixed in advance
+        saved_params = part.counterexample.data["params"]
+        assert (saved_params["dgp"], saved_params["H"], saved_params["init"]) == ("additive", 4, "gaussian")
     assert part.evidence is (Verdict.REFUTED if violating else Verdict.APPROXIMATE)
+
+
+def test_co_movement_is_a_centred_spearman_correlation(saved):
+    """End key HDI vs end held-out MSE across runs, each centred on its setting's mean."""
+    result, _ = saved
+    fig = _part(result, "(i) trained NW heads").numeric.figures
+    x, y = [], []
+    for s in fig["settings"]:
+        h, m = np.array(s["hdi_end_runs"]), np.array(s["test_mse_end_runs"])
+        x += list(h - h.mean())
+        y += list(m - m.mean())
+    co = fig["co_movement"]
+    assert co["rho"] == pytest.approx(spearmanr(x, y).statistic, rel=1e-12) and co["N"] == len(x)
+    assert co["lo"] < co["rho"] < co["hi"]
 
 
 def _trace(deltas, H=4, d_k=2, d=8):
@@ -213,6 +231,15 @@ def test_weighted_hdi_is_canonical_correlation_of_the_features(saved):
     rho = [np.mean(CanCorr(feats[i], feats[j]).cancorr ** 2) for i in range(12) for j in range(i + 1, 12)]
     assert abs(fig["keys"]["weighted_hdi"] - (1 - np.mean(rho))) <= CCA_ATOL
     assert fig["keys"]["plain_hdi"] == pytest.approx(_hdi_scipy(heads), abs=HDI_ATOL)
+    # the weighted baseline: Haar frames (numpy QR) mapped by scipy's Σ^{1/2} of the same samples
+    root = np.real(sqrtm(z.T @ z / (N - 1)))
+    rng = np.random.default_rng(5)
+    vals = []
+    for _ in range(20):
+        U = [np.linalg.qr(root @ np.linalg.qr(rng.standard_normal((384, 32)))[0])[0] for _ in range(12)]
+        vals.append(1 - np.mean([np.sum((U[i].T @ U[j]) ** 2) / 32 for i in range(12) for j in range(i + 1, 12)]))
+    se = math.sqrt(np.var(vals, ddof=1) / 20 + fig["weighted_haar_sd"] ** 2 / fig["draws"])
+    assert abs(fig["weighted_haar_mean"] - np.mean(vals)) <= 5 * se
 
 
 def _write_bert(folder: Path, layers: list[str]) -> Path:
@@ -244,6 +271,16 @@ def test_checkpoint_rule_on_synthetic_checkpoints(tmp_path, layers, violates):
     for r, kind in zip(out.figures["layers"], layers):
         assert r["hdi"] == pytest.approx(1.0 if kind == "orthogonal" else 0.0, abs=1e-6)
         assert c9.below_chance(r) is (kind == "identical")
+
+
+@pytest.mark.parametrize("plain, weighted, flips", [
+    ((-100.0, -0.1), (-100.0, -0.1), []), ((-100.0, -0.1), (0.0, 0.0), ["keys"]),
+    ((3.0, 0.01), (-100.0, -0.1), ["keys"]), ((-100.0, -0.01), (-100.0, -0.1), ["keys"])])
+def test_weighted_flips_rule(plain, weighted, flips):
+    below = {"plain_z": -100.0, "plain_gap": -0.1, "weighted_z": -100.0, "weighted_gap": -0.1}
+    w = {"keys": {"plain_z": plain[0], "plain_gap": plain[1], "weighted_z": weighted[0], "weighted_gap": weighted[1]},
+         "queries": dict(below)}
+    assert c9.weighted_flips(w, 5.0, 0.02) == flips
 
 
 @pytest.mark.parametrize("row, below", [

@@ -47,7 +47,7 @@ from .base import Context
 
 __all__ = ["TITLE", "check", "T_MIN", "DELTA_MIN", "Z_MIN", "CKPT_DELTA_MIN", "DGPS", "BUDGETS", "CANONICAL",
            "MINILM", "INSTALL", "settings", "setting_stats", "judge_training", "checkpoint_figures",
-           "judge_checkpoint", "below_chance", "weighted_layer0", "judge_weighted", "rank_correlation", "resolve_source"]
+           "judge_checkpoint", "below_chance", "weighted_flips", "weighted_layer0", "judge_weighted", "rank_correlation", "resolve_source"]
 
 TITLE = "Training drives heads towards orthogonal subspaces (3.C)"
 
@@ -132,7 +132,7 @@ def setting_stats(tr: Trace, t_min: float = T_MIN, delta_min: float = DELTA_MIN)
     return {
         "dgp": s.dgp, "budget": _budget(s), "init": s.init, "H": s.H, "d_k": s.d_k, "d": s.d, "seeds": s.seeds,
         "delta_hdi": mk, "delta_hdi_se": sk, "t": float(t), "fraction_rising": float(np.mean(dk > 0)),
-        "delta_hdi_runs": dk.tolist(),
+        "delta_hdi_runs": dk.tolist(), "hdi_end_runs": end.tolist(), "test_mse_end_runs": mse1.tolist(),
         "delta_hdi_queries": mq, "delta_hdi_queries_se": sq, "fraction_rising_queries": float(np.mean(dq > 0)),
         "hdi_init": float(init.mean()), "hdi_end": float(end.mean()), "hdi_end_queries": float(tr.hdi_queries[:, -1].mean()),
         "bound": s.bound, "haar_mean": mu, "haar_sd": sd,
@@ -379,20 +379,27 @@ def _weighted_params(params: dict) -> tuple[Path, int, int, int, float, float]:
             _threshold(params, "z_min"), _threshold(params, "delta_min"))
 
 
+def weighted_flips(w: dict[str, Any], z_min: float = Z_MIN, delta_min: float = CKPT_DELTA_MIN) -> list[str]:
+    """The tensors (keys, queries) for which the plain and the weighted comparison disagree on
+    whether layer 0 is below chance (each: z < −z_min and gap < −delta_min against its own
+    baseline); marks ``plain_below``/``weighted_below`` in ``w``."""
+    flips = []
+    for tensor in ("keys", "queries"):
+        t = w[tensor]
+        t["plain_below"] = below_chance({"z": t["plain_z"], "gap": t["plain_gap"]}, z_min, delta_min)
+        t["weighted_below"] = below_chance({"z": t["weighted_z"], "gap": t["weighted_gap"]}, z_min, delta_min)
+        if t["plain_below"] != t["weighted_below"]:
+            flips.append(tensor)
+    return flips
+
+
 @replayer("c9.weighted-vs-plain")
 def judge_weighted(params: dict) -> ReplayOutcome:
     """Recompute layer 0's plain and Σ-weighted comparisons with their baselines: violated when
     the two inner products disagree (for keys or queries) on whether the heads are below chance."""
     path, samples, draws, seed, z_min, delta_min = _weighted_params(params)
     w = weighted_layer0(_open(path), samples=samples, draws=draws, seed=seed)
-    flips = []
-    for tensor in ("keys", "queries"):
-        t = w[tensor]
-        plain = t["plain_z"] < -z_min and t["plain_gap"] < -delta_min
-        weighted = t["weighted_z"] < -z_min and t["weighted_gap"] < -delta_min
-        t["plain_below"], t["weighted_below"] = plain, weighted
-        if plain != weighted:
-            flips.append(tensor)
+    flips = weighted_flips(w, z_min, delta_min)
     k, q = w["keys"], w["queries"]
     summary = (f"layer 0, Σ from {samples} embedding samples (effective rank {w['effective_rank']:.0f} of "
                f"{w['d']}): keys {k['plain_hdi']:.3f} (plain, z = {k['plain_z']:.0f}) / {k['weighted_hdi']:.3f} "
