@@ -314,7 +314,7 @@ def test_not_installed_is_not_checkable_with_the_install_command(monkeypatch, tm
 
 
 # -- replayers refuse malformed params -----------------------------------------------------------
-GOOD_TRAIN = dict(dgp="additive", d=8, H=4, d_k=2, init="gaussian", n=8, m=8, sigma=0.1, steps=2, lr=0.05, seeds=2,
+GOOD_TRAIN = dict(dgp="additive", d=8, H=4, d_k=2, init="gaussian", n=8, m=8, sigma=0.1, steps=2, lr=1e-6, seeds=2,
                   seed=1, record_every=1, data="fresh", learn_alpha=False, t_min=4.0, delta_min=0.025)
 GOOD_CKPT = dict(source=c9.MINILM, tensor="keys", z_min=5.0, delta_min=0.02)
 GOOD_W = dict(source=c9.MINILM, samples=64, draws=2, seed=3, z_min=5.0, delta_min=0.02)
@@ -349,7 +349,8 @@ def test_replayers_refuse_malformed_params(kind, params, name):
 
 
 def test_replayers_run_on_good_params():
-    t = replayer_for("c9.training-hdi-falls")(GOOD_TRAIN)
+    t = replayer_for("c9.training-hdi-falls")(GOOD_TRAIN)      # lr 1e-6: the heads barely move
     assert len(t.figures["delta_hdi_runs"]) == 2 and "ΔHDI" in t.summary
+    assert not t.violates and abs(t.figures["delta_hdi"]) < 1e-4
     w = replayer_for("c9.weighted-vs-plain")(GOOD_W)
     assert set(w.figures["keys"]) >= {"weighted_hdi", "plain_hdi", "weighted_z", "plain_z"}
