@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .core import Derivation
+from .core import Derivation, identically_zero
 from .notation import d_k
 
 __all__ = ["build", "STATED", "identically_zero"]
@@ -68,19 +68,6 @@ def _normalise(vals):
     return [v / tot for v in vals]
 
 
-def identically_zero(expr) -> bool:
-    """Is ``expr`` identically zero? Fast path: expand (splits exp of sums and sums of sums), pull
-    constant factors out of every Sum, rename bound indices canonically, bring to one fraction and
-    expand the numerator; simplify only if that fails."""
-    e = sp.expand(expr)
-    e = e.replace(lambda x: isinstance(x, sp.Sum),
-                  lambda x: sp.factor_terms(sp.Sum(sp.expand(x.function), *x.limits)))
-    e = e.as_dummy()  # bound indices get canonical names, so equal sums compare equal
-    if sp.expand(sp.numer(sp.together(e))) == 0:
-        return True
-    return sp.simplify(e) == 0
-
-
 def _gsum(expr, idx=j_):
     return sp.Sum(expr, (idx, 1, n_keys))
 
@@ -114,30 +101,27 @@ def build() -> Derivation:
     kexp = [sp.exp(s * _dot(q, k)) for k in KEYS]
     nw = _normalise(kexp)
     for i in range(3):
-        dv.step(f"softmax_is_exp_nw_w{i+1}", sp.Eq(soft[i], nw[i], evaluate=False), by="custom",
-                check=lambda a=soft[i], c=nw[i]: identically_zero(a - c),
+        dv.step(f"softmax_is_exp_nw_w{i+1}", sp.Eq(soft[i], nw[i], evaluate=False), by="identically_zero",
                 why="exp(z_i - m)/Σ exp(z_j - m) = K_i/Σ K_j with K_i = exp(s q·k_i) (n = 3, d_k = 2)",
                 uses=["head", "nw", "real"])
     att_out = sum(w * y for w, y in zip(soft, Y))
     nw_out = sum(w * y for w, y in zip(nw, Y))
-    dv.step("attention_output_is_nw_estimate", sp.Eq(att_out, nw_out, evaluate=False), by="custom",
-            check=lambda: identically_zero(att_out - nw_out), uses=["head", "nw", "real"],
+    dv.step("attention_output_is_nw_estimate", sp.Eq(att_out, nw_out, evaluate=False), by="identically_zero",
+            uses=["head", "nw", "real"],
             why="Σ softmax_i y_i = Σ K_i y_i / Σ K_j")
 
     # general n: shift invariance, scale invariance, weights sum to one
     soft_n = sp.exp(Zs[i_] - shift) / _gsum(sp.exp(Zs[j_] - shift))
     plain_n = sp.exp(Zs[i_]) / _gsum(sp.exp(Zs[j_]))
-    dv.step("softmax_shift_invariant_general_n", sp.Eq(soft_n, plain_n, evaluate=False), by="custom",
-            check=lambda: identically_zero(soft_n - plain_n), uses=["head", "real"],
+    dv.step("softmax_shift_invariant_general_n", sp.Eq(soft_n, plain_n, evaluate=False), by="identically_zero",
+            uses=["head", "real"],
             why="a common shift of all n scores cancels (general n, symbolic Sum)")
     scaled = cpos * KAPPA[i_] / _gsum(cpos * KAPPA[j_])
     unscaled = KAPPA[i_] / _gsum(KAPPA[j_])
-    dv.step("nw_weights_scale_invariant_general_n", sp.Eq(scaled, unscaled, evaluate=False), by="custom",
-            check=lambda: identically_zero(scaled - unscaled),
+    dv.step("nw_weights_scale_invariant_general_n", sp.Eq(scaled, unscaled, evaluate=False), by="identically_zero",
             why="c K_i / Σ_j c K_j = K_i / Σ_j K_j for any c > 0 (general n)", uses=["nw"])
     total = sp.Sum(KAPPA[i_] / _gsum(KAPPA[j_]), (i_, 1, n_keys))
-    dv.step("nw_weights_sum_to_one_general_n", sp.Eq(total, 1, evaluate=False), by="custom",
-            check=lambda: sp.factor_terms(total).as_dummy() == 1, uses=["nw"],
+    dv.step("nw_weights_sum_to_one_general_n", sp.Eq(total, 1, evaluate=False), by="identically_zero", uses=["nw"],
             why="Σ_i K_i/Σ_j K_j = 1: pull the constant denominator out, the two sums agree up to the "
                 "name of the bound index")
 
@@ -150,8 +134,7 @@ def build() -> Derivation:
     pol_l = sp.Sum(sp.expand((QI[l_] - KI[l_]) ** 2), (l_, 1, dk_int))
     pol_r = (sp.Sum(QI[l_] ** 2, (l_, 1, dk_int)) - 2 * sp.Sum(QI[l_] * KI[l_], (l_, 1, dk_int))
              + sp.Sum(KI[l_] ** 2, (l_, 1, dk_int)))
-    dv.step("polarisation_general_dk", sp.Eq(pol_l, pol_r, evaluate=False), by="custom",
-            check=lambda: identically_zero(pol_l - pol_r),
+    dv.step("polarisation_general_dk", sp.Eq(pol_l, pol_r, evaluate=False), by="identically_zero",
             why="Σ_l (q_l - k_l)² = |q|² - 2 q·k + |k|² for general d_k", uses=["real"])
     g_pol = sp.exp(-(Qn - 2 * P[j_] + M[j_]) / (2 * b**2))
     g_fac = sp.exp(-Qn / (2 * b**2)) * sp.exp(P[j_] / b**2) * sp.exp(-M[j_] / (2 * b**2))
@@ -163,14 +146,13 @@ def build() -> Derivation:
     shifted = _normalise([sp.exp((_dot(q, k) - _sq(k) / 2) / b**2) for k in KEYS])
     for i in range(3):
         dv.step(f"gaussian_nw_is_shifted_softmax_w{i+1}", sp.Eq(gw[i], shifted[i], evaluate=False),
-                by="custom", check=lambda a=gw[i], c=shifted[i]: identically_zero(a - c),
+                by="identically_zero",
                 why="the q-factor exp(-|q|²/(2b²)) cancels; the key factor stays (n = 3, d_k = 2)",
                 uses=["nw", "gaussian", "real"])
     kap_n = sp.exp(P[i_] / b**2 - M[i_] / (2 * b**2))
     lhs_n = sp.exp(-Qn / (2 * b**2)) * kap_n / _gsum(sp.exp(-Qn / (2 * b**2)) * kap_n.subs(i_, j_))
     rhs_n = kap_n / _gsum(kap_n.subs(i_, j_))
-    dv.step("gaussian_nw_is_shifted_softmax_general_n", sp.Eq(lhs_n, rhs_n, evaluate=False), by="custom",
-            check=lambda: identically_zero(lhs_n - rhs_n),
+    dv.step("gaussian_nw_is_shifted_softmax_general_n", sp.Eq(lhs_n, rhs_n, evaluate=False), by="identically_zero",
             why="instance of scale invariance with c = exp(-|q|²/(2b²)) (general n)",
             uses=["nw", "gaussian", "real"])
 
@@ -182,49 +164,40 @@ def build() -> Derivation:
     sm_eq = _normalise([sp.exp(_dot(q, k) / b**2) for k in circle])
     for i in range(3):
         dv.step(f"equal_norms_gaussian_is_softmax_w{i+1}", sp.Eq(gw_eq[i], sm_eq[i], evaluate=False),
-                by="custom", check=lambda a=gw_eq[i], c=sm_eq[i]: identically_zero(a - c),
+                by="identically_zero",
                 why="keys on the circle |k| = r (coordinates (u, ±sqrt(r²-u²))): Gaussian NW weight = "
                     "softmax weight with scale 1/b²",
                 uses=["nw", "gaussian", "real", "equal_key_norms"])
     kap_r = sp.exp(P[i_] / b**2 - r**2 / (2 * b**2))
     lhs_r = kap_r / _gsum(kap_r.subs(i_, j_))
     rhs_r = sp.exp(P[i_] / b**2) / _gsum(sp.exp(P[j_] / b**2))
-    dv.step("equal_norms_gaussian_is_softmax_general_n", sp.Eq(lhs_r, rhs_r, evaluate=False), by="custom",
-            check=lambda: identically_zero(lhs_r - rhs_r),
+    dv.step("equal_norms_gaussian_is_softmax_general_n", sp.Eq(lhs_r, rhs_r, evaluate=False), by="identically_zero",
             why="m_j = r² for all j: the common factor cancels (general n)",
             uses=["nw", "gaussian", "real", "equal_key_norms"])
 
     # equal norms are also necessary: at q = 0 softmax is uniform, Gaussian weights are ∝ exp(-m_i/(2b²))
     mi, mj = sp.symbols("m_i m_j", nonnegative=True)
     ratio_at_0 = sp.exp(-mi / (2 * b**2)) / sp.exp(-mj / (2 * b**2))
-    dv.step("equal_norms_necessary", "exp((m_j - m_i)/(2 b**2)) == 1  <=>  m_i == m_j", by="custom",
-            check=lambda: sp.solve(sp.Eq(ratio_at_0, 1), mi) == [mj],
+    dv.step("equal_norms_necessary", sp.Eq(mi, mj, evaluate=False), by="solve",
+            equation=sp.Eq(ratio_at_0, 1, evaluate=False),
             why="at q = 0 every softmax weight is 1/n while w_i^G/w_j^G = exp((m_j - m_i)/(2b²)); this is 1 "
                 "(for every pair) only if all |k_i|² are equal",
             uses=["nw", "gaussian", "real"])
 
     # 6. the bandwidth: s = 1/b²  =>  b = 1/sqrt(s) = d_k^{1/4}
     b_of_s = 1 / sp.sqrt(s)
-    dv.step("bandwidth_from_scale", sp.Eq(b, b_of_s, evaluate=False), by="custom",
-            check=lambda: sp.solve(sp.Eq(1 / b**2, s), b) == [b_of_s],
+    dv.step("bandwidth_from_scale", sp.Eq(b, b_of_s, evaluate=False), by="solve",
+            equation=sp.Eq(1 / b**2, s, evaluate=False),
             why="matching exp(q·k/b²) with exp(s q·k): the positive root of 1/b² = s",
             uses=["gaussian", "equal_key_norms"])
-    b_dk = b_of_s.subs(s, 1 / sp.sqrt(d_k))
+    b_dk = sp.Subs(b_of_s, s, 1 / sp.sqrt(d_k))
     dv.step("gaussian_bandwidth_dk", sp.Eq(b_dk, d_k ** sp.Rational(1, 4), evaluate=False), by="simplify",
             why="s = 1/sqrt(d_k) gives b = d_k^{1/4}", uses=["head", "gaussian", "equal_key_norms"])
     quarter, half = d_k ** sp.Rational(1, 4), sp.sqrt(d_k)
-
-    def _only_at_one() -> bool:
-        # multiply each equation by sqrt(d_k) > 0, then solve the monotone polynomial-type equation
-        e1 = sp.expand(half * (quarter - 1 / half)) - (d_k ** sp.Rational(3, 4) - 1)
-        e2 = sp.expand(half * (half - 1 / half)) - (d_k - 1)
-        return (e1 == 0 and e2 == 0 and sp.solve(d_k ** sp.Rational(3, 4) - 1, d_k) == [1]
-                and sp.solve(d_k - 1, d_k) == [1])
-
-    dv.step("bandwidth_is_not_scale",
-            "d_k**(1/4) == 1/sqrt(d_k) or sqrt(d_k) == 1/sqrt(d_k)  <=>  d_k == 1", by="custom",
-            check=_only_at_one,
-            why="times sqrt(d_k) > 0: d_k^{3/4} = 1 resp. d_k = 1, each only at d_k = 1",
+    dv.step("bandwidth_is_not_scale", sp.Eq(d_k, 1, evaluate=False), by="solve",
+            equation=sp.Or(sp.Eq(quarter, 1 / half, evaluate=False), sp.Eq(half, 1 / half, evaluate=False)),
+            why="the bandwidth d_k^{1/4} or the temperature sqrt(d_k) equals the scale 1/sqrt(d_k) only at "
+                "d_k = 1 (times sqrt(d_k) > 0: d_k^{3/4} = 1 resp. d_k = 1)",
             uses=["head", "gaussian"])
 
     # 7. exact counterexample: unequal key norms (d_k = 4, s = 1/2, b² = 2)
@@ -238,10 +211,15 @@ def build() -> Derivation:
     gauss_c = _normalise([_gauss(qc, k, b4) for k in kc])
     est_soft = sp.simplify(sum(w * y for w, y in zip(soft_c, yc)))
     est_gauss = sp.simplify(sum(w * y for w, y in zip(gauss_c, yc)))
-    dv.step("counterexample_values", sp.Eq(sp.Tuple(est_soft, est_gauss),
-                                           sp.Tuple(sp.E / (1 + sp.E), sp.Rational(1, 2)), evaluate=False),
-            by="custom",
-            check=lambda: identically_zero(est_soft - sp.E / (1 + sp.E)) and est_gauss == sp.Rational(1, 2),
+    # the two estimates for n = 2 keys on the q-axis (only the first coordinate is non-zero)
+    q0, k01, k02 = sp.symbols("q k_1 k_2", real=True)
+    soft_2 = sp.exp(s * q0 * k02) / (sp.exp(s * q0 * k01) + sp.exp(s * q0 * k02))
+    gauss_2 = _gauss((q0,), (k02,), b) / (_gauss((q0,), (k01,), b) + _gauss((q0,), (k02,), b))
+    at = ((q0, k01, k02), (qc[0], kc[0][0], kc[1][0]))
+    dv.step("counterexample_values",
+            sp.Eq(sp.Tuple(sp.Subs(soft_2, (s, *at[0]), (s4, *at[1])), sp.Subs(gauss_2, (b, *at[0]), (b4, *at[1]))),
+                  sp.Tuple(sp.E / (1 + sp.E), sp.Rational(1, 2)), evaluate=False),
+            by="simplify",
             why="q = e_1, k_1 = 0, k_2 = 2e_1 (norms 0 and 2), y = (0, 1), d_k = 4: softmax gives "
                 "e/(1+e), Gaussian NW with b = d_k^{1/4} = sqrt(2) gives 1/2",
             uses=["head", "nw", "gaussian"])

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .c1_softmax_nw import identically_zero
 from .core import Derivation
 
 __all__ = ["build", "STATED", "MAX_H"]
@@ -37,11 +36,6 @@ BK = sp.symbols("bK_1 bK_2", real=True)
 
 def _mat(name: str, rows: int, cols: int) -> sp.Matrix:
     return sp.Matrix(rows, cols, lambda a, c: sp.Symbol(f"{name}_{a+1}{c+1}", real=True))
-
-
-def _is_zero_matexpr(expr) -> bool:
-    e = sp.expand(expr).doit()
-    return isinstance(e, sp.ZeroMatrix) or e == 0
 
 
 def _weights(h: int, n: int):
@@ -68,12 +62,13 @@ def build() -> Derivation:
         m = [sp.MatrixSymbol(f"m{h}", d_in, 1) for h in range(1, H + 1)]   # Σ_i w_i^h v_i
         bO = sp.MatrixSymbol("b_O", d_out, 1)
         heads = [WV[h].T * m[h] + bV[h] for h in range(H)]
-        concat_out = sp.block_collapse(
-            sp.BlockMatrix([[a] for a in WO]).T * sp.BlockMatrix([[x] for x in heads])) + bO
+        # unevaluated: the stacked W_O (transposed) times the concatenated heads, plus b_O
+        concat_out = sp.MatAdd(sp.MatMul(sp.Transpose(sp.BlockMatrix([[a] for a in WO])),
+                                         sp.BlockMatrix([[x] for x in heads])), bO)
         ensemble = (sp.MatAdd(*[(WV[h] * WO[h]).T * m[h] for h in range(H)])
                     + sp.MatAdd(*[WO[h].T * bV[h] for h in range(H)]) + bO)
         dv.step(f"concat_projection_is_head_sum_h{H}", sp.Eq(concat_out, ensemble, evaluate=False),
-                by="custom", check=lambda a=concat_out, c=ensemble: _is_zero_matexpr(a - c),
+                by="matrix_expand",
                 why=f"[W_O^1; ...; W_O^{H}]ᵀ [head_1; ...; head_{H}] + b_O = Σ_h (W_V^h W_O^h)ᵀ m_h + "
                     "Σ_h (W_O^h)ᵀ b_V^h + b_O, symbolic d, d_v, d_out (block multiplication)",
                 uses=["heads", "output_projection", "weights_sum_to_one"])
@@ -86,8 +81,7 @@ def build() -> Derivation:
     w_i = kap[i_] / sp.Sum(kap[j_], (j_, 1, n_keys))
     lhs = sp.Sum(w_i * (a_ * v[i_] + c_), (i_, 1, n_keys))
     rhs = a_ * sp.Sum(w_i * v[i_], (i_, 1, n_keys)) + c_
-    dv.step("value_bias_passes_through_general_n", sp.Eq(lhs, rhs, evaluate=False), by="custom",
-            check=lambda: identically_zero(lhs - rhs),
+    dv.step("value_bias_passes_through_general_n", sp.Eq(lhs, rhs, evaluate=False), by="identically_zero",
             why="Σ_i w_i (a v_i + c) = a Σ_i w_i v_i + c with w_i = K_i/Σ_j K_j (general n, one coordinate)",
             uses=["heads", "weights_sum_to_one", "real"])
     n = 3
@@ -136,8 +130,7 @@ def build() -> Derivation:
     biased = [sp.exp(s * dot(q, [a + c for a, c in zip(k, BK)])) for k in KEYS]
     for i in range(n):
         lhs_i, rhs_i = biased[i] / sum(biased), plain[i] / sum(plain)
-        dv.step(f"key_bias_cancels_w{i+1}", sp.Eq(lhs_i, rhs_i, evaluate=False), by="custom",
-                check=lambda a=lhs_i, c=rhs_i: identically_zero(a - c),
+        dv.step(f"key_bias_cancels_w{i+1}", sp.Eq(lhs_i, rhs_i, evaluate=False), by="identically_zero",
                 why="s q·(k_i + b_K) = s q·k_i + s q·b_K; the second term is the same for every key",
                 uses=["heads", "real"])
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .core import Derivation
+from .core import Derivation, expect_matexpr, expect_poly
 from .notation import H as H_sym
 
 __all__ = ["build", "STATED", "MAX_H", "head_symbols", "expect_poly", "expect_matexpr"]
@@ -43,49 +43,6 @@ def head_symbols(H: int) -> dict:
         "C": C,
         "C_args": [C[a, c] for a in range(H) for c in range(a, H)],
     }
-
-
-def expect_poly(expr, Z: list, C: sp.Matrix):
-    """E of a polynomial of degree <= 2 in the centred variables Z: linearity, E Z_h = 0,
-    E Z_h Z_h' = C_hh'. Coefficients are deterministic."""
-    poly = sp.Poly(sp.expand(expr), *Z)
-    out = sp.Integer(0)
-    for monom, coeff in poly.terms():
-        idx = [h for h, e in enumerate(monom) for _ in range(e)]
-        if len(idx) == 0:
-            out += coeff
-        elif len(idx) == 2:
-            out += coeff * C[idx[0], idx[1]]
-        elif len(idx) != 1:
-            raise ValueError(f"expect_poly covers degree <= 2 only, got monomial {monom}")
-    return out
-
-
-def expect_matexpr(expr, Z: sp.MatrixSymbol, C: sp.MatrixSymbol):
-    """E of a matrix polynomial of degree <= 2 in the centred random vector Z: linearity, a term
-    with one Z (or Zᵀ) has mean 0, an adjacent pair Z Zᵀ has mean C; all other factors are
-    deterministic. Anything else raises (not covered, rather than guessed)."""
-    e = sp.expand(expr)
-    terms = e.args if isinstance(e, sp.MatAdd) else (e,)
-    out = []
-    for t in terms:
-        coeff, mats = t.as_coeff_matrices() if isinstance(t, sp.MatMul) else (sp.Integer(1), [t])
-        at = [k for k, m in enumerate(mats) if m in (Z, Z.T)]
-        if not at:
-            out.append(t)
-        elif len(at) == 1:
-            continue
-        elif len(at) == 2 and at[1] == at[0] + 1 and mats[at[0]] == Z and mats[at[1]] == Z.T:
-            k = at[0]
-            out.append(coeff * sp.MatMul(*mats[:k], C, *mats[k + 2:]))
-        else:
-            raise ValueError(f"expect_matexpr does not cover the term {t}")
-    return sp.MatAdd(*out).doit() if out else sp.ZeroMatrix(*e.shape)
-
-
-def _is_zero_matexpr(expr) -> bool:
-    e = sp.expand(expr).doit()
-    return isinstance(e, sp.ZeroMatrix) or e == 0
 
 
 def _stated_form(alpha, mu, C, H):
@@ -126,36 +83,33 @@ def build() -> Derivation:
     err = al.T * (mu + Z) - fM
     sq = sp.expand(err * err.T)
     target = (al.T * mu - fM) * (al.T * mu - fM).T + al.T * C * al
-    dv.step("matrix_square_expanded", sp.Eq(err * err.T, sq, evaluate=False), by="custom",
-            check=lambda: _is_zero_matexpr(err * err.T - sq),
+    dv.step("matrix_square_expanded", sp.Eq(err * err.T, sq, evaluate=False), by="matrix_expand",
             why="(αᵀ(μ+Z) - f)(αᵀ(μ+Z) - f)ᵀ expanded (symbolic H)", uses=["moments"])
-    dv.step("matrix_form_general_H", sp.Eq(E_(sq), target, evaluate=False), by="custom",
-            check=lambda: _is_zero_matexpr(expect_matexpr(sq, Z, C) - target),
+    dv.step("matrix_form_general_H", sp.Eq(E_(sq), target, evaluate=False), by="expectation",
+            variables=Z, covariance=C,
             why="E term by term: the four terms linear in Z vanish, αᵀZZᵀα -> αᵀCα (symbolic H); with "
                 "u uᵀ = u² this is MSE = (αᵀμ - f)² + αᵀCα",
             uses=["moments", "linearity", "scalar_1x1"])
     mu_b = bvec + sp.OneMatrix(H_sym, 1) * fM
     bias_rhs = al.T * bvec + (al.T * sp.OneMatrix(H_sym, 1) - sp.Identity(1)) * fM
-    dv.step("ensemble_bias_general_H", sp.Eq(al.T * mu_b - fM, bias_rhs, evaluate=False), by="custom",
-            check=lambda: _is_zero_matexpr(al.T * mu_b - fM - bias_rhs),
+    dv.step("ensemble_bias_general_H", sp.Eq(al.T * mu_b - fM, bias_rhs, evaluate=False), by="matrix_expand",
             why="with μ = b + f·1: αᵀμ - f = αᵀb + (αᵀ1 - 1) f (symbolic H)", uses=["head_bias"])
     uni = sp.OneMatrix(H_sym, 1) / H_sym
-    dv.step("uniform_bias_general_H", sp.Eq(uni.T * mu_b - fM, uni.T * bvec, evaluate=False), by="custom",
-            check=lambda: _is_zero_matexpr(uni.T * mu_b - fM - uni.T * bvec),
+    dv.step("uniform_bias_general_H", sp.Eq(uni.T * mu_b - fM, uni.T * bvec, evaluate=False), by="matrix_expand",
             why="α = 1/H: αᵀ1 = 1, the f term drops; the ensemble bias is the mean head bias",
             uses=["head_bias", "uniform_weights"])
     one = sp.OneMatrix(H_sym, 1)
-    dv.step("uniform_quadratic_general_H", sp.Eq(uni.T * C * uni, one.T * C * one / H_sym**2, evaluate=False),
-            by="custom", check=lambda: _is_zero_matexpr(uni.T * C * uni - one.T * C * one / H_sym**2),
+    dv.step("uniform_quadratic_general_H",
+            sp.Eq(sp.MatMul(sp.Transpose(uni), C, uni), one.T * C * one / H_sym**2, evaluate=False),
+            by="matrix_expand",
             why="α = 1/H: αᵀCα = 1ᵀC1/H² (symbolic H)", uses=["moments", "uniform_weights"])
     # Ueda-Nakano, general H: 1ᵀb = S_b, 1ᵀC1 = S_V + S_C (diagonal + off-diagonal sums)
     S_b, S_V, S_C = sp.symbols("S_b S_V S_C", real=True)
     mse_uniform = (S_b / H_sym) ** 2 + (S_V + S_C) / H_sym**2
     bias_bar, var_bar, covar_bar = sp.symbols("bias_bar var_bar covar_bar", real=True)
     un_form = bias_bar**2 + var_bar / H_sym + (1 - 1 / H_sym) * covar_bar
-    un_sub = un_form.subs({bias_bar: S_b / H_sym, var_bar: S_V / H_sym, covar_bar: S_C / (H_sym * (H_sym - 1))})
-    dv.step("ueda_nakano_general_H", sp.Eq(mse_uniform, un_sub, evaluate=False), by="custom",
-            check=lambda: sp.cancel(mse_uniform - un_sub) == 0,
+    un_sub = sp.Subs(un_form, (bias_bar, var_bar, covar_bar), (S_b / H_sym, S_V / H_sym, S_C / (H_sym * (H_sym - 1))))
+    dv.step("ueda_nakano_general_H", sp.Eq(mse_uniform, un_sub, evaluate=False), by="simplify",
             why="(1ᵀb/H)² + 1ᵀC1/H² (steps uniform_bias_general_H, uniform_quadratic_general_H) with "
                 "1ᵀb = S_b, 1ᵀC1 = S_V + S_C equals bias̄² + var̄/H + (1-1/H) covar̄",
             uses=["moments", "uniform_weights", "H_at_least_2", "head_bias", "sum_split"])
@@ -166,28 +120,29 @@ def build() -> Derivation:
         a, m, b, Zs, Cm = sy["alpha"], sy["mu"], sy["b"], sy["Z"], sy["C"]
         sq_h = (sum(ai * (mi + zi) for ai, mi, zi in zip(a, m, Zs)) - f) ** 2
         stated_h = _stated_form(a, m, Cm, H)
-        dv.step(f"decomposition_h{H}", sp.Eq(E_(sq_h), stated_h, evaluate=False), by="custom",
-                check=lambda e=sq_h, t=stated_h, z=Zs, c=Cm: sp.expand(expect_poly(e, z, c) - t) == 0,
+        dv.step(f"decomposition_h{H}", sp.Eq(E_(sq_h), stated_h, evaluate=False), by="expectation",
+                variables=Zs, covariance=Cm,
                 why=f"E[(Σ α_h(μ_h + Z_h) - f)²] expanded term by term, H = {H}, any α",
                 uses=["moments", "linearity"])
         bias_h = sum(ai * mi for ai, mi in zip(a, m)) - f
         by_b = sum(ai * bi for ai, bi in zip(a, b)) + (sum(a) - 1) * f
         mu_of_b = {mi: bi + f for mi, bi in zip(m, b)}
-        dv.step(f"ensemble_bias_h{H}", sp.Eq(bias_h.subs(mu_of_b), by_b, evaluate=False), by="expand",
+        at_b = (tuple(mu_of_b), tuple(mu_of_b.values()))
+        dv.step(f"ensemble_bias_h{H}", sp.Eq(sp.Subs(bias_h, *at_b), by_b, evaluate=False), by="expand",
                 why="Σ α_h μ_h - f = Σ α_h b_h + (Σ α_h - 1) f", uses=["head_bias"])
         last = {a[-1]: 1 - sum(a[:-1])}
         dv.step(f"ensemble_bias_simplex_h{H}",
-                sp.Eq(bias_h.subs(mu_of_b).subs(last), sum(ai * bi for ai, bi in zip(a, b)).subs(last),
-                      evaluate=False),
+                sp.Eq(sp.Subs(bias_h, (*at_b[0], *last), (*at_b[1], *last.values())),
+                      sum(ai * bi for ai, bi in zip(a, b)).subs(last), evaluate=False),
                 by="expand", why="with Σ α_h = 1 the ensemble bias is Σ α_h b_h",
                 uses=["head_bias", "weights_sum_to_one"])
         uniform = {ai: sp.Rational(1, H) for ai in a}
-        mse_u = stated_h.subs(uniform).subs(mu_of_b)
         bb = sum(b) / H
         vb = sum(Cm[h, h] for h in range(H)) / H
         cb = (sum(Cm[h, k] for h in range(H) for k in range(H) if h != k) / (H * (H - 1))) if H > 1 else 0
         un_h = bb**2 + vb / H + (1 - sp.Rational(1, H)) * cb
-        dv.step(f"ueda_nakano_h{H}", sp.Eq(mse_u, un_h, evaluate=False), by="expand",
+        mse_u_premise = sp.Subs(stated_h, (*uniform, *at_b[0]), (*uniform.values(), *at_b[1]))
+        dv.step(f"ueda_nakano_h{H}", sp.Eq(mse_u_premise, un_h, evaluate=False), by="expand",
                 why=f"α_h = 1/{H}: MSE = bias̄² + var̄/H + (1 - 1/H) covar̄"
                     + (" (H = 1: no covariance term)" if H == 1 else ""),
                 uses=["moments", "head_bias", "uniform_weights"] + (["H_at_least_2"] if H > 1 else []))
@@ -204,15 +159,8 @@ def build() -> Derivation:
     integrated = (sp.Integral(Bx**2, (x, 0, 1)) + a1**2 * sp.Integral(V1, (x, 0, 1))
                   + a2**2 * sp.Integral(V2, (x, 0, 1)) + 2 * a1 * a2 * sp.Integral(C12, (x, 0, 1)))
 
-    def _linear_integral() -> bool:
-        e = sp.expand(sp.Integral(pointwise, (x, 0, 1)))
-        e = e.replace(lambda t: isinstance(t, sp.Integral),
-                      lambda t: sp.Mul(*t.function.as_independent(x)[:1]) * sp.Integral(
-                          t.function.as_independent(x)[1], *t.limits))
-        return sp.expand(e - integrated) == 0
-
     dv.step("integrated_h2", sp.Eq(sp.Integral(pointwise, (x, 0, 1)), integrated, evaluate=False),
-            by="custom", check=_linear_integral,
+            by="identically_zero",
             why="∫ MSE(x) dx = ∫ B² + α_1²∫V_1 + α_2²∫V_2 + 2α_1α_2∫C_12 (x-free α)",
             uses=["x_free_weights"])
 
@@ -221,11 +169,11 @@ def build() -> Derivation:
     cex = {sy2["alpha"][0]: 1, sy2["alpha"][1]: 1, sy2["mu"][0]: 1, sy2["mu"][1]: 1, f: 1,
            **{c: 0 for c in sy2["C_args"]}}
     sq2 = (sum(ai * (mi + zi) for ai, mi, zi in zip(sy2["alpha"], sy2["mu"], sy2["Z"])) - f) ** 2
-    true_mse = expect_poly(sq2, sy2["Z"], sy2["C"]).subs(cex)
-    weighted_head_bias = sum(ai * (mi - f) for ai, mi in zip(sy2["alpha"], sy2["mu"])).subs(cex)
-    dv.step("bias_counterexample", sp.Eq(sp.Tuple(true_mse, weighted_head_bias ** 2), sp.Tuple(1, 0),
-                                         evaluate=False),
-            by="custom", check=lambda: true_mse == 1 and weighted_head_bias == 0,
+    at_cex = (tuple(cex), tuple(cex.values()))
+    head_bias_sum = sum(ai * (mi - f) for ai, mi in zip(sy2["alpha"], sy2["mu"]))
+    dv.step("bias_counterexample", sp.Eq(sp.Tuple(sp.Subs(E_(sq2), *at_cex), sp.Subs(head_bias_sum, *at_cex)),
+                                         sp.Tuple(1, 0), evaluate=False),
+            by="expectation", variables=sy2["Z"], covariance=sy2["C"],
             why="H = 2, α = (1, 1), μ = (1, 1), f = 1, C = 0: every head is unbiased (Σ α_h b_h = 0) but "
                 "the ensemble 2 has MSE 1", uses=["moments", "linearity", "head_bias"])
 

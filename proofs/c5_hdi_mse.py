@@ -106,6 +106,20 @@ def _subspace_rho(wa: sp.Matrix, wb: sp.Matrix) -> sp.Expr:
     return sp.nsimplify((pa * pb).trace() / wa.shape[1])
 
 
+def _rho_lines(dim: int) -> tuple[list, list, sp.Expr]:
+    """ρ = tr(P_u P_v) for the lines spanned by u, v ∈ R^dim (d_k = 1, P = u uᵀ/(uᵀu)), as a
+    formula in symbolic coordinates (SymPy's factored trace)."""
+    u = sp.Matrix(sp.symbols(f"u_1:{dim + 1}", real=True))
+    v = sp.Matrix(sp.symbols(f"v_1:{dim + 1}", real=True))
+    pu, pv = u * u.T / u.dot(u), v * v.T / v.dot(v)
+    return list(u), list(v), sp.factor((pu * pv).trace())
+
+
+def _at(expr: sp.Expr, values: dict) -> sp.Subs:
+    """``expr`` at ``values``, unevaluated (the step's premise)."""
+    return sp.Subs(expr, tuple(values), tuple(values.values()))
+
+
 def _cx_exact(spec: dict) -> dict[str, dict[str, sp.Expr]]:
     """Recompute ρ, HDI and MSE − B² of both configurations of a counterexample, exactly."""
     vs = [sp.Rational(v) for v in spec["V"]]
@@ -193,25 +207,22 @@ def _in_model_line(d: Derivation) -> sp.Expr:
                why="αᵀCα splits into the diagonal and the cross terms", uses=["c3_decomposition"])
 
     diag = sp.Sum((1 / H) ** 2 * V, (_h, 1, H))
-    d.step("diagonal_term", _eq(diag, V / H), by="custom", check=lambda: sp.simplify(diag.doit() - V / H) == 0,
+    d.step("diagonal_term", _eq(diag, V / H), by="simplify",
            why="Σ_h (1/H)² V = V/H", uses=["c3_decomposition", "uniform_weights", "equal_variance"])
     off = 1 - sp.KroneckerDelta(_h, _hp)
     cross = sp.Sum(sp.Sum((1 / H) * (1 / H) * _rho[_h, _hp] * sp.sqrt(V * V) * off, (_hp, 1, H)), (_h, 1, H))
     pair_sum = sp.Sum(sp.Sum(_rho[_h, _hp] * off, (_hp, 1, H)), (_h, 1, H))
-    d.step("cross_term", _eq(cross, V / H ** 2 * pair_sum), by="custom",
-           check=lambda: sp.factor_terms(cross - V / H ** 2 * pair_sum) == 0,
+    d.step("cross_term", _eq(cross, V / H ** 2 * pair_sum), by="identically_zero",
            why="Σ_{h≠h'} α_h α_h' ρ_hh' sqrt(V_h V_h') = (V/H²) Σ_{h≠h'} ρ_hh'",
            uses=["c3_decomposition", *model])
-    d.step("pair_sum_from_hdi", _eq(R, H * (H - 1) * (1 - HDI)), by="custom",
-           check=lambda: sp.simplify(sp.solve(_eq(HDI, 1 - R / (H * (H - 1))), R)[0]
-                                     - H * (H - 1) * (1 - HDI)) == 0,
+    d.step("pair_sum_from_hdi", _eq(R, H * (H - 1) * (1 - HDI)), by="solve",
+           equation=_eq(HDI, 1 - R / (H * (H - 1))),
            why="solve the HDI definition for the pair sum R = Σ_{h≠h'} ρ_hh'", uses=["hdi_definition"])
     d.step("mse_in_pair_sum", _eq(B ** 2 + diag + V / H ** 2 * R, B ** 2 + V / H + V * R / H ** 2),
-           by="custom", check=lambda: sp.simplify((B ** 2 + diag + V / H ** 2 * R).doit()
-                                                  - (B ** 2 + V / H + V * R / H ** 2)) == 0,
+           by="simplify",
            why="MSE = B² + (diagonal) + (cross) with the two terms above, R = Σ_{h≠h'} ρ_hh'",
            uses=["c3_decomposition", *model, "bias_subspace_free"])
-    mid = (B ** 2 + V / H + V * R / H ** 2).subs(R, H * (H - 1) * (1 - HDI))
+    mid = sp.Subs(B ** 2 + V / H + V * R / H ** 2, R, H * (H - 1) * (1 - HDI))
     d.step("mse_in_hdi", _eq(mid, B ** 2 + V / H + V * (H - 1) / H * (1 - HDI)), by="simplify",
            uses=["c3_decomposition", "hdi_definition", *model, "bias_subspace_free"])
     line = B ** 2 + V - V * (H - 1) / H * HDI
@@ -219,18 +230,18 @@ def _in_model_line(d: Derivation) -> sp.Expr:
            why="MSE = B² + V − V (H−1)/H · HDI", uses=["c3_decomposition", "hdi_definition", *model,
                                                      "bias_subspace_free"])
     slope = -V * (H - 1) / H
-    d.step("slope", _eq(sp.diff(line, HDI), slope), uses=[*model])
-    d.step("straight_line", _eq(sp.diff(line, HDI, 2), 0), why="affine in HDI", uses=[*model])
+    d.step("slope", _eq(sp.Derivative(line, HDI), slope), uses=[*model])
+    d.step("straight_line", _eq(sp.Derivative(line, (HDI, 2)), 0), why="affine in HDI", uses=[*model])
     d.step("non_increasing", _le(slope, 0), by="certificate", certificate=V * (H - 1) / H,
            why="0 − slope = V (H−1)/H ≥ 0 as V > 0, H ≥ 1", uses=[*model])
-    d.step("identical_heads_end", _eq(line.subs(HDI, 0), B ** 2 + V),
+    d.step("identical_heads_end", _eq(sp.Subs(line, HDI, 0), B ** 2 + V),
            why="HDI = 0 (identical heads): no variance reduction", uses=[*model])
-    d.step("orthogonal_heads_end", _eq(line.subs(HDI, 1), B ** 2 + V / H),
+    d.step("orthogonal_heads_end", _eq(sp.Subs(line, HDI, 1), B ** 2 + V / H),
            why="HDI = 1 (uncorrelated heads): Ueda–Nakano's V/H", uses=[*model])
     for n in EXPLICIT_H:
         rho = _rho_symbols(n)
         mse = B ** 2 + _quad([sp.Rational(1, n)] * n, _cov_model([V] * n, rho))
-        d.step(f"mse_line_H{n}", _eq(mse, line.subs({H: n, HDI: _hdi(rho, n)})), by="expand",
+        d.step(f"mse_line_H{n}", _eq(mse, sp.Subs(line, (H, HDI), (n, _hdi(rho, n)))), by="expand",
                why=f"H = {n}, one ρ symbol per pair: the C3 form equals the line",
                uses=["c3_decomposition", "hdi_definition", *model, "bias_subspace_free"])
     bx, vx = sp.Function("B"), sp.Function("V")
@@ -239,7 +250,7 @@ def _in_model_line(d: Derivation) -> sp.Expr:
     d.step("integrated_line",
            _eq(sp.Integral(bx(x) ** 2 + vx(x) - c * vx(x) * HDI, (x, lo, hi)),
                  sp.Integral(bx(x) ** 2, (x, lo, hi)) + (1 - c * HDI) * sp.Integral(vx(x), (x, lo, hi))),
-           why="HDI is constant in x: the integrated MSE is the same line in ∫B², ∫V",
+           by="identically_zero", why="HDI is constant in x: the integrated MSE is the same line in ∫B², ∫V",
            uses=["pointwise_integration", *model])
 
     d.result("mse_line", line, args=(B, V, H, HDI), description="MSE = B² + V − V(H−1)/H · HDI "
@@ -259,7 +270,7 @@ def _in_model_line(d: Derivation) -> sp.Expr:
 
 
 def _weighted_form(d: Derivation) -> None:
-    d.step("weighted_affine", _eq(B ** 2 + Q + S * (1 - (1 - W / S)), B ** 2 + Q + W),
+    d.step("weighted_affine", _eq(sp.Subs(B ** 2 + Q + S * (1 - WDI), WDI, 1 - W / S), B ** 2 + Q + W),
            by="expand", why="with WDI = 1 − W/S the cross term W equals S (1 − WDI)",
            uses=["c3_decomposition", "covariance_model"])
     for n in WEIGHTED_H:
@@ -275,14 +286,14 @@ def _weighted_form(d: Derivation) -> None:
                why="MSE = B² + Σα²V + S (1 − WDI) for any weights (S ≠ 0)",
                uses=["c3_decomposition", "covariance_model"])
         d.step(f"weighted_reduces_to_hdi_H{n}",
-               _eq(wdi_n.subs({**{ai: sp.Rational(1, n) for ai in a}, **{vi: V for vi in vs}}), _hdi(rho, n)),
+               _eq(_at(wdi_n, {**{ai: sp.Rational(1, n) for ai in a}, **{vi: V for vi in vs}}), _hdi(rho, n)),
                by="simplify", why="uniform α, equal V: WDI = HDI",
                uses=["covariance_model", "equal_variance", "uniform_weights"])
         an = list(sp.symbols(f"alpha_1:{n + 1}", nonnegative=True))
         d.step(f"S_nonneg_H{n}", _ge(s_n.subs(dict(zip(a, an))), 0), by="nonneg",
                why="S ≥ 0 when every α_h ≥ 0, so the slope −S of MSE in WDI is ≤ 0",
                uses=["covariance_model"])
-    d.step("weighted_slope", _eq(sp.diff(B ** 2 + Q + S * (1 - WDI), WDI), -S), uses=["covariance_model"])
+    d.step("weighted_slope", _eq(sp.Derivative(B ** 2 + Q + S * (1 - WDI), WDI), -S), uses=["covariance_model"])
     d.result("mse_wdi", B ** 2 + Q + S * (1 - WDI), args=(B, Q, S, WDI),
              description="MSE = B² + Q + S(1 − WDI), Q = Σα_h²V_h, S = Σ_{h≠h'} α_hα_h' sqrt(V_hV_h'), "
                          "WDI = 1 − Σ_{h≠h'} α_hα_h' sqrt(V_hV_h') ρ_hh' / S",
@@ -292,11 +303,11 @@ def _weighted_form(d: Derivation) -> None:
     r12 = sp.Symbol("rho_12", nonnegative=True)
     mse2 = B ** 2 + _quad([2, -1], _cov_model([1, 1], {(0, 1): r12}))
     mixed = mse2.subs(r12, 1 - HDI)
-    d.step("mixed_sign_line", _eq(mixed, B ** 2 + 1 + 4 * HDI), by="expand",
+    d.step("mixed_sign_line", _eq(sp.Subs(mse2, r12, 1 - HDI), B ** 2 + 1 + 4 * HDI), by="expand",
            why="H = 2, α = (2, −1), V = 1: S = −4, MSE = B² + 1 + 4 HDI", uses=["c3_decomposition",
                                                                               "covariance_model"])
     slope = sp.diff(mixed, HDI)
-    d.step("mixed_sign_increasing", _gt(slope, 0), by="nonneg", uses=["covariance_model"])
+    d.step("mixed_sign_increasing", _gt(sp.Derivative(mixed, HDI), 0), by="nonneg", uses=["covariance_model"])
     d.compare("non_increasing_any_weights",
               stated="MSE non-increasing in the diversity index for any ensemble weights",
               derived=f"affine in WDI with slope −S; S < 0 for mixed-sign weights, e.g. α = (2, −1): "
@@ -312,8 +323,8 @@ def _restoring_assumption(d: Derivation) -> None:
     off = 1 - sp.KroneckerDelta(_h, _hp)
     cross = sp.Sum(sp.Sum(beta ** 2 * _rho[_h, _hp] * off, (_hp, 1, H)), (_h, 1, H))
     pair_sum = sp.Sum(sp.Sum(_rho[_h, _hp] * off, (_hp, 1, H)), (_h, 1, H))
-    d.step("scaled_cross_term", _eq(cross, beta ** 2 * pair_sum), by="custom",
-           check=lambda: sp.factor_terms(cross - beta ** 2 * pair_sum) == 0, why="constants leave the sums",
+    d.step("scaled_cross_term", _eq(cross, beta ** 2 * pair_sum), by="identically_zero",
+           why="constants leave the sums",
            uses=["c3_decomposition", "covariance_model", "equal_scaled_weights"])
     line = B ** 2 + H * beta ** 2 + beta ** 2 * H * (H - 1) * (1 - HDI)
     for n in (3, 4):
@@ -325,13 +336,9 @@ def _restoring_assumption(d: Derivation) -> None:
                uses=["c3_decomposition", "hdi_definition", "covariance_model", "equal_scaled_weights"])
     b = sp.symbols("beta_1:4", positive=True)
 
-    def _only_equal() -> bool:
-        sols = sp.solve([b[0] * b[1] - b[0] * b[2], b[0] * b[1] - b[1] * b[2]], [b[1], b[2]], dict=True)
-        return len(sols) == 1 and sols[0] == {b[1]: b[0], b[2]: b[0]}
-
     d.step("equal_pair_weights_force_equal_scaled_weights_H3",
-           _eq(sp.Tuple(b[0] * b[1], b[0] * b[1]), sp.Tuple(b[0] * b[2], b[1] * b[2])), by="custom",
-           check=_only_equal,
+           _eq(sp.Tuple(b[1], b[2]), sp.Tuple(b[0], b[0])), by="solve",
+           equation=_eq(sp.Tuple(b[0] * b[1], b[0] * b[1]), sp.Tuple(b[0] * b[2], b[1] * b[2])),
            why="H = 3, β_h = α_h sqrt(V_h) > 0: equal pair weights β_hβ_h' force β_1 = β_2 = β_3",
            uses=["covariance_model"])
     ok = all(s.checked for s in d.steps if s.name.startswith(("scaled_", "equal_pair")))
@@ -349,16 +356,26 @@ def _restoring_assumption(d: Derivation) -> None:
 def _outside_model(d: Derivation, line: sp.Expr) -> None:
     uses = ["c3_decomposition", "hdi_definition", "covariance_model", "bias_subspace_free"]
     violated = []
+    u3, v3, rho_uv = _rho_lines(3)
+    a_s, v_s = list(sp.symbols("alpha_1:4", real=True)), list(sp.symbols("V_1:4", positive=True))
+    rho_s = _rho_symbols(3)
+    mse_form = _quad(a_s, _cov_model(v_s, rho_s))
     for name, spec in _CX_SPECS.items():
         exact = _cx_exact(spec)
         for cfg in ("A", "B"):
             st = spec["stated"][cfg]
             got = exact[cfg]
-            d.step(f"cx_{name}_{cfg}_rho",
-                   _eq(sp.Matrix([got["rho"][p] for p in _pairs(3)]), sp.Matrix([sp.Rational(r) for r in st["rho"]])),
-                   why=f"ρ of configuration {cfg} from its integer W_K (exact projectors)", uses=["hdi_definition"])
-            d.step(f"cx_{name}_{cfg}_hdi", _eq(got["HDI"], sp.Rational(st["HDI"])), uses=["hdi_definition"])
-            d.step(f"cx_{name}_{cfg}_mse", _eq(got["mse_minus_bias_sq"], sp.Rational(st["mse_minus_bias_sq"])),
+            cols = spec["W_K"][cfg]
+            rho_at = sp.Matrix([_at(rho_uv, dict(zip(u3 + v3, cols[p[0]] + cols[p[1]]))) for p in _pairs(3)])
+            d.step(f"cx_{name}_{cfg}_rho", _eq(rho_at, sp.Matrix([sp.Rational(r) for r in st["rho"]])),
+                   why=f"ρ_hh' = tr(P_h P_h') of configuration {cfg}, P = w wᵀ/(wᵀw) for its integer W_K "
+                       "columns w (d_k = 1)", uses=["hdi_definition"])
+            rho_vals = {rho_s[p]: got["rho"][p] for p in _pairs(3)}
+            d.step(f"cx_{name}_{cfg}_hdi", _eq(_at(_hdi(rho_s, 3), rho_vals), sp.Rational(st["HDI"])),
+                   why="HDI = 1 − mean ρ at the ρ's of the previous step", uses=["hdi_definition"])
+            values = {**dict(zip(a_s, map(sp.Rational, spec["alpha"]))), **dict(zip(v_s, map(sp.Rational, spec["V"]))),
+                      **rho_vals}
+            d.step(f"cx_{name}_{cfg}_mse", _eq(_at(mse_form, values), sp.Rational(st["mse_minus_bias_sq"])),
                    why="MSE − B² = αᵀCα with C from the covariance model", uses=uses)
         hdi_up = d.step(f"cx_{name}_hdi_higher", _gt(exact["B"]["HDI"], exact["A"]["HDI"]), by="nonneg",
                         uses=["hdi_definition"])
@@ -380,22 +397,6 @@ def _outside_model(d: Derivation, line: sp.Expr) -> None:
                      "pair (h, h') by α_hα_h' sqrt(V_hV_h')", uses=uses)
 
 
-def _expect(poly: sp.Expr, eps: list, s2: sp.Expr) -> sp.Expr:
-    """E over uncorrelated noise of a polynomial of degree ≤ 2 in ``eps``:
-    E ε_i = 0, E ε_i ε_j = σ² δ_ij."""
-    p = sp.Poly(sp.expand(poly), *eps)
-    out = sp.Integer(0)
-    for monom, coeff in p.terms():
-        deg = sum(monom)
-        if deg == 0:
-            out += coeff
-        elif deg == 2 and max(monom) == 2:
-            out += coeff * s2
-        elif deg > 2:
-            raise ValueError("only second moments of the noise are specified")
-    return out
-
-
 def _shared_noise(d: Derivation) -> None:
     n = 3
     w1 = list(sp.symbols(f"w1_1:{n + 1}", positive=True))
@@ -405,10 +406,11 @@ def _shared_noise(d: Derivation) -> None:
     y = [f[i] + eps[i] for i in range(n)]
     fh1 = sum(w1[i] * y[i] for i in range(n))
     fh2 = sum(w2[i] * y[i] for i in range(n))
-    m1, m2 = _expect(fh1, eps, sigma ** 2), _expect(fh2, eps, sigma ** 2)
-    cov = _expect((fh1 - m1) * (fh2 - m2), eps, sigma ** 2)
+    E_ = sp.Function("E")
+    cov = E_((fh1 - E_(fh1)) * (fh2 - E_(fh2)))        # Cov(f̂_1, f̂_2 | X), unevaluated
     shared = sigma ** 2 * sum(w1[i] * w2[i] for i in range(n))
-    d.step("conditional_covariance_n3", _eq(cov, shared), by="expand",
+    d.step("conditional_covariance_n3", _eq(cov, shared), by="expectation", variables=eps,
+           covariance=sigma ** 2 * sp.eye(n),
            why="Cov(f̂_1, f̂_2 | X) = σ² Σ_i w_i^1 w_i^2 (heads share the noise)", uses=["regression_noise"])
     d.step("conditional_covariance_positive", _gt(shared, 0), by="nonneg",
            why="strictly positive whenever all weights are positive", uses=["regression_noise"])
@@ -426,13 +428,12 @@ def _shared_noise(d: Derivation) -> None:
         return [sp.exp(si) / sum(sp.exp(sj) for sj in sc) for si in sc]
 
     wa, wb = weights(e1, e1), weights(e2, e2)
-    var_a = sigma ** 2 * sum(wi ** 2 for wi in wa)
-    var_b = sigma ** 2 * sum(wi ** 2 for wi in wb)
-    cov_ab = sigma ** 2 * sum(wa[i] * wb[i] for i in range(n))
-    rho_ab = _subspace_rho(e1, e2)
-    d.step("orthogonal_example_rho", _eq(rho_ab, 0), why="Range(W_K^1) ⊥ Range(W_K^2)",
-           uses=["hdi_definition"])
-    corr = sp.simplify(cov_ab / sp.sqrt(var_a * var_b))
+    u2, v2, rho_2 = _rho_lines(2)
+    d.step("orthogonal_example_rho", _eq(_at(rho_2, dict(zip(u2 + v2, [*e1, *e2]))), 0),
+           why="Range(W_K^1) ⊥ Range(W_K^2): ρ = tr(P_1 P_2) for the lines e_1, e_2", uses=["hdi_definition"])
+    corr_form = (sigma ** 2 * sum(w1[i] * w2[i] for i in range(n))
+                 / sp.sqrt(sigma ** 2 * sum(x ** 2 for x in w1) * sigma ** 2 * sum(x ** 2 for x in w2)))
+    corr = _at(corr_form, dict(zip(w1 + w2, wa + wb)))   # Cov/sqrt(Var Var) at the softmax weights
     d.step("orthogonal_example_correlation", _eq(corr, 1),
            why="all scores vanish, both heads average uniformly: conditional correlation 1 at ρ = 0",
            uses=["regression_noise", "softmax_heads"])

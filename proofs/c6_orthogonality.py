@@ -92,16 +92,15 @@ def build() -> Derivation:
     model = ["covariance_model", "equal_variance", "uniform_weights", "bias_subspace_free"]
     base = ["c5_line", "subspaces", *model]
 
-    der.step("c5_proved", "derivation('C5').status == 'proved'", by="custom",
-             check=lambda: c5.status == "proved" and "mse_line" in c5.results,
-             why="the C5 line this derivation starts from is machine-checked", uses=["c5_line"])
     line = c5.results["mse_line"].expr
+    der.step("c5_proved", _eq(sp.Symbol("MSE"), line), by="cited", derivation=c5, result="mse_line",
+             why="the C5 line this derivation starts from is machine-checked", uses=["c5_line"])
     mse_r = B ** 2 + V / H + V * R / H ** 2
-    der.step("mse_in_pair_sum", _eq(line.subs(HDI, 1 - R / (H * (H - 1))), mse_r), by="simplify",
+    der.step("mse_in_pair_sum", _eq(sp.Subs(line, HDI, 1 - R / (H * (H - 1))), mse_r), by="simplify",
              why="MSE = B² + V/H + (V/H²) Σ_{h≠h'} ρ_hh'", uses=base)
     mse_phi = B ** 2 + V / H + V * Phi / (H ** 2 * d_k)
-    der.step("mse_in_potential", _eq(mse_r.subs(R, Phi / d_k), mse_phi), by="expand", uses=base)
-    der.step("mse_increasing_in_potential", _gt(sp.diff(mse_phi, Phi), 0), by="nonneg",
+    der.step("mse_in_potential", _eq(sp.Subs(mse_r, R, Phi / d_k), mse_phi), by="expand", uses=base)
+    der.step("mse_increasing_in_potential", _gt(sp.Derivative(mse_phi, Phi), 0), by="nonneg",
              why="minimising the MSE over subspaces = minimising Φ", uses=base)
     _literal_condition(der)
     _orthogonal_optimum(der)
@@ -117,9 +116,8 @@ def _literal_condition(der: Derivation) -> None:
     k, dd = sp.symbols("k n_d", integer=True, positive=True)
     u1, u2 = sp.MatrixSymbol("U_1", dd, k), sp.MatrixSymbol("U_2", dd, k)
     a1, a2 = sp.MatrixSymbol("A_1", k, k), sp.MatrixSymbol("A_2", k, k)
-    lhs, rhs = ((u1 * a1).T * (u2 * a2)), a1.T * (u1.T * u2) * a2
-    der.step("literal_condition", _eq(lhs, rhs), by="custom",
-             check=lambda: sp.simplify((lhs - rhs).doit()) == sp.ZeroMatrix(k, k),
+    lhs, rhs = sp.MatMul(sp.Transpose(u1 * a1), u2 * a2), a1.T * (u1.T * u2) * a2
+    der.step("literal_condition", _eq(lhs, rhs), by="matrix_expand",
              why="W_K^h = U_h A_h (A_h invertible): (W_K^h)ᵀW_K^h' = A_hᵀ(U_hᵀU_h')A_h', zero iff "
                  "U_hᵀU_h' = 0; ≈ 0 in the scale-free sense means small ρ_hh'", uses=["subspaces"])
 
@@ -131,16 +129,13 @@ def _orthogonal_optimum(der: Derivation) -> None:
              why="Φ is a sum of squared entries (shown for d = 3, d_k = 2, H = 2; general by definition)",
              uses=["subspaces"])
 
-    def _blocks_zero() -> bool:
-        for H_, dk, dim in ((2, 2, 4), (3, 1, 3), (2, 1, 3), (3, 2, 7)):
-            eye = sp.eye(dim)
-            us = [eye[:, h * dk:(h + 1) * dk] for h in range(H_)]
-            if any((us[a].T * us[b]) != sp.zeros(dk, dk) for a in range(H_) for b in range(H_) if a != b):
-                return False
-        return True
-
-    der.step("orthogonal_blocks", "U_h^T U_h' = 0 (h != h') for disjoint column blocks U_h of I_d",
-             by="custom", check=_blocks_zero,
+    products, zeros = [], []
+    for H_, dk, dim in ((2, 2, 4), (3, 1, 3), (2, 1, 3), (3, 2, 7)):
+        us = [sp.ImmutableMatrix(sp.eye(dim)[:, h * dk:(h + 1) * dk]) for h in range(H_)]
+        for a_, b_ in ((a_, b_) for a_ in range(H_) for b_ in range(a_ + 1, H_)):
+            products.append(sp.MatMul(sp.Transpose(us[a_]), us[b_]))     # U_aᵀU_b (and U_bᵀU_a, its transpose)
+            zeros.append(sp.ImmutableMatrix(sp.zeros(dk, dk)))
+    der.step("orthogonal_blocks", _eq(sp.Tuple(*products), sp.Tuple(*zeros)), by="matrix_expand",
              why="H d_k ≤ d: disjoint blocks of I_d give U_hᵀU_h' = 0, Φ = 0 = min Φ "
                  "(checked for (H, d_k, d) = (2,2,4), (3,1,3), (2,1,3), (3,2,7))", uses=["subspaces"])
 
@@ -150,17 +145,16 @@ def _stationarity(der: Derivation) -> None:
     k, dd = sp.symbols("k n_d", integer=True, positive=True)
     u1, u2, e1, e2 = (sp.MatrixSymbol(s, dd, k) for s in ("U_1", "U_2", "Delta_1", "Delta_2"))
     resid = ((u1 + t * e1).T * (u2 + t * e2) - t * (u1.T * e2 + e1.T * u2) - t ** 2 * e1.T * e2)
-    der.step("overlap_block_order_t", _eq(resid, u1.T * u2), by="custom",
-             check=lambda: resid.expand().doit().subs(u1.T * u2, sp.ZeroMatrix(k, k)) == sp.ZeroMatrix(k, k)
-             and resid.expand().doit() == u1.T * u2,
+    der.step("overlap_block_order_t", _eq(resid, u1.T * u2), by="matrix_expand",
              why="M_1ᵀM_2 = U_1ᵀU_2 + t(U_1ᵀΔ_2 + Δ_1ᵀU_2) + t²Δ_1ᵀΔ_2 = O(t) at orthogonal U's, "
                  "any d, d_k",
              uses=["subspaces"])
     gf = sp.Function("g")
-    der.step("order_t2_is_stationary", _eq(sp.diff(t ** 2 * gf(t), t).subs(t, 0), 0), by="simplify",
+    der.step("order_t2_is_stationary", _eq(sp.Subs(sp.Derivative(t ** 2 * gf(t), t), t, 0), 0), by="simplify",
              why="each pair term tr(G_1 N G_2 Nᵀ) = t² g(t), G_h = (M_hᵀM_h)⁻¹ smooth near t = 0: "
                  "dΦ/dt(0) = 0", uses=["subspaces"])
-    der.step("order_t2_curvature", _eq(sp.diff(t ** 2 * gf(t), t, 2).subs(t, 0), 2 * gf(0)), by="simplify",
+    der.step("order_t2_curvature", _eq(sp.Subs(sp.Derivative(t ** 2 * gf(t), (t, 2)), t, 0), 2 * gf(0)),
+             by="simplify",
              uses=["subspaces"])
 
     # d = 4, d_k = 2, H = 2: explicit blocks.
@@ -178,8 +172,9 @@ def _stationarity(der: Derivation) -> None:
              by="expand", why="tr(P_1P_2) = tr(G_1 N G_2 Nᵀ), N = M_1ᵀM_2, P_h = M_h G_h M_hᵀ",
              uses=["subspaces"])
     g0 = (n1 * n1.T).trace()
-    g_at_0 = [(us[h].T * us[h]).inv() for h in range(2)]     # G_h(0) = (U_hᵀU_h)⁻¹
-    der.step("planes_d4_g0", _eq((g_at_0[0] * n1 * g_at_0[1] * n1.T).trace(), sum(x ** 2 for x in n1)),
+    g_at_0 = [(us[h].T * us[h]).inv() for h in range(2)]     # G_h(0) = (U_hᵀU_h)⁻¹ = I
+    g0_premise = sp.Subs((gs[0] * n1 * gs[1] * n1.T).trace(), (*gs[0], *gs[1]), (*g_at_0[0], *g_at_0[1]))
+    der.step("planes_d4_g0", _eq(g0_premise, sum(x ** 2 for x in n1)),
              by="expand", why="g(0) = tr(G_1(0) N_1 G_2(0) N_1ᵀ) = ||N_1||_F² as G_h(0) = I", uses=["subspaces"])
     der.step("planes_d4_curvature", _ge(2 * 2 * g0, 0), by="nonneg",
              why="G_h(0) = I: Φ''(0) = 2·2 g(0) = 4||U_1ᵀΔ_2 + Δ_1ᵀU_2||_F² ≥ 0", uses=["subspaces"])
@@ -189,10 +184,11 @@ def _stationarity(der: Derivation) -> None:
     m = [sp.eye(3)[:, h] + t * dv[h] for h in range(3)]
     pairs = [(a, b) for a in range(3) for b in range(a + 1, 3)]
     phi = 2 * sum(m[a].dot(m[b]) ** 2 / (m[a].dot(m[a]) * m[b].dot(m[b])) for a, b in pairs)
-    der.step("lines_d3_stationary", _eq(sp.diff(phi, t).subs(t, 0), 0), by="simplify",
+    der.step("lines_d3_stationary", _eq(sp.Subs(sp.Derivative(phi, t), t, 0), 0), by="simplify",
              why="d = 3, d_k = 1, H = 3: dΦ/dt = 0 at the orthonormal basis", uses=["subspaces"])
     curv = 4 * sum((dv[a][b] + dv[b][a]) ** 2 for a, b in pairs)
-    der.step("lines_d3_curvature", _eq(sp.diff(phi, t, 2).subs(t, 0), curv), by="expand", uses=["subspaces"])
+    der.step("lines_d3_curvature", _eq(sp.Subs(sp.Derivative(phi, (t, 2)), t, 0), curv), by="expand",
+             uses=["subspaces"])
     der.step("lines_d3_curvature_nonneg", _ge(curv, 0), by="nonneg", uses=["subspaces"])
 
 
@@ -205,8 +201,7 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
     k, dd = sp.symbols("k n_d", integer=True, positive=True)
     uu = sp.MatrixSymbol("U", dd, k)
     sq = sp.MatMul(uu, uu.T, uu, uu.T)
-    der.step("projector_idempotent", _eq(sq, uu * uu.T), by="custom",
-             check=lambda: sq.subs(uu.T * uu, sp.Identity(k)).doit() == uu * uu.T,
+    der.step("projector_idempotent", _eq(sq, uu * uu.T), by="matrix_expand", given={uu.T * uu: sp.Identity(k)},
              why="P_h² = U_h(U_hᵀU_h)U_hᵀ = P_h, so tr(P_h²) = tr(P_h) = tr(U_hᵀU_h) = d_k", uses=["subspaces"])
     # Eigen-decomposition: tr S = Σλ, tr S² = Σλ² (exact Cayley rotations, d = 2 and d = 3).
     th = sp.Symbol("tau", real=True)       # rational parameter of every rotation of R² but −I
@@ -215,8 +210,7 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
     s2 = q2 * sp.diag(*lam2) * q2.T
     tr2 = sp.Matrix([s2.trace(), (s2 * s2).trace()])
     ev2 = sp.Matrix([sum(lam2), sum(x ** 2 for x in lam2)])
-    der.step("spectral_trace_d2", _eq(tr2, ev2), by="custom",
-             check=lambda: (tr2 - ev2).applyfunc(sp.cancel) == sp.zeros(2, 1),
+    der.step("spectral_trace_d2", _eq(tr2, ev2), by="identically_zero",
              why="tr S = Σλ_i, tr S² = Σλ_i² for S = QΛQᵀ (Q a Cayley rotation)", uses=["subspaces"])
     a, b, c = sp.symbols("a b c", real=True)
     lam3 = sp.symbols("lambda_1:4", real=True)
@@ -235,18 +229,10 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
                  uses=["subspaces"])
     i = sp.Symbol("i", integer=True, positive=True)
     lam = sp.IndexedBase("lambda", real=True)
-    mu = sp.Symbol("mu", real=True)
+    j = sp.Symbol("j", integer=True, positive=True)
     l1, l2 = sp.Sum(lam[i], (i, 1, d)), sp.Sum(lam[i] ** 2, (i, 1, d))
-    cert = sp.Sum((lam[i] - mu) ** 2, (i, 1, d))
-    big_l = sp.Symbol("L_1", real=True)     # stands for Σλ in the last, scalar identity
-
-    def _cs_general() -> bool:
-        expanded = sp.expand(sp.summation(sp.expand((lam[i] - mu) ** 2), (i, 1, d))).doit()
-        split = sp.factor_terms(expanded - (l2 - 2 * mu * l1 + d * mu ** 2)) == 0
-        at_mean = sp.expand((-2 * mu * big_l + d * mu ** 2).subs(mu, big_l / d) + big_l ** 2 / d) == 0
-        return split and at_mean and cert.is_nonnegative is True
-
-    der.step("cauchy_schwarz_general_d", _ge(l2, l1 ** 2 / d), by="custom", check=_cs_general,
+    cert = sp.Sum((lam[i] - sp.Sum(lam[j], (j, 1, d)) / d) ** 2, (i, 1, d))   # Σ_i (λ_i − mean λ)²
+    der.step("cauchy_schwarz_general_d", _ge(l2, l1 ** 2 / d), by="certificate", certificate=cert,
              why="general d: Σ_i(λ_i − μ)² = Σλ² − 2μΣλ + dμ² ≥ 0, and at μ = Σλ/d this is "
                  "Σλ² − (Σλ)²/d",
              uses=["subspaces"])
@@ -267,9 +253,7 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
     der.step("hdi_bound_trivial", _le(hdi_of_r.subs(R, s2_).subs(H, K + 1), 1), by="certificate",
              certificate=s2_ / ((K + 1) * K), why="R ≥ 0 ⇒ HDI ≤ 1", uses=["subspaces"])
     x = sp.Symbol("x", real=True)
-    xp, xn = sp.Symbol("x_p", positive=True), sp.Symbol("x_n", nonpositive=True)
-    der.step("min_of_bounds", _eq(sp.Min(1, 1 - x), 1 - sp.Max(0, x)), by="custom",
-             check=lambda: all(sp.simplify(sp.Min(1, 1 - v) - (1 - sp.Max(0, v))) == 0 for v in (xp, xn)),
+    der.step("min_of_bounds", _eq(sp.Min(1, 1 - x), 1 - sp.Max(0, x)), by="piecewise",
              why="combining both bounds: HDI ≤ 1 − max(0, (H d_k/d − 1)/(H − 1))", uses=["subspaces"])
     bound = hdi_bound_expr()
     der.result("hdi_bound", bound, args=(H, d_k, d),
@@ -282,17 +266,10 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
                            "the minimum where orthogonal subspaces or a tight fusion frame exist (not "
                            "always: (H, d_k, d) = (2, 2, 3) has min Φ = 2 > 4/3)", uses=["subspaces"])
     min_mse = B ** 2 + V / H + V / H * sp.Max(0, H * d_k / d - 1)
-    der.step("min_mse", _eq(mse_r.subs(R, rmin), min_mse), by="expand", uses=base)
-    dp, dn = sp.Symbol("delta_p", positive=True), sp.Symbol("delta_n", nonnegative=True)
-
-    def _regimes() -> bool:
-        beyond = min_mse.subs(d, H * d_k / (1 + dp))          # H d_k > d
-        within = min_mse.subs(d, H * d_k * (1 + dn))          # H d_k ≤ d
-        return (sp.simplify(beyond - (B ** 2 + V * d_k * (1 + dp) / (H * d_k))) == 0
-                and sp.simplify(within - (B ** 2 + V / H)) == 0)
-
-    der.step("min_mse_regimes", _eq(min_mse, B ** 2 + V * sp.Max(1 / H, d_k / d)), by="custom", check=_regimes,
-             why="B² + V/H if H d_k ≤ d, else B² + V d_k/d (independent of H)", uses=base)
+    der.step("min_mse", _eq(sp.Subs(mse_r, R, rmin), min_mse), by="expand", uses=base)
+    der.step("min_mse_regimes", _eq(min_mse, B ** 2 + V / H * sp.Max(1, H * d_k / d)), by="piecewise",
+             why="= B² + V max(1/H, d_k/d): B² + V/H if H d_k ≤ d, else B² + V d_k/d (independent of H)",
+             uses=base)
     der.result("min_mse", min_mse, args=(B, V, H, d_k, d),
                description="lower bound on the model MSE over subspaces, B² + V max(1/H, d_k/d); "
                            "attained where min_overlap_potential is", uses=base)
@@ -307,13 +284,15 @@ def _tight_frames(der: Derivation) -> None:
     for H_, dk, dim in TIGHT_FRAMES:
         ps = [_proj(w) for w in _tight_frame(H_, dk, dim)]
         tag = f"H{H_}_dk{dk}_d{dim}"
-        der.step(f"tight_frame_{tag}", _eq(sp.simplify(sum(ps, sp.zeros(dim, dim))),
+        der.step(f"tight_frame_{tag}", _eq(sp.MatAdd(*[sp.ImmutableMatrix(sp.simplify(pp)) for pp in ps]),
                                            sp.Rational(H_ * dk, dim) * sp.eye(dim)),
                  by="simplify", why=f"S = Σ_h P_h = (H d_k/d) I = {sp.Rational(H_ * dk, dim)} I", uses=["subspaces"])
         r = sum((ps[a] * ps[b]).trace() / dk for a in range(H_) for b in range(H_) if a != b)
-        hdi = 1 - r / (H_ * (H_ - 1))
-        der.step(f"tight_frame_{tag}_hdi", _eq(hdi, bound.subs({H: H_, d_k: dk, d: dim})), by="simplify",
-                 why="its HDI equals the bound", uses=["subspaces"])
+        der.step(f"tight_frame_{tag}_hdi",
+                 _eq(sp.Subs(1 - R / (H * (H - 1)), (R, H), (sp.nsimplify(sp.simplify(r)), H_)),
+                     sp.Subs(bound, (H, d_k, d), (H_, dk, dim))), by="simplify",
+                 why="its HDI, with R = Σ_{h≠h'} tr(P_hP_h')/d_k from the exact projectors, equals the bound",
+                 uses=["subspaces"])
 
 
 def _not_always_attained(der: Derivation) -> None:

@@ -8,14 +8,14 @@ geometric, Fibonacci and inverse-variance weights, their orders in ``H``, the op
 inverse-variance weights (Lagrange) and of uniform weights for equal variances, and the
 conditions under which geometric/Fibonacci weights beat uniform ones.
 
-Closed forms in ``H`` are proved by induction: ``S(H) - c S(H-1) = t(H)`` and ``S(0) = 0``,
-checked with every power ``b^H`` replaced by an independent symbol (so the check holds for all H).
+Closed forms in ``H`` are proved by induction (method ``induction``): ``S(0) = 0`` and
+``S(H) - c S(H-1) = t(H)``, checked with every power ``b^H`` replaced by an independent symbol
+(so the check holds for all H).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Callable
 
 import mpmath
 import sympy as sp
@@ -35,13 +35,15 @@ s_ = sp.Symbol("s", positive=True)         # a power in the Stolz-Cesaro lemma
 u = sp.Symbol("u", positive=True)          # u = 1 - beta in (0, 1)
 v = sp.Symbol("v", positive=True)          # v = beta - 1 > 0
 t = sp.Symbol("t", positive=True)          # r = 1/(1+t) in (0, 1)
-z = sp.Symbol("z", positive=True)          # r^H = 1/(1+z) in (0, 1)
+z = sp.Symbol("z", positive=True)          # r^H = 1/(1+z) in (0, 1); also r^2 q = 1/(1+z), q = phi^2/(1+z)
 m = sp.Symbol("m", integer=True, positive=True)
 
 PHI = (1 + sp.sqrt(5)) / 2
 PSI = (1 - sp.sqrt(5)) / 2
 PHI2 = sp.expand(PHI**2)
 PSI2 = sp.expand(PSI**2)
+#: the bases of the powers in Binet's forms as products of phi, psi: checked by power_symbols.
+FIB_BASES = {PHI2: PHI**2, PSI2: PSI**2, sp.Integer(-1): PHI * PSI}
 
 #: (H, r) grid for the finite-H threshold beta*(H, r) of geometric vs uniform weights.
 GRID_GEOM = tuple((HH, rr) for HH in (2, 4, 8, 16, 64, 256) for rr in (sp.Rational(1, 4), sp.Rational(1, 2),
@@ -49,16 +51,14 @@ GRID_GEOM = tuple((HH, rr) for HH in (2, 4, 8, 16, 64, 256) for rr in (sp.Ration
 #: H grid for the threshold of Fibonacci (best-first) vs uniform weights.
 GRID_FIB = (3, 4, 8, 16, 64, 256)
 THRESHOLD_DPS = 30
+#: findroot's bracket [0, hi] doubles hi while g(hi) > 0, up to this bound (g -> -oo: the last weight
+#: is below 1/H).
+MAX_BRACKET = 2**20
 
 
 def fib(k):
     """Binet's form F_k = (phi^k - psi^k)/sqrt(5)."""
     return (PHI**k - PSI**k) / sp.sqrt(5)
-
-
-def _alg_zero(expr) -> bool:
-    """An algebraic number (sqrt(5) and rationals) is exactly zero."""
-    return sp.expand(sp.radsimp(sp.expand(expr))) == 0
 
 
 def _eq(lhs, rhs):
@@ -78,30 +78,11 @@ def _lt(lhs, rhs):
 
 
 # ----------------------------------------------------------------------------------------------
-# closed forms written as f(Hv, E) with E(base, s) = base^(H + s): evaluated normally for the
-# results, and with base^H -> an independent symbol for the induction check.
+# closed forms written as f(Hv, E) with E(base, s) = base^(H + s) (``_normal``); the step method
+# ``induction`` checks them with every power b^H an independent symbol.
 
 def _normal(b, s):
     return b ** (H + s)
-
-
-def _induction(closed: Callable, term: Callable, coeff=1) -> Callable[[], bool]:
-    """Check S(H) - coeff S(H-1) = term(H) (b^H independent symbols) and S(0) = 0."""
-    def check() -> bool:
-        syms: dict = {}
-
-        def P(b):
-            if b not in syms:
-                syms[b] = sp.Symbol(f"_P{len(syms)}")
-            return syms[b]
-
-        at_H = lambda b, s: P(b) * b**s            # noqa: E731
-        at_Hm1 = lambda b, s: P(b) * b ** (s - 1)  # noqa: E731
-        diff = closed(H, at_H) - coeff * closed(H - 1, at_Hm1) - term(H, at_H)
-        zero_step = sp.cancel(sp.expand(diff)) == 0 or sp.simplify(diff) == 0
-        base = sp.simplify(closed(sp.Integer(0), lambda b, s: b**s)) == 0
-        return bool(zero_step and base)
-    return check
 
 
 def _sum_geometric(Hv, E, x):
@@ -117,11 +98,6 @@ def _sum_h_geometric(Hv, E, x):
 def _sum_h2_geometric(Hv, E, x):
     """sum_{h=1}^{H} h^2 x^(h-1)."""
     return (1 + x - (Hv + 1) ** 2 * E(x, 0) + (2 * Hv**2 + 2 * Hv - 1) * E(x, 1) - Hv**2 * E(x, 2)) / (1 - x) ** 3
-
-
-def _fib_sq_term(Hv, E):
-    """F_H^2 = (phi^(2H) + psi^(2H) - 2 (-1)^H)/5."""
-    return (E(PHI2, 0) + E(PSI2, 0) - 2 * E(-1, 0)) / 5
 
 
 def _fib_best_exp_sum(Hv, E):
@@ -158,19 +134,14 @@ def _assumptions(der: Derivation) -> None:
 
 
 def _weights(der: Derivation) -> None:
-    der.step("geom_sum", _eq(sp.Sum(r ** (h - 1), (h, 1, H)), (1 - r**H) / (1 - r)), by="custom",
-             check=_induction(lambda Hv, E: _sum_geometric(Hv, E, r), lambda Hv, E: E(r, -1)),
+    der.step("geom_sum", _eq(sp.Sum(r ** (h - 1), (h, 1, H)), (1 - r**H) / (1 - r)), by="induction",
              why="so the geometric weights sum to one", uses=["w_geom"])
     der.step("binet_recurrence", _eq(PHI**2 - PHI - 1, 0), by="expand", uses=["binet"])
-    Pp, Qq = sp.symbols("P Q")   # phi^h, psi^h; then (phi^2)^h = P^2, (psi^2)^h = Q^2, (-1)^h = P Q
-    der.step("binet_square", _eq(fib(h) ** 2, (PHI2**h + PSI2**h - 2 * (-1) ** h) / 5), by="custom",
-             check=lambda: (sp.expand(PHI * PSI) == -1 and sp.expand(PHI**2) == PHI2 and sp.expand(PSI**2) == PSI2
-                            and sp.expand(((Pp - Qq) / sp.sqrt(5)) ** 2 - (Pp**2 + Qq**2 - 2 * Pp * Qq) / 5) == 0),
+    der.step("binet_square", _eq(fib(h) ** 2, (PHI2**h + PSI2**h - 2 * (-1) ** h) / 5), by="power_identity",
+             k=h, bases=FIB_BASES,
              why="exponent laws for integer h: (phi^2)^h = (phi^h)^2 and (-1)^h = (phi psi)^h = phi^h psi^h",
              uses=["binet"])
-    fib_sum = lambda Hv, E: (E(PHI, 2) - E(PSI, 2)) / sp.sqrt(5) - 1   # noqa: E731  F_{H+2} - 1
-    der.step("fib_sum", _eq(sp.Sum(fib(h), (h, 1, H)), fib(H + 2) - 1), by="custom",
-             check=_induction(fib_sum, lambda Hv, E: (E(PHI, 0) - E(PSI, 0)) / sp.sqrt(5)),
+    der.step("fib_sum", _eq(sp.Sum(fib(h), (h, 1, H)), fib(H + 2) - 1), by="induction",
              why="sum_{k<=H} F_k = F_{H+2} - 1, so both Fibonacci weight vectors sum to one",
              uses=["binet"])
     der.step("fib_first_values", _eq(sp.Matrix([fib(k) for k in range(1, 9)]),
@@ -194,14 +165,12 @@ def _optimality(der: Derivation) -> None:
     Lag = sum(a_**2 * V_ for a_, V_ in zip(al, Vs)) - lam * (sum(al) - 1)
     S = sum(1 / V_ for V_ in Vs)
     a_star = [1 / (V_ * S) for V_ in Vs]
-    def lagrange_check() -> bool:
-        sol = list(sp.linsolve([sp.diff(Lag, a_) for a_ in al] + [sum(al) - 1], list(al) + [lam]))
-        return len(sol) == 1 and all(sp.cancel(sol[0][i] - s_star) == 0 for i, s_star in enumerate(a_star))
     uses = ["weights_affine", "variance_part", "zero_cov"]
-    der.step("lagrange_inverse_variance_H3", _eq(sp.Matrix(al), sp.Matrix(a_star)), by="custom",
-             check=lagrange_check, why="grad(sum a^2 V - lam(sum a - 1)) = 0: 2 a_h V_h = lam, a_h ∝ 1/V_h",
-             uses=uses)
-    der.step("lagrange_hessian_H3", _eq(sp.hessian(Lag, al), 2 * sp.diag(*Vs)), by="simplify",
+    der.step("lagrange_inverse_variance_H3", _eq(sp.Matrix(al), sp.Matrix(a_star)), by="solve",
+             equation=[_eq(sp.Derivative(Lag, a_), 0) for a_ in al] + [_eq(sum(al), 1)], unknowns=[lam],
+             why="grad(sum a^2 V - lam(sum a - 1)) = 0: 2 a_h V_h = lam, a_h ∝ 1/V_h", uses=uses)
+    hess = sp.Matrix(3, 3, lambda i, j: sp.Derivative(Lag, al[i], al[j]))
+    der.step("lagrange_hessian_H3", _eq(hess, 2 * sp.diag(*Vs)), by="simplify",
              why="second-order condition: the Hessian 2 diag(V) is positive definite", uses=uses)
     # general H: per-term identity and its sum
     a_h = sp.Symbol("a_h", real=True)
@@ -227,7 +196,7 @@ def _optimality(der: Derivation) -> None:
                  uses=uses + ["equal_V"])
     Hs = sp.Symbol("H_", positive=True)
     der.step("uniform_optimal_equal_V_general",
-             _eq(sp.expand((a_h - 1 / Hs) ** 2), a_h**2 - 2 * a_h / Hs + 1 / Hs**2), by="expand",
+             _eq((a_h - 1 / Hs) ** 2, a_h**2 - 2 * a_h / Hs + 1 / Hs**2), by="expand",
              why="summed over H heads with sum a_h = 1: sum (a_h - 1/H)^2 = sum a_h^2 - 1/H >= 0",
              uses=uses + ["equal_V"])
     # with covariance: alpha* = C^-1 1 / (1^T C^-1 1), W* = 1/(1^T C^-1 1)
@@ -239,12 +208,9 @@ def _optimality(der: Derivation) -> None:
         a_opt = Ci1 / (one.T * Ci1)[0]
         W_opt = Cm.det() / (one.T * Ci1)[0]
         Lc = (al_.T * Cm * al_)[0] - lam * (sum(al_) - 1)
-
-        def cov_check(Lc=Lc, al_=al_, a_opt=a_opt) -> bool:
-            sol = list(sp.linsolve([sp.diff(Lc, a_) for a_ in al_] + [sum(al_) - 1], list(al_) + [lam]))
-            return len(sol) == 1 and all(sp.cancel(sol[0][i] - ao) == 0 for i, ao in enumerate(a_opt))
         cu = ["weights_affine", "variance_part", "pd_cov"]
-        der.step(f"lagrange_covariance_H{HH}", _eq(al_, a_opt), by="custom", check=cov_check,
+        der.step(f"lagrange_covariance_H{HH}", _eq(al_, a_opt), by="solve",
+                 equation=[_eq(sp.Derivative(Lc, a_), 0) for a_ in al_] + [_eq(sum(al_), 1)], unknowns=[lam],
                  why="2 C a = lam 1: a* = C^-1 1/(1^T C^-1 1)", uses=cu)
         on_plane = {al_[-1]: 1 - sum(al_[:-1])}
         d_ = (al_ - a_opt)
@@ -258,8 +224,9 @@ def _optimality(der: Derivation) -> None:
     der.result("alpha1_opt_cov_H2", (V2s - C2) / (V1s + V2s - 2 * C2), args=(V1s, V2s, C2),
                description="optimal weight of head 1 of two", uses=["pd_cov"])
     C2m = sp.Matrix([[V1s, C2], [C2, V2s]])
-    der.step("cov_H2_closed_form", _eq(C2m.det() / (sp.ones(1, 2) * C2m.adjugate() * sp.ones(2, 1))[0],
-                                       (V1s * V2s - C2**2) / (V1s + V2s - 2 * C2)), by="rational",
+    one_row, one_col = sp.ImmutableMatrix(sp.ones(1, 2)), sp.ImmutableMatrix(sp.ones(2, 1))
+    w_star = 1 / sp.Trace(sp.MatMul(one_row, sp.Inverse(sp.ImmutableMatrix(C2m)), one_col))   # 1/(1ᵀC⁻¹1)
+    der.step("cov_H2_closed_form", _eq(w_star, (V1s * V2s - C2**2) / (V1s + V2s - 2 * C2)), by="simplify",
              why="W* = 1/(1^T C^-1 1) = det C / (1^T adj(C) 1)", uses=["pd_cov"])
 
 
@@ -268,24 +235,20 @@ def _closed_forms(der: Derivation) -> None:
     ue, up = ["variance_part", "zero_cov", "profile_exp"], ["variance_part", "zero_cov", "profile_poly"]
     x2q = r**2 * q
     # exponential profile: every sum is geometric
-    der.step("unif_exp_sum", _eq(sp.Sum(q ** (h - 1), (h, 1, H)), (q**H - 1) / (q - 1)), by="custom",
-             check=_induction(lambda Hv, E: _sum_geometric(Hv, E, q), lambda Hv, E: E(q, -1)), uses=ue)
-    der.step("geom_exp_sum", _eq(sp.Sum(x2q ** (h - 1), (h, 1, H)), (x2q**H - 1) / (x2q - 1)), by="custom",
-             check=_induction(lambda Hv, E: _sum_geometric(Hv, E, x2q), lambda Hv, E: E(x2q, -1)),
+    der.step("unif_exp_sum", _eq(sp.Sum(q ** (h - 1), (h, 1, H)), (q**H - 1) / (q - 1)), by="induction", uses=ue)
+    der.step("geom_exp_sum", _eq(sp.Sum(x2q ** (h - 1), (h, 1, H)), (x2q**H - 1) / (x2q - 1)), by="induction",
              why="alpha_h^2 V_h = ((1-r)/(1-r^H))^2 V_1 (r^2 q)^(h-1)", uses=ue + ["w_geom"])
     der.step("fib_best_exp_sum", _eq(sp.Sum(fib(H + 1 - h) ** 2 * q ** (h - 1), (h, 1, H)),
-                                     _fib_best_exp_sum(H, _normal)), by="custom",
-             check=_induction(_fib_best_exp_sum, _fib_sq_term, coeff=q),
+                                     _fib_best_exp_sum(H, _normal)), by="induction", coeff=q, bases=FIB_BASES,
              why="S(H) = sum_k F_k^2 q^(H-k) = q S(H-1) + F_H^2 (binet_square); valid for q != phi^2, psi^2",
              uses=ue + ["w_fib_best", "binet"])
     der.step("fib_worst_exp_sum", _eq(sp.Sum(fib(h) ** 2 * q ** (h - 1), (h, 1, H)),
-                                      _fib_worst_exp_sum(H, _normal)), by="custom",
-             check=_induction(_fib_worst_exp_sum, lambda Hv, E: _fib_sq_term(Hv, E) * E(q, -1)),
+                                      _fib_worst_exp_sum(H, _normal)), by="induction", bases=FIB_BASES,
              why="geometric sums in phi^2 q, psi^2 q, -q; valid for q != 1/phi^2, 1/psi^2",
              uses=ue + ["w_fib_worst", "binet"])
     inv_sum = lambda Hv, E: _sum_geometric(Hv, E, 1 / q)   # noqa: E731
-    der.step("inv_exp_sum", _eq(sp.Sum(q ** (1 - h), (h, 1, H)), inv_sum(H, _normal)), by="custom",
-             check=_induction(inv_sum, lambda Hv, E: E(1 / q, -1)), uses=ue + ["w_inverse"])
+    der.step("inv_exp_sum", _eq(sp.Sum(q ** (1 - h), (h, 1, H)), inv_sum(H, _normal)), by="induction",
+             uses=ue + ["w_inverse"])
     W_inv_exp = (q - 1) * q ** (H - 1) * V_1 / (q**H - 1)
     der.step("inv_exp_closed", _eq(V_1 / inv_sum(H, _normal), W_inv_exp), by="simplify",
              why="W = 1/sum(1/V_h) (lagrange)", uses=ue + ["w_inverse"])
@@ -305,14 +268,13 @@ def _closed_forms(der: Derivation) -> None:
                                "at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)")
     # polynomial profile: finite sums (printable), integer-beta closed forms by induction
     for bb, closed in ((1, lambda Hv, E: Hv * (Hv + 1) / 2), (2, lambda Hv, E: Hv * (Hv + 1) * (2 * Hv + 1) / 6)):
-        der.step(f"unif_poly{bb}_sum", _eq(sp.Sum(h**bb, (h, 1, H)), closed(H, _normal)), by="custom",
-                 check=_induction(closed, lambda Hv, E, bb=bb: Hv**bb), uses=up)
+        der.step(f"unif_poly{bb}_sum", _eq(sp.Sum(h**bb, (h, 1, H)), closed(H, _normal)), by="induction", uses=up)
         der.result(f"W_uniform_poly{bb}", V_1 * closed(H, _normal) / H**2, args=(V_1, H), uses=up + ["w_uniform"],
                    description=f"uniform weights, V_h = V_1 h^{bb}")
     for bb, fn in ((1, _sum_h_geometric), (2, _sum_h2_geometric)):
         closed = lambda Hv, E, fn=fn: fn(Hv, E, r**2)   # noqa: E731
         der.step(f"geom_poly{bb}_sum", _eq(sp.Sum(h**bb * r ** (2 * h - 2), (h, 1, H)), closed(H, _normal)),
-                 by="custom", check=_induction(closed, lambda Hv, E, bb=bb: Hv**bb * E(r**2, -1)), uses=up)
+                 by="induction", uses=up)
         der.result(f"W_geom_poly{bb}", V_1 * ((1 - r) / (1 - r**H)) ** 2 * closed(H, _normal), args=(V_1, H, r),
                    uses=up + ["w_geom"], description=f"geometric weights, V_h = V_1 h^{bb}")
     sums = {
@@ -330,9 +292,9 @@ def _closed_forms(der: Derivation) -> None:
     for name, (expr, args, extra, text) in sums.items():
         der.result(name, expr, args=args, uses=up + extra,
                    description=f"{text}: a finite sum over h = 1..H (H a Python int in generated code)")
-    der.step("harmonic_forms", _eq(sp.harmonic(H, -beta), sp.Sum(h**beta, (h, 1, H))), by="custom",
-             check=lambda: sp.harmonic(H, -beta).rewrite(sp.Sum).dummy_eq(sp.Sum(h**beta, (h, 1, H)), h)
-             and sp.harmonic(H, beta).rewrite(sp.Sum).dummy_eq(sp.Sum(h ** (-beta), (h, 1, H)), h),
+    der.step("harmonic_forms", _eq(sp.Tuple(sp.harmonic(H, -beta), sp.harmonic(H, beta)),
+                                   sp.Tuple(sp.Sum(h**beta, (h, 1, H)), sp.Sum(h ** (-beta), (h, 1, H)))),
+             by="rewrite", target=sp.Sum,
              why="the generalised harmonic numbers: W_unif = V_1 harmonic(H, -beta)/H^2, W_inv = V_1/harmonic(H, beta)")
     der.result("W_uniform_poly_harmonic", V_1 * sp.harmonic(H, -beta) / H**2, args=(V_1, beta, H), codegen=False,
                uses=up + ["w_uniform"], description="W_uniform_poly as a generalised harmonic number")
@@ -352,27 +314,25 @@ def _closed_forms(der: Derivation) -> None:
 def _asymptotics(der: Derivation) -> None:
     """Orders in H of each W, and the limits that decide which weighting wins for large H."""
     up, ue = ["variance_part", "zero_cov", "profile_poly"], ["variance_part", "zero_cov", "profile_exp"]
-    stolz = (H + 1) ** s_ / ((H + 1) ** (s_ + 1) - H ** (s_ + 1))
-    stolz_neg = (H + 1) ** (u - 1) / ((H + 1) ** u - H**u)
-    der.step("stolz_power_sum", _eq(sp.Limit(sp.Sum(h**s_, (h, 1, H)) / H ** (s_ + 1), H, sp.oo), 1 / (s_ + 1)),
-             by="custom", check=lambda: sp.limit(stolz, H, sp.oo) == 1 / (s_ + 1)
-             and sp.limit(stolz_neg, H, sp.oo) == 1 / u,
+    der.step("stolz_power_sum", _eq(sp.Tuple(sp.Limit(sp.Sum(h**s_, (h, 1, H)) / H ** (s_ + 1), H, sp.oo),
+                                             sp.Limit(sp.Sum(h ** (u - 1), (h, 1, H)) / H**u, H, sp.oo)),
+                                    sp.Tuple(1 / (s_ + 1), 1 / u)), by="stolz_cesaro",
              why="Stolz-Cesaro (H^(s+1) increases to oo for s > -1): the limit equals "
                  "lim (H+1)^s/((H+1)^(s+1) - H^(s+1)) = 1/(s+1); checked for s > 0 and s = u - 1 in (-1, 0)")
     Sig = sp.Symbol("Sigma", positive=True)
     der.step("uniform_poly_order", _eq(V_1 * Sig / H**2 * H ** (1 - beta) / V_1, Sig / H ** (beta + 1)), by="simplify",
              why="W_unif H^(1-beta)/V_1 = sum h^beta / H^(beta+1) -> 1/(beta+1): W_unif ~ V_1 H^(beta-1)/(beta+1); "
                  "-> 0 for beta < 1, -> V_1/2 at beta = 1, -> oo for beta > 1", uses=up + ["w_uniform"])
-    der.step("uniform_poly1_limit", _eq(sp.Limit((H + 1) / (2 * H), H, sp.oo), sp.Rational(1, 2)), by="custom",
-             check=lambda: sp.limit((H + 1) / (2 * H), H, sp.oo) == sp.Rational(1, 2), uses=up + ["w_uniform"])
-    der.step("inverse_poly_order_lt1", _eq(V_1 / Sig * H ** (1 - beta) / V_1, 1 / (Sig / H ** (1 - beta))),
+    der.step("uniform_poly1_limit", _eq(sp.Limit((H + 1) / (2 * H), H, sp.oo), sp.Rational(1, 2)), by="limit",
+             uses=up + ["w_uniform"])
+    Wsym = sp.Symbol("W", positive=True)
+    der.step("inverse_poly_order_lt1", _eq(sp.Subs(Wsym * H ** (1 - beta) / V_1, Wsym, V_1 / Sig),
+                                           1 / (Sig / H ** (1 - beta))),
              by="simplify", why="beta = 1 - u < 1: sum h^-beta / H^(1-beta) -> 1/(1-beta) (stolz, s = -beta), so "
                                 "W_inv ~ (1-beta) V_1 H^(beta-1)", uses=up + ["w_inverse"])
-    der.step("inverse_poly_order_eq1", _eq(sp.Limit(sp.harmonic(H) / sp.log(H), H, sp.oo), 1), by="custom",
-             check=lambda: sp.limit(sp.harmonic(H) / sp.log(H), H, sp.oo) == 1,
+    der.step("inverse_poly_order_eq1", _eq(sp.Limit(sp.harmonic(H) / sp.log(H), H, sp.oo), 1), by="limit",
              why="beta = 1: W_inv = V_1/harmonic(H) ~ V_1/log H", uses=up + ["w_inverse"])
-    der.step("inverse_poly_order_gt1", _eq(sp.Limit(sp.harmonic(H, 1 + v), H, sp.oo), sp.zeta(1 + v)), by="custom",
-             check=lambda: sp.limit(sp.harmonic(H, 1 + v), H, sp.oo) == sp.zeta(1 + v),
+    der.step("inverse_poly_order_gt1", _eq(sp.Limit(sp.harmonic(H, 1 + v), H, sp.oo), sp.zeta(1 + v)), by="limit",
              why="beta = 1 + v > 1: W_inv -> V_1/zeta(beta)", uses=up + ["w_inverse"])
     # geometric: a positive floor for every profile, and the limit
     der.step("geom_first_weight_floor",
@@ -381,83 +341,68 @@ def _asymptotics(der: Derivation) -> None:
              why="r^H = 1/(1+z) in (0,1): alpha_1 = (1-r)/(1-r^H) >= 1-r, so W_geom >= alpha_1^2 V_1 >= "
                  "(1-r)^2 V_1 > 0 for every H and every profile: no decay to 0 for fixed r",
              uses=["variance_part", "zero_cov", "w_geom"])
-    der.step("geom_poly_series_converges", _eq(sp.Limit((h + 1) ** beta / h**beta * r**2, h, sp.oo), r**2),
-             by="custom", check=lambda: sp.limit((h + 1) ** beta / h**beta * r**2, h, sp.oo) == r**2
-             and sp.limit((1 / (1 + t)) ** H, H, sp.oo) == 0,
+    der.step("geom_poly_series_converges",
+             _eq(sp.Tuple(sp.Limit((h + 1) ** beta / h**beta * r**2, h, sp.oo), sp.Limit((1 / (1 + t)) ** H, H, sp.oo)),
+                 sp.Tuple(r**2, 0)), by="limit",
              why="ratio test (r^2 < 1) and r^H -> 0: W_geom -> V_1 (1-r)^2 Li_{-beta}(r^2)/r^2",
              uses=up + ["w_geom", "polylog_def"])
     W_geom_lim = V_1 * (1 - r) ** 2 * sp.polylog(-beta, r**2) / r**2
     der.result("W_geom_poly_limit", W_geom_lim, args=(V_1, beta, r), uses=up + ["w_geom", "polylog_def"],
                codegen=False, description="lim_{H->oo} W_geom for V_h = V_1 h^beta (> 0): mpmath.polylog(-beta, r^2)")
-    der.step("geom_poly1_limit", _eq(W_geom_lim.subs(beta, 1), V_1 / (1 + r) ** 2), by="custom",
-             check=lambda: sp.simplify(sp.expand_func(W_geom_lim.subs(beta, 1)) - V_1 / (1 + r) ** 2) == 0,
+    der.step("geom_poly1_limit", _eq(sp.Subs(W_geom_lim, beta, 1), V_1 / (1 + r) ** 2), by="simplify",
              why="Li_{-1}(x) = x/(1-x)^2", uses=up + ["w_geom", "polylog_def"])
-    der.step("geom_beats_uniform_beta1", _eq(sp.Symbol("r_star"), sp.sqrt(2) - 1), by="custom",
-             check=lambda: sp.solve(sp.Eq((1 + r) ** 2, 2), r) == [sp.sqrt(2) - 1],
+    der.step("geom_beats_uniform_beta1", _eq(r, sp.sqrt(2) - 1), by="solve", equation=_eq((1 + r) ** 2, 2),
              why="beta = 1: V_1/(1+r)^2 < V_1/2 iff (1+r)^2 > 2 iff r > sqrt(2) - 1 ((1+r)^2 increasing)",
              uses=up + ["w_geom", "w_uniform"])
     # exponential profile
     rt, qy = 1 / (1 + t), 1 + v                      # r in (0,1), q > 1
-    lim0 = lambda e: sp.limit(e, H, sp.oo)           # noqa: E731
     der.step("uniform_exp_order", _eq(sp.Limit(((qy**H - 1) / ((qy - 1) * H**2)) / (qy**H / ((qy - 1) * H**2)), H,
-                                                sp.oo), 1), by="custom",
-             check=lambda: lim0((qy**H - 1) / qy**H) == 1,
+                                                sp.oo), 1), by="limit",
              why="q > 1: W_unif ~ V_1 q^H/((q-1) H^2) -> oo", uses=ue + ["w_uniform"])
     der.step("uniform_exp_q_lt_1", _eq(sp.Limit(V_1 * ((1 / qy) ** H - 1) / ((1 / qy - 1) * H**2), H, sp.oo), 0),
-             by="custom", check=lambda: lim0(V_1 * ((1 / qy) ** H - 1) / ((1 / qy - 1) * H**2)) == 0,
+             by="limit",
              why="q < 1 (heads ordered worst first): W_unif -> 0 while W_geom >= (1-r)^2 V_1: uniform wins",
              uses=ue + ["w_uniform"])
-    E0 = lambda b, s_shift: 0                        # noqa: E731  every vanishing power b^H -> 0
     x2q = r**2 * q
     W_geom_exp_lim = V_1 * (1 - r) ** 2 / (1 - x2q)
     der.step("geom_exp_limit", _eq(sp.Limit(V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1), H, sp.oo),
-                                   W_geom_exp_lim), by="custom",
-             check=lambda: sp.simplify(V_1 * ((1 - r) / (1 - E0(r, 0))) ** 2 * (E0(x2q, 0) - 1) / (x2q - 1)
-                                       - W_geom_exp_lim) == 0,
+                                   W_geom_exp_lim), by="power_limit",
+             substitution={r: 1 / (1 + t), q: (1 + t) ** 2 / (1 + z)},
              why="r^2 q < 1: r^H, (r^2 q)^H -> 0 and the closed form is continuous there",
              uses=ue + ["w_geom"])
     der.step("inverse_exp_limit", _eq(sp.Limit((qy - 1) * qy ** (H - 1) * V_1 / (qy**H - 1), H, sp.oo),
-                                      V_1 * (1 - 1 / qy)), by="custom",
-             check=lambda: sp.simplify(lim0((qy - 1) * qy ** (H - 1) * V_1 / (qy**H - 1)) - V_1 * (1 - 1 / qy)) == 0,
+                                      V_1 * (1 - 1 / qy)), by="limit",
              uses=ue + ["w_inverse"])
     W_unif_exp = V_1 * (q**H - 1) / ((q - 1) * H**2)
     W_geom_exp = V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1)
-    der.step("geom_vs_uniform_exp_ratio", _eq(sp.Limit(W_geom_exp / W_unif_exp, H, sp.oo), 0), by="custom",
-             check=lambda: lim0(H**3 * (qy - 1) / (qy**H - 1)) == 0 and lim0(H**3 * rt ** (2 * H - 2)) == 0,
-             why="q > 1, any r in (0,1): sum_{h<=H} (r^2 q)^(h-1) <= H max(1, r^2 q)^(H-1), and "
-                 "q^(H-1)(q-1) <= q^H - 1, so W_geom/W_unif <= const H^3 max(q^-H, r^(2H-2)) -> 0: "
+    der.step("geom_vs_uniform_exp_ratio",
+             _eq(sp.Tuple(sp.Limit(H**3 * (qy - 1) / (qy**H - 1), H, sp.oo),
+                          sp.Limit(H**3 * rt ** (2 * H - 2), H, sp.oo)), sp.Tuple(0, 0)), by="limit",
+             why="the two bounds of lim W_geom/W_unif (q = 1 + v > 1, r = 1/(1 + t) in (0,1)): "
+                 "sum_{h<=H} (r^2 q)^(h-1) <= H max(1, r^2 q)^(H-1) and q^(H-1)(q-1) <= q^H - 1, so "
+                 "W_geom/W_unif <= const H^3 max(q^-H, r^(2H-2)); both tend to 0, hence W_geom/W_unif -> 0: "
                  "geometric wins for large H for every r (not only r^2 q < 1)",
              uses=ue + ["w_geom", "w_uniform"])
     # Fibonacci: weights tend to the geometric ones with r = 1/phi
-    e_, P_, Q_, sg, ta = sp.symbols("e P Q sigma tau", real=True)
-    # alpha_h(H) with P = phi^H -> 1/e, Q = phi^h, psi^k = (-1)^k phi^-k (sigma, tau = the signs)
-    alpha_PQ = (PHI * P_ / Q_ - sg * Q_ / (PHI * P_)) / (PHI**2 * P_ - ta / (PHI**2 * P_) - sp.sqrt(5))
-    der.step("psi_is_minus_inverse_phi", _eq(PSI, -1 / PHI), by="custom", check=lambda: _alg_zero(PSI + 1 / PHI),
+    der.step("psi_is_minus_inverse_phi", _eq(PSI, -1 / PHI), by="simplify",
              uses=["binet"])
-
-    def fib_weight_limit() -> bool:
-        at_e = sp.cancel(alpha_PQ.subs(P_, 1 / e_))
-        num, den = sp.fraction(at_e)
-        return (sp.simplify(den.subs(e_, 0)) != 0
-                and sp.simplify(at_e.subs(e_, 0) - 1 / (PHI * Q_)) == 0)
     der.step("fib_weight_limit", _eq(sp.Limit(fib(H + 1 - h) / (fib(H + 2) - 1), H, sp.oo), PHI ** (-h - 1)),
-             by="custom", check=fib_weight_limit,
-             why="with e = phi^-H -> 0 the weight is a rational function of e, continuous at 0 whatever the "
-                 "signs (-1)^k: alpha_h -> phi^-(h+1), i.e. geometric weights with r = 1/phi",
+             by="power_limit", bases={PSI: -1 / PHI},
+             why="psi = -1/phi: with e = phi^-H -> 0 the weight is a rational function of e, continuous at 0 "
+                 "whatever the sign (-1)^H: alpha_h -> phi^-(h+1), i.e. geometric weights with r = 1/phi",
              uses=["w_fib_best", "binet"])
-    der.step("fib_bounds", sp.And(sp.Le(PHI ** (m - 2), sp.Symbol("F_m"), evaluate=False),
-                                  sp.Le(sp.Symbol("F_m"), PHI ** (m - 1), evaluate=False)), by="custom",
-             check=lambda: (_alg_zero(1 / PHI + 1 / PHI**2 - 1) and (PHI > 1) == sp.true
-                            and _alg_zero(fib(1) - 1) and _alg_zero(fib(2) - 1)),
-             why="induction: F_1 = F_2 = 1 lie in [phi^(m-2), phi^(m-1)] and phi^(m-1) + phi^(m-2) = phi^m",
+    F = [sp.Subs(fib(m), m, k) for k in (1, 2)]          # F_1, F_2 in Binet's form, unevaluated
+    base_cases = [sp.Le(PHI ** (k - 2), F[k - 1], evaluate=False) for k in (1, 2)] + \
+        [sp.Le(F[k - 1], PHI ** (k - 1), evaluate=False) for k in (1, 2)]
+    der.step("fib_bounds", sp.And(*base_cases, _eq(PHI ** (m - 1) + PHI ** (m - 2), PHI**m)), by="conjunction",
+             why="phi^(m-2) <= F_m <= phi^(m-1) for every m >= 1 by induction: the bounds hold for F_1, F_2 (the "
+                 "four inequalities) and are carried to F_m = F_(m-1) + F_(m-2) by phi^(m-1) + phi^(m-2) = phi^m",
              uses=["binet"])
     der.step("fib_weight_domination", _eq(PHI ** (H - h) / PHI ** (H - 1), PHI ** (1 - h)), by="simplify",
              why="alpha_h = F_{H+1-h}/(F_{H+2}-1) <= phi^(H-h)/F_{H+1} <= phi^(1-h) (F_{H+2} - 1 >= F_{H+1}); "
                  "sum_h phi^(2-2h) h^beta < oo", uses=["w_fib_best", "binet"])
-    der.step("fib_best_poly_limit", _eq(((1 - r) / r) ** 2 * sp.polylog(-beta, r**2),
-                                        PHI**-2 * sp.polylog(-beta, PHI**-2)).subs(r, 1 / PHI), by="custom",
-             check=lambda: _alg_zero(((1 - 1 / PHI) * PHI) ** 2 - PHI**-2)
-             and _alg_zero(sp.limit((h + 1) ** beta / h**beta * PHI**-2, h, sp.oo) - PHI**-2),
+    der.step("fib_best_poly_limit", _eq(sp.Subs(((1 - r) / r) ** 2 * sp.polylog(-beta, r**2), r, 1 / PHI),
+                                        PHI**-2 * sp.polylog(-beta, PHI**-2)), by="simplify",
              why="Tannery (fib_weight_limit, fib_weight_domination): W_fib_best -> V_1 sum phi^(-2h-2) h^beta "
                  "= the geometric limit at r = 1/phi > 0: no decay to 0", uses=["w_fib_best", "binet", "profile_poly"])
     der.step("fib_beats_uniform_beta1", sp.Gt(1 / PHI, sp.sqrt(2) - 1, evaluate=False), by="nonneg",
@@ -467,21 +412,20 @@ def _asymptotics(der: Derivation) -> None:
              why="alpha_H = F_H/(F_{H+2}-1) >= phi^(H-2)/phi^(H+1): W_fib_worst >= phi^-6 V_1 H^beta, growing "
                  "faster than W_unif ~ H^(beta-1)/(beta+1)", uses=["w_fib_worst", "binet", "profile_poly"])
 
-    def fib_exp_limit() -> bool:
-        # S_b(H)/phi^(2H) and (F_{H+2}-1)^2/phi^(2H): every other power ratio -> 0 (q < phi^2)
-        num = _fib_best_exp_sum(H, lambda b, s_shift: PHI2**s_shift if b == PHI2 else 0)
-        den = (PHI**2 / sp.sqrt(5)) ** 2
-        lim = V_1 * num / den
-        return sp.simplify(lim - V_1 * (1 - 1 / PHI) ** 2 / (1 - q / PHI**2)) == 0
     W_fib_exp = V_1 * _fib_best_exp_sum(H, _normal) / (fib(H + 2) - 1) ** 2
     der.step("fib_best_exp_limit", _eq(sp.Limit(W_fib_exp, H, sp.oo),
-                                       V_1 * PHI**-4 / (1 - q / PHI**2)), by="custom", check=fib_exp_limit,
-             why="q < phi^2: divide by phi^(2H); the limit equals the geometric one at r = 1/phi",
+                                       V_1 * PHI**-4 / (1 - q / PHI**2)), by="power_limit",
+             bases={PHI2: PHI**2, PSI2: PHI**-2, PSI: -1 / PHI}, substitution={q: PHI**2 / (1 + z)},
+             excluded=[q - PSI2],
+             why="q = phi^2/(1 + z) < phi^2: divide by phi^(2H); the limit equals the geometric one at r = 1/phi "
+                 "(the closed form excludes q = psi^2, where it is 0/0)",
              uses=ue + ["w_fib_best", "binet"])
-    der.step("fib_vs_uniform_exp_ratio", _eq(sp.Limit(W_fib_exp / W_unif_exp, H, sp.oo), 0), by="custom",
-             check=lambda: lim0(H**3 * qy ** (-H)) == 0 and lim0(H**3 * PHI ** (-2 * H)) == 0,
-             why="q > 1: W_fib <= V_1 phi^2 sum (q/phi^2)^(h-1) phi^-2 <= const H max(1, q/phi^2)^H; against "
-                 "W_unif ~ q^H/H^2 the ratio is <= const H^3 max(q^-H, phi^-2H) -> 0", uses=ue + ["w_fib_best"])
+    der.step("fib_vs_uniform_exp_ratio",
+             _eq(sp.Tuple(sp.Limit(H**3 * qy ** (-H), H, sp.oo), sp.Limit(H**3 * PHI ** (-2 * H), H, sp.oo)),
+                 sp.Tuple(0, 0)), by="limit",
+             why="the two bounds of lim W_fib/W_unif (q = 1 + v > 1): W_fib <= V_1 phi^2 sum (q/phi^2)^(h-1) "
+                 "phi^-2 <= const H max(1, q/phi^2)^H; against W_unif ~ q^H/H^2 the ratio is "
+                 "<= const H^3 max(q^-H, phi^-2H); both tend to 0, hence W_fib/W_unif -> 0", uses=ue + ["w_fib_best"])
     for name, expr, extra in (("W_geom_exp_limit", W_geom_exp_lim, ["w_geom"]),
                               ("W_fib_best_exp_limit", V_1 * PHI**-4 / (1 - q / PHI**2), ["w_fib_best"]),
                               ("W_inv_exp_limit", V_1 * (1 - 1 / q), ["w_inverse"])):
@@ -502,11 +446,11 @@ def _correlated(der: Derivation) -> None:
            + rho * sum(a_ * sp.sqrt(V_) for a_, V_ in zip(al, Vs)) ** 2)
     der.step("corr_identity_H4", _eq(W, rhs), by="expand",
              why="W = (1-rho) sum a^2 V + rho (sum a sqrt V)^2 (bilinearity; any H)", uses=uses)
-    der.step("corr_uniform_growth", _eq(((1 / (s_ + 1)) ** 2).subs(s_, beta / 2), 4 / (beta + 2) ** 2), by="simplify",
+    der.step("corr_uniform_growth", _eq(sp.Subs((1 / (s_ + 1)) ** 2, s_, beta / 2), 4 / (beta + 2) ** 2), by="simplify",
              why="stolz with s = beta/2: (sum sqrt(V_h)/H)^2 ~ 4 V_1 H^beta/(beta+2)^2 -> oo for beta > 0, "
                  "so W_unif >= rho * that grows", uses=uses + ["w_uniform"])
     der.step("corr_geom_bounded", _eq(sp.Limit((h + 1) ** (beta / 2) / h ** (beta / 2) * r, h, sp.oo), r),
-             by="custom", check=lambda: sp.limit((h + 1) ** (beta / 2) / h ** (beta / 2) * r, h, sp.oo) == r,
+             by="limit",
              why="ratio test: sum alpha_h sqrt(V_h) -> sqrt(V_1) (1-r) Li_{-beta/2}(r)/r < oo; W_geom stays "
                  "bounded, so geometric beats uniform for large H for every beta > 0 once rho > 0",
              uses=uses + ["w_geom"])
@@ -530,45 +474,46 @@ def _fib_int(k: int) -> int:
     return a_
 
 
-def _threshold(weights: list[Fraction]) -> tuple[bool, mpmath.mpf]:
-    """Unique root beta* of g(beta) = sum_h (alpha_h^2 - 1/H^2) h^beta, and whether its coefficients
-    change sign exactly once (generalised Descartes rule: at most one positive root)."""
+def _root(weights: list[Fraction]) -> mpmath.mpf:
+    """A numerical root beta* of g(beta) = sum_h (alpha_h^2 - 1/H^2) h^beta (mpmath's findroot on a
+    bracket); the step ``threshold_roots`` proves there is exactly one and that it is here."""
     HH = len(weights)
     coef = [w_ * w_ - Fraction(1, HH * HH) for w_ in weights]
-    signs = [c_ > 0 for c_ in coef if c_ != 0]
-    one_change = sum(1 for i in range(1, len(signs)) if signs[i] != signs[i - 1]) == 1 and signs[0]
     with mpmath.workdps(THRESHOLD_DPS + 10):
         cm = [mpmath.mpf(c_.numerator) / c_.denominator for c_ in coef]
         g = lambda b_: mpmath.fsum(cm[i] * mpmath.power(i + 1, b_) for i in range(HH))  # noqa: E731
         hi = mpmath.mpf(1)
-        while g(hi) > 0:
+        while g(hi) > 0 and hi < MAX_BRACKET:
             hi *= 2
-        root = mpmath.findroot(g, (mpmath.mpf(0), hi), solver="anderson")
-        eps = mpmath.mpf(10) ** (-THRESHOLD_DPS + 5)
-        ok = one_change and g(0) > 0 and g(root - eps) > 0 > g(root + eps)
-        return bool(ok), +root
+        return +mpmath.findroot(g, (mpmath.mpf(0), hi), solver="anderson")
 
 
 def _thresholds(der: Derivation) -> None:
-    rows_g, rows_f, ok_all = [], [], True
+    rows_g, rows_f, inst_g, inst_f = [], [], [], []
     for HH, rr in GRID_GEOM:
         rf = Fraction(rr.p, rr.q)
         norm = sum(rf**i for i in range(HH))
-        ok, root = _threshold([rf**i / norm for i in range(HH)])
-        ok_all &= ok
-        rows_g.append([HH, rr, sp.Float(mpmath.nstr(root, THRESHOLD_DPS), THRESHOLD_DPS)])
+        root = sp.Float(mpmath.nstr(_root([rf**i / norm for i in range(HH)]), THRESHOLD_DPS), THRESHOLD_DPS)
+        rows_g.append([HH, rr, root])
+        inst_g.append(({H: HH, r: rr}, root))
     for HH in GRID_FIB:
         tot = _fib_int(HH + 2) - 1
-        ok, root = _threshold([Fraction(_fib_int(HH + 1 - i), tot) for i in range(1, HH + 1)])
-        ok_all &= ok
-        rows_f.append([HH, sp.Float(mpmath.nstr(root, THRESHOLD_DPS), THRESHOLD_DPS)])
+        root = sp.Float(mpmath.nstr(_root([Fraction(_fib_int(HH + 1 - i), tot) for i in range(1, HH + 1)]),
+                                    THRESHOLD_DPS), THRESHOLD_DPS)
+        rows_f.append([HH, root])
+        inst_f.append(({H: HH}, root))
     uses = ["variance_part", "zero_cov", "profile_poly", "w_uniform"]
     alpha_g = r ** (h - 1) * (1 - r) / (1 - r**H)
-    der.step("threshold_roots", _eq(sp.Sum((alpha_g**2 - 1 / H**2) * h ** sp.Symbol("beta_star"), (h, 1, H)), 0),
-             by="custom", check=lambda: ok_all,
-             why="for each (H, r) of the grid: the coefficients alpha_h^2 - 1/H^2 decrease through 0 once, so "
-                 "sum c_h h^beta has at most one root (Laguerre's rule of signs); g(0) > 0, g(oo) < 0, and "
-                 f"the root is bracketed to {THRESHOLD_DPS - 5} digits", uses=uses + ["w_geom", "w_fib_best"])
+    alpha_f = sp.fibonacci(H + 1 - h) / (sp.fibonacci(H + 2) - 1)
+    bs_g, bs_f = sp.Symbol("beta_star"), sp.Symbol("beta_star_fib")
+    der.step("threshold_roots",
+             _eq(sp.Tuple(sp.Sum((alpha_g**2 - 1 / H**2) * h**bs_g, (h, 1, H)),
+                          sp.Sum((alpha_f**2 - 1 / H**2) * h**bs_f, (h, 1, H))), sp.Tuple(0, 0)),
+             by="descartes_root", instances=[inst_g, inst_f], unknown=[bs_g, bs_f], digits=THRESHOLD_DPS - 5,
+             why="for each (H, r) of the grid (geometric) and each H (Fibonacci, best first): the coefficients "
+                 "alpha_h^2 - 1/H^2 decrease through 0 once, so sum c_h h^beta has at most one root (Laguerre's "
+                 "rule of signs); g(0) > 0, g(oo) < 0, and the stated root (the tables) is bracketed to "
+                 f"{THRESHOLD_DPS - 5} digits", uses=uses + ["w_geom", "w_fib_best"])
     der.result("beta_star_geom_table", sp.Matrix(rows_g), codegen=False, uses=uses + ["w_geom"],
                description="rows (H, r, beta*): geometric beats uniform iff beta > beta*(H, r); "
                            f"{THRESHOLD_DPS} digits")

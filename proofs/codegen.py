@@ -142,8 +142,10 @@ def render() -> str:
 
 
 def write(path: Path = TARGET) -> Path:
-    path.write_text(render())
-    return path
+    """Write the generated module atomically (a reader never sees a partial file)."""
+    from verify.io import atomic_write_text
+
+    return atomic_write_text(path, render())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{TARGET} is up to date")
         return 0
-    TARGET.write_text(text)
+    from verify.io import atomic_write_text
+
+    atomic_write_text(TARGET, text)
     print(f"wrote {TARGET}")
     return 0
 

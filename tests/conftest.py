@@ -30,31 +30,11 @@ settings.register_profile(
 settings.load_profile("default")
 
 
-class QuickRun:
-    """The quick run (seed 0) of each claim, computed at most once per session and shared by the
-    claim tests, the verdict snapshot test and the theorem ledger."""
-
-    def __init__(self, factory: pytest.TempPathFactory) -> None:
-        self.factory, self.results = factory, {}
-
-    def __call__(self, claim: str):
-        from verify.claims import Context, run_claim
-
-        if claim not in self.results:
-            out = self.factory.mktemp(claim.lower())
-            self.results[claim] = (run_claim(claim, Context(seed=0, quick=True, out=out)), out)
-        return self.results[claim]
-
-
-@pytest.fixture(scope="session")
-def quick_run(tmp_path_factory):
-    return QuickRun(tmp_path_factory)
-
-
 @pytest.fixture(scope="module")
 def saved(request, quick_run):
     """The quick run (seed 0) of the claim named by the test module's ``CLAIM``, with its output
-    folder (plots, counterexamples): ``(ClaimResult, Path)``."""
+    folder (plots, counterexamples): ``(ClaimResult, Path)``; ``quick_run`` is the theorem-ledger
+    plugin's session cache (verify/pytest_plugin.py)."""
     return quick_run(request.module.CLAIM)
 
 

@@ -1,18 +1,23 @@
-"""Bad input at the public boundary: one table of calls.
+"""Bad input at the public boundary: one table of calls, for the API and the CLI subcommands.
 
-Each row is ``pytest.param(call, (argument, received, *more), id=...)``: calling ``call()``
-must raise :class:`VerifyError` (a ``ValueError``) whose message starts with the argument's
-name and contains every further listed substring (what was received, shape or value, then
-anything else worth pinning). A row may instead give one substring that holds argument,
-expectation and received value together (the diversity and checkpoint rows; checkpoint
-rows write their files into a fresh temporary directory, ``_in_dir``).
+Each row is ``pytest.param(call, expected, id=...)``: calling ``call()`` must raise
+:class:`VerifyError` (a ``ValueError``). ``expected`` is either a tuple ``(argument, received,
+*more)``, and the message must start with ``argument:`` and contain every further substring
+(what was received, then anything else worth pinning), or one substring that holds the
+argument, the expectation and the received value together (rows whose message starts with a
+temporary file's path). Rows that need files write them into a fresh temporary directory
+(``_in_dir``). CLI rows (``_cli``) run ``verify.cli.main([...])`` in-process and pass only if
+it returns exit status 2 with exactly one line on stderr starting ``error: `` and no traceback;
+that line, without ``error: ``, is then checked like an API message.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
+import os
 import struct
 import tempfile
 from pathlib import Path
@@ -23,14 +28,20 @@ import pytest
 import safetensors.numpy
 import torch
 
+from verify import allocate as al
 from verify import nw
 from verify.attention import MultiHeadNW, from_torch
-from verify.checkpoint import SafetensorsFile, analyze_checkpoint, cli_hdi, open_checkpoint
+from verify.checkpoint import SafetensorsFile, analyze_checkpoint, open_checkpoint
+from verify.cli import main as verify_main
+from verify.dgp import DGP, head_projections, make_dgp
 from verify.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
+from verify.engine import decompose, decompose_mp, noise_simulation_check
 from verify.errors import VerifyError
 from verify.nw import nw_estimate, nw_weights
 
 Q, K, V = np.ones((4, 3)), np.ones((5, 3)), np.ones((5, 2))
+Q32, K32 = np.arange(6, dtype=np.float32).reshape(3, 2), np.ones((4, 2), np.float32)
+HUGE = 10**12  # a size far beyond any machine's memory (in elements)
 
 
 def with_nan(a, value=np.nan):
@@ -77,18 +88,32 @@ def _bert(d: int = 4, H: int = 2, key_dtype: Any = np.float32, drop: str | None 
 
 
 _CFG = {"hidden_size": 4, "num_attention_heads": 2, "num_hidden_layers": 1}
+FIFO, FOLDER = object(), object()  # file contents that make a FIFO or a folder instead
+_DEEP = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # JSON nested 100,000 deep
 
 
-def _in_dir(files: dict[str, bytes | dict | str], call: Callable[[Path], Any]) -> Callable[[], Any]:
-    """A zero-argument call that writes ``files`` (bytes, JSON objects or text) and runs ``call(dir)``."""
+def _write(root: Path, files: dict[str, Any]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if content is FIFO:
+            os.mkfifo(path)
+        elif content is FOLDER:
+            path.mkdir()
+        else:
+            if isinstance(content, (dict, list)):
+                content = json.dumps(content)
+            path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+def _in_dir(files: dict[str, Any], call: Callable[[Path], Any]) -> Callable[[], Any]:
+    """A zero-argument call that writes ``files`` (bytes, JSON objects or text, FIFO, FOLDER)
+    into a fresh directory and runs ``call(dir)``."""
 
     def run() -> Any:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            for name, content in files.items():
-                if isinstance(content, dict):
-                    content = json.dumps(content)
-                (root / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+            _write(root, files)
             return call(root)
 
     return run
@@ -98,16 +123,93 @@ def _file(data: bytes) -> Callable[[], Any]:
     return _in_dir({"x.safetensors": data}, lambda d: SafetensorsFile(d / "x.safetensors"))
 
 
+def _cli(argv: list[str], files: dict[str, Any] | None = None) -> Callable[[], Any]:
+    """``verify.cli.main(argv)`` in a fresh directory (``{d}`` in argv is that directory) with
+    ``files`` written there first: exit status 2 and one line ``error: ...`` on stderr, whose
+    message is re-raised for the table."""
+
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            _write(root, files or {})
+            err, out = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                code = verify_main([a.format(d=root) for a in argv])
+            text = err.getvalue()
+            assert code == 2, f"exit status {code}, stderr {text!r}"
+            assert text.startswith("error: ") and text.endswith("\n") and text.count("\n") == 1, repr(text)
+            raise VerifyError(text[len("error: "):-1])
+
+    return run
+
+
 _F32 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+_LIB = "x.safetensors: expected a valid .safetensors file, got a file the safetensors library rejects (Error while " \
+       "deserializing header: "
+_ALLOC = ["allocate", "--budget", "96", "--n", "1e6", "--dim", "8"]
+_CKPT = {"model.safetensors": _bert(), "config.json": _CFG}
 
-def _raise_cli(argv: list[str]) -> None:
-    """cli_hdi reports errors on stderr with exit 2; re-raise its message for the table."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = cli_hdi(argv)
-    if code == 2:
-        raise VerifyError(err.getvalue())
 
+def _claim(**over: Any) -> dict:
+    part = {"id": "p", "role": "core", "effect": "sets the verdict", "statement": "s",
+            "numeric": {"agreement": "rounding", "summary": "ok"}}
+    claim = {"id": "C1", "title": "t", "stated": "s", "verdict": "exact", "headline": "exact", "corrections": [],
+             "premise": [], "limits": [], "assumptions": [], "restored_by": [],
+             "evidence": {"parts": [part], "plots": {}}}
+    for key, value in over.items():  # "evidence.parts": value, "verdict": value ...
+        target, *path = key.split(".")
+        if path:
+            node = claim[target]
+            for k in path[:-1]:
+                node = node[k]
+            node[path[-1]] = value
+        else:
+            claim[target] = value
+    return claim
+
+
+def _report(doc: Any, *, schema: bool = True) -> Callable[[], Any]:
+    """``latex --report`` on ``doc``; an object gets the schema fields unless ``schema=False``."""
+    if schema and isinstance(doc, dict):
+        doc = {"schema": "mha-nw-verify/report", "schema_version": 2, **doc}
+    return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": doc})
+
+
+def _report_text(text: str) -> Callable[[], Any]:
+    return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": text.encode()})
+
+
+_DGP = make_dgp("bump", d=4, sigma=0.5)
+_HEADS = head_projections("random", 2, 4, 2, rng=0)
+
+
+def eng(**change: Any) -> Callable[[], Any]:
+    """decompose with one argument changed from a small valid call."""
+    kw = dict(dgp=_DGP, W_Q=_HEADS, W_K=None, alpha=None, m=3, n=8, R=2, seed=0) | change
+    return lambda: decompose(**kw)
+
+
+def noise(**change: Any) -> Callable[[], Any]:
+    kw = dict(dgp=_DGP, W_Q=_HEADS, N=4, seed=0, n=8, m=3) | change
+    return lambda: noise_simulation_check(**kw)
+
+
+def alloc(**change: Any) -> Callable[[], Any]:
+    kw = dict(D=768, n=1e6, d=16) | change
+    return lambda: al.allocate(**kw)
+
+
+def mse(**change: Any) -> Callable[[], Any]:
+    kw = dict(model="a_corr", d_k=8, n=1e6, D=64, d=8) | change
+    return lambda: al.mse(**kw)
+
+
+def hp(*args: Any, **kwargs: Any) -> Callable[[], Any]:
+    return lambda: head_projections(*args, **kwargs)
+
+
+def dgp(name: Any = "bump", **kwargs: Any) -> Callable[[], Any]:
+    return lambda: make_dgp(name, **kwargs)
 
 
 CASES = [
@@ -223,40 +325,104 @@ CASES = [
     pytest.param(lambda: hdi_bound(2, 0, 4), "d_k: expected an integer >= 1, got 0", id="bound-dk0"),
     pytest.param(lambda: haar_overlap_mean(5, 4), "d_k: expected d_k <= d = 4 (a d_k-dimensional subspace of R^d), got 5", id="haar-dk-above-d"),
     pytest.param(lambda: haar_overlap_mean(1, -3), "d: expected an integer >= 1, got -3", id="haar-d-negative"),
-    # --- safetensors reader ---
-    pytest.param(_in_dir({}, lambda d: SafetensorsFile(d / "none.safetensors")), "none.safetensors: expected a readable",
-                 id="st-missing-file"),
-    pytest.param(_file(b"\x01\x00\x00"), "x.safetensors: expected at least the 8-byte header length", id="st-3-bytes"),
-    pytest.param(_file(_raw({}, length=10**12)), "header length: expected a JSON header that fits", id="st-huge-length"),
-    pytest.param(_file(_raw(b"\xff\xfe{}")), "header: expected a JSON object, got bytes that are not UTF-8 JSON", id="st-not-utf8"),
-    pytest.param(_file(_raw([1, 2])), "header: expected a JSON object, got JSON list", id="st-header-list"),
-    pytest.param(_file(_raw({"__metadata__": [1]})), "header '__metadata__': expected a JSON object", id="st-metadata-list"),
-    pytest.param(_file(_raw({"t": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}}, b"\0")),
-                 "tensor 't' dtype: expected one of F64, F32", id="st-unknown-dtype"),
+    pytest.param(lambda: hdi(1e100 * _W, "literal"), ("W_K", "weights up to 2.", "literal HDI", "fits in float64"),
+                 id="hdi-literal-overflows"),
+    pytest.param(lambda: hdi(1e300 * _W, "literal"), ("W_K", "beyond float64"), id="hdi-literal-1e300"),
+    # --- nw: the argument that overflows is blamed, values required
+    pytest.param(lambda: nw_estimate(Q, K, None), ("values", "None", "real numeric array"), id="nw-estimate-values-none"),
+    pytest.param(lambda: nw_weights(Q32, K32, scale=1e39), ("scale", "1e+39", "finite in float32"),
+                 id="nw-scale-overflows-float32"),
+    pytest.param(lambda: nw_estimate(Q32, K32, np.ones((4, 1), np.float32), scale=1e39), ("scale", "1e+39"),
+                 id="nw-estimate-scale-overflows-float32"),
+    pytest.param(lambda: nw_weights(Q32, K32, kernel="gaussian", bandwidth=1e-20), ("bandwidth", "1e-20", "float32"),
+                 id="nw-bandwidth-overflows-float32"),
+    # --- from_torch: modules without data or with complex weights
+    pytest.param(lambda: from_torch(torch.nn.MultiheadAttention(4, 2, device="meta")),
+                 ("module", "'in_proj_weight' on the meta device"), id="torch-meta-device"),
+    pytest.param(lambda: from_torch(torch.nn.MultiheadAttention(4, 2, kdim=3, vdim=5, device="meta")),
+                 ("module", "'q_proj_weight' on the meta device"), id="torch-meta-device-kdim"),
+    pytest.param(lambda: from_torch(torch.nn.MultiheadAttention(4, 2, dtype=torch.complex64)),
+                 ("module", "complex64", "real floating-point"), id="torch-complex"),
+    # --- safetensors files: refused by the library, or before it opens them
+    pytest.param(_in_dir({}, lambda d: SafetensorsFile(d / "none.safetensors")),
+                 "safetensors file: expected an existing readable file, got '", id="st-missing-file"),
+    pytest.param(_in_dir({"x.safetensors": FIFO}, lambda d: SafetensorsFile(d / "x.safetensors")),
+                 ("safetensors file", "x.safetensors', which is not a regular file (FIFO"), id="st-fifo"),
+    pytest.param(_in_dir({"x.safetensors": FOLDER}, lambda d: SafetensorsFile(d / "x.safetensors")),
+                 ("safetensors file", "x.safetensors', which is a folder"), id="st-folder"),
+    pytest.param(lambda: SafetensorsFile("/dev/null"), ("safetensors file", "'/dev/null'", "not a regular file"),
+                 id="st-device"),
+    pytest.param(lambda: SafetensorsFile(123), ("safetensors file", "123", "a path"), id="st-path-int"),
+    pytest.param(lambda: SafetensorsFile("x\0.safetensors"), ("safetensors file", "NUL"), id="st-path-nul"),
+    pytest.param(_file(b"\x01\x00\x00"), _LIB + "header too small)", id="st-3-bytes"),
+    pytest.param(_file(_raw({}, length=10**12)), _LIB + "header too large)", id="st-huge-length"),
+    pytest.param(_file(_raw({"t": _F32}, b"\0" * 8, length=10**5)), _LIB, id="st-header-length-beyond-file"),
+    pytest.param(_file(_raw(b"\xff\xfe{}")), _LIB + "invalid UTF-8 in header", id="st-not-utf8"),
+    pytest.param(_file(_raw([1, 2])), _LIB + "invalid JSON in header: invalid type: sequence", id="st-header-list"),
+    pytest.param(_file(_raw({"__metadata__": [1]})), _LIB + "invalid JSON in header", id="st-metadata-list"),
+    pytest.param(_file(_raw(_DEEP)), _LIB + "invalid JSON in header: recursion limit exceeded",
+                 id="st-header-nested-100000-deep"),
+    pytest.param(_file(_raw({"t": {"dtype": "F99", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8)),
+                 _LIB + "invalid JSON in header: unknown variant `F99`", id="st-wrong-dtype"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [2]}}, b"\0" * 8)),
-                 "tensor 't': expected an object with keys dtype, shape, data_offsets", id="st-entry-keys"),
+                 _LIB + "invalid JSON in header: missing field `data_offsets`", id="st-entry-keys"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}, b"\0" * 8)),
-                 "tensor 't' shape: expected a list of non-negative integers, got [-2]", id="st-negative-shape"),
+                 _LIB + "invalid JSON in header: invalid value: integer `-2`", id="st-negative-shape"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8)),
-                 "data_offsets: expected 12 bytes for dtype F32 and shape [3], got [0, 8] (8 bytes)", id="st-size-mismatch"),
+                 _LIB + "invalid shape, data type, or offset for tensor", id="st-size-mismatch"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, b"\0" * 8)),
-                 "data_offsets: expected [begin, end] with 0 <= begin <= end", id="st-offsets-reversed"),
-    pytest.param(_file(_raw({"t": _F32}, b"\0" * 5)), "expected data inside the file (the file is truncated)", id="st-truncated-data"),
+                 _LIB + "invalid offset for tensor `t`", id="st-offsets-reversed"),
+    pytest.param(_file(_raw({"a": _F32, "b": {**_F32, "data_offsets": [4, 12]}}, b"\0" * 12)),
+                 _LIB + "invalid offset for tensor `b`", id="st-overlapping-ranges"),
+    pytest.param(_file(_raw({"a": _F32, "b": {**_F32, "data_offsets": [12, 20]}}, b"\0" * 20)),
+                 _LIB + "invalid offset for tensor `b`", id="st-bytes-not-covered-between"),
+    pytest.param(_file(_raw({"t": _F32}, b"\0" * 12)), _LIB + "incomplete metadata, file not fully covered",
+                 id="st-bytes-not-covered-after"),
+    pytest.param(_file(_raw({"t": _F32}, b"\0" * 5)), _LIB + "incomplete metadata, file not fully covered",
+                 id="st-truncated-data"),
+    pytest.param(_file(_raw(b'{"t": %s, "t": %s}' % (json.dumps(_F32).encode(), json.dumps(
+        {"dtype": "I32", "shape": [2], "data_offsets": [0, 8]}).encode()), b"\0" * 8)),
+                 "x.safetensors: header: expected strict JSON, got the key 't' appears twice", id="st-duplicate-name"),
+    pytest.param(_file(_raw(b'{"t": %s, "t": %s}' % (json.dumps(_F32).encode(), json.dumps(
+        {**_F32, "data_offsets": [8, 16]}).encode()), b"\0" * 16)), _LIB + "invalid offset for tensor `t`",
+                 id="st-duplicate-name-other-range"),
+    pytest.param(_in_dir({"x.safetensors": _raw({"t": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}}, b"\0")},
+                         lambda d: SafetensorsFile(d / "x.safetensors").get("t")),
+                 "x.safetensors: tensor 't': expected a dtype numpy can hold, got dtype F8_E4M3", id="st-f8-get"),
     pytest.param(_in_dir({"x.safetensors": _raw({"t": _F32}, b"\0" * 8)}, lambda d: SafetensorsFile(d / "x.safetensors").get("u")),
                  "expected a tensor 'u', got no tensor named 'u' among 1", id="st-unknown-name"),
     # --- checkpoint layout and config ---
-    pytest.param(_in_dir({}, lambda d: open_checkpoint(d / "nope")), "PATH: expected an existing .safetensors file or model directory",
+    pytest.param(lambda: analyze_checkpoint(123), ("path (PATH)", "123", "a path"), id="ckpt-path-int"),
+    pytest.param(lambda: open_checkpoint(None), ("path (PATH)", "None"), id="ckpt-path-none"),
+    pytest.param(lambda: analyze_checkpoint("x\0y"), ("path (PATH)", "NUL"), id="ckpt-path-nul"),
+    pytest.param(_in_dir({}, lambda d: open_checkpoint(d / "nope")), ("PATH", "nope'", "an existing .safetensors file"),
                  id="ckpt-missing-path"),
-    pytest.param(_in_dir({"config.json": _CFG}, open_checkpoint), "PATH: expected a .safetensors file or a directory holding",
+    pytest.param(_in_dir({"m.safetensors": FIFO}, lambda d: analyze_checkpoint(d / "m.safetensors")),
+                 ("PATH", "m.safetensors', which is not a regular file (FIFO"), id="ckpt-fifo-path"),
+    pytest.param(_in_dir({"w.safetensors": FIFO, "config.json": _CFG}, analyze_checkpoint),
+                 ("safetensors file", "w.safetensors', which is not a regular file (FIFO"), id="ckpt-fifo-in-folder"),
+    pytest.param(_in_dir({"config.json": _CFG}, open_checkpoint), ("PATH", "without *.safetensors files"),
                  id="ckpt-dir-without-weights"),
-    pytest.param(_in_dir({"model.safetensors": _bert()}, open_checkpoint), "config.json: expected a config.json",
+    pytest.param(_in_dir({"model.safetensors": _bert()}, open_checkpoint), ("config.json", "none beside"),
                  id="ckpt-no-config"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": "{oops"}, open_checkpoint),
-                 "config.json: expected a JSON object, got an unreadable file", id="ckpt-config-not-json"),
+                 ("config.json", "expected strict JSON, got Expecting property name"), id="ckpt-config-not-json"),
+    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": FIFO}, open_checkpoint),
+                 ("config.json", "config.json', which is not a regular file (FIFO"), id="ckpt-config-fifo"),
+    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _DEEP}, open_checkpoint),
+                 ("config.json", "expected JSON nested at most 64 levels deep"), id="ckpt-config-nested-100000-deep"),
+    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": '{"hidden_size": NaN}'}, open_checkpoint),
+                 ("config.json", "the non-standard literal NaN"), id="ckpt-config-nan"),
+    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": [1]}, open_checkpoint),
+                 "config.json: expected a JSON object, got JSON list", id="ckpt-config-list"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": {"hidden_size": 4}}, open_checkpoint),
                  "expected one of them (a positive integer), got none of the keys num_attention_heads, n_head", id="ckpt-config-no-heads"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_attention_heads": "2"}}, open_checkpoint),
                  "key 'num_attention_heads': expected an integer >= 1, got '2'", id="ckpt-config-heads-string"),
+    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_attention_heads": True}}, open_checkpoint),
+                 "key 'num_attention_heads': expected an integer >= 1, got True", id="ckpt-config-heads-bool"),
+    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_hidden_layers": 0}}, open_checkpoint),
+                 "key 'num_hidden_layers': expected an integer >= 1, got 0", id="ckpt-config-layers-zero"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_attention_heads": 3}}, open_checkpoint),
                  "expected a head_dim key, or a hidden size divisible by the number of heads, got hidden size 4 and 3 heads",
                  id="ckpt-config-indivisible"),
@@ -285,9 +451,219 @@ CASES = [
          "encoder.layer.0.attention.self.key.weight": np.diag([1, 1, 1, 0]).astype(np.float32)}), "config.json": _CFG},
         analyze_checkpoint), "tensor 'encoder.layer.0.attention.self.key.weight': W_K: expected full column rank 2, "
                              "got a rank-deficient projection at index (1,)", id="ckpt-rank-deficient-head"),
-    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG},
-                         lambda d: _raise_cli(["--json", str(d / "no" / "such" / "x.json"), str(d)])),
-                 "--json FILE: expected a writable file path", id="cli-json-unwritable"),
+    # --- python -m verify hdi
+    pytest.param(_cli(["hdi"]), ("arguments", "the following arguments are required: PATH", "usage:"), id="cli-hdi-no-path"),
+    pytest.param(_cli(["hdi", "{d}/nope"]), ("PATH", "nope'", "an existing .safetensors file"), id="cli-hdi-missing-path"),
+    pytest.param(_cli(["hdi", "{d}/x.safetensors"], {"x.safetensors": FIFO}), ("PATH", "not a regular file (FIFO"),
+                 id="cli-hdi-fifo"),
+    pytest.param(_cli(["hdi", "{d}"], {"model.safetensors": _raw({"a": _F32, "b": {**_F32, "data_offsets": [4, 12]}},
+                                                                 b"\0" * 12), "config.json": _CFG}),
+                 "model.safetensors: expected a valid .safetensors file, got a file the safetensors library rejects "
+                 "(Error while deserializing header: invalid offset for tensor `b`)", id="cli-hdi-overlapping-ranges"),
+    pytest.param(_cli(["hdi", "{d}"], {"model.safetensors": _raw(_DEEP), "config.json": _CFG}),
+                 "recursion limit exceeded", id="cli-hdi-header-nested-deep"),
+    pytest.param(_cli(["hdi", "{d}"], {"model.safetensors": _raw({"t": _F32}, b"\0" * 5), "config.json": _CFG}),
+                 "model.safetensors: expected a valid .safetensors file", id="cli-hdi-truncated"),
+    pytest.param(_cli(["hdi", "{d}", "--json", "{d}/config.json/x.json"], _CKPT),
+                 ("--json FILE", "config.json/x.json'", "a writable file path"), id="cli-hdi-json-under-a-file"),
+    pytest.param(_cli(["hdi", "{d}", "--json", "{d}/out"], _CKPT | {"out": FOLDER}),
+                 ("--json FILE", "out'", "a writable file path"), id="cli-hdi-json-is-a-folder"),
+    pytest.param(_cli(["hdi", "{d}", "--plots", "{d}/config.json"], _CKPT),
+                 ("--plots DIR", "config.json'", "a directory that can be created"), id="cli-hdi-plots-is-a-file"),
+    pytest.param(_cli(["hdi", "{d}", "--json"], _CKPT), ("arguments", "argument --json: expected one argument"),
+                 id="cli-hdi-json-without-value"),
+    pytest.param(_cli(["hdi", "{d}", "--frobnicate"], _CKPT), ("arguments", "unrecognized arguments: --frobnicate"),
+                 id="cli-hdi-unknown-option"),
+    # --- allocate (API)
+    pytest.param(mse(d_k=0), ("d_k", "0", "> 0 and <= 64"), id="alloc-mse-dk-zero"),
+    pytest.param(mse(d_k=-8), ("d_k", "-8"), id="alloc-mse-dk-negative"),
+    pytest.param(mse(d_k=float("nan")), ("d_k", "nan"), id="alloc-mse-dk-nan"),
+    pytest.param(mse(d_k=65), ("d_k", "65", "<= 64"), id="alloc-mse-dk-above-D"),
+    pytest.param(mse(d_k=True), ("d_k", "True"), id="alloc-mse-dk-bool"),
+    pytest.param(mse(n=1), ("n (--n)", "1", "> 1"), id="alloc-mse-n-one"),
+    pytest.param(mse(model="c_corr"), ("model (--model)", "'c_corr'"), id="alloc-mse-model-unknown"),
+    pytest.param(mse(D=0), ("D (--budget)", "0"), id="alloc-mse-D-zero"),
+    pytest.param(alloc(D=0), ("D (--budget)", "0"), id="alloc-D-zero"),
+    pytest.param(alloc(D=-12), ("D (--budget)", "-12"), id="alloc-D-negative"),
+    pytest.param(alloc(D=12.5), ("D (--budget)", "12.5"), id="alloc-D-fraction"),
+    pytest.param(alloc(D="768"), ("D (--budget)", "'768'"), id="alloc-D-string"),
+    pytest.param(alloc(D=True), ("D (--budget)", "True"), id="alloc-D-bool"),
+    pytest.param(alloc(D=10**18), ("D (--budget)", "1000000000000000000", "at most 16,777,216", "MAX_BUDGET"),
+                 id="alloc-D-beyond-cap"),
+    pytest.param(alloc(n=0), ("n (--n)", "0"), id="alloc-n-zero"),
+    pytest.param(alloc(n=-1.0), ("n (--n)", "-1.0"), id="alloc-n-negative"),
+    pytest.param(alloc(n=1), ("n (--n)", "1", "> 1"), id="alloc-n-one"),
+    pytest.param(alloc(n=0.5), ("n (--n)", "0.5", "> 1"), id="alloc-n-half"),
+    pytest.param(alloc(n=float("nan")), ("n (--n)", "nan"), id="alloc-n-nan"),
+    pytest.param(alloc(n=float("inf")), ("n (--n)", "inf"), id="alloc-n-inf"),
+    pytest.param(alloc(d=0), ("d (--dim)", "0"), id="alloc-d-zero"),
+    pytest.param(alloc(d=2.5), ("d (--dim)", "2.5"), id="alloc-d-fraction"),
+    pytest.param(alloc(d=10**13), ("d (--dim)", "10000000000000", "MAX_DIM"), id="alloc-d-beyond-cap"),
+    pytest.param(alloc(model="c_corr"), ("model (--model)", "'c_corr'"), id="alloc-model-unknown"),
+    pytest.param(alloc(model=3), ("model (--model)", "3"), id="alloc-model-int"),
+    pytest.param(alloc(c_b=0.0), ("c_b (--c-b)", "0.0"), id="alloc-cb-zero"),
+    pytest.param(alloc(c_v=-1.0), ("c_v (--c-v)", "-1.0"), id="alloc-cv-negative"),
+    pytest.param(alloc(c_v=float("inf")), ("c_v (--c-v)", "inf"), id="alloc-cv-inf"),
+    pytest.param(lambda: al.divisor_pairs(0), ("D (--budget)", "0"), id="alloc-divisors-zero"),
+    pytest.param(lambda: al.divisor_pairs("12"), ("D (--budget)", "'12'"), id="alloc-divisors-string"),
+    pytest.param(lambda: al.continuous_optimum("b_corr", 1, 64, 8), ("n (--n)", "1"), id="alloc-optimum-n-one"),
+    pytest.param(lambda: al.continuous_optimum("a_corr", 1e6, 64, 0), ("d (--dim)", "0"), id="alloc-optimum-d-zero"),
+    pytest.param(lambda: al.best_pair("a_corr", 1e6, True, 8), ("D (--budget)", "True"), id="alloc-best-pair-D-bool"),
+    # --- python -m verify allocate
+    pytest.param(_cli([*_ALLOC[:4], "1"] + _ALLOC[5:]), ("n (--n)", "1.0", "> 1"), id="cli-alloc-n-1"),
+    pytest.param(_cli([*_ALLOC[:4], "0.5"] + _ALLOC[5:]), ("n (--n)", "0.5", "> 1"), id="cli-alloc-n-0.5"),
+    pytest.param(_cli([*_ALLOC[:4], "-3"] + _ALLOC[5:]), ("n (--n)", "-3.0"), id="cli-alloc-n-negative"),
+    pytest.param(_cli([*_ALLOC[:4], "nan"] + _ALLOC[5:]), ("n (--n)", "nan"), id="cli-alloc-n-nan"),
+    pytest.param(_cli([*_ALLOC[:4], "1e400"] + _ALLOC[5:]), ("n (--n)", "inf"), id="cli-alloc-n-overflows"),
+    pytest.param(_cli([*_ALLOC[:4], "many"] + _ALLOC[5:]), ("n (--n)", "'many'", "a number"), id="cli-alloc-n-text"),
+    pytest.param(_cli(["allocate", "--budget", "1e18"] + _ALLOC[3:]), ("D (--budget)", "1000000000000000000", "MAX_BUDGET"),
+                 id="cli-alloc-budget-1e18"),
+    pytest.param(_cli(["allocate", "--budget", "12.5"] + _ALLOC[3:]), ("D (--budget)", "'12.5'"), id="cli-alloc-budget-fraction"),
+    pytest.param(_cli(["allocate", "--budget", "abc"] + _ALLOC[3:]), ("D (--budget)", "'abc'"), id="cli-alloc-budget-text"),
+    pytest.param(_cli(["allocate", "--budget", "0"] + _ALLOC[3:]), ("D (--budget)", "0"), id="cli-alloc-budget-zero"),
+    pytest.param(_cli(["allocate", "--budget", "inf"] + _ALLOC[3:]), ("D (--budget)", "'inf'"), id="cli-alloc-budget-inf"),
+    pytest.param(_cli([*_ALLOC[:6], "0"]), ("d (--dim)", "0"), id="cli-alloc-dim-zero"),
+    pytest.param(_cli([*_ALLOC[:6], "2.5"]), ("d (--dim)", "'2.5'"), id="cli-alloc-dim-fraction"),
+    pytest.param(_cli([*_ALLOC[:6], "1e30"]), ("d (--dim)", "MAX_DIM"), id="cli-alloc-dim-beyond-cap"),
+    pytest.param(_cli([*_ALLOC, "--model", "nope"]), ("model (--model)", "'nope'"), id="cli-alloc-model-unknown"),
+    pytest.param(_cli([*_ALLOC, "--c-b", "-1"]), ("c_b (--c-b)", "-1.0"), id="cli-alloc-cb-negative"),
+    pytest.param(_cli([*_ALLOC, "--c-v", "0"]), ("c_v (--c-v)", "0.0"), id="cli-alloc-cv-zero"),
+    pytest.param(_cli([*_ALLOC, "--c-v", "x"]), ("c_v (--c-v)", "'x'"), id="cli-alloc-cv-text"),
+    pytest.param(_cli(["allocate", "--budget", "96", "--dim", "8"]), ("arguments", "required: --n"), id="cli-alloc-missing-n"),
+    pytest.param(_cli([*_ALLOC, "--seed", "1"]), ("arguments", "unrecognized arguments: --seed 1"),
+                 id="cli-alloc-unknown-option"),
+    # --- python -m verify latex --report FILE
+    pytest.param(_cli(["latex", "--report", "{d}/none.json"]), ("--report FILE", "none.json'", "an existing readable file"),
+                 id="cli-latex-report-missing"),
+    pytest.param(_cli(["latex", "--report", "{d}/r.json"], {"r.json": FIFO}), ("--report FILE", "not a regular file (FIFO"),
+                 id="cli-latex-report-fifo"),
+    pytest.param(_report_text("not json"), ("--report FILE", "expected strict JSON"), id="cli-latex-report-not-json"),
+    pytest.param(_report_text('{"claims": [], "meta": {"seed": NaN}}'), ("--report FILE", "NaN"), id="cli-latex-report-nan"),
+    pytest.param(_report_text('{"claims": [], "claims": []}'), ("--report FILE", "'claims' appears twice"),
+                 id="cli-latex-report-duplicate-key"),
+    pytest.param(_report_text('{"claims": ' + "[" * 100_000 + "]" * 100_000 + "}"), ("--report FILE", "nested at most 64"),
+                 id="cli-latex-report-nested-100000-deep"),
+    pytest.param(_report([]), ("--report FILE", "a list [] in", "an object"), id="cli-latex-report-list"),
+    pytest.param(_report({"meta": {}}), ("--report FILE field claims", "none in"), id="cli-latex-report-no-claims"),
+    pytest.param(_report({"claims": {"C1": {}}}), ("--report FILE field claims", "an object", "a list"),
+                 id="cli-latex-report-claims-object"),
+    pytest.param(_report({"claims": [{"id": "C1"}]}), ("--report FILE field claims[0].title", "none in"),
+                 id="cli-latex-report-claim-without-fields"),
+    pytest.param(_report({"claims": [{k: v for k, v in _claim().items() if k != "verdict"}]}),
+                 ("--report FILE field claims[0].verdict", "none in"), id="cli-latex-report-claim-without-verdict"),
+    pytest.param(_report({"claims": []}, schema=False), ("--report FILE", "schema 'mha-nw-verify/report'", "None"),
+                 id="cli-latex-report-no-schema"),
+    pytest.param(_report({"schema": "mha-nw-verify/report", "schema_version": 1, "claims": []}, schema=False),
+                 ("--report FILE", "schema_version 2", "got 1"), id="cli-latex-report-old-schema"),
+    pytest.param(_report({"claims": [_claim(corrections=[{"part": "p"}])]}),
+                 ("--report FILE field claims[0].corrections[0].finding", "none in"), id="cli-latex-report-correction"),
+    pytest.param(_report({"claims": [_claim(headline=["x"])]}),
+                 ("--report FILE field claims[0].headline", "a list", "a string"), id="cli-latex-report-headline-list"),
+    pytest.param(_report({"claims": [_claim(verdict=3)]}), ("--report FILE field claims[0].verdict", "an integer 3",
+                                                              "a string"), id="cli-latex-report-verdict-number"),
+    pytest.param(_report({"claims": [_claim(restored_by="x")]}), ("--report FILE field claims[0].restored_by", "a string"),
+                 id="cli-latex-report-restored-by-string"),
+    pytest.param(_report({"claims": [_claim(**{"evidence.parts": {}})]}),
+                 ("--report FILE field claims[0].evidence.parts", "an object", "a list"), id="cli-latex-report-parts-object"),
+    pytest.param(_report({"claims": [_claim(**{"evidence.plots": {"p": 1}})]}),
+                 ("--report FILE field claims[0].evidence.plots", "an object of strings"), id="cli-latex-report-plot-number"),
+    pytest.param(_report({"claims": [_claim(**{"evidence.parts": [{"id": "p", "role": "core", "effect": "e", "statement": "s",
+                                                                    "numeric": {"agreement": "r", "summary": 5}}]})]}),
+                 ("--report FILE field claims[0].evidence.parts[0].numeric.summary", "an integer 5"),
+                 id="cli-latex-report-summary-number"),
+    pytest.param(_report({"claims": [_claim(**{"evidence.parts": [{"id": "p", "role": "core", "effect": "e", "statement": "s",
+                                                                    "symbolic": {"status": "proved", "n_checked": True,
+                                                                                 "n_steps": 1}}]})]}),
+                 ("--report FILE field claims[0].evidence.parts[0].symbolic.n_checked", "a boolean True", "an integer"),
+                 id="cli-latex-report-count-bool"),
+    pytest.param(_report({"claims": [], "crashed": ["C1"]}), ("--report FILE field crashed", "a list"),
+                 id="cli-latex-report-crashed-list"),
+    pytest.param(_report({"claims": [], "meta": 3}), ("--report FILE field meta", "an integer 3", "an object"),
+                 id="cli-latex-report-meta-number"),
+    pytest.param(_cli(["latex", "--report", "{d}/r.json", "--quick"], {"r.json": {"claims": []}}),
+                 ("--report FILE", "together with --quick/--seed"), id="cli-latex-report-with-quick"),
+    pytest.param(_cli(["latex", "--seed", "-1", "-o", "{d}/o"]), ("--seed", "-1", "non-negative integer"),
+                 id="cli-latex-seed-negative"),
+    pytest.param(_cli(["latex", "--seed", "abc"]), ("arguments", "argument --seed: invalid int value: 'abc'"),
+                 id="cli-latex-seed-text"),
+    pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
+                 ("-o DIR", "f', which exists and is not a folder"), id="cli-latex-out-is-a-file"),
+    # --- engine.decompose / noise_simulation_check / decompose_mp
+    pytest.param(eng(alpha=[1e200, -1e200]), ("alpha", "overflow to non-finite", "max |alpha| = 1e+200"),
+                 id="eng-alpha-overflows"),
+    pytest.param(eng(dgp=DGP("huge", 4, 0.5, lambda x: np.full(x.shape[:-1], 1e200), _DGP.sample_x)),
+                 ("dgp (f and sigma of 'huge')", "overflow to non-finite", "max |f(x_eval)| = 1e+200"),
+                 id="eng-f-overflows"),
+    pytest.param(eng(dgp=dataclasses.replace(_DGP, sigma=1e200)), ("dgp.sigma", "1e+200", "square fits in float64"),
+                 id="eng-sigma-square-overflows"),
+    pytest.param(eng(R=HUGE), ("R, m", f"R = {HUGE}", "GiB", "fit in this machine's"), id="eng-R-beyond-memory"),
+    pytest.param(eng(m=HUGE), ("R, m", f"m = {HUGE}", "GiB"), id="eng-m-beyond-memory"),
+    pytest.param(eng(n=HUGE), ("n", str(HUGE), "GiB for one replicate"), id="eng-n-beyond-memory"),
+    pytest.param(eng(seed=-1), ("seed", "-1", "non-negative integer"), id="eng-seed-negative"),
+    pytest.param(eng(seed=1.5), ("seed", "1.5"), id="eng-seed-fraction"),
+    pytest.param(eng(seed=True), ("seed", "True"), id="eng-seed-bool"),
+    pytest.param(eng(seed="0"), ("seed", "'0'"), id="eng-seed-string"),
+    pytest.param(eng(W_Q=np.ones((2, 5, 2))), ("W_Q", "(2, 5, 2)", "d = 4"), id="eng-WQ-dimension"),
+    pytest.param(eng(W_K=np.ones((2, 4, 3))), ("W_K", "(2, 4, 3)"), id="eng-WK-shape"),
+    pytest.param(eng(alpha=[1.0, 2.0, 3.0]), ("alpha", "(3,)", "(2,)"), id="eng-alpha-shape"),
+    pytest.param(eng(alpha=[1.0, float("nan")]), ("alpha", "NaN/inf"), id="eng-alpha-nan"),
+    pytest.param(eng(n=0), ("n", "0"), id="eng-n-zero"),
+    pytest.param(eng(R=0), ("R", "0"), id="eng-R-zero"),
+    pytest.param(eng(R=2.5), ("R", "2.5"), id="eng-R-fraction"),
+    pytest.param(eng(m=0), ("m", "0"), id="eng-m-zero"),
+    pytest.param(eng(method="bootstrap"), ("method", "'bootstrap'"), id="eng-method-unknown"),
+    pytest.param(eng(kernel="epanechnikov"), ("kernel", "'epanechnikov'"), id="eng-kernel-unknown"),
+    pytest.param(eng(scale=0.0), ("scale", "0.0"), id="eng-scale-zero"),
+    pytest.param(eng(bandwidth=-1.0), ("bandwidth", "-1.0"), id="eng-bandwidth-negative"),
+    pytest.param(eng(bandwidth=1.0), ("bandwidth", "1.0", "softmax"), id="eng-bandwidth-for-softmax"),
+    pytest.param(eng(kernel="gaussian"), ("bandwidth, scale", "None"), id="eng-gaussian-without-bandwidth"),
+    pytest.param(eng(max_memory=0), ("max_memory", "0"), id="eng-max-memory-zero"),
+    pytest.param(eng(max_memory=10_000), ("max_memory", "10000 bytes", "at least"), id="eng-max-memory-too-small"),
+    pytest.param(eng(x_eval=np.full((3, 4), np.nan), m=None), ("x_eval", "NaN/inf"), id="eng-xeval-nan"),
+    pytest.param(eng(x_eval=np.ones((3, 5)), m=None), ("x_eval", "(3, 5)"), id="eng-xeval-dimension"),
+    pytest.param(eng(x_eval=np.ones((3, 4)), m=4), ("m", "4", "len(x_eval) = 3"), id="eng-m-vs-xeval"),
+    pytest.param(eng(dgp="bump"), ("dgp", "str"), id="eng-dgp-not-a-dgp"),
+    pytest.param(noise(N=1), ("N", "1", ">= 2"), id="noise-N-one"),
+    pytest.param(noise(N=HUGE), ("N, n", f"N = {HUGE}", "GiB"), id="noise-N-beyond-memory"),
+    pytest.param(noise(n=None), ("n", "None"), id="noise-n-missing"),
+    pytest.param(noise(seed=-1), ("seed", "-1"), id="noise-seed-negative"),
+    pytest.param(noise(design=np.ones((5, 4)), n=8), ("n", "8", "len(design) = 5"), id="noise-n-vs-design"),
+    pytest.param(lambda: decompose_mp(_DGP, _HEADS, m=2, n=4, R=2, seed=0, dps=5), ("dps", "5", ">= 16"),
+                 id="mp-dps-too-small"),
+    pytest.param(lambda: decompose_mp(_DGP, _HEADS, m=64, n=512, R=64, seed=0), ("sizes for mp_check", "MP_MAX_OPS"),
+                 id="mp-too-many-operations"),
+    # --- dgp.make_dgp / head_projections
+    pytest.param(dgp(design=["normal"]), ("design", "['normal']", "'normal', 'uniform'"), id="dgp-design-list"),
+    pytest.param(dgp(design="cauchy"), ("design", "'cauchy'"), id="dgp-design-unknown"),
+    pytest.param(dgp(["bump"]), ("name", "['bump']"), id="dgp-name-list"),
+    pytest.param(dgp("sinc"), ("name", "'sinc'", "'single-index'"), id="dgp-name-unknown"),
+    pytest.param(dgp(d=0), ("d", "0"), id="dgp-d-zero"),
+    pytest.param(dgp(d=2.0), ("d", "2.0"), id="dgp-d-float"),
+    pytest.param(dgp(sigma=0.0), ("sigma", "0.0"), id="dgp-sigma-zero"),
+    pytest.param(dgp(sigma=float("nan")), ("sigma", "nan"), id="dgp-sigma-nan"),
+    pytest.param(dgp(sigma=True), ("sigma", "True"), id="dgp-sigma-bool"),
+    pytest.param(dgp(freq=2.0), ("bump parameter 'freq'", "2.0", "one of ('width',)"), id="dgp-param-unknown"),
+    pytest.param(dgp("single-index", freq=-1.0), ("single-index parameter 'freq'", "-1.0"), id="dgp-param-negative"),
+    pytest.param(dgp("linear", width=1.0), ("linear parameter 'width'", "1.0", "no extra parameters"),
+                 id="dgp-param-for-none"),
+    pytest.param(hp("random", 2, 8, 2, rng=-1), ("rng", "-1", "non-negative integer"), id="heads-rng-negative"),
+    pytest.param(hp("random", 2, 8, 2, rng=1.5), ("rng", "1.5"), id="heads-rng-fraction"),
+    pytest.param(hp("random", 2, 8, 2, rng="0"), ("rng", "'0'"), id="heads-rng-string"),
+    pytest.param(hp("random", 2, 8, 2, rng=True), ("rng", "True"), id="heads-rng-bool"),
+    pytest.param(hp("random", 2, 8, 2), ("rng", "None", "is random"), id="heads-rng-missing"),
+    pytest.param(hp("spread", 2, 8, 2, rng=0), ("kind", "'spread'"), id="heads-kind-unknown"),
+    pytest.param(hp(["random"], 2, 8, 2, rng=0), ("kind", "['random']"), id="heads-kind-list"),
+    pytest.param(hp("orthogonal", 3, 5, 2, rng=0), ("H, d_k", "H*d_k = 3*2 = 6 > d = 5"), id="heads-orthogonal-too-many"),
+    pytest.param(hp("coordinate", 3, 5, 2), ("H, d_k", "6 > d = 5"), id="heads-coordinate-too-many"),
+    pytest.param(hp("overlap", 2, 5, 2, rng=0, rho=0.5), ("H, d_k", "(H+1)*d_k = 6 > d = 5"), id="heads-overlap-too-many"),
+    pytest.param(hp("overlap", 2, 8, 2, rng=0), ("rho", "None", "[0, 1]"), id="heads-rho-missing"),
+    pytest.param(hp("aligned", 2, 8, 2, rho=1.5), ("rho", "1.5"), id="heads-rho-above-one"),
+    pytest.param(hp("identical", 2, 8, 2, rng=0, rho=0.5), ("rho", "0.5", "None"), id="heads-rho-for-identical"),
+    pytest.param(hp("random", 2, 2, 3, rng=0), ("d_k", "3", "d_k <= d = 2"), id="heads-dk-above-d"),
+    pytest.param(hp("random", 0, 4, 2, rng=0), ("H", "0"), id="heads-H-zero"),
+    pytest.param(hp("random", 10**5, 10**6, 10, rng=0), ("H, d, d_k", "H = 100000, d = 1000000", "GiB"),
+                 id="heads-beyond-memory"),
+    pytest.param(hp("coordinate", 10**6, HUGE, 1), ("H, d, d_k", "GiB"), id="heads-coordinate-beyond-memory"),
 ]
 
 
@@ -300,6 +676,8 @@ def test_bad_input_raises_verify_error(call, expected):
     if isinstance(expected, str):  # one substring naming the argument, what was received and expected
         assert expected in message, f"{expected!r} not in {message!r}"
         return
-    assert message.startswith(expected[0] + ":"), f"message does not start with the argument {expected[0]!r}: {message}"
+    # "name: ..." or, for a file read by verify.io.read_json, "name (path): ..."
+    assert message.startswith((expected[0] + ":", expected[0] + " (")), \
+        f"message does not start with the argument {expected[0]!r}: {message}"
     for part in expected[1:]:
         assert part in message, f"{part!r} not in {message!r}"

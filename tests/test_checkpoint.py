@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import multiprocessing
+import os
 import re
 from pathlib import Path
 
@@ -307,10 +309,11 @@ def test_truncated_file(tmp_path: Path) -> None:
     path = _llama_dir(tmp_path) / "model.safetensors"
     data = path.read_bytes()
     path.write_bytes(data[:-10])
-    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: tensor .*: expected data inside the file \(the file is truncated\)"):
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: expected a valid .safetensors file, "
+                                          r"got a file the safetensors library rejects \(.*not fully covered\)"):
         analyze_checkpoint(tmp_path)
     path.write_bytes(data[:20])
-    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: header length.*truncated"):
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: .*library rejects"):
         SafetensorsFile(path)
 
 
@@ -319,8 +322,135 @@ def test_bad_header(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[8] = ord("[")  # the JSON header no longer parses
     path.write_bytes(bytes(data))
-    with pytest.raises(VerifyError, match=rf"{re.escape(str(path))}: header: expected a JSON object, got bytes that are not UTF-8 JSON"):
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: .*library rejects \(.*invalid JSON in header"):
         analyze_checkpoint(tmp_path)
+
+
+# --- malformed files: each written by hand, refused by the library (the reference) and by us -----
+
+
+def _raw(header: bytes | dict, data: bytes = b"", length: int | None = None) -> bytes:
+    """A safetensors file built by hand: 8-byte little-endian header length, JSON header, data."""
+    h = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return (len(h) if length is None else length).to_bytes(8, "little") + h + data
+
+
+def _f32(begin: int, end: int, n: int = 2) -> dict:
+    return {"dtype": "F32", "shape": [n], "data_offsets": [begin, end]}
+
+
+_ENTRY_A = json.dumps(_f32(0, 8))
+MALFORMED = {
+    # name: (file bytes, substring of our message)
+    "overlapping-ranges": (_raw({"a": _f32(0, 8), "b": _f32(4, 12)}, b"\0" * 12), "invalid offset for tensor"),
+    "bytes-not-covered": (_raw({"a": _f32(0, 8), "b": _f32(12, 20)}, b"\0" * 20), "invalid offset for tensor"),
+    "trailing-bytes": (_raw({"a": _f32(0, 8)}, b"\0" * 12), "not fully covered"),
+    "truncated": (_raw({"a": _f32(0, 8)}, b"\0" * 5), "not fully covered"),
+    "wrong-dtype": (_raw({"a": {"dtype": "F99", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8), "unknown variant `F99`"),
+    "dtype-size-mismatch": (_raw({"a": _f32(0, 8, n=3)}, b"\0" * 8), "invalid shape, data type, or offset"),
+    "header-length-beyond-file": (_raw({"a": _f32(0, 8)}, b"\0" * 8, length=10**6), "library rejects"),
+    "header-length-huge": (_raw({}, length=10**12), "header too large"),
+    "header-nested-100000-deep": (_raw(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"), "recursion limit"),
+    "not-utf8": (_raw(b"\xff\xfe{}"), "invalid UTF-8"),
+    "three-bytes": (b"\x01\x00\x00", "header too small"),
+    "duplicate-name-different-entries": (_raw(('{"a": %s, "a": %s}' % (_ENTRY_A, json.dumps(_f32(8, 16)))).encode(),
+                                              b"\0" * 16), "invalid offset"),
+}
+# A name repeated with the same byte range: the library keeps one entry and opens the file; we
+# refuse it, since which entry counts (here the dtype differs) is then a guess.
+DUPLICATE_SAME_RANGE = _raw(('{"a": %s, "a": %s}' % (
+    _ENTRY_A, json.dumps({"dtype": "I32", "shape": [2], "data_offsets": [0, 8]}))).encode(), b"\0" * 8)
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_file_is_refused_like_the_library(tmp_path: Path, case: str) -> None:
+    data, expected = MALFORMED[case]
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(data)
+    with pytest.raises(Exception):  # the reference: the safetensors package itself refuses the file
+        safetensors.numpy.load_file(str(path))
+    with pytest.raises(VerifyError) as info:
+        SafetensorsFile(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: expected a valid .safetensors file, got a file the safetensors library rejects")
+    assert expected in message and "\n" not in message
+
+
+def test_duplicate_tensor_name_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(DUPLICATE_SAME_RANGE)
+    assert list(safetensors.numpy.load_file(str(path))) == ["a"]  # the library silently keeps one entry
+    with pytest.raises(VerifyError, match=rf"^{re.escape(str(path))}: header: expected strict JSON, got the key 'a' "
+                                          r"appears twice"):
+        SafetensorsFile(path)
+
+
+# A refusal takes milliseconds (a fork included); a reader blocked on a FIFO never returns.
+# 10 s separates the two on a loaded machine.
+FIFO_WAIT_S = 10.0
+
+
+def _refusal_without_blocking(call, fifo: Path) -> str:
+    """Run ``call()`` in a forked child (a blocked open of a FIFO inside the safetensors library
+    holds the GIL, so a thread cannot time it out): a child still running after FIFO_WAIT_S is
+    killed and the test fails instead of hanging. Returns the message of the VerifyError raised."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def run() -> None:
+        try:
+            call()
+            child.send(("returned", ""))
+        except VerifyError as exc:
+            child.send(("VerifyError", str(exc)))
+        except BaseException as exc:  # anything else is a failure, reported to the parent
+            child.send((type(exc).__name__, str(exc)))
+
+    proc = ctx.Process(target=run, daemon=True)
+    proc.start()
+    proc.join(timeout=FIFO_WAIT_S)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        pytest.fail(f"reading {fifo} blocked: it was not refused before being opened")
+    kind, message = parent.recv()
+    assert kind == "VerifyError", (kind, message)
+    return message
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_non_regular_file_is_refused_before_opening(tmp_path: Path, kind: str) -> None:
+    """A FIFO would block a reader forever: each of these is refused at once."""
+    if kind == "fifo":
+        path = tmp_path / "x.safetensors"
+        os.mkfifo(path)
+    elif kind == "folder":
+        path = tmp_path / "x.safetensors"
+        path.mkdir()
+    else:
+        path = Path("/dev/zero")
+    msg = _refusal_without_blocking(lambda: SafetensorsFile(path), path)
+    assert re.match(rf"^safetensors file: expected a regular file, got '{re.escape(str(path))}', "
+                    r"which is (a folder|not a regular file)", msg), msg
+    if kind == "fifo":  # as a checkpoint path, and as a model directory's weights
+        msg = _refusal_without_blocking(lambda: analyze_checkpoint(path), path)
+        assert re.match(r"^PATH: expected a regular file.*FIFO", msg), msg
+        (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2, "hidden_size": 4}))
+        msg = _refusal_without_blocking(lambda: analyze_checkpoint(tmp_path), path)
+        assert re.match(r"^safetensors file: expected a regular file.*FIFO", msg), msg
+
+
+def test_fifo_config_is_refused(tmp_path: Path) -> None:
+    path = _llama_dir(tmp_path)
+    (path / "config.json").unlink()
+    os.mkfifo(path / "config.json")
+    msg = _refusal_without_blocking(lambda: analyze_checkpoint(path), path / "config.json")
+    assert re.match(r"^config.json: expected a regular file.*FIFO", msg), msg
+
+
+def test_path_must_be_a_path() -> None:
+    with pytest.raises(VerifyError, match=r"^path \(PATH\): expected a path \(str or os.PathLike\), got 123$"):
+        analyze_checkpoint(123)
 
 
 def test_missing_config(tmp_path: Path) -> None:
@@ -353,3 +483,30 @@ def test_cli_bad_input_returns_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli_hdi([]) == 2
     assert "arguments:" in capsys.readouterr().err
     assert cli_hdi(["--help"]) == 0
+
+
+def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails at the last step (the move into place) leaves the previous --json file
+    and plot untouched, no temporary file behind, and one error line with exit status 2."""
+    import verify.io
+
+    ckpt = _write_dir(tmp_path / "gpt2", _gpt2_tensors("", np.random.default_rng(6)), GPT2_CONFIG)
+    out_json, plots = tmp_path / "hdi.json", tmp_path / "plots"
+    plots.mkdir()
+    out_json.write_text("previous json")
+    (plots / "layer_00_overlap.png").write_bytes(b"previous png")
+
+    def no_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(verify.io.os, "replace", no_replace)
+    for argv, kept in (([str(ckpt), "--json", str(out_json)], out_json),
+                       ([str(ckpt), "--plots", str(plots)], plots / "layer_00_overlap.png")):
+        before = kept.read_bytes()
+        assert cli_hdi(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and "No space left on device" in err
+        assert kept.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gpt2", "hdi.json", "plots"]
+    assert [p.name for p in plots.iterdir()] == ["layer_00_overlap.png"]

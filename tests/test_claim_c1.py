@@ -21,10 +21,12 @@ from verify.attention import from_torch
 from verify.claims import Context, c1, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
+from verify.plots import data_path as plot_data_path
 from verify.replay import replay
 from verify.verdicts import Role
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # statsmodels' internal RNG notice
+pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),  # statsmodels' internal RNG notice
+              pytest.mark.claim("C1", part="core")]
 
 # Float64 on both sides, O(10) operations per output on O(1) data: differences are ~1e-15;
 # 1e-12 (relative to the largest output) is the bar the spec sets for "equal to rounding".
@@ -69,8 +71,6 @@ def test_parts_and_roles(saved):
     result, out = saved
     assert result.id == "C1" and result.stated
     assert {p.id: p.role for p in result.parts} == ROLES
-    ident = _part(result, "exponential-kernel identity")
-    assert ident.numeric.agreement == "rounding" and ident.numeric.figures["max_error_over_bound"] <= 1.0
     gauss = _part(result, "Gaussian reading under equal key norms")
     assert gauss.model_assumptions == ["every key has the same norm: |k_i| = r for all i"]
     assert gauss.numeric.figures["unequal_norms_max_discrepancy"] > 10 * c1.MISMATCH_MIN
@@ -84,6 +84,7 @@ def test_parts_and_roles(saved):
     assert (out / result.plots["c1_bandwidth"]).stat().st_size > 0
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_named_bandwidth_case_against_closed_forms_and_statsmodels():
     """d_k = 4, q = e_1, keys ±e_1, values (1, 0): the head is 1/(1 + e^-1) (torch), Gaussian NW with
     b = 1/2 is 1/(1 + e^-8) and with b = sqrt 2 equals the head (statsmodels)."""
@@ -97,6 +98,7 @@ def test_named_bandwidth_case_against_closed_forms_and_statsmodels():
     assert out.violates and abs(out.figures["diff_stated_bandwidth_mp"] - (1 / (1 + math.exp(-8)) - head)) <= TORCH_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
     """Keys 0 and 2e_1 are both at distance 1 from q = e_1: Gaussian NW is 1/2 at every bandwidth
     (statsmodels), the head e/(1 + e) (torch)."""
@@ -110,6 +112,7 @@ def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
     assert out.violates and abs(out.figures["closest"] - (head - 0.5)) <= TORCH_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="scope")
 @given(d_k=st.integers(1, 4), n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1))
 def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     """On random unequal-norm keys the replayer's closest bandwidth matches torch vs statsmodels."""
@@ -117,6 +120,8 @@ def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     q, k, v = rng.standard_normal((2, d_k)), rng.standard_normal((n, d_k)) * rng.uniform(0.5, 2, (n, 1)), \
         rng.standard_normal((n, 1))
     out = c1.judge_unequal_norms({"d_k": d_k, "queries": q.tolist(), "keys": k.tolist(), "values": v.tolist()})
+    # every bandwidth of the documented grid, and the one that works for equal norms, is tried
+    assert {float(b) for b in out.figures["diff_by_bandwidth"]} == {*c1.UNEQUAL_BANDWIDTHS, d_k ** 0.25}
     head = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v))).numpy()
     vs = float(np.max(np.abs(v)))
     for b, diff in out.figures["diff_by_bandwidth"].items():
@@ -124,6 +129,7 @@ def test_unequal_norms_replayer_judges_like_statsmodels(d_k, n, seed):
     assert out.violates == (out.figures["closest"] > c1.MISMATCH_MIN)
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_counterexamples_replay_and_hold_independently(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
@@ -203,6 +209,7 @@ def test_mp_single_head_and_from_torch_reproduce_torch(cfg):
 
 @given(m=st.integers(1, 3), n=st.integers(2, 6), d_k=st.integers(1, 4), r=st.floats(0.2, 2.0),
        s=st.one_of(st.none(), st.floats(0.1, 2.0)), seed=st.integers(0, 2**31 - 1))
+@pytest.mark.claim(CLAIM, part="detail")
 def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     """Keys of one norm: torch's softmax with scale s = statsmodels' Gaussian NW with the check's
     b = c1_bandwidth_from_scale(s) (= c1_gaussian_bandwidth(d_k) for s = 1/sqrt(d_k)) = the check's
@@ -219,6 +226,7 @@ def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     assert _rel(c1.mp_gaussian_nw(c["q"], c["k"], c["v"], b), ref, vs) <= KERNELREG_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 @given(d_k=st.integers(2, 6), n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1))
 def test_replayer_judges_like_statsmodels(d_k, n, seed):
     """The replayer's verdict on any equal-norm case agrees with torch vs statsmodels at b = 1/sqrt(d_k)."""
@@ -233,6 +241,7 @@ def test_replayer_judges_like_statsmodels(d_k, n, seed):
     assert out.figures["diff_derived_bandwidth_mp"] <= out.figures["derived_bandwidth_rounding_bound"]
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_replayer_rejects_bad_params():
     with pytest.raises(VerifyError, match="params"):
         c1.judge_bandwidth({"d_k": 2})
@@ -246,3 +255,18 @@ def test_saved_file_is_strict_json(saved):
     _, out = saved
     for f in (out / "counterexamples").glob("*.json"):
         loads_json(f.name, f.read_text())      # refuses NaN/Infinity, duplicate keys
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_bandwidth_plot_marks_the_two_bandwidths_and_dips_at_the_derived_one(saved):
+    """The plot's vertical markers sit at d_k^(1/4) and 1/sqrt(d_k) for d_k = 4, and the equal-norm
+    curve reaches rounding level only at the derived bandwidth (as statsmodels' NW would)."""
+    result, out = saved
+    data = loads_json("plot", (out / plot_data_path(result.plots["c1_bandwidth"])).read_text())
+    lines = {ln["label"]: ln for ln in data["axes"][0]["lines"]}
+    assert lines["b = d_k^(1/4) (derived)"]["x"] == [math.sqrt(2), math.sqrt(2)]
+    assert lines["b = 1/sqrt(d_k) (stated)"]["x"] == [0.5, 0.5]
+    eq = lines["keys of equal norm"]
+    best = min(range(len(eq["x"])), key=lambda i: eq["y"][i])
+    assert abs(eq["x"][best] - math.sqrt(2)) <= 1e-12 and eq["y"][best] <= 1e-12
+    assert min(y for x, y in zip(eq["x"], eq["y"]) if abs(x - math.sqrt(2)) > 0.1) > c1.MISMATCH_MIN

@@ -28,6 +28,7 @@ WEIGHT_TOL = 1e-13
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C2"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -44,14 +45,13 @@ def test_parts_and_roles(result):
     assert result.id == "C2" and result.stated
     assert {p.id: p.role for p in result.parts} == {"ensemble identity": Role.CORE,
                                                     "scalar ensemble weights": Role.DETAIL}
-    ens = _part(result, "ensemble identity")
-    assert ens.numeric.agreement == "rounding" and ens.numeric.figures["max_error_over_bound"] <= 1.0
-    assert not ens.model_assumptions
+    assert not _part(result, "ensemble identity").model_assumptions
     sc = _part(result, "scalar ensemble weights").numeric.figures
     # the finding: random modules' weights are free reals, not a convex combination
     assert sc["modules_on_simplex"] == 0 and sc["min_alpha"] < 0
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_free_weights_counterexample_replays_against_torch(saved):
     """The saved blocks' α_h = W_V^h W_O^h, recomputed with torch, are off the simplex."""
     result, out = saved
@@ -69,10 +69,12 @@ def test_free_weights_counterexample_replays_against_torch(saved):
     ([[1.0], [1.0]], [[1.0], [1.0]], True),           # Σα = 2
     ([[2.0], [-1.0]], [[1.0], [1.0]], True),          # a negative weight
 ], ids=["average", "convex-dv2", "sum-2", "negative"])
+@pytest.mark.claim(CLAIM, part="detail")
 def test_free_weights_judge(wv, wo, violates):
     assert c2.judge_free_weights({"W_V": wv, "W_O": wo}).violates is violates
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_free_weights_judge_rejects_bad_params():
     with pytest.raises(VerifyError, match="params"):
         c2.judge_free_weights({"W_V": [[1.0]]})
@@ -119,6 +121,7 @@ def test_from_torch_and_the_check_reference_reproduce_torch(cfg):
 # -- scalar values: the ensemble written out here ------------------------------------------------
 @given(H=st.integers(1, 5), d=st.integers(1, 4), d_k=st.integers(1, 3), d_v=st.integers(1, 3), L=st.integers(1, 3),
        S=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
+@pytest.mark.claim(CLAIM, part="detail")
 def test_scalar_mha_is_free_weighted_sum_of_nw_heads(H, d, d_k, d_v, L, S, seed):
     rng = np.random.default_rng(seed)
     mod = c2.random_module(rng, H, d, d, 1, d_k, d_v, 1)
@@ -143,6 +146,7 @@ def test_scalar_mha_is_free_weighted_sum_of_nw_heads(H, d, d_k, d_v, L, S, seed)
     assert float(np.max(np.abs(out - ens))) / scale <= TORCH_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_scalar_weights_rejects_vector_modules():
     mod = c2.random_module(np.random.default_rng(0), 2, 3, 3, 2, 1, 1, 1)
     with pytest.raises(VerifyError, match="module"):

@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
@@ -29,6 +30,7 @@ FORMULA_RTOL = 1e-12
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C3"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -158,6 +160,7 @@ def test_decomposition_is_exact_in_rationals(data, H, R):
         assert abs(gen_u - float(mse_u)) <= FORMULA_RTOL * float(bias_bar**2 + var_bar + abs(covar_bar) + 1)
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_weighted_head_bias_counterexample_in_fractions():
     """The derivation's case H = 2, α = (1, 1), μ = (1, 1), f = 1, C = 0: every head is unbiased
     (Σ α_h b_h = 0) but the ensemble predicts 2, MSE 1."""

@@ -19,6 +19,7 @@ from verify.allocate import MODELS, STANDARD_MODELS, continuous_optimum
 from verify.claims import Context, c7, run_claim
 from verify.counterexamples import replayer_for
 from verify.io import loads_json
+from verify.plots import data_path as plot_data_path
 from verify.replay import replay
 from verify.errors import VerifyError
 from verify.verdicts import Role
@@ -42,6 +43,7 @@ ROLES = {
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C7"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
 def _part(result, pid):
@@ -107,6 +109,7 @@ def _slope_here(model, n, D, d, h=mp.mpf("1e-4")):
 
 @pytest.mark.parametrize("model,growth", [("a_corr", "a power of n"), ("b_corr", "logarithmic"),
                                           ("gauss_a_frame", "decreasing")])
+@pytest.mark.claim(CLAIM, part="detail")
 def test_slow_growth_judge_against_golden_section(model, growth):
     """The detail's per-model classification from slopes of the optimum computed here: a power law
     keeps its slope (a_corr: 2/(d+4)), 2 log n/log log n loses most of it, gauss_a falls."""
@@ -180,6 +183,7 @@ def test_refutation_replays_and_holds_independently(saved):
         assert max(observed / law, law / observed) > p["factor"]       # the law misses every model
         saved_case = next(r for r in outcome.figures["cases"] if r["model"] == case["model"])
         assert abs(saved_case["observed_ratio"] - observed) <= 1e-12 * observed
+        assert abs(saved_case["law_ratio"] - law) <= 1e-12 * law          # the check encodes the stated law
 
 
 def test_criterion_can_fail_the_reverse_engineered_model_follows_the_law():
@@ -187,7 +191,9 @@ def test_criterion_can_fail_the_reverse_engineered_model_follows_the_law():
     out = replayer_for("c7.growth-law")({"cases": [case], "n1": 1e3, "n2": 1e12, "factor": c7.LAW_FACTOR})
     assert out.violates is False
     x1, x2 = golden_argmin("reverse", 1e3, 4096, 8), golden_argmin("reverse", 1e12, 4096, 8)
-    assert abs(float(x2 / x1) - (math.log(1e12) / math.log(1e3)) ** (2 / 12)) <= 1e-15
+    law = (math.log(1e12) / math.log(1e3)) ** (2 / (4 + 8))                 # the SPEC's (log n)^(2/(4+d))
+    assert abs(float(x2 / x1) - law) <= 1e-15
+    assert abs(out.figures["cases"][0]["law_ratio"] - law) <= 1e-12 * law
 
 
 def test_growth_slopes_against_own_optima(result):
@@ -204,9 +210,13 @@ def test_growth_slopes_against_own_optima(result):
     assert abs(g["a_corr"]["slope_vs_log_n"] - 2 / (d + 4)) <= SLOPE_ATOL
     # models b: d_k* grows in log log n with slope near 1, far from 2/(4+d)
     assert g["b_corr"]["slope_vs_log_log_n"] > 0.8 > 4 * g["b_corr"]["stated_exponent"]
+    for model, row in g.items():                       # the stated exponent, as the SPEC writes it
+        assert abs(row["stated_exponent"] - 2 / (4 + row["d"])) <= 1e-15, model
+        assert abs(row["law_ratio"] - (math.log(1e12) / math.log(1e3)) ** (2 / (4 + row["d"]))) <= 1e-12, model
 
 
 # -- part 3: H* in D ---------------------------------------------------------------------------
+@pytest.mark.claim(CLAIM, part="detail")
 def test_H_exponents_in_D_against_own_optima(result):
     h = _part(result, "H* nearly linear in D").numeric.figures["models"]
     for model, row in h.items():
@@ -237,3 +247,18 @@ def test_models_registry_matches_derivation():
     import proofs
     der = proofs.derivation("C7")
     assert {f"mse_{m}" for m in MODELS} <= set(der.results)
+
+
+def test_heads_plot_marks_the_derived_optimum(saved):
+    """The star of each model sits at H* = D/d_k* of the golden-section optimum computed here."""
+    result, out = saved
+    data = loads_json("plot", (out / plot_data_path(result.plots["mse_vs_heads"])).read_text())
+    p = c7.PLOT_CASE
+    lines = data["axes"][0]["lines"]
+    stars = [ln for ln in lines if len(ln["x"]) == 1]
+    labelled = [ln for ln in lines if len(ln["x"]) > 1]
+    interior = [ln["label"] for ln in labelled if "boundary" not in ln["label"]]
+    assert len(stars) == len(interior) > 0
+    for label, star in zip(interior, stars):
+        H_star = p["D"] / float(golden_argmin(label, p["n"], p["D"], p["d"]))
+        assert abs(star["x"][0] - H_star) <= 1e-9 * H_star, label

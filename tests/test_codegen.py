@@ -14,9 +14,11 @@ import sympy as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import proofs.codegen as codegen
 import verify.formulas as generated
+import verify.io
 from proofs import all_derivations
-from proofs.codegen import TARGET, function_name, render
+from proofs.codegen import TARGET, function_name, render, write
 
 # float64 evaluation of a printed expression: a few ulps per operation, with moderate cancellation
 # in the longer closed forms (e.g. differences of geometric sums).
@@ -29,6 +31,24 @@ RESULTS = [(der.claim, r) for der in all_derivations() for r in der.results.valu
 
 def test_generated_module_is_current():
     assert TARGET.read_text() == render(), "verify/formulas.py is stale: run `python -m proofs codegen`"
+
+
+def test_codegen_writes_atomically_and_check_compares(tmp_path, monkeypatch, capsys):
+    """Both writers go through verify.io.atomic_write_text (no partial file, no temporary left);
+    ``--check`` then finds the file current, and stale after an edit."""
+    calls = []
+    real = verify.io.atomic_write_text
+    monkeypatch.setattr(verify.io, "atomic_write_text",
+                        lambda path, text, **kw: calls.append(path) or real(path, text, **kw))
+    target = tmp_path / "formulas.py"
+    assert write(target) == target and target.read_text() == render()
+    monkeypatch.setattr(codegen, "TARGET", tmp_path / "main.py")
+    assert codegen.main([]) == 0 and codegen.main(["--check"]) == 0
+    assert calls == [target, tmp_path / "main.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["formulas.py", "main.py"]
+    (tmp_path / "main.py").write_text(render() + "# edited\n")
+    assert codegen.main(["--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
 
 
 def test_every_result_is_generated_once():

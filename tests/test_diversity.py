@@ -15,6 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from verify.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
+from verify.errors import VerifyError
 
 # Backward-stable bases of a matrix with condition number kappa give angle errors ~ kappa * eps;
 # small Gaussian matrices have kappa < 1e4 almost surely: 1e-10 is still far below the
@@ -267,6 +268,60 @@ def test_literal_form_with_orthogonal_columns_of_norm_sqrt_dk_differs() -> None:
     mean_rho = np.mean([rho[h, g] for h in range(H) for g in range(h + 1, H)])
     assert hdi(W, "literal") == pytest.approx(1 - d_k * mean_rho, abs=1e-10)
     assert abs(hdi(W, "literal") - hdi(W)) > 0.1
+
+
+def _literal_hdi_exact(W: np.ndarray) -> "Fraction":
+    """The literal HDI in exact rationals from the float entries (every float is a rational)."""
+    from fractions import Fraction
+
+    H, d, d_k = W.shape
+    F = [[[Fraction(float(W[h, i, j])) for j in range(d_k)] for i in range(d)] for h in range(H)]
+    total, pairs = Fraction(0), 0
+    for h in range(H):
+        for g in range(h + 1, H):
+            G = [[sum(F[h][i][a] * F[g][i][b] for i in range(d)) for b in range(d_k)] for a in range(d_k)]
+            total += sum(x * x for row in G for x in row) / d_k**2
+            pairs += 1
+    return 1 - total / pairs
+
+
+# The literal HDI is 1 - (a sum of ~H^2 d_k^2 d products of four entries): float64 rounding,
+# relative to the magnitude of that sum, ~d * 1e-16; 1e-13 leaves room.
+LITERAL_RTOL = 1e-13
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e-40, 1.0, 1e40, 1e75])
+def test_literal_hdi_at_extreme_scales_matches_exact_rationals(scale: float) -> None:
+    """Near the top of the float range (|W|^4 ~ 1e300 at 1e75) and far below it (1e-600: the
+    pair sum underflows, HDI is 1 to rounding) the literal form is finite and right."""
+    W = np.random.default_rng(11).standard_normal((3, 5, 2)) * scale
+    exact = _literal_hdi_exact(W)
+    got = hdi(W, "literal")
+    assert np.isfinite(got)
+    assert abs(got - float(exact)) <= LITERAL_RTOL * max(1.0, abs(float(exact)))
+
+
+def test_literal_hdi_whose_pair_sums_exceed_float64_but_mean_does_not() -> None:
+    """Identical heads c [e_1 .. e_64] (exact coordinate columns): G = c^2 I / 64, so the literal
+    HDI is 1 - c^4/64 exactly in terms of the float c. With c^4 ~ 1e309 the pair sum
+    ||W_h^T W_g||_F^2 = 64 c^4 is beyond float64 while the value, -1.6e307, is not."""
+    from fractions import Fraction
+
+    d_k, c = 64, 10.0 ** 77.25  # c^4 ~ 1e309
+    W = np.stack([c * np.eye(2 * d_k)[:, :d_k]] * 3)
+    exact = 1 - Fraction(c) ** 4 / d_k
+    assert Fraction(d_k) * Fraction(c) ** 4 > Fraction(np.finfo(np.float64).max) > -exact
+    assert hdi(W, "literal") == pytest.approx(float(exact), rel=LITERAL_RTOL)
+
+
+def test_literal_hdi_beyond_float64_is_refused_not_minus_infinity() -> None:
+    from fractions import Fraction
+
+    W = np.random.default_rng(11).standard_normal((3, 5, 2))
+    for scale in (1e80, 1e100):  # the exact value is below -max float64: no float can hold it
+        assert _literal_hdi_exact(scale * W) < -Fraction(np.finfo(np.float64).max)
+        with pytest.raises(VerifyError, match=r"^W_K: expected weights whose literal HDI .* fits in float64"):
+            hdi(scale * W, "literal")
 
 
 # --- fusion-frame bound (C6) and the Haar baseline -------------------------------------------

@@ -170,7 +170,7 @@ def test_document_has_every_claim_with_its_verdict(export: dict) -> None:
         for name in der.assumptions:
             assert f"\\texttt{{{escape(name)}}}" in body
         for step in der.steps:
-            assert f"\\texttt{{{escape(step.name)}}} --- checked by \\emph{{{step.method}}}: \\textbf{{{step.status}}}" in body
+            assert f"\\texttt{{{escape(step.name)}}} --- checked by \\emph{{{escape(step.method)}}}: \\textbf{{{step.status}}}" in body
         for c in der.comparisons:
             assert f"\\texttt{{{escape(c.name)}}}: \\textbf{{{'holds' if c.holds else 'does not hold'}}}" in body
 

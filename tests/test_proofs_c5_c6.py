@@ -46,6 +46,9 @@ def random_bases(rng: np.random.Generator, h: int, dk: int, dim: int) -> list[np
     return [np.linalg.qr(rng.standard_normal((dim, dk)))[0] for _ in range(h)]
 
 
+pytestmark = pytest.mark.claim(part="derivation")  # the claim: each test's own mark or claim parameter
+
+
 def overlap(bases: list[np.ndarray]) -> np.ndarray:
     """ρ_hh' = ||U_hᵀU_h'||_F² / d_k as a full symmetric matrix (diagonal 1)."""
     dk = bases[0].shape[1]
@@ -75,11 +78,13 @@ def numeric(der, name: str, module: str = "numpy"):
 
 
 # -- C5 ---------------------------------------------------------------------------------------
+@pytest.mark.claim("C5", part="derivation")
 def test_c5_builds_without_unchecked_steps(c5):
     assert c5.status == "proved", [(s.name, s.detail) for s in c5.failed + c5.unchecked]
     assert {"mse_line", "slope", "mse_wdi"} <= set(c5.results)
 
 
+@pytest.mark.claim("C5", part="derivation")
 @given(st.integers(0, 2**32 - 1))
 def test_c5_line_against_brute_force_random_subspaces(seed):
     rng = np.random.default_rng(seed)
@@ -92,6 +97,7 @@ def test_c5_line_against_brute_force_random_subspaces(seed):
     assert got == pytest.approx(want, rel=LINE_TOL, abs=LINE_TOL)
 
 
+@pytest.mark.claim("C5", part="derivation")
 @given(st.integers(0, 2**32 - 1))
 def test_c5_line_exact_in_rationals(seed):
     rnd = random.Random(seed)
@@ -110,6 +116,7 @@ def test_c5_line_exact_in_rationals(seed):
     assert Fraction(int(got.p), int(got.q)) == want
 
 
+@pytest.mark.claim("C5", part="derivation")
 @pytest.mark.parametrize("sign", ["nonnegative", "mixed"])
 def test_c5_weighted_form_is_a_line_in_wdi(c5, sign):
     rng = np.random.default_rng(5 if sign == "nonnegative" else 6)
@@ -160,6 +167,7 @@ def _replay(case: dict, cfg: str) -> tuple[dict, Fraction, Fraction]:
     return {f"{i + 1}{j + 1}": rho[i][j] for i, j in combinations(range(hh), 2)}, 1 - mean_pair(rho), mse
 
 
+@pytest.mark.claim("C5", part="derivation")
 def test_c5_counterexamples_replay_in_exact_rationals(c5):
     cases = counterexamples()
     assert set(cases) == {"unequal_variance", "nonuniform_weights"}
@@ -188,6 +196,7 @@ def _softmax_weights(wq: np.ndarray, wk: np.ndarray, query: np.ndarray, keys: np
     return e / e.sum()
 
 
+@pytest.mark.claim("C5", part="derivation")
 def test_c5_orthogonal_nw_heads_share_the_noise(c5):
     """Monte Carlo over the noise, design fixed: Cov(f̂_1, f̂_2 | X) = σ² Σ w¹w² > 0 at ρ = 0."""
     rng = np.random.default_rng(20260521)
@@ -214,6 +223,7 @@ def test_c5_orthogonal_nw_heads_share_the_noise(c5):
 
 
 # -- C6 ---------------------------------------------------------------------------------------
+@pytest.mark.claim("C6", part="derivation")
 def test_c6_builds_without_unchecked_steps(c6):
     assert c6.status == "proved", [(s.name, s.detail) for s in c6.failed + c6.unchecked]
     found = {c.name: c.holds for c in c6.comparisons}
@@ -221,6 +231,7 @@ def test_c6_builds_without_unchecked_steps(c6):
                      "fusion_bound_always_attained": False}
 
 
+@pytest.mark.claim("C6", part="derivation")
 @given(st.integers(0, 2**32 - 1))
 def test_c6_bound_never_exceeded_by_random_subspaces(seed):
     c6 = derivation("C6")
@@ -256,6 +267,7 @@ def _tight_frames_numpy() -> dict[tuple[int, int, int], list[np.ndarray]]:
     }
 
 
+@pytest.mark.claim("C6", part="derivation")
 @pytest.mark.parametrize("shape", list(_tight_frames_numpy()))
 def test_c6_tight_frames_reach_the_bound(c6, shape):
     hh, dk, dim = shape
@@ -267,6 +279,7 @@ def test_c6_tight_frames_reach_the_bound(c6, shape):
     assert phi == pytest.approx(numeric(c6, "min_overlap_potential")(hh, dk, dim), abs=FRAME_TOL)
 
 
+@pytest.mark.claim("C6", part="derivation")
 @pytest.mark.parametrize("shape", [(2, 2, 4), (3, 1, 3), (3, 2, 7), (2, 3, 8)])
 def test_c6_orthogonal_blocks_reach_zero_overlap(c6, shape):
     hh, dk, dim = shape
@@ -280,6 +293,7 @@ def test_c6_orthogonal_blocks_reach_zero_overlap(c6, shape):
         numeric(c6, "min_mse")(0.4, 2.0, hh, dk, dim), abs=LINE_TOL)
 
 
+@pytest.mark.claim("C6", part="derivation")
 def test_c6_two_planes_in_r3_stay_above_the_bound(c6):
     rng = np.random.default_rng(11)
     bound = numeric(c6, "min_overlap_potential")(2, 2, 3)
@@ -290,6 +304,7 @@ def test_c6_two_planes_in_r3_stay_above_the_bound(c6):
         assert phi >= 2 - FRAME_TOL > bound
 
 
+@pytest.mark.claim("C6", part="derivation")
 def test_c6_curvature_at_orthogonal_subspaces():
     """Φ(t)/t² → 2||U_1ᵀΔ_2 + Δ_1ᵀU_2||_F² along U_h + tΔ_h (symbolic: d = 4; here d = 6)."""
     rng = np.random.default_rng(3)
@@ -302,6 +317,7 @@ def test_c6_curvature_at_orthogonal_subspaces():
     assert phi / TAYLOR_T ** 2 == pytest.approx(limit, rel=TAYLOR_RTOL)
 
 
+@pytest.mark.claim("C6", part="derivation")
 def test_c6_results_print_for_numpy_and_mpmath(c6):
     hs, dks, ds = np.array([2, 3, 3, 4]), np.array([1, 1, 2, 2]), np.array([4, 2, 3, 3])
     want = np.array([1 - max(0.0, (h * k / dd - 1) / (h - 1)) for h, k, dd in zip(hs, dks, ds)])

@@ -49,6 +49,9 @@ def c8():
     return derivation("C8")
 
 
+pytestmark = pytest.mark.claim(part="derivation")  # the claim: each test's own mark or claim parameter
+
+
 def _mp_fn(der, name):
     """The result as an mpmath function; numeric arguments are converted to mpf first (an int
     argument would make the printed ``2/(d + 4)`` a float division), except the summation bound H."""
@@ -65,12 +68,14 @@ def _mp_fn(der, name):
 # status and printability
 
 
+@pytest.mark.claim("C7", "C8", part="derivation")
 def test_both_derivations_proved(c7, c8):
     for der in (c7, c8):
         assert der.status == "proved", [(s.name, s.status, s.detail) for s in der.steps if s.status != "checked"]
         assert not der.unchecked and not der.failed
 
 
+@pytest.mark.claim("C7", "C8", part="derivation")
 def test_comparisons_recorded(c7, c8):
     names7 = {c.name: c.holds for c in c7.comparisons}
     assert not any(names7[f"law_{m}"] for m in ("a_corr", "a_orth", "a_frame", "b_corr", "b_orth", "b_frame"))
@@ -177,6 +182,7 @@ def _reference_optimum(model, n, D, d, cb, cv):
         return _argmin_continuous(f, mp.mpf("0.05"), mp.mpf(10 * D))
 
 
+@pytest.mark.claim("C7", part="derivation")
 @pytest.mark.parametrize("model", sorted(C7_PARAMS))
 def test_c7_optimum_matches_mpmath_and_divisor_brute_force(c7, model):
     interior = 0
@@ -207,6 +213,7 @@ def test_c7_optimum_matches_mpmath_and_divisor_brute_force(c7, model):
     assert interior >= 2, f"{model}: too few parameter sets with an interior optimum"
 
 
+@pytest.mark.claim("C7", part="derivation")
 def test_c7_closed_form_exponents_brute_force(c7):
     """d_k* of a_corr grows like n^(2/(d+4)); a_frame does not depend on D; a_orth like D^(2/(d+6))."""
     with mp.workdps(DPS):
@@ -222,6 +229,7 @@ def test_c7_closed_form_exponents_brute_force(c7):
         assert abs(mp.log(z2 / z1) / mp.log(4) - mp.mpf(2) / 70) < OPT_RTOL * 10
 
 
+@pytest.mark.claim("C7", part="derivation")
 def test_c7_model_b_asymptotics():
     """d_k* log d_k* / (2 log(4 c_b n/c_v)) -> 1 (the root of model b_corr), error shrinking."""
     errs = []
@@ -237,6 +245,7 @@ def test_c7_model_b_asymptotics():
     assert errs[0] > errs[1] > errs[2] and errs[2] < 0.01
 
 
+@pytest.mark.claim("C7", part="derivation")
 def test_c7_reverse_engineered_law(c7):
     f = _mp_fn(c7, "dk_opt_reverse")
     with mp.workdps(DPS):
@@ -294,6 +303,7 @@ Q_VALUES = (Fraction(1, 2), Fraction(2), Fraction(3), Fraction(5, 2))
 V1 = Fraction(7, 3)
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_exponential_closed_forms_exact(c8):
     for H in range(1, 31):
         for q in Q_VALUES:
@@ -305,6 +315,7 @@ def test_c8_exponential_closed_forms_exact(c8):
                 assert _exact(c8, "W_geom_exp", V_1=V1, q=q, H=H, r=r) == W_exact(weights("geom", H, r), V)
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_fibonacci_closed_forms_against_integers(c8):
     f_best, f_worst = _mp_fn(c8, "W_fib_best_exp"), _mp_fn(c8, "W_fib_worst_exp")
     fibo = _mp_fn(c8, "fibonacci")
@@ -320,6 +331,7 @@ def test_c8_fibonacci_closed_forms_against_integers(c8):
                     assert abs(got - mp.mpf(ref.numerator) / ref.denominator) <= FIB_RTOL * abs(got), (kind, H, q)
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_polynomial_closed_forms_exact(c8):
     for H in range(1, 31):
         for b in (1, 2):
@@ -329,6 +341,7 @@ def test_c8_polynomial_closed_forms_exact(c8):
                 assert _exact(c8, f"W_geom_poly{b}", V_1=V1, H=H, r=r) == W_exact(weights("geom", H, r), V)
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_finite_sum_results_exact(c8):
     names = {"W_uniform_poly": "uniform", "W_geom_poly": "geom", "W_fib_best_poly": "fib_best",
              "W_fib_worst_poly": "fib_worst"}
@@ -348,6 +361,7 @@ def test_c8_finite_sum_results_exact(c8):
                 assert abs(funcs["W_inv_poly"](v1, b, H) - mp.mpf(inv.numerator) / inv.denominator) <= FIB_RTOL
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_weight_vectors(c8):
     ag, afb, afw = _mp_fn(c8, "alpha_geom"), _mp_fn(c8, "alpha_fib_best"), _mp_fn(c8, "alpha_fib_worst")
     ainv = _mp_fn(c8, "alpha_inv_exp")
@@ -377,6 +391,7 @@ def _power_sum(s, H):
     return mp.zeta(-s) - mp.zeta(-s, H + 1)
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_hurwitz_power_sum_matches_direct():
     with mp.workdps(DPS):
         for s in (mp.mpf("0.5"), mp.mpf(2), mp.mpf("-0.5"), mp.mpf(-2)):
@@ -385,6 +400,7 @@ def test_c8_hurwitz_power_sum_matches_direct():
                 assert abs(_power_sum(s, H) - direct) <= mp.mpf("1e-25") * direct
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_uniform_and_inverse_orders():
     with mp.workdps(DPS):
         Hu = 10**4    # direct sums (mpmath's Hurwitz zeta is slow for s < 0 and large a)
@@ -403,6 +419,7 @@ def test_c8_uniform_and_inverse_orders():
         assert abs(w_inv2 - 1 / mp.zeta(2)) <= 2 / H
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_geometric_and_fibonacci_limits(c8):
     lim_geom = sp.lambdify(c8.results["W_geom_poly_limit"].args, c8.results["W_geom_poly_limit"].expr, "mpmath")
     with mp.workdps(DPS):
@@ -428,6 +445,7 @@ def test_c8_geometric_and_fibonacci_limits(c8):
             assert (w_geom < w_unif) == wins
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_exponential_limits(c8):
     f_geom, f_unif = _mp_fn(c8, "W_geom_exp"), _mp_fn(c8, "W_uniform_exp")
     with mp.workdps(DPS):
@@ -451,6 +469,7 @@ def test_c8_exponential_limits(c8):
 # C8: optimality against random weights
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_inverse_variance_never_beaten():
     rng = np.random.default_rng(20260521)
     for _ in range(200):
@@ -470,6 +489,7 @@ def test_c8_inverse_variance_never_beaten():
         assert abs(a_star @ C @ a_star - W_star) <= OPT_ATOL * max(1.0, W_star)
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_two_head_covariance_optimum(c8):
     f_W, f_a = _mp_fn(c8, "W_opt_cov_H2"), _mp_fn(c8, "alpha1_opt_cov_H2")
     rng = np.random.default_rng(5)
@@ -484,6 +504,7 @@ def test_c8_two_head_covariance_optimum(c8):
         assert Wg[i] - float(f_W(v1, v2, c12)) <= 1e-7             # quadratic: (step)^2 * curvature
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_uniform_optimal_for_equal_variance():
     rng = np.random.default_rng(11)
     for _ in range(200):
@@ -511,6 +532,7 @@ def _threshold_reference(alpha):
     return (lo + hi) / 2
 
 
+@pytest.mark.claim("C8", part="derivation")
 def test_c8_threshold_tables(c8):
     tab_g = c8.results["beta_star_geom_table"].expr
     tab_f = c8.results["beta_star_fib_table"].expr

@@ -1,44 +1,187 @@
-"""The derivation framework: each check method confirms true steps and rejects false ones."""
+"""The derivation framework: each check method confirms true steps and rejects false ones, the
+random sampling of ``rational`` cannot be fooled by a few linear factors, every step of every
+derivation reads as a derivation (no identical sides), and the command line fails cleanly."""
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import pytest
 import sympy as sp
 
-from proofs.core import Derivation, DerivationError
+import proofs
+from proofs import all_derivations
+from proofs.__main__ import describe, main
+from proofs.core import CHECK_METHODS, METHODS, Derivation, DerivationError
+from proofs.notation import to_latex
 
 x, y = sp.symbols("x y", positive=True)
 a = sp.Symbol("a", real=True)
+n = sp.Symbol("n", integer=True)
+m = sp.Symbol("m", integer=True, positive=True)
+k = sp.Symbol("k", integer=True)
+H = sp.Symbol("H", integer=True, positive=True)
+h = sp.Symbol("h", integer=True, positive=True)
+r = sp.Symbol("r", positive=True)
+s = sp.Symbol("s", positive=True)
+beta = sp.Symbol("beta")
+i, j = sp.symbols("i j", integer=True, positive=True)
+kappa = sp.IndexedBase("kappa", positive=True)
+E = sp.Function("E")
+Z = sp.symbols("Z_1:3", real=True)
+C = sp.Matrix(2, 2, lambda p, q: sp.Symbol(f"C_{min(p, q) + 1}{max(p, q) + 1}", real=True))
+dk = sp.Symbol("d_k", integer=True, positive=True)
+A_, M_ = sp.MatrixSymbol("A", dk, dk), sp.MatrixSymbol("M", dk, dk)
+U = sp.MatrixSymbol("U", n, dk)
+X3, Y3, Z3 = (sp.MatrixSymbol(nm, 3, 3) for nm in "XYZ")
+PHI, PSI = (1 + sp.sqrt(5)) / 2, (1 - sp.sqrt(5)) / 2
+FIB = lambda t: (PHI**t - PSI**t) / sp.sqrt(5)  # noqa: E731
+BINET_BASES = {sp.expand(PHI**2): PHI**2, sp.expand(PSI**2): PSI**2, sp.Integer(-1): PHI * PSI}
+#: g(beta) = 1 - 2^beta/4: one sign change, root beta* = 2 exactly
+G_ROOT = sp.Sum(sp.Piecewise((1, sp.Eq(h, 1)), (-sp.Rational(1, 4), True)) * h**beta, (h, 1, 2))
 
 
-def fresh() -> Derivation:
-    d = Derivation(claim="CX", title="test", stated="nothing")
+def fresh(name: str = "CX") -> Derivation:
+    d = Derivation(claim=name, title="test", stated="nothing")
     d.assume("pos", "x, y > 0", kind="setting")
     d.assume("model", "a restriction", kind="model")
     return d
 
 
+def proved_source() -> Derivation:
+    src = fresh("CS")
+    src.step("ok", sp.Eq(x + x, 2 * x, evaluate=False), by="expand")
+    src.result("double", 2 * x, args=(x,))
+    return src
+
+
+def failed_source() -> Derivation:
+    src = proved_source()
+    src.step("bad", sp.Eq(x + x, 3 * x, evaluate=False), by="expand")
+    return src
+
+
+def _eq(lhs, rhs):
+    return sp.Eq(lhs, rhs, evaluate=False)
+
+
+# (relation, method, parameters): one true and at least one false case for every method
 TRUE_STEPS = [
-    pytest.param(sp.Eq((x + y) ** 2, x**2 + 2 * x * y + y**2), "expand", {}, id="expand"),
-    pytest.param(sp.Eq(sp.sin(x) ** 2 + sp.cos(x) ** 2, 1), "simplify", {}, id="simplify"),
-    pytest.param(sp.Eq(sp.sqrt(x**2), x, evaluate=False), "equals", {}, id="equals"),
-    pytest.param(sp.Eq((x**3 - y**3) / (x - y), x**2 + x * y + y**2), "rational", {}, id="rational"),
+    pytest.param(_eq((x + y) ** 2, x**2 + 2 * x * y + y**2), "expand", {}, id="expand"),
+    pytest.param(_eq(sp.sin(x) ** 2 + sp.cos(x) ** 2, 1), "simplify", {}, id="simplify"),
+    pytest.param(_eq(sp.Subs(x**2 + y, x, 3), y + 9), "simplify", {}, id="simplify-subs"),
+    pytest.param(_eq(sp.sqrt(x**2), x), "equals", {}, id="equals"),
+    pytest.param(_eq((x**3 - y**3) / (x - y), x**2 + x * y + y**2), "rational", {}, id="rational"),
+    pytest.param(_eq(sp.Product(n - k, (k, 2, 9)), sp.expand(sp.prod([n - t for t in range(2, 10)]))), "rational",
+                 {}, id="rational-product"),
+    pytest.param(_eq(kappa[i] / sp.Sum(kappa[j], (j, 1, m)) * sp.Sum(kappa[j], (j, 1, m)) / kappa[i], 1),
+                 "identically_zero", {}, id="identically_zero"),
+    pytest.param(_eq(sp.Sum(kappa[i] / sp.Sum(kappa[j], (j, 1, m)), (i, 1, m)), 1), "identically_zero", {},
+                 id="identically_zero-sum"),
     pytest.param(sp.Ge(x**2 + y**2, 2 * x * y), "certificate", {"certificate": (x - y) ** 2}, id="certificate"),
     pytest.param(sp.Ge(x + y, x, evaluate=False), "nonneg", {}, id="nonneg"),
-    pytest.param(sp.Eq(sp.limit(1 / x, x, sp.oo), 0), "custom",
-                 {"check": lambda: sp.limit(1 / x, x, sp.oo) == 0}, id="custom"),
+    pytest.param(_eq(sp.MatMul(sp.Transpose(A_ * M_), A_), M_.T * A_.T * A_), "matrix_expand", {},
+                 id="matrix_expand"),
+    pytest.param(_eq(U * U.T * U * U.T, U * U.T), "matrix_expand", {"given": {U.T * U: sp.Identity(dk)}},
+                 id="matrix_expand-given"),
+    pytest.param(_eq(sp.Trace((A_.T * M_).T * (A_.T * M_)), sp.Trace(M_.T * M_)), "trace_cyclic",
+                 {"assumptions": sp.Q.orthogonal(A_)}, id="trace_cyclic"),
+    pytest.param(_eq(E((Z[0] + Z[1] + a) ** 2), a**2 + C[0, 0] + 2 * C[0, 1] + C[1, 1]), "expectation",
+                 {"variables": Z, "covariance": C}, id="expectation"),
+    pytest.param(_eq(x, 2), "solve", {"equation": _eq(x**2, 4)}, id="solve"),
+    pytest.param(_eq(sp.Limit(1 / x, x, sp.oo), 0), "limit", {}, id="limit"),
+    pytest.param(_eq(sp.Limit(sp.log(x) / x, x, sp.oo), 0), "limit", {"change": (x, sp.exp(y), y, sp.oo)},
+                 id="limit-change"),
+    pytest.param(_eq(sp.Limit(2**H / (2**H + 1), H, sp.oo), 1), "power_limit", {}, id="power_limit"),
+    pytest.param(_eq(sp.Limit(FIB(H + 1) / FIB(H), H, sp.oo), PHI), "power_limit", {"bases": {PSI: -1 / PHI}},
+                 id="power_limit-fibonacci"),
+    pytest.param(_eq(sp.Limit(sp.Sum(h, (h, 1, H)) / H**2, H, sp.oo), sp.Rational(1, 2)), "stolz_cesaro", {},
+                 id="stolz_cesaro"),
+    pytest.param(_eq(sp.Sum(r ** (h - 1), (h, 1, H)), (1 - r**H) / (1 - r)), "induction", {}, id="induction"),
+    # sum_k F_k s^(H-k) (k = H+1-h): two geometric sums, phi^k and psi^k against s^(H-k)
+    pytest.param(_eq(sp.Sum(FIB(H + 1 - h) * s ** (h - 1), (h, 1, H)),
+                     (PHI * (PHI**H - s**H) / (PHI - s) - PSI * (PSI**H - s**H) / (PSI - s)) / sp.sqrt(5)),
+                 "induction", {"coeff": s}, id="induction-coeff"),
+    pytest.param(_eq(FIB(h) ** 2, (sp.expand(PHI**2) ** h + sp.expand(PSI**2) ** h - 2 * (-1) ** h) / 5),
+                 "power_identity", {"k": h, "bases": BINET_BASES}, id="power_identity"),
+    pytest.param(_eq(((-1) ** h + 1) ** 2, 2 + 2 * (-1) ** h), "power_identity", {"k": h},
+                 id="power_identity-sign"),       # needs ((-1)^h)^2 = 1: both signs tried
+    pytest.param(_eq(sp.harmonic(H, -2), sp.Sum(h**2, (h, 1, H))), "rewrite", {"target": sp.Sum}, id="rewrite"),
+    pytest.param(_eq(sp.Symbol("D"), 2 * x), "cited", {"derivation": proved_source(), "result": "double"},
+                 id="cited"),
+    pytest.param(sp.Ge(x * sp.log(x), -sp.exp(-1), evaluate=False), "convex_bound", {}, id="convex_bound"),
+    pytest.param(_eq(sp.Min(1, 1 - a), 1 - sp.Max(0, a)), "piecewise", {}, id="piecewise"),
+    pytest.param(_eq(G_ROOT, 0), "descartes_root", {"instances": [({}, sp.Float(2))], "unknown": beta},
+                 id="descartes_root"),
+    pytest.param(_eq(sp.Inverse(X3 * Y3 * Z3), Z3.I * Y3.I * X3.I), "inverse", {}, id="inverse"),
+    pytest.param(sp.And(_eq(x + x, 2 * x), sp.Ge(x + y, x, evaluate=False)), "conjunction", {}, id="conjunction"),
 ]
 
 FALSE_STEPS = [
-    pytest.param(sp.Eq((x + y) ** 2, x**2 + y**2), "expand", {}, id="expand"),
-    pytest.param(sp.Eq(sp.sin(x) ** 2 + sp.cos(x) ** 2, 2), "simplify", {}, id="simplify"),
-    pytest.param(sp.Eq(sp.sqrt(a**2), a), "equals", {}, id="equals-needs-sign"),
-    pytest.param(sp.Eq((x**3 - y**3) / (x - y), x**2 + y**2), "rational", {}, id="rational"),
+    pytest.param(_eq((x + y) ** 2, x**2 + y**2), "expand", {}, id="expand"),
+    pytest.param(_eq(sp.sin(x) ** 2 + sp.cos(x) ** 2, 2), "simplify", {}, id="simplify"),
+    pytest.param(_eq(sp.Subs(x**2 + y, x, 3), y + 6), "simplify", {}, id="simplify-subs-evaluated"),
+    pytest.param(_eq(sp.sqrt(a**2), a), "equals", {}, id="equals-needs-sign"),
+    pytest.param(_eq((x**3 - y**3) / (x - y), x**2 + y**2), "rational", {}, id="rational"),
+    pytest.param(_eq(sp.Product(n - k, (k, 2, 9)), 0), "rational", {}, id="rational-vanishes-on-2..9"),
+    pytest.param(_eq(sp.Product(m - k, (k, 1, 100)), 0), "rational", {}, id="rational-vanishes-on-1..100"),
+    pytest.param(_eq(sp.Product(x - k / 7, (k, 1, 60)), 0), "rational", {}, id="rational-small-fractions"),
+    pytest.param(_eq(sp.Sum(kappa[i] / sp.Sum(kappa[j], (j, 1, m)), (i, 1, m)), 2), "identically_zero", {},
+                 id="identically_zero"),
     pytest.param(sp.Ge(x**2 + y**2, 3 * x * y), "certificate", {"certificate": (x - y) ** 2}, id="certificate"),
+    pytest.param(sp.Ge(a, 0, evaluate=False), "certificate", {"certificate": a}, id="certificate-not-nonneg"),
     pytest.param(sp.Ge(x, x + y, evaluate=False), "nonneg", {}, id="nonneg"),
-    pytest.param(sp.true, "custom", {"check": lambda: False}, id="custom"),
-    pytest.param(sp.true, "custom", {"check": lambda: 1 / 0}, id="custom-raises"),
+    pytest.param(_eq(sp.MatMul(sp.Transpose(A_ * M_), A_), A_.T * M_.T * A_), "matrix_expand", {},
+                 id="matrix_expand"),
+    pytest.param(_eq(U * U.T * U * U.T, U * U.T), "matrix_expand", {}, id="matrix_expand-without-rule"),
+    pytest.param(_eq(sp.Trace((A_.T * M_).T * (A_.T * M_)), sp.Trace(M_.T * M_)), "trace_cyclic", {},
+                 id="trace_cyclic-not-orthogonal"),
+    pytest.param(_eq(E((Z[0] + Z[1] + a) ** 2), a**2 + C[0, 0] + C[0, 1] + C[1, 1]), "expectation",
+                 {"variables": Z, "covariance": C}, id="expectation"),
+    pytest.param(_eq(x, 3), "solve", {"equation": _eq(x**2, 4)}, id="solve-wrong-root"),
+    pytest.param(_eq(a, 2), "solve", {"equation": _eq(a**2, 4)}, id="solve-not-unique"),
+    pytest.param(_eq(a, -2), "solve", {"equation": _eq(a**2, 4)}, id="solve-not-unique-first-root"),
+    pytest.param(_eq(sp.Limit(1 / x, x, sp.oo), 1), "limit", {}, id="limit"),
+    pytest.param(_eq(sp.Limit(sp.log(x) / x, x, sp.oo), 0), "limit", {"change": (x, sp.cos(y), y, sp.oo)},
+                 id="limit-change-not-monotone"),
+    pytest.param(_eq(sp.Limit(sp.log(x) / x, x, sp.oo), 0), "limit", {"change": (x, -sp.exp(y), y, sp.oo)},
+                 id="limit-change-wrong-point"),
+    pytest.param(_eq(sp.Limit(2**H / (2**H + 1), H, sp.oo), 0), "power_limit", {}, id="power_limit"),
+    pytest.param(_eq(sp.Limit(FIB(H + 1) / FIB(H), H, sp.oo), -PSI), "power_limit", {"bases": {PSI: -1 / PHI}},
+                 id="power_limit-fibonacci"),
+    # (1 + 1/H)^H -> e, not oo: its base is not a constant, the power is no independent variable
+    pytest.param(_eq(sp.Limit((1 + 1 / H) ** H / (1 + (1 + 1 / H) ** H), H, sp.oo), 1), "power_limit", {},
+                 id="power_limit-base-with-H"),
+    pytest.param(_eq(sp.Limit(H * (1 - 2 ** (-H)), H, sp.oo), H), "power_limit", {}, id="power_limit-H-outside"),
+    pytest.param(_eq(sp.Limit(sp.Sum(h, (h, 1, H)) / H**2, H, sp.oo), 1), "stolz_cesaro", {}, id="stolz_cesaro"),
+    pytest.param(_eq(sp.Sum(r ** (h - 1), (h, 1, H)), (1 - r ** (H + 1)) / (1 - r)), "induction", {},
+                 id="induction"),
+    pytest.param(_eq(sp.Sum(h, (h, 1, H)), H * (H + 1) / 2 + 1), "induction", {}, id="induction-base-case"),
+    pytest.param(_eq(sp.Sum(H, (h, 1, H)), H * (H + 1) / 2), "induction", {}, id="induction-summand-with-H"),
+    pytest.param(_eq(FIB(h) ** 2, (sp.expand(PHI**2) ** h + sp.expand(PSI**2) ** h + 2 * (-1) ** h) / 5),
+                 "power_identity", {"k": h, "bases": BINET_BASES}, id="power_identity"),
+    pytest.param(_eq(sp.harmonic(H, -2), sp.Sum(h**3, (h, 1, H))), "rewrite", {"target": sp.Sum}, id="rewrite"),
+    pytest.param(_eq(sp.Symbol("D"), 3 * x), "cited", {"derivation": proved_source(), "result": "double"},
+                 id="cited-other-expression"),
+    pytest.param(_eq(sp.Symbol("D"), 2 * x), "cited", {"derivation": failed_source(), "result": "double"},
+                 id="cited-failed-derivation"),
+    pytest.param(sp.Ge(x * sp.log(x), -sp.exp(-1) + sp.Rational(1, 10), evaluate=False), "convex_bound", {},
+                 id="convex_bound"),
+    pytest.param(sp.Ge(-a**2, -1, evaluate=False), "convex_bound", {}, id="convex_bound-concave"),
+    pytest.param(_eq(sp.Min(1, 1 - a), 1 - sp.Max(0, -a)), "piecewise", {}, id="piecewise"),
+    pytest.param(_eq(G_ROOT, 0), "descartes_root", {"instances": [({}, sp.Float(2.001))], "unknown": beta},
+                 id="descartes_root"),
+    pytest.param(_eq(sp.Inverse(X3 * Y3 * Z3), X3.I * Y3.I * Z3.I), "inverse", {}, id="inverse"),
+    pytest.param(sp.And(_eq(x + x, 2 * x), sp.Ge(x, x + y, evaluate=False)), "conjunction", {}, id="conjunction"),
 ]
+
+
+def test_every_method_has_a_true_and_a_false_case():
+    """A method without a false relation here is untested: it could accept anything."""
+    methods = set(METHODS)
+    assert {p.values[1] for p in TRUE_STEPS} == methods
+    assert {p.values[1] for p in FALSE_STEPS} == methods
+    assert "custom" not in CHECK_METHODS and CHECK_METHODS[-1] == "unchecked"
 
 
 @pytest.mark.parametrize("relation,method,extra", TRUE_STEPS)
@@ -53,29 +196,117 @@ def test_true_steps_check(relation, method, extra):
 @pytest.mark.parametrize("relation,method,extra", FALSE_STEPS)
 def test_false_steps_fail_and_are_named(relation, method, extra):
     d = fresh()
-    d.step("good", sp.Eq(x, x, evaluate=False), by="expand")
-    d.step("the_bad_step", relation, by=method, **extra)
+    d.step("good", _eq(x + x, 2 * x), by="expand")
+    st = d.step("the_bad_step", relation, by=method, **extra)
+    assert st.status == "failed" and st.detail
     assert d.status == "failed"
     with pytest.raises(DerivationError, match="CX/the_bad_step"):
         d.raise_on_failure()
 
 
+# -- rational: the sample set ------------------------------------------------------------------
+#: The checker's documented number of points. A relation that vanishes at fewer of its points
+#: must be rejected; lowering RATIONAL_POINTS below this breaks test_rational_uses_all_its_points.
+DOCUMENTED_POINTS = 6
+
+
+@pytest.mark.parametrize("sym", [x, a, n, m], ids=str)
+def test_rational_uses_all_its_points(sym):
+    """A false relation built to vanish exactly at the first 1..5 points the checker samples for
+    this step (read from Derivation.rational_points) is still rejected: every point is used."""
+    for count in range(1, DOCUMENTED_POINTS):
+        d = fresh()
+        d.step("good", _eq(x + x, 2 * x), by="expand")
+        points = [p[sym] for p in d.rational_points([sym], DOCUMENTED_POINTS)]
+        assert len(set(points)) == DOCUMENTED_POINTS, points
+        trap = sp.Mul(*[sym - v for v in points[:count]])
+        st = d.step("trap", _eq(trap, 0), by="rational")
+        assert st.status == "failed", (count, points, st.computed)
+
+
+def test_rational_points_are_the_points_the_checker_uses():
+    """Control for the trap above: vanishing at *all* the announced points is accepted (the known
+    limit of a randomised test), so the announced points are exactly those checked."""
+    d = fresh()
+    points = [p[x] for p in d.rational_points([x])]
+    st = d.step("all_points", _eq(sp.Mul(*[x - v for v in points]), 0), by="rational")
+    assert st.status == "checked", st.detail
+
+
+def test_rational_samples_wide_ranges_respecting_assumptions():
+    d = fresh()
+    nonneg = sp.Symbol("u", integer=True, nonnegative=True)
+    neg = sp.Symbol("w", negative=True)
+    draws = list(d.rational_points([n, m, nonneg, neg, x, a], 200))
+    ints = [p[n] for p in draws]
+    assert all(v.is_Integer for v in ints) and min(ints) < -10**6 and max(ints) > 10**6
+    assert all(p[m].is_Integer and p[m] >= 1 for p in draws) and max(p[m] for p in draws) > 10**6
+    assert all(p[nonneg].is_Integer and p[nonneg] >= 0 for p in draws)
+    assert all(p[neg] < 0 for p in draws) and all(p[x] > 0 for p in draws)
+    fractions = [Fraction(int(p[x].p), int(p[x].q)) for p in draws]
+    assert len({f.denominator for f in fractions}) > 150       # not a handful of small denominators
+    assert any(p[a] < 0 for p in draws) and any(p[a] > 0 for p in draws)
+
+
+def test_rational_points_are_reproducible_from_the_seed():
+    one, two, other = fresh(), fresh(), fresh()
+    other.seed += 1
+    assert list(one.rational_points([x, n])) == list(two.rational_points([x, n]))
+    assert list(one.rational_points([x, n])) != list(other.rational_points([x, n]))
+
+
+def test_rational_refuses_what_it_cannot_sample_soundly():
+    d = fresh()
+    st = d.step("exponent", _eq((2**m) ** 2, 4**m), by="rational")     # true, but m is an exponent
+    assert st.status == "failed" and "exponent" in st.detail
+    st = d.step("bound", _eq(sp.Sum(sp.sin(k), (k, 1, m)), m), by="rational")      # no closed form: m a bound
+    assert st.status == "failed" and "bound" in st.detail
+
+
+# -- the step record ---------------------------------------------------------------------------
+def test_step_record_names_the_method_and_what_it_computed():
+    d = fresh()
+    st = d.step("root", _eq(x, 2), by="solve", equation=_eq(x**2, 4))
+    rec = st.to_dict()
+    assert rec["method"] == "solve" and "solve" in rec["method_summary"]
+    assert rec["computed"] == "solutions: x = 2" and rec["params"] == {"equation": "Eq(x**2, 4)"}
+    lim = d.step("lim", _eq(sp.Limit((x + 1) / x, x, sp.oo), 1), by="limit")
+    assert lim.computed == "limit 1"
+    sub = d.step("sub", _eq(sp.Subs(x**2, x, 3), 9), by="simplify")
+    assert sub.computed == "lhs evaluates to 9"
+    text = describe(d)
+    assert "(by solve)" in text and "computed: solutions: x = 2" in text and "computed: limit 1" in text
+
+
 def test_unchecked_steps_are_marked_not_accepted():
     d = fresh()
-    d.step("hard", sp.Eq(x, x, evaluate=False), by="unchecked", reason="needs a measure-theoretic argument")
+    d.step("hard", "every measurable f is a limit of simple functions", by="unchecked",
+           reason="needs a measure-theoretic argument")
     assert d.status == "proved-with-unchecked-steps"
     assert [s.name for s in d.unchecked] == ["hard"]
     assert d.steps[0].detail == "needs a measure-theoretic argument"
 
 
-def test_assumptions_must_exist_and_results_cover_their_symbols():
+def test_bad_step_calls_are_refused():
     d = fresh()
     with pytest.raises(ValueError, match="unknown assumptions"):
-        d.step("s", sp.Eq(x, x, evaluate=False), by="expand", uses=["nope"])
+        d.step("s", _eq(x, x), by="expand", uses=["nope"])
+    with pytest.raises(ValueError, match="unknown check method 'custom'"):
+        d.step("s", _eq(x, x), by="custom")
+    with pytest.raises(ValueError, match="missing \\['equation'\\]"):
+        d.step("s", _eq(x, 2), by="solve")
+    with pytest.raises(ValueError, match="unknown \\['check'\\]"):
+        d.step("s", _eq(x, x), by="expand", check=lambda: True)
+    with pytest.raises(ValueError, match="needs a SymPy relation"):
+        d.step("s", "x == x", by="simplify")
+
+
+def test_assumptions_must_exist_and_results_cover_their_symbols():
+    d = fresh()
     with pytest.raises(ValueError, match="miss free symbols"):
         d.result("r", x + y, args=(x,))
-    r = d.result("r", x + y, args=(x, y), uses=["model"])
-    assert d.model_assumptions(r.uses)[0].name == "model"
+    res = d.result("r", x + y, args=(x, y), uses=["model"])
+    assert d.model_assumptions(res.uses)[0].name == "model"
 
 
 def test_comparison_false_is_a_finding_not_a_failure():
@@ -90,3 +321,53 @@ def test_a_relation_sympy_already_evaluated_is_rejected():
     d = fresh()
     with pytest.raises(ValueError, match="evaluate=False"):
         d.step("s", sp.Eq(x, x), by="expand")
+
+
+# -- every derivation --------------------------------------------------------------------------
+def _sides(relation):
+    """(lhs, rhs) of each relation in a step (each part of an And)."""
+    parts = relation.args if isinstance(relation, sp.And) else (relation,)
+    return [(p.lhs, p.rhs) for p in parts if hasattr(p, "lhs")]
+
+
+def test_no_step_of_any_derivation_prints_with_identical_sides():
+    """Each step records its premise unevaluated: 'V = V' would show nothing."""
+    same = []
+    for der in all_derivations():
+        for st in der.steps:
+            for lhs, rhs in _sides(st.relation):
+                if str(lhs) == str(rhs) or to_latex(lhs) == to_latex(rhs):
+                    same.append(f"{der.claim}/{st.name}: {lhs}")
+    assert not same, same
+
+
+def test_every_step_is_checked_by_a_named_method():
+    steps = [(der.claim, st) for der in all_derivations() for st in der.steps]
+    assert len(steps) >= 324
+    assert all(st.method in METHODS and st.checked for _, st in steps), \
+        [(c, st.name, st.method, st.status) for c, st in steps if st.method not in METHODS or not st.checked]
+    assert all(isinstance(st.relation, (sp.Basic, sp.MatrixBase)) for _, st in steps)
+
+
+# -- command line --------------------------------------------------------------------------------
+def test_help_prints_usage(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m proofs") and "codegen --check" in out
+
+
+@pytest.mark.parametrize("argv,message", [(["C9"], "unknown claim 'C9'"), (["C1", "--bogus"], "unknown option"),
+                                          (["codegen", "--force"], "codegen takes only --check")])
+def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_a_failed_step_exits_1_naming_it(monkeypatch, capsys):
+    bad = fresh("C3")
+    bad.step("wrong_square", _eq((x + 1) ** 2, x**2 + 1), by="expand")
+    monkeypatch.setitem(proofs._CACHE, "C3", bad)
+    assert main(["c3"]) == 1
+    captured = capsys.readouterr()
+    assert "FAILED  wrong_square  (by expand)" in captured.out and "C3/wrong_square" in captured.err

@@ -51,3 +51,14 @@ def test_readme_table_agrees_with_the_snapshot(quick_doc):
         assert cells[1] == f"**{by_id[claim]['verdict']}**"
         c = by_id[claim]
         assert cells[2] == f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])}"
+
+
+def test_generated_table_counts_each_claims_fields(quick_doc):
+    """readme_table / verdict_rows count each claim's corrections, premise findings and limits."""
+    from verify.report import readme_table
+
+    rows = readme_table(quick_doc).splitlines()[2:]
+    for row, c in zip(rows, quick_doc["claims"]):
+        cells = [x.strip() for x in row.strip("|").split("|")]
+        assert cells[2] == f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])}", c["id"]
+        assert cells[3] == c["headline"].replace("|", "/")

@@ -6,8 +6,11 @@ argument, what was received and what was expected.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import numbers
-from typing import Any
+import os
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -17,6 +20,15 @@ __all__ = [
     "as_array",
     "positive_number",
     "positive_int",
+    "finite_number",
+    "integer_valued",
+    "seed",
+    "at_most",
+    "physical_memory",
+    "fits_in_memory",
+    "memory_error_as",
+    "path_like",
+    "error_line",
     "full_column_rank",
     "fail",
 ]
@@ -106,3 +118,100 @@ def full_column_rank(name: str, W: np.ndarray) -> None:
         where = f" at index {idx[0]}" if W.ndim > 2 else ""
         raise fail(name, f"a rank-deficient projection{where} (shape {W.shape}, smallest singular value "
                          f"{float(s.min()):.3g})", f"full column rank {W.shape[-1]}")
+
+
+def _is_real(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (numbers.Real, np.floating, np.integer))
+
+
+def finite_number(name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None,
+                  strict_minimum: bool = False) -> float:
+    """A finite real number (bools and strings rejected) in ``[minimum, maximum]``
+    (``(minimum, maximum]`` with ``strict_minimum``); returned as a float."""
+    lo = "" if minimum is None else (f" > {minimum:g}" if strict_minimum else f" >= {minimum:g}")
+    hi = "" if maximum is None else f"{' and' if lo else ''} <= {maximum:g}"
+    want = f"a finite real number{lo}{hi}"
+    if not _is_real(value):
+        raise fail(name, repr(value), want)
+    v = float(value)
+    if not math.isfinite(v) or (minimum is not None and (v <= minimum if strict_minimum else v < minimum)) \
+            or (maximum is not None and v > maximum):
+        raise fail(name, repr(value), want)
+    return v
+
+
+def integer_valued(name: str, value: Any, *, minimum: int | None = None) -> int:
+    """An integer, or a float with an integer value (``3.0``, as JSON may write it), >= ``minimum``.
+
+    Rejects 1.5, NaN, infinities, bools and strings: a count is never rounded or truncated."""
+    want = "an integer" + ("" if minimum is None else f" >= {minimum}")
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+        v = int(value)
+    elif _is_real(value) and math.isfinite(float(value)) and float(value).is_integer():
+        v = int(float(value))
+    else:
+        raise fail(name, repr(value), want)
+    if minimum is not None and v < minimum:
+        raise fail(name, repr(value), want)
+    return v
+
+
+def seed(name: str, value: Any) -> int:
+    """A random seed: a non-negative integer, as ``numpy.random.SeedSequence`` takes it
+    (bools, floats such as 1.5 or 2.0, and negative numbers are rejected)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or int(value) < 0:
+        raise fail(name, repr(value), "a non-negative integer seed")
+    return int(value)
+
+
+def at_most(name: str, value: Any, cap: int | float, why: str) -> Any:
+    """``value`` unchanged if it is at most ``cap``; otherwise the package error naming
+    ``name``, the cap and ``why`` it exists (bounded work: a size from a file or the command
+    line never starts a run of unbounded length)."""
+    if value > cap:
+        raise fail(name, repr(value), f"at most {cap:,} ({why})")
+    return value
+
+
+def physical_memory() -> int | None:
+    """Bytes of physical memory of this machine, or ``None`` where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def fits_in_memory(name: str, nbytes: int | float, what: str) -> None:
+    """Refuse, naming ``name`` and the size, a request for more bytes than the machine has
+    (``what`` says which arrays, and from which sizes): a clear error instead of a
+    ``MemoryError`` or a swap storm. No check where the OS does not report its memory."""
+    total = physical_memory()
+    if total is not None and nbytes > total:
+        raise fail(name, f"{what}: {nbytes / 2**30:.4g} GiB",
+                   f"a size whose arrays fit in this machine's {total / 2**30:.4g} GiB of memory")
+
+
+@contextlib.contextmanager
+def memory_error_as(name: str, what: str) -> Iterator[None]:
+    """Turn a ``MemoryError`` inside the block into the package error naming ``name`` and
+    ``what`` was requested (the size)."""
+    try:
+        yield
+    except MemoryError:
+        raise fail(name, f"{what}, more than this machine could allocate",
+                   "a size that fits in memory") from None
+
+
+def path_like(name: str, value: Any) -> str | os.PathLike:
+    """A file-system path (``str`` or ``os.PathLike``) without NUL bytes."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise fail(name, repr(value), "a path (str or os.PathLike)")
+    text = os.fspath(value)
+    if isinstance(text, bytes) or "\0" in text:
+        raise fail(name, repr(value), "a path (str or os.PathLike) without NUL bytes")
+    return value
+
+
+def error_line(exc: BaseException) -> str:
+    """``error: <message>`` on one line, as every CLI subcommand prints it before exit status 2."""
+    return "error: " + " ".join(str(exc).split())

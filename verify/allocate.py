@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import numbers
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -25,11 +26,13 @@ from typing import Any, Callable
 import mpmath
 
 from . import formulas
-from ._validate import fail, positive_int, positive_number
+from ._validate import at_most, error_line, fail, finite_number, positive_int, positive_number
 from .errors import VerifyError
 
 __all__ = [
     "DPS",
+    "MAX_BUDGET",
+    "MAX_DIM",
     "Model",
     "MODELS",
     "STANDARD_MODELS",
@@ -48,6 +51,14 @@ __all__ = [
 #: Working precision (digits) of every MSE and optimum: the variance term of model a with
 #: d = 768 at d_k = 64 is ~10^693, beyond float64; mpmath keeps it, and its ratio, exact enough.
 DPS = 30
+#: Largest budget D accepted: the divisor pairs are found by trial division up to sqrt(D)
+#: (4096 steps here) and every pair costs one mpmath MSE per model (at most 576 pairs below
+#: 2^24; 14414400, with 504, takes 0.3 s). Real budgets are ~10^4 (LLaMA-70B: 8192); 10^18
+#: took 82 s of trial division before this cap.
+MAX_BUDGET = 2**24
+#: Largest input dimension d accepted: mpmath's cost grows with the digits of the exponents
+#: d_k^(d/2) (d = 10^300 takes 3.5 s); real models have d < 10^5.
+MAX_DIM = 10**12
 #: Divisor pairs shown on each side of the best one.
 NEIGHBOURS = 2
 #: Bracket search: halve/double d_k from 1 at most this many times (2^±200 ≈ 10^±60).
@@ -119,14 +130,21 @@ def _model(model: Any) -> Model:
 def _budget(D: Any) -> int:
     if isinstance(D, float) and D.is_integer():
         D = int(D)
-    if isinstance(D, bool) or not isinstance(D, int):
+    if isinstance(D, bool) or not isinstance(D, numbers.Integral):
         raise fail("D (--budget)", repr(D), "a positive integer budget D = H·d_k (only integers have integer "
                    "divisor pairs (H, d_k))")
-    return positive_int("D (--budget)", D)
+    return at_most("D (--budget)", positive_int("D (--budget)", D), MAX_BUDGET,
+                   "MAX_BUDGET: the divisor pairs are searched by brute force")
+
+
+def _sample_size(n: Any) -> float:
+    # n > 1: the models divide by log n ('reverse') or take logs of it (the asymptotics)
+    return finite_number("n (--n)", n, minimum=1, strict_minimum=True)
 
 
 def _inputs(D: Any, n: Any, d: Any, c_b: Any, c_v: Any) -> tuple[int, float, int, float, float]:
-    return (_budget(D), positive_number("n (--n)", n), positive_int("d (--dim)", d),
+    return (_budget(D), _sample_size(n),
+            at_most("d (--dim)", positive_int("d (--dim)", d), MAX_DIM, "MAX_DIM: mpmath's cost grows with d"),
             positive_number("c_b (--c-b)", c_b), positive_number("c_v (--c-v)", c_v))
 
 
@@ -144,8 +162,12 @@ def _gen(kind: str, model: str) -> Callable[..., Any]:
 
 
 def mse(model: str, d_k: Any, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: Any = 1.0) -> mpmath.mpf:
-    """The model's MSE at head dimension ``d_k`` (H = D/d_k), generated code, :data:`DPS` digits."""
+    """The model's MSE at head dimension ``d_k`` (H = D/d_k), generated code, :data:`DPS` digits.
+
+    ``d_k``: a real number in ``(0, D]`` (the models are continuous in d_k; H = D/d_k >= 1)."""
     m = _model(model)
+    D, n, d, c_b, c_v = _inputs(D, n, d, c_b, c_v)
+    d_k = finite_number("d_k", d_k, minimum=0, strict_minimum=True, maximum=D)
     with mpmath.workdps(DPS):
         return +_gen("mse", m.name)(d_k, n, D, d, c_b, c_v)
 
@@ -188,6 +210,7 @@ def continuous_optimum(model: str, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: 
     ``None`` where the model has no interior optimum (gauss_a_orth/frame with d <= 4: the MSE
     increases in d_k, the smallest d_k is best)."""
     m = _model(model)
+    D, n, d, c_b, c_v = _inputs(D, n, d, c_b, c_v)
     with mpmath.workdps(DPS):
         if m.optimum == "root":
             res = _gen("stationarity", m.name)
@@ -337,7 +360,7 @@ def format_allocation(result: dict[str, Any], *, verdict: bool = True) -> str:
 
 class _ArgParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
+        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
 
 
 def _number(flag: str, text: str, kind: type) -> Any:
@@ -346,9 +369,9 @@ def _number(flag: str, text: str, kind: type) -> Any:
     except ValueError:
         raise fail(flag, repr(text), "a number") from None
     if kind is int:
-        if not value.is_integer():
+        if not value.is_integer():  # also inf and nan
             raise fail(flag, repr(text), "a positive integer")
-        return int(value)
+        return int(text) if text.strip().lstrip("+-").isdigit() else int(value)  # 10**20 stays exact
     return value
 
 
@@ -365,12 +388,12 @@ def cli_allocate(argv: list[str]) -> int:
     parser.add_argument("--c-v", default="1", metavar="Y", help="variance constant c_v (V = c_v/(n h^s)), default 1")
     try:
         args = parser.parse_args(argv)
-        result = allocate(_number("--budget", args.budget, int), _number("--n", args.n, float),
-                          _number("--dim", args.dim, int), model=args.model,
-                          c_b=_number("--c-b", args.c_b, float), c_v=_number("--c-v", args.c_v, float))
+        result = allocate(_number("D (--budget)", args.budget, int), _number("n (--n)", args.n, float),
+                          _number("d (--dim)", args.dim, int), model=args.model,
+                          c_b=_number("c_b (--c-b)", args.c_b, float), c_v=_number("c_v (--c-v)", args.c_v, float))
         print(format_allocation(result))
     except VerifyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)

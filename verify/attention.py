@@ -142,6 +142,14 @@ def from_torch(module: Any) -> MultiHeadNW:
         raise fail("module", f"dropout={module.dropout}",
                    "dropout=0 (random dropout of attention weights is unsupported: the NW weights are deterministic)")
 
+    for name, t in [*module.named_parameters(), *module.named_buffers()]:
+        if t.is_meta:
+            raise fail("module", f"parameter {name!r} on the meta device (a shape without data)",
+                       "a module whose parameters hold values (materialise it, e.g. module.to_empty(device='cpu'), "
+                       "and load its weights first)")
+        if t.is_complex() or not t.is_floating_point():
+            raise fail("module", f"parameter {name!r} of dtype {t.dtype}", "real floating-point parameters")
+
     def np64(t: Any) -> np.ndarray | None:
         return None if t is None else t.detach().to(device="cpu", dtype=torch.float64).numpy().copy()
 

@@ -1,7 +1,7 @@
 """Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights).
 
-A minimal safetensors reader (numpy only) feeds the per-head key and query projections of
-BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.diversity`.
+The ``safetensors`` library (numpy, one tensor at a time) feeds the per-head key and query
+projections of BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.diversity`.
 
 Two facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
 ``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
@@ -12,7 +12,7 @@ changes ``Range(W_K^h)``, so HDI, which is invariant under ``W_K^h -> W_K^h A``,
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import math
 import re
 import sys
@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors import SafetensorError, safe_open
 
-from ._validate import fail, positive_int
+from ._validate import error_line, fail, path_like, positive_int
 from .diversity import haar_overlap_mean, hdi_bound, overlap
 from .errors import VerifyError
+from .io import atomic_write_bytes, loads_json, read_json, regular_file, write_json
 
 __all__ = [
     "SafetensorsFile",
@@ -37,124 +39,109 @@ __all__ = [
     "cli_hdi",
 ]
 
-# safetensors dtype -> little-endian numpy dtype it is stored as (BF16 is converted on read)
-_DTYPES: dict[str, str] = {
-    "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2",
-    "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
-    "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?",
-}
+# safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
 _FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
-_MAX_HEADER_BYTES = 100_000_000  # the format's own limit on the JSON header
 
 
 # --- the safetensors reader --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Entry:
-    dtype: str
-    shape: tuple[int, ...]
-    start: int  # byte offset of the tensor inside the file
-    nbytes: int
+def _library_error(where: str, exc: BaseException) -> VerifyError:
+    return fail(where, f"a file the safetensors library rejects ({' '.join(str(exc).split())})",
+                "a valid .safetensors file")
 
 
 class SafetensorsFile:
-    """One ``.safetensors`` file: 8-byte little-endian header length N, N bytes of JSON
-    (``{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}}``), then the
-    raw little-endian data; offsets are relative to the end of the header.
+    """One ``.safetensors`` file, read with the ``safetensors`` library (``safe_open``, numpy).
 
-    The header is validated on opening; tensors are read one at a time, on request.
+    The library enforces the format when the file is opened: an 8-byte little-endian header
+    length, a UTF-8 JSON header of known dtypes and shapes, byte ranges that are ordered,
+    contiguous, non-overlapping and cover the data exactly. Two things are added here: the
+    path must be a regular file before it is opened (a FIFO would block, a device might
+    never end), and a tensor name may appear only once in the header (the library's JSON map keeps
+    one of two entries of the same name silently); the header, already validated, is re-read
+    with :func:`verify.io.loads_json`, which refuses duplicate keys. Tensors are read one at a
+    time, on request.
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        path_like("safetensors file", path)
+        self.path = regular_file("safetensors file", path)
         where = str(self.path)
         try:
-            size = self.path.stat().st_size
-            with open(self.path, "rb") as f:
-                prefix = f.read(8)
-                if len(prefix) < 8:
-                    raise fail(where, f"a file of {size} bytes",
-                               "at least the 8-byte header length of a safetensors file (truncated?)")
-                n = int.from_bytes(prefix, "little")
-                if n > size - 8 or n > _MAX_HEADER_BYTES:
-                    raise fail(f"{where}: header length", f"{n} bytes with {size - 8} bytes after the prefix",
-                               f"a JSON header that fits in the file (at most {_MAX_HEADER_BYTES} bytes): "
-                               "truncated or not a safetensors file")
-                raw = f.read(n)
+            with safe_open(str(self.path), framework="np") as f:
+                names = list(f.keys())
+                meta = f.metadata()
+                info = {}
+                for name in names:
+                    sl = f.get_slice(name)
+                    info[name] = (str(sl.get_dtype()), tuple(int(x) for x in sl.get_shape()))
+        except SafetensorError as exc:
+            raise _library_error(where, exc) from None
         except OSError as exc:
-            raise fail(where, f"an unreadable path ({exc.strerror})", "a readable .safetensors file") from None
+            raise fail(where, f"an unreadable file ({exc})", "a readable .safetensors file") from None
+        self.metadata: dict[str, Any] = dict(meta or {})
+        self._info = info
+        self._offsets, self._data_start = self._header_offsets(where)
+
+    def _header_offsets(self, where: str) -> tuple[dict[str, int], int]:
+        """``{name: begin}`` from the header (the library has validated it: its length fits in
+        the file, it is a flat JSON object), refusing duplicate tensor names."""
         try:
-            header = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise fail(f"{where}: header", f"bytes that are not UTF-8 JSON ({exc})", "a JSON object") from None
-        if not isinstance(header, dict):
-            raise fail(f"{where}: header", f"JSON {type(header).__name__}", "a JSON object")
-        meta = header.pop("__metadata__", {})
-        if not isinstance(meta, dict):
-            raise fail(f"{where}: header '__metadata__'", f"JSON {type(meta).__name__}", "a JSON object")
-        self.metadata: dict[str, Any] = meta
-        data_start, data_size = 8 + n, size - 8 - n
-        self._entries = {name: self._entry(name, e, data_start, data_size) for name, e in header.items()}
-
-    def _entry(self, name: str, e: Any, data_start: int, data_size: int) -> _Entry:
-        where = f"{self.path}: tensor {name!r}"
-        if not isinstance(e, dict) or not {"dtype", "shape", "data_offsets"} <= e.keys():
-            raise fail(where, repr(e)[:200], "an object with keys dtype, shape, data_offsets")
-        dtype, shape, offs = e["dtype"], e["shape"], e["data_offsets"]
-        if dtype not in _DTYPES:
-            raise fail(f"{where} dtype", repr(dtype), f"one of {', '.join(_DTYPES)}")
-
-        def ints(x: Any, k: int | None) -> bool:
-            return (isinstance(x, list) and (k is None or len(x) == k)
-                    and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in x))
-
-        if not ints(shape, None):
-            raise fail(f"{where} shape", repr(shape), "a list of non-negative integers")
-        if not ints(offs, 2) or offs[0] > offs[1]:
-            raise fail(f"{where} data_offsets", repr(offs), "[begin, end] with 0 <= begin <= end")
-        nbytes = math.prod(shape) * np.dtype(_DTYPES[dtype]).itemsize
-        if offs[1] - offs[0] != nbytes:
-            raise fail(f"{where} data_offsets", f"{offs} ({offs[1] - offs[0]} bytes)",
-                       f"{nbytes} bytes for dtype {dtype} and shape {shape}")
-        if offs[1] > data_size:
-            raise fail(where, f"data ending at byte {offs[1]} of a data section of {data_size} bytes",
-                       "data inside the file (the file is truncated)")
-        return _Entry(dtype, tuple(shape), data_start + offs[0], nbytes)
+            with open(self.path, "rb") as fh:
+                n = int.from_bytes(fh.read(8), "little")
+                raw = fh.read(n)
+        except OSError as exc:
+            raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the library read it as UTF-8: the file changed meanwhile
+            raise fail(f"{where}: header", f"bytes that are not UTF-8 ({exc})", "a JSON object") from None
+        header = loads_json(f"{where}: header", text)  # refuses a tensor name that appears twice
+        if not isinstance(header, dict) or set(header) - {"__metadata__"} != set(self._info):
+            raise fail(f"{where}: header", "entries that differ from the library's reading (did the file change?)",
+                       "an unchanged file")
+        return {k: int(v["data_offsets"][0]) for k, v in header.items() if k != "__metadata__"}, 8 + n
 
     @property
     def names(self) -> list[str]:
-        return list(self._entries)
+        return list(self._info)
 
     def info(self, name: str) -> tuple[str, tuple[int, ...]]:
         """``(dtype, shape)`` of tensor ``name`` as stored."""
-        e = self._lookup(name)
-        return e.dtype, e.shape
+        return self._lookup(name)
 
-    def _lookup(self, name: str) -> _Entry:
-        if name not in self._entries:
-            raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._entries)}", f"a tensor {name!r}")
-        return self._entries[name]
+    def _lookup(self, name: str) -> tuple[str, tuple[int, ...]]:
+        if name not in self._info:
+            raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._info)}", f"a tensor {name!r}")
+        return self._info[name]
 
     def get(self, name: str) -> np.ndarray:
-        """Tensor ``name`` in native byte order; BF16 becomes float32 (exact: bf16 is the high
-        half of a float32)."""
-        e = self._lookup(name)
-        stored = np.dtype(_DTYPES[e.dtype])
-        count = math.prod(e.shape)
-        if count == 0:
-            arr = np.empty(0, dtype=stored)
-        else:
+        """Tensor ``name`` in native byte order, as the library returns it; BF16 (which numpy
+        cannot hold) becomes float32, exactly: a bf16 value is the high half of a float32."""
+        dtype, shape = self._lookup(name)
+        where = str(self.path)
+        if dtype == "BF16":
+            count = math.prod(shape)
             try:
-                arr = np.fromfile(self.path, dtype=stored, count=count, offset=e.start)
+                raw = np.fromfile(self.path, dtype="<u2", count=count, offset=self._data_start + self._offsets[name])
             except OSError as exc:
-                raise fail(str(self.path), f"an unreadable file ({exc})", "a readable .safetensors file") from None
-            if arr.size != count:
-                raise fail(f"{self.path}: tensor {name!r}", f"{arr.size} of {count} values",
-                           "the whole tensor (the file is truncated)")
-        if e.dtype == "BF16":
-            arr = (arr.astype("<u4") << 16).view("<f4")
-        return arr.astype(arr.dtype.newbyteorder("="), copy=False).reshape(e.shape)
+                raise fail(where, f"an unreadable file ({exc})", "a readable .safetensors file") from None
+            if raw.size != count:
+                raise fail(f"{where}: tensor {name!r}", f"{raw.size} of {count} values",
+                           "the whole tensor (the file was truncated after it was opened)")
+            return (raw.astype("<u4") << 16).view("<f4").astype(np.float32).reshape(shape)
+        try:
+            with safe_open(str(self.path), framework="np") as f:
+                arr = f.get_tensor(name)
+        except SafetensorError as exc:
+            raise _library_error(where, exc) from None
+        except OSError as exc:
+            raise fail(where, f"an unreadable file ({exc})", "a readable .safetensors file") from None
+        except (TypeError, AttributeError) as exc:  # a dtype numpy lacks (F8_*, F4, ...)
+            raise fail(f"{where}: tensor {name!r}", f"dtype {dtype} ({exc})", "a dtype numpy can hold") from None
+        arr = np.array(arr, copy=True)
+        return arr.astype(arr.dtype.newbyteorder("="), copy=False).reshape(shape)
 
 
 def read_safetensors(path: str | Path, names: list[str] | None = None) -> dict[str, np.ndarray]:
@@ -230,9 +217,10 @@ class Checkpoint:
 
 
 def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
-    if path.is_file():
+    if path.exists() and not path.is_dir():
+        regular_file("PATH", path)  # a FIFO or device is refused before anything opens it
         cfg = path.parent / "config.json"
-        return (path,), (cfg if cfg.is_file() else None)
+        return (path,), (cfg if cfg.exists() else None)
     if path.is_dir():
         single = path / "model.safetensors"
         files = (single,) if single.is_file() else tuple(sorted(path.glob("*.safetensors")))
@@ -240,7 +228,7 @@ def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
             raise fail("PATH", f"directory {path} without *.safetensors files",
                        "a .safetensors file or a directory holding model.safetensors (or shards)")
         cfg = path / "config.json"
-        return files, (cfg if cfg.is_file() else None)
+        return files, (cfg if cfg.exists() else None)
     raise fail("PATH", repr(str(path)), "an existing .safetensors file or model directory")
 
 
@@ -249,10 +237,7 @@ def _read_config(cfg_path: Path | None, weights: Path) -> dict[str, Any]:
         raise fail("config.json", f"none beside {weights}",
                    "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
                    "from the tensors' shapes alone")
-    try:
-        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail(str(cfg_path), f"an unreadable file ({exc})", "a JSON object") from None
+    cfg = read_json("config.json", cfg_path)
     if not isinstance(cfg, dict):
         raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
     return cfg
@@ -292,7 +277,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     ``path``: a ``.safetensors`` file (config.json beside it) or a directory with
     ``model.safetensors`` (or shards ``*.safetensors``) and ``config.json``.
     """
-    path = Path(path)
+    path = Path(path_like("path (PATH)", path))
     files, cfg_path = _weight_files(path)
     index: dict[str, SafetensorsFile] = {}
     for fp in files:
@@ -442,14 +427,19 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
         fig.suptitle(f"layer {layer['layer']}: pairwise subspace overlap rho", fontsize=11)
         fig.colorbar(im, ax=axes, shrink=0.8, label="overlap rho")
         p = out / f"layer_{layer['layer']:02d}_overlap.png"
-        fig.savefig(p, dpi=100)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)
+        try:
+            atomic_write_bytes(p, buf.getvalue())
+        except OSError as exc:
+            raise fail("--plots DIR", f"{str(p)!r} ({exc.strerror})", "a writable directory") from None
         paths.append(p)
     return paths
 
 
 class _ArgParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
+        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
 
 
 def cli_hdi(argv: list[str]) -> int:
@@ -465,7 +455,7 @@ def cli_hdi(argv: list[str]) -> int:
         print(format_table(result))
         if args.json is not None:
             try:
-                args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+                write_json(args.json, result, indent=1)
             except OSError as exc:
                 raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
             print(f"wrote {args.json}")
@@ -473,7 +463,7 @@ def cli_hdi(argv: list[str]) -> int:
             paths = plot_overlaps(result, args.plots)
             print(f"wrote {len(paths)} plots to {args.plots}")
     except VerifyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)

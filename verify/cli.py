@@ -168,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
         return run(argv)
     except VerifyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from ._validate import error_line
+
+        print(error_line(exc), file=sys.stderr)
         return 2
     except MemoryError:
         print("error: the requested sizes need more memory than this machine has", file=sys.stderr)

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._validate import fail, positive_int
+from ._validate import fail, fits_in_memory, memory_error_as, positive_int
+from ._validate import seed as valid_seed
 
 __all__ = ["DGP", "make_dgp", "DGP_NAMES", "head_projections", "HEAD_KINDS", "haar_frame"]
 
@@ -120,7 +121,7 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
     d = positive_int("d", d)
     if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not math.isfinite(sigma) or sigma <= 0:
         raise fail("sigma", repr(sigma), "a positive finite noise standard deviation")
-    if design not in _DESIGNS:
+    if not isinstance(design, str) or design not in _DESIGNS:
         raise fail("design", repr(design), f"one of {', '.join(map(repr, _DESIGNS))}")
     builder, accepted = _REGISTRY[name]
     for key, value in params.items():
@@ -178,7 +179,7 @@ def head_projections(kind: str, H: int, d: int, d_k: int, *, rng: np.random.Gene
     ``rng`` (a Generator or an int seed) is required by the random kinds; ``rho`` only by
     ``overlap`` and ``aligned``.
     """
-    if kind not in HEAD_KINDS:
+    if not isinstance(kind, str) or kind not in HEAD_KINDS:
         raise fail("kind", repr(kind), f"one of {', '.join(map(repr, HEAD_KINDS))}")
     H = positive_int("H", H)
     d = positive_int("d", d)
@@ -199,16 +200,26 @@ def head_projections(kind: str, H: int, d: int, d_k: int, *, rng: np.random.Gene
         raise fail("H, d_k", f"(H+1)*d_k = {(H + 1) * d_k} > d = {d}",
                    f"(H+1)*d_k <= d: kind={kind!r} uses a shared block and {H} private blocks of width {d_k}")
 
+    # the result and the frame it is cut from: at most (H + 1) d d_k float64 values each
+    size = f"H = {H}, d = {d}, d_k = {d_k}: (H + 1) d d_k = {(H + 1) * d * d_k} float64 values, twice"
+    fits_in_memory("H, d, d_k", 16 * (H + 1) * d * d_k, size)
+    with memory_error_as("H, d, d_k", size):
+        return _build(kind, H, d, d_k, rng, rho)
+
+
+def _build(kind: str, H: int, d: int, d_k: int, rng: Any, rho: float | None) -> np.ndarray:
     if kind in ("aligned", "coordinate"):
-        eye = np.eye(d)
-        if kind == "coordinate":
-            return np.stack([eye[:, h * d_k:(h + 1) * d_k] for h in range(H)])
-        return _overlap_family(eye, H, d_k, rho)
+        if kind == "coordinate":  # columns (h-1) d_k .. h d_k of the identity
+            out = np.zeros((H, d, d_k))
+            for h in range(H):
+                out[h, h * d_k:(h + 1) * d_k, :] = np.eye(d_k)
+            return out
+        return _overlap_family(np.eye(d, (H + 1) * d_k), H, d_k, rho)  # the first (H+1) d_k columns of I_d
 
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
-        rng = np.random.default_rng(int(rng))
+        rng = np.random.default_rng(valid_seed("rng", rng))
     if not isinstance(rng, np.random.Generator):
-        raise fail("rng", repr(rng), f"a numpy Generator or an int seed (kind={kind!r} is random)")
+        raise fail("rng", repr(rng), f"a numpy Generator or a non-negative int seed (kind={kind!r} is random)")
     if kind == "orthogonal":
         return haar_frame(rng, d, H * d_k).reshape(d, H, d_k).transpose(1, 0, 2).copy()
     if kind == "identical":

@@ -128,8 +128,17 @@ def hdi(W_K: Any, form: str = "subspace") -> float:
     upper = np.triu_indices(H, 1)
     if form == "subspace":
         return float(1.0 - overlap(W)[upper].mean())
-    g_sq = _pairwise_sq_frob(W) / d_k**2  # ||G_hh'||_F^2
-    return float(1.0 - g_sq[upper].mean())
+    # ||G_hh'||_F^2 of W = 2^e W' (W' = W scaled by a power of two: exact) is 2^(4e) times that
+    # of W': the sums run on W', in range, and give bitwise the unscaled values wherever those
+    # do not overflow or underflow; the mean is then scaled back, refused if beyond float64.
+    e = int(np.frexp(np.max(np.abs(W)))[1])
+    g_sq = _pairwise_sq_frob(np.ldexp(W, -e)) / d_k**2  # ||G'_hh'||_F^2
+    with np.errstate(over="ignore"):
+        mean = float(np.ldexp(g_sq[upper].mean(), 4 * e))
+    if not np.isfinite(mean):
+        raise fail("W_K", f"weights up to {float(np.max(np.abs(W))):.3g} (mean ||G_hh'||_F^2 ~ 2^{4 * e}, "
+                   "beyond float64)", "weights whose literal HDI (on the raw scale, ~ |W|^4) fits in float64")
+    return float(1.0 - mean)
 
 
 def hdi_bound(H: int, d_k: int, d: int) -> float:

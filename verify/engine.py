@@ -55,14 +55,14 @@ at rounding level.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import mpmath
 import numpy as np
 
-from ._validate import as_array, fail, positive_int, positive_number
+from ._validate import as_array, fail, fits_in_memory, memory_error_as, physical_memory, positive_int, positive_number
+from ._validate import seed as valid_seed
 from .dgp import DGP
 from .errors import VerifyError
 from .nw import KERNELS, nw_weights
@@ -70,6 +70,7 @@ from .nw import KERNELS, nw_weights
 __all__ = [
     "Decomposition",
     "MpCheck",
+    "ArbCheck",
     "NoiseCheck",
     "decompose",
     "decompose_mp",
@@ -129,9 +130,18 @@ def _projections(name: str, W: Any, d: int) -> np.ndarray:
 
 
 def _seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
-        raise fail("seed", repr(seed), "a non-negative integer")
-    return int(seed)
+    return valid_seed("seed", seed)
+
+
+def _results_guard(R: int, H: int, m: int, d: int, d_k: int) -> str:
+    """Refuse sizes whose result arrays exceed the machine's memory (before any is allocated);
+    returns the size, for a MemoryError later. Counted: the estimates and their centred copy
+    ``2 R H m``, the noise terms and errors ``3 R m``, four ``m H^2`` moment arrays, the
+    evaluation points and queries ``m (d + H d_k)``, float64 each."""
+    words = 2 * R * H * m + 3 * R * m + 4 * m * H * H + m * (d + H * d_k)
+    size = f"R = {R}, m = {m} (H = {H}): {words} float64 values of results"
+    fits_in_memory("R, m", 8 * words, size)
+    return size
 
 
 def _eval_points(dgp: DGP, seed: int, m: int) -> np.ndarray:
@@ -182,14 +192,20 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
     n = positive_int("n", n)
     R = positive_int("R", R)
     seed = _seed(seed)
+    if dgp.sigma * dgp.sigma > np.finfo(np.float64).max:  # the noise variance
+        raise fail("dgp.sigma", repr(dgp.sigma), "a noise standard deviation whose square fits in float64")
     if x_eval is None:
-        x_eval = _eval_points(dgp, seed, positive_int("m", DEFAULT_M if m is None else m))
+        m = positive_int("m", DEFAULT_M if m is None else m)
+        size = _results_guard(R, H, m, dgp.d, WQ.shape[2])
+        with memory_error_as("m", f"{size}; x_eval of {m} x {dgp.d}"):
+            x_eval = _eval_points(dgp, seed, m)
     else:
         x_eval = as_array("x_eval", x_eval, ndim=2, keep_float32=False)
         if x_eval.shape[1] != dgp.d or x_eval.shape[0] < 1:
             raise fail("x_eval", f"shape {x_eval.shape}", f"(m, {dgp.d}) with m >= 1")
         if m is not None and positive_int("m", m) != x_eval.shape[0]:
             raise fail("m", repr(m), f"None or len(x_eval) = {x_eval.shape[0]}")
+    _results_guard(R, H, x_eval.shape[0], dgp.d, WQ.shape[2])
     f_eval = _checked_f(dgp, x_eval)
     return _Setup(dgp, WQ, WK, alpha, x_eval, f_eval, n, R, seed, method, kernel, scale, bandwidth, max_memory)
 
@@ -208,6 +224,10 @@ def _block_sizes(s: _Setup) -> tuple[int, int]:
     words = (s.max_memory - _numpy_buffer_bytes()) // 8
     if fixed + per_point > words:
         need = 8 * (fixed + per_point) + _numpy_buffer_bytes()
+        total = physical_memory()
+        if total is not None and need > total:  # no max_memory would do: the design is too large
+            raise fail("n", f"{n} ({need / 2**30:.4g} GiB for one replicate at one evaluation point, H={H}, d={d})",
+                       f"a design size whose one replicate fits in this machine's {total / 2**30:.4g} GiB")
         raise fail("max_memory", f"{s.max_memory} bytes",
                    f"at least {need} bytes (numpy's ufunc buffers plus one replicate at one evaluation point, "
                    f"n={n}, H={H})")
@@ -220,13 +240,13 @@ def _block_sizes(s: _Setup) -> tuple[int, int]:
 def _iter_blocks(s: _Setup) -> Iterator[tuple[slice, slice, np.ndarray, np.ndarray, np.ndarray | None]]:
     """Yield ``(replicates, eval points, weights (B, H, M_c, n), f(X) (B, n), y (B, n) or None)``."""
     B, Mc = _block_sizes(s)
-    children = np.random.SeedSequence(s.seed).spawn(s.R)
+    # replicate r: SeedSequence(seed).spawn(R)[r], made per block (R of them could fill memory)
     queries = np.matmul(s.x_eval[None], s.W_Q)  # (H, m, d_k)
     for r0 in range(0, s.R, B):
         rs = slice(r0, min(s.R, r0 + B))
         X, noise = [], []
-        for child in children[rs]:
-            rng = np.random.default_rng(child)
+        for r in range(rs.start, rs.stop):
+            rng = np.random.default_rng(np.random.SeedSequence(s.seed, spawn_key=(r,)))
             X.append(_checked_design(s.dgp, s.dgp.sample_x(rng, (s.n,)), s.n, "design drawn by dgp.sample_x"))
             if s.method == "simulate":
                 noise.append(s.dgp.sigma * rng.standard_normal(s.n))
@@ -324,6 +344,13 @@ class Decomposition:
             raise fail("mp_check", "a Decomposition without its inputs", "one returned by decompose()")
         return _mp_compare(self._setup, self, dps)
 
+    def arb_check(self, prec: int = 256) -> "ArbCheck":
+        """Certify the identity in ball arithmetic (python-flint's arb at ``prec`` bits) from the
+        same per-replicate float64 quantities: a rigorous bound on the relative residual."""
+        if self._setup is None:
+            raise fail("arb_check", "a Decomposition without its inputs", "one returned by decompose()")
+        return _arb_certify(self._setup, prec)
+
 
 def _terms(alpha: np.ndarray, f: np.ndarray, mu: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, ...]:
     bias2 = (alpha @ mu - f) ** 2  # (sum_h alpha_h mu_h - f)^2
@@ -335,7 +362,27 @@ def _terms(alpha: np.ndarray, f: np.ndarray, mu: np.ndarray, C: np.ndarray) -> t
     return bias2, var_term, cov_term
 
 
+def _finite(s: _Setup, terms: dict[str, np.ndarray]) -> None:
+    """Refuse non-finite moments (an overflow), naming the input responsible: ``alpha`` when its
+    weights are the largest magnitude in play, else the DGP's responses (f and sigma)."""
+    bad = [k for k, v in terms.items() if not np.all(np.isfinite(v))]
+    if not bad:
+        return
+    a, f, sigma = float(np.max(np.abs(s.alpha))), float(np.max(np.abs(s.f_eval))), s.dgp.sigma
+    name = "alpha" if a > 1 and a >= max(f, sigma) else f"dgp (f and sigma of {s.dgp.name!r})"
+    raise fail(name, f"overflow to non-finite {', '.join(bad)} (max |alpha| = {a:.3g}, max |f(x_eval)| = {f:.3g}, "
+                     f"sigma = {sigma:.3g})",
+               "weights and responses whose squared ensemble error (sum_h alpha_h fhat_h - f)^2 fits in float64")
+
+
 def _run(s: _Setup) -> Decomposition:
+    # an overflow is not warned about but refused, naming its cause, by _finite
+    with memory_error_as("R, m", f"R = {s.R}, m = {s.m} (H = {s.H}): the result arrays"), \
+            np.errstate(over="ignore", invalid="ignore"):
+        return _run_unguarded(s)
+
+
+def _run_unguarded(s: _Setup) -> Decomposition:
     H, m, R = s.H, s.m, s.R
     sigma2 = s.dgp.sigma * s.dgp.sigma
     est = np.empty((R, H, m))  # F (simulate) or m_h(x|X_r) (exact)
@@ -369,6 +416,8 @@ def _run(s: _Setup) -> Decomposition:
         mse = mse + noise_ens.mean(axis=0)
     C = np.ascontiguousarray(C.transpose(1, 2, 0))
     bias2, var_term, cov_term = _terms(s.alpha, s.f_eval, mu, C)
+    _finite(s, {"head_mean": mu, "head_cov": C, "bias2": bias2, "var_term": var_term, "cov_term": cov_term,
+                "mse": mse})
     return Decomposition(alpha=s.alpha, x_eval=s.x_eval, f_eval=s.f_eval, head_mean=mu, head_bias=mu - s.f_eval,
                          head_cov=C, bias2=bias2, var_term=var_term, cov_term=cov_term, mse=mse, n=s.n, R=R,
                          method=s.method, seed=s.seed, kernel=s.kernel, blocks=_block_sizes(s), _setup=s)
@@ -405,55 +454,69 @@ class MpCheck:
     digits: float
 
 
+def _recompute(s: _Setup, num: Callable[[float], Any], dot: Callable, total: Callable) -> Iterator[dict[str, Any]]:
+    """The decomposition recomputed from the per-replicate float64 quantities (weights, f(X),
+    responses), each converted exactly by ``num``, in the arithmetic of ``num``'s numbers (mpmath
+    at a precision, or arb balls); yields per evaluation point mu, C, bias2, var, cov, mse."""
+    H, m, R = s.H, s.m, s.R
+    alpha = [num(float(a)) for a in s.alpha]
+    f = [num(float(v)) for v in s.f_eval]
+    sigma2 = num(float(s.dgp.sigma)) ** 2
+    zero = num(0.0)
+    est = [[[zero] * m for _ in range(H)] for _ in range(R)]
+    noise_ens = [[zero] * m for _ in range(R)]
+    S_sum = [[[zero] * m for _ in range(H)] for _ in range(H)]
+    for rs, es, W, fX, y in _iter_blocks(s):
+        for b, r in enumerate(range(rs.start, rs.stop)):
+            resp = [num(float(v)) for v in (y[b] if s.method == "simulate" else fX[b])]
+            for jj, j in enumerate(range(es.start, es.stop)):
+                w = [[num(float(v)) for v in W[b, h, jj]] for h in range(H)]
+                for h in range(H):
+                    est[r][h][j] = dot(w[h], resp)
+                if s.method == "exact":
+                    for h in range(H):
+                        for g in range(H):
+                            S_sum[h][g][j] += dot(w[h], w[g])
+                    w_ens = [dot(alpha, col) for col in zip(*w)]
+                    noise_ens[r][j] = sigma2 * dot(w_ens, w_ens)
+    for j in range(m):
+        mu = [total(est[r][h][j] for r in range(R)) / R for h in range(H)]
+        C = [[total((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R
+              for g in range(H)] for h in range(H)]
+        if s.method == "exact":
+            C = [[C[h][g] + sigma2 * S_sum[h][g][j] / R for g in range(H)] for h in range(H)]
+        bias2 = (dot(alpha, mu) - f[j]) ** 2
+        var = total(alpha[h] ** 2 * C[h][h] for h in range(H))
+        cov = total(alpha[h] * alpha[g] * C[h][g] for h in range(H) for g in range(H) if g != h)
+        mse = total((dot(alpha, [est[r][h][j] for h in range(H)]) - f[j]) ** 2 for r in range(R)) / R
+        if s.method == "exact":
+            mse += total(noise_ens[r][j] for r in range(R)) / R
+        yield {"j": j, "f": f[j], "mu": mu, "C": C, "bias2": bias2, "var": var, "cov": cov, "mse": mse}
+
+
+def _check_ops(s: _Setup, what: str) -> None:
+    ops = s.R * s.m * s.n * s.H * (s.H + 2)
+    if ops > MP_MAX_OPS:
+        raise fail(f"sizes for {what}", f"R*m*n*H*(H+2) = {ops} multiply-adds",
+                   f"at most {MP_MAX_OPS} (MP_MAX_OPS; the pure-Python recomputation runs ~1e5-1e6/s)")
+
+
 def _mp_compare(s: _Setup, dec: Decomposition, dps: int) -> MpCheck:
     dps = positive_int("dps", dps, minimum=16)
-    H, m, R, n = s.H, s.m, s.R, s.n
-    ops = R * m * n * H * (H + 2)
-    if ops > MP_MAX_OPS:
-        raise fail("sizes for mp_check", f"R*m*n*H*(H+2) = {ops} multiply-adds",
-                   f"at most {MP_MAX_OPS} (MP_MAX_OPS; mpmath's pure-Python backend is ~1e5-1e6/s)")
-    mpf = mpmath.mpf
+    _check_ops(s, "mp_check")
     with mpmath.workdps(dps):
-        alpha = [mpf(float(a)) for a in s.alpha]  # float64 -> mpf is exact
-        f = [mpf(float(v)) for v in s.f_eval]
-        sigma2 = mpf(s.dgp.sigma) ** 2
-        est = [[[mpf(0)] * m for _ in range(H)] for _ in range(R)]
-        noise_ens = [[mpf(0)] * m for _ in range(R)]
-        S_sum = [[[mpf(0)] * m for _ in range(H)] for _ in range(H)]
-        for rs, es, W, fX, y in _iter_blocks(s):
-            for b, r in enumerate(range(rs.start, rs.stop)):
-                resp = [mpf(float(v)) for v in (y[b] if s.method == "simulate" else fX[b])]
-                for jj, j in enumerate(range(es.start, es.stop)):
-                    w = [[mpf(float(v)) for v in W[b, h, jj]] for h in range(H)]
-                    for h in range(H):
-                        est[r][h][j] = mpmath.fdot(w[h], resp)
-                    if s.method == "exact":
-                        for h in range(H):
-                            for g in range(H):
-                                S_sum[h][g][j] += mpmath.fdot(w[h], w[g])
-                        w_ens = [mpmath.fdot(alpha, col) for col in zip(*w)]
-                        noise_ens[r][j] = sigma2 * mpmath.fdot(w_ens, w_ens)
-        terms = {k: [] for k in ("bias2", "var_term", "cov_term", "mse", "head_mean", "head_cov")}
+        mpf = mpmath.mpf  # float64 -> mpf is exact
+        terms = ("bias2", "var_term", "cov_term", "mse", "head_mean", "head_cov")
         resid, agree = mpf(0), {k: mpf(0) for k in terms}
-        for j in range(m):
-            mu = [mpmath.fsum(est[r][h][j] for r in range(R)) / R for h in range(H)]
-            C = [[mpmath.fsum((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R
-                  for g in range(H)] for h in range(H)]
-            if s.method == "exact":
-                C = [[C[h][g] + sigma2 * S_sum[h][g][j] / R for g in range(H)] for h in range(H)]
-            bias2 = (mpmath.fdot(alpha, mu) - f[j]) ** 2
-            var = mpmath.fsum(alpha[h] ** 2 * C[h][h] for h in range(H))
-            cov = mpmath.fsum(alpha[h] * alpha[g] * C[h][g] for h in range(H) for g in range(H) if g != h)
-            mse = mpmath.fsum((mpmath.fdot(alpha, [est[r][h][j] for h in range(H)]) - f[j]) ** 2
-                              for r in range(R)) / R
-            if s.method == "exact":
-                mse += mpmath.fsum(noise_ens[r][j] for r in range(R)) / R
+        for p in _recompute(s, mpf, mpmath.fdot, mpmath.fsum):
+            j, mu, C, H = p["j"], p["mu"], p["C"], s.H
+            bias2, var, cov, mse = p["bias2"], p["var"], p["cov"], p["mse"]
             scale = abs(mse) + bias2 + abs(var) + abs(cov)
             if scale > 0:
                 resid = max(resid, abs(mse - (bias2 + var + cov)) / scale)
                 for k, v in (("bias2", bias2), ("var_term", var), ("cov_term", cov), ("mse", mse)):
                     agree[k] = max(agree[k], abs(mpf(float(getattr(dec, k)[j])) - v) / scale)
-            mscale = max([abs(f[j])] + [abs(v) for v in mu])
+            mscale = max([abs(p["f"])] + [abs(v) for v in mu])
             vscale = max(C[h][h] for h in range(H))
             for h in range(H):
                 if mscale > 0:
@@ -466,6 +529,41 @@ def _mp_compare(s: _Setup, dec: Decomposition, dps: int) -> MpCheck:
         worst = max(agreement.values())
         digits = math.inf if worst == 0 else -math.log10(worst)
         return MpCheck(dps=dps, residual=float(resid), agreement=agreement, digits=digits)
+
+
+@dataclass(frozen=True)
+class ArbCheck:
+    """Ball-arithmetic certificate of the identity: at every evaluation point the enclosure of
+    ``|MSE − (bias² + Σα²V + ΣααC)|`` divided by a lower bound of the point's scale
+    ``|MSE| + bias² + |var| + |cov|`` is at most ``bound`` (arb at ``prec`` bits)."""
+
+    prec: int
+    bound: float
+    points: int
+
+    def certifies(self, level: float) -> bool:
+        return self.bound <= level
+
+
+def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
+    from flint import arb, ctx
+
+    prec = positive_int("prec", prec, minimum=64)
+    _check_ops(s, "arb_check")
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        worst, points = 0.0, 0
+        for p in _recompute(s, arb, lambda a, b: sum((x * y for x, y in zip(a, b)), arb(0)),
+                            lambda it: sum(it, arb(0))):
+            scale = abs(p["mse"]) + p["bias2"] + abs(p["var"]) + abs(p["cov"])
+            lo = float(scale.lower())
+            if lo > 0:
+                worst = max(worst, float(abs(p["mse"] - (p["bias2"] + p["var"] + p["cov"])).upper()) / lo)
+                points += 1
+        return ArbCheck(prec=prec, bound=worst, points=points)
+    finally:
+        ctx.prec = old
 
 
 def decompose_mp(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval: Any = None,
@@ -530,6 +628,16 @@ def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed:
             raise fail("n", repr(n), f"None or len(design) = {n_}")
     s = _prepare(dgp, W_Q, W_K, alpha=None, x_eval=x_eval, m=m, n=n_, R=1, seed=seed_, method="exact",
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
+    # the weights (H, m, n), the noise (N, n), the estimates (H, m, N) with a centred copy, and
+    # two (m, N) temporaries
+    words = s.H * s.m * n_ + N * n_ + 2 * s.H * s.m * N + 2 * s.m * N
+    size = f"N = {N} noise draws of n = {n_} (H = {s.H}, m = {s.m}): {words} float64 values"
+    fits_in_memory("N, n", 8 * words, size)
+    with memory_error_as("N, n", size):
+        return _noise_check(s, dgp, design, n_, N, seed_)
+
+
+def _noise_check(s: _Setup, dgp: DGP, design: Any, n_: int, N: int, seed_: int) -> NoiseCheck:
     if design is None:
         rng = np.random.default_rng(np.random.SeedSequence(seed_).spawn(1)[0])
         design = dgp.sample_x(rng, (n_,))
@@ -554,5 +662,10 @@ def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed:
             z = D[h] * D[g]  # (m, N): sample covariance = mean of z; its SE from z's spread
             cov[h, g] = z.mean(axis=-1)
             cov_se[h, g] = z.std(axis=-1, ddof=1) / math.sqrt(N)
+    for name, v in (("cond_cov", cond_cov), ("mean", mean), ("cov", cov), ("cov_se", cov_se)):
+        if not np.all(np.isfinite(v)):
+            raise fail(f"dgp (f and sigma of {dgp.name!r})", f"overflow to non-finite {name} (sigma = {sigma:.3g}, "
+                       f"max |f(design)| = {float(np.max(np.abs(fX))):.3g})",
+                       "responses whose squared spread fits in float64")
     return NoiseCheck(design=design, x_eval=s.x_eval, N=N, cond_mean=cond_mean, cond_cov=cond_cov, mean=mean,
                       mean_se=mean_se, cov=cov, cov_se=cov_se)

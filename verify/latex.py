@@ -31,8 +31,10 @@ from typing import Any, Iterable
 
 import sympy as sp
 
-from ._validate import fail
+from ._validate import error_line, fail
+from ._validate import seed as valid_seed
 from .errors import VerifyError
+from .io import atomic_write_bytes, atomic_write_text, read_json
 
 __all__ = [
     "Formula",
@@ -705,10 +707,10 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
         (out / "snippets").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise fail("-o DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
-    (out / "macros.tex").write_text(macro_file(), encoding="ascii")
+    atomic_write_text(out / "macros.tex", macro_file(), encoding="ascii")
     all_formulas = formulas()
     for f in all_formulas:
-        (out / "snippets" / f.filename).write_text(snippet(f), encoding="ascii")
+        atomic_write_text(out / "snippets" / f.filename, snippet(f), encoding="ascii")
     src = report.get("source")
     report_dir = Path(src).parent if src else None
     plots: dict[str, dict[str, str]] = {}
@@ -718,12 +720,11 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
             if found is None:
                 continue
             target = out / "plots" / f"{c['id']}_{name}.png"
-            target.parent.mkdir(exist_ok=True)
             if found.resolve() != target.resolve():
-                shutil.copyfile(found, target)
+                atomic_write_bytes(target, found.read_bytes())
             plots.setdefault(c["id"], {})[name] = target.relative_to(out).as_posix()
     tex = out / "verification.tex"
-    tex.write_text(render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
+    atomic_write_text(tex, render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
     return tex
 
 
@@ -770,7 +771,7 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
 
 class _ArgParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
+        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
 
 
 def cli_latex(argv: list[str]) -> int:
@@ -788,20 +789,26 @@ def cli_latex(argv: list[str]) -> int:
                    help="take verdicts and figures from this report.json instead of running the checks")
     try:
         args = p.parse_args(argv)
+        if args.report is not None and (args.quick or args.seed is not None):
+            raise fail("--report FILE", "together with --quick/--seed",
+                       "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
+        if args.seed is not None:
+            valid_seed("--seed", args.seed)
+        if args.out.exists() and not args.out.is_dir():
+            raise fail("-o DIR", f"{str(args.out)!r}, which exists and is not a folder", "a folder, or a path for one")
+        report = load_report(args.report) if args.report is not None else None
+        from proofs import all_derivations
+
+        ders = all_derivations()
+        failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
+        if report is None:
+            report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
+        tex = write_export(args.out, report)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    if args.report is not None and (args.quick or args.seed is not None):
-        raise fail("--report FILE", "together with --quick/--seed",
-                   "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
-    from proofs import all_derivations
-
-    ders = all_derivations()
-    failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
-    if args.report is not None:
-        report = load_report(args.report)
-    else:
-        report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
-    tex = write_export(args.out, report)
+    except VerifyError as exc:
+        print(error_line(exc), file=sys.stderr)
+        return 2
     print(f"wrote {tex}, {args.out / 'macros.tex'} and {len(list((args.out / 'snippets').glob('*.tex')))} "
           f"snippets in {args.out / 'snippets'}")
     status = 0

@@ -233,7 +233,10 @@ class _Problem:
             if bandwidth is not None:
                 raise fail("bandwidth", repr(bandwidth), "None for kernel='softmax' (it takes scale)")
             s = positive_number("scale", scale, allow_none=True)
-            self.factor = self.dtype.type(1.0 / math.sqrt(d) if s is None else s)
+            with np.errstate(over="ignore"):
+                self.factor = self.dtype.type(1.0 / math.sqrt(d) if s is None else s)
+            if not np.isfinite(self.factor):
+                raise fail("scale", repr(scale), f"a scale that is finite in {self.dtype.name} (the working dtype)")
         else:
             if scale is not None:
                 raise fail("scale", repr(scale), "None for kernel='gaussian' (it takes bandwidth)")
@@ -244,7 +247,11 @@ class _Problem:
                 inv_b2 = float(np.float64(1.0) / np.float64(b) ** 2)
             if not math.isfinite(inv_b2):
                 raise fail("bandwidth", repr(bandwidth), "a bandwidth whose 1/b^2 is finite")
-            self.factor = self.dtype.type(inv_b2)
+            with np.errstate(over="ignore"):
+                self.factor = self.dtype.type(inv_b2)
+            if not np.isfinite(self.factor):
+                raise fail("bandwidth", repr(bandwidth),
+                           f"a bandwidth whose 1/b^2 is finite in {self.dtype.name} (the working dtype)")
         self.cap = get_default_max_memory() if max_memory is None else positive_int("max_memory", max_memory)
         self.log_max = math.log(float(np.finfo(self.dtype).max)) - 2   # e^2 below overflow
 
@@ -475,6 +482,8 @@ def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax"
 
     Same kernels and parameters as :func:`nw_weights`; the weights are never stored in full.
     """
+    if values is None:  # _Problem reads None as "weights only"
+        raise fail("values", "None", "a real numeric array (..., n, p) (nw_weights gives the weights alone)")
     P = _Problem(queries, keys, values, kernel, scale, bandwidth, max_memory)
     out = np.empty(P.batch + (P.m, P.p), dtype=P.dtype)
     if out.size == 0:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
-__all__ = ["new_figure", "save"]
+from .io import atomic_write_bytes, write_json
+
+__all__ = ["new_figure", "save", "plotted_data", "data_path"]
 
 
 def new_figure(title: str, xlabel: str, ylabel: str, *, size: tuple[float, float] = (5.6, 4.0)) -> tuple[Any, Any]:
@@ -24,13 +27,45 @@ def new_figure(title: str, xlabel: str, ylabel: str, *, size: tuple[float, float
     return fig, ax
 
 
+def _finite(values: Any) -> list:
+    import numpy as np
+
+    a = np.asarray(values, dtype=float).ravel()
+    return [float(v) if np.isfinite(v) else None for v in a]
+
+
+def plotted_data(fig: Any) -> dict[str, Any]:
+    """What the figure shows, as numbers: per axis its title, labels and every line (label, x, y;
+    non-finite values as null). Saved beside the PNG so that tests and readers can check a plot
+    against an independent computation, not only that the image exists."""
+    axes = []
+    for ax in fig.axes:
+        lines = [{"label": str(ln.get_label()), "x": _finite(ln.get_xdata()), "y": _finite(ln.get_ydata())}
+                 for ln in ax.get_lines()]
+        axes.append({"title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "lines": lines})
+    return {"axes": axes}
+
+
+def data_path(path: Path | str) -> Path:
+    """The JSON file of a plot's numbers, beside its PNG: ``name.png`` -> ``name.data.json``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".data.json")
+
+
 def save(fig: Any, path: Path) -> str:
-    """Write ``fig`` to ``path`` as PNG, close it and return the path as a string."""
+    """Write ``fig`` to ``path`` as PNG (rendered in memory, then written atomically: a reader
+    sees the previous file or the new one, never a part) and its numbers to
+    :func:`data_path` (:func:`plotted_data`), close it and return the PNG's path."""
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    plt.close(fig)
+    try:
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        data = plotted_data(fig)
+    finally:
+        plt.close(fig)
+    write_json(data_path(path), data, indent=None)
+    atomic_write_bytes(path, buf.getvalue())
     return str(path)

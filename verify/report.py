@@ -209,27 +209,87 @@ def write_report(folder: Path | str, doc: dict) -> tuple[Path, Path]:
     return write_json(folder / "report.json", doc), atomic_write_text(folder / "report.md", markdown(doc))
 
 
+#: Marks a JSON object whose values are all strings (in :data:`REPORT_SHAPE`).
+_STR_MAP = "object of strings"
+#: A free text field that may be absent or null.
+_TEXT = "text?"
+
+#: The fields of a report.json (schema 2) that its readers use, and their types: a type,
+#: ``[shape]`` (a list of such) or ``{key: shape}`` (an object; a key ending in ``?`` may be absent
+#: or null; other keys are free).
+REPORT_SHAPE: dict[str, Any] = {
+    "schema": str, "schema_version": int,
+    "claims": [{
+        "id": str, "title": str, "stated": str, "verdict": str, "headline": str, "reading?": str,
+        "readings?": [{"id": str, "description": str, "verdict": str}],
+        "corrections": [{"part": str, "finding": str, "stated": str, "derived": str, "evidence?": str,
+                         "counterexample?": str}],
+        "premise": [{"part": str, "outcome": str, "finding": str, "regime": str, "statement?": str,
+                     "evidence?": str, "counterexample?": str}],
+        "limits": [{"part": str, "finding": str, "boundary": str, "regime": str, "statement?": str,
+                    "evidence?": str, "counterexample?": str}],
+        "assumptions": [str], "restored_by": [str], "summary?": str,
+        "evidence": {
+            "plots?": _STR_MAP,
+            "parts": [{
+                "id": str, "role": str, "effect": str, "statement": str, "reading?": str, "finding?": str,
+                "stated?": str, "derived?": str, "regime?": str, "restored_by?": str, "assumptions?": [str],
+                "reason?": str,
+                "symbolic?": {"status": str, "n_checked": int, "n_steps": int, "results?": [str]},
+                "numeric?": {"agreement": str, "summary": str, "figures?": dict},
+                "counterexample?": {"description": str, "file?": str},
+            }],
+        },
+    }],
+    "crashed?": _STR_MAP,
+    "meta?": dict,
+}
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+def check_shape(name: str, source: str, field: str, value: Any, shape: Any) -> None:
+    """``value`` (the report's ``field``) against ``shape`` (see :data:`REPORT_SHAPE`); the error
+    names ``name`` (the argument), the field and what was found."""
+    def bad(expected: str) -> VerifyError:
+        return VerifyError(f"{name} field {field}: expected {expected}, got "
+                           f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}"
+                           if field else f"{name}: expected {expected}, got "
+                           f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}")
+
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise bad("an object")
+        for key, sub in shape.items():
+            key_name = key.rstrip("?")
+            child = f"{field}.{key_name}" if field else key_name
+            if value.get(key_name) is None:
+                if key.endswith("?"):
+                    continue
+                raise VerifyError(f"{name} field {child}: expected a value (a report.json written by python -m "
+                                  f"verify), got none in {source!r}")
+            check_shape(name, source, child, value[key_name], sub)
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise bad("a list")
+        for k, item in enumerate(value):
+            check_shape(name, source, f"{field}[{k}]", item, shape[0])
+    elif shape is _STR_MAP:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise bad("an object of strings")
+    elif not isinstance(value, shape) or isinstance(value, bool):
+        raise bad(_JSON_TYPES[shape])
+
+
 def read_report(path: Path | str, *, name: str = "--report") -> dict:
-    """Read and check a ``report.json`` (schema, version, the fields every view needs)."""
+    """Read a ``report.json`` as strict JSON (:func:`verify.io.read_json`) and check its schema,
+    version and every field its readers use (:data:`REPORT_SHAPE`)."""
     doc = read_json(name, path)
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise VerifyError(f"{name}: expected a report with schema {SCHEMA!r}, got {got!r} in {str(path)!r}")
-    if doc.get("schema_version") != SCHEMA_VERSION:
+    if isinstance(doc, dict) and doc.get("schema") != SCHEMA:
+        raise VerifyError(f"{name}: expected a report with schema {SCHEMA!r}, got {doc.get('schema')!r} "
+                          f"in {str(path)!r}")
+    if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
         raise VerifyError(f"{name}: expected schema_version {SCHEMA_VERSION}, got {doc.get('schema_version')!r} "
                           f"in {str(path)!r}")
-    claims = doc.get("claims")
-    if not isinstance(claims, list):
-        raise VerifyError(f"{name}: expected 'claims' to be a list, got {type(claims).__name__} in {str(path)!r}")
-    need = {"id": str, "title": str, "stated": str, "verdict": str, "headline": str, "corrections": list,
-            "premise": list, "limits": list, "assumptions": list, "restored_by": list, "evidence": dict}
-    for k, c in enumerate(claims):
-        if not isinstance(c, dict):
-            raise VerifyError(f"{name}: expected claims[{k}] to be an object, got {type(c).__name__}")
-        for key, typ in need.items():
-            if not isinstance(c.get(key), typ):
-                raise VerifyError(f"{name}: expected claims[{k}].{key} to be {typ.__name__}, got "
-                                  f"{type(c.get(key)).__name__} in {str(path)!r}")
-    if not isinstance(doc.get("crashed", {}), dict) or not isinstance(doc.get("meta", {}), dict):
-        raise VerifyError(f"{name}: expected 'crashed' and 'meta' to be objects in {str(path)!r}")
+    check_shape(name, str(path), "", doc, REPORT_SHAPE)
     return doc

@@ -20,6 +20,7 @@ and called rounding when within :func:`rounding_bound`, a first-order float64 bo
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -27,7 +28,7 @@ import numpy as np
 
 import proofs
 
-from .. import formulas, plots
+from .. import certify, formulas, plots
 from .._validate import as_array, fail
 from ..attention import MultiHeadNW
 from ..counterexamples import ReplayOutcome, replayer
@@ -406,8 +407,27 @@ def judge_unequal_norms(params: dict) -> ReplayOutcome:
                                   "key_norms": norms.tolist()})
 
 
+def _certificates(case: dict, stated: Any, derived: Any) -> list[dict]:
+    """arb enclosures at ``case``: the estimate with the ``stated`` bandwidth differs from the head by
+    more than MISMATCH_MIN, the one with the ``derived`` bandwidth equals it (|diff| <= 1e-60)."""
+    q, k, v, d_k = case["queries"], case["keys"], case["values"], case["d_k"]
+    with certify.precision():
+        head = certify.nw_softmax(q, k, v, certify.ball(1) / certify.ball(d_k).sqrt())[0][0]
+        out = []
+        if stated is not None:
+            out.append(certify.greater_than("|Gaussian NW (stated bandwidth) − head|",
+                                            abs(certify.nw_gaussian(q, k, v, stated)[0][0] - head), MISMATCH_MIN))
+        if derived is not None:
+            diff = certify.nw_gaussian(q, k, v, derived)[0][0] - head
+            out.append(certify.abs_at_most("Gaussian NW (b = d_k^(1/4)) − head", diff, 1e-60)
+                       if stated is not None else
+                       certify.greater_than("|Gaussian NW (b = d_k^(1/4)) − head|", abs(diff), MISMATCH_MIN))
+    return [c.to_dict() for c in out]
+
+
 def _named_bandwidth_case() -> dict[str, Any]:
-    """The stated bandwidth at NAMED_BANDWIDTH_CASE, against the closed forms above (mpmath)."""
+    """The stated bandwidth at NAMED_BANDWIDTH_CASE, against the closed forms above (mpmath) and
+    certified in arb."""
     c = NAMED_BANDWIDTH_CASE
     out = judge_bandwidth(c)
     q, k, v = (np.array(c[x]) for x in ("queries", "keys", "values"))
@@ -415,9 +435,12 @@ def _named_bandwidth_case() -> dict[str, Any]:
         head_exact, stated_exact = 1 / (1 + mpmath.exp(-1)), 1 / (1 + mpmath.exp(-8))
         head = float(mp_exp_nw(q, k, v)[0, 0])
         stated = float(mp_gaussian_nw(q, k, v, mpmath.mpf(1) / 2)[0, 0])
+    with certify.precision():
+        quarter = certify.ball(c["d_k"]).root(4)
     return {"head": head, "stated_bandwidth_estimate": stated, "difference": stated - head,
             "closed_form_error": max(abs(head - float(head_exact)), abs(stated - float(stated_exact))),
-            "replay": out.figures, "violates": out.violates}
+            "replay": out.figures, "violates": out.violates,
+            "certificates": _certificates(c, Fraction(1, 2), quarter)}
 
 
 # --------------------------------------------------------------------------- the check
@@ -494,15 +517,17 @@ def check(ctx: Context) -> ClaimResult:
                                                       "bandwidth_is_not_scale"],
                                           results=["softmax_scale", "temperature", "gaussian_bandwidth"],
                                           comparisons=["stated_bandwidth"]),
-        numeric=Numeric("measured" if derived_ok else "disagree",
+        numeric=Numeric("measured" if derived_ok and all(x["holds"] for x in named["certificates"]) else "disagree",
                         f"at d_k = 4, q = e_1, unit keys ±e_1, values (1, 0): Gaussian NW with the stated b = 1/2 gives "
                         f"{named['stated_bandwidth_estimate']:.5f} = 1/(1 + e^-8), the head {named['head']:.5f} = "
                         f"1/(1 + e^-1) (closed forms to {named['closed_form_error']:.0e}); in {len(viol)} of "
                         f"{len(search['table'])} seeded equal-norm cases with d_k in "
                         f"{sorted({r['d_k'] for r in search['table']})} the stated b moves the estimate by more than "
                         f"{MISMATCH_MIN:g} of max|v| (never at d_k = 1, where the two coincide); b = d_k^(1/4) stays "
-                        f"within {worst_derived:.0e}",
-                        {"named_case": named, "cases": search["table"], "mismatch_min": MISMATCH_MIN}),
+                        f"within {worst_derived:.0e}; certified in {certify.PREC}-bit arb: the stated b differs by "
+                        f"> {MISMATCH_MIN:g}, b = d_k^(1/4) equals the head to 1e-60",
+                        {"named_case": named, "cases": search["table"], "mismatch_min": MISMATCH_MIN,
+                         "certificates": named["certificates"]}),
         counterexample=cx, restored_by=(f"read 1/sqrt(d_k) as the scale of exp(s q·k) (derivation: {cmp.derived})"),
         finding="1/sqrt(d_k) is the kernel's scale (inverse temperature), the Gaussian bandwidth is d_k^(1/4)"))
 
@@ -514,6 +539,8 @@ def check(ctx: Context) -> ClaimResult:
         description="d_k = 4, q = e_1, keys 0 and 2e_1 (norms 0 and 2), y = (0, 1): the head gives e/(1 + e); "
                     "Gaussian NW gives 1/2 at every bandwidth")
     un = judge_unequal_norms(UNEQUAL_NORMS_CASE)
+    with certify.precision():
+        un_cert = _certificates(UNEQUAL_NORMS_CASE, None, certify.ball(UNEQUAL_NORMS_CASE["d_k"]).root(4))
     cx_d = gauss["derivation_counterexample"]
     cmp_un = next(c for c in der.comparisons if c.name == "gaussian_needs_equal_key_norms")
     # role: scope - unequal key norms are outside the Gaussian reading: a limit, not a verdict
@@ -528,7 +555,7 @@ def check(ctx: Context) -> ClaimResult:
                         f"{un.summary}; the derivation's values {cx_d['softmax']:.6f} (e/(1+e)) vs {cx_d['gaussian']:.6f}; "
                         f"seeded keys rescaled by factors in [0.5, 2]: discrepancy up to "
                         f"{gauss['unequal_norms_max_discrepancy']:.2f} of max|v| at b = 1/sqrt(s)",
-                        {**un.figures, "derivation_case": cx_d,
+                        {**un.figures, "derivation_case": cx_d, "certificates": un_cert,
                          "seeded_unequal_norms_max_discrepancy": gauss["unequal_norms_max_discrepancy"]}),
         counterexample=cx_un,
         restored_by=("keys of one common norm; in general Gaussian NW is the softmax of (q·k − |k|²/2)/b² "

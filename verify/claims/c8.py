@@ -26,7 +26,7 @@ import numpy as np
 
 import proofs
 
-from .. import formulas, plots
+from .. import certify, formulas, plots
 from .._validate import as_array, fail, positive_int, positive_number
 from ..counterexamples import ReplayOutcome, replayer
 from ..verdicts import ClaimResult, Numeric, Part, Reading, Role, Symbolic
@@ -361,6 +361,22 @@ def _geom_wins_large_H(beta: float, r: float) -> bool:
     return beta > 1 or (beta == 1 and r > math.sqrt(2) - 1)
 
 
+def _threshold_certificates() -> list[dict]:
+    """In arb: the β = 1 threshold r* = √2 − 1 (geometric wins iff (1 + r)² > 2), the sign of
+    (1 + r)² − 2 at every ratio of the condition table, and at r = 1/φ (best-first Fibonacci)."""
+    out = []
+    with certify.precision():
+        out.append(certify.between("√2 − 1", certify.ball(2).sqrt() - 1, Fraction(41421, 100000),
+                                   Fraction(41422, 100000)))
+        for r in (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)):
+            v = (1 + certify.ball(r)) ** 2 - 2
+            out.append(certify.greater_than(f"(1 + r)² − 2 at r = {r}", v, 0) if r > Fraction(41422, 100000)
+                       else certify.greater_than(f"2 − (1 + r)² at r = {r}", -v, 0))
+        phi = (1 + certify.ball(5).sqrt()) / 2
+        out.append(certify.greater_than("(1 + 1/φ)² − 2 (best-first Fibonacci, β = 1)", (1 + 1 / phi) ** 2 - 2, 0))
+    return [c.to_dict() for c in out]
+
+
 def _conditions(ctx: Context) -> dict[str, Any]:
     """Who wins at large H, measured, beside the derived condition."""
     H = ctx.size(256, 512)     # float64 Fibonacci sums stay below FLOAT_FIB_MAX_H
@@ -390,7 +406,9 @@ def _conditions(ctx: Context) -> dict[str, Any]:
     consistent &= wg < wu                                           # lower_mse_correlated: any β > 0
     rows.append({"profile": "poly", "beta": 0.5, "rho": rho, "r": 0.5, "H": H, "W_uniform": wu, "W_geom": wg,
                  "geom_wins": wg < wu, "derived_geom_wins": True})
-    return {"rows": rows, "consistent": bool(consistent), "H": H}
+    certs = _threshold_certificates()
+    return {"rows": rows, "consistent": bool(consistent and all(c["holds"] for c in certs)), "H": H,
+            "certificates": certs}
 
 
 # --------------------------------------------------------------------------- reading (ii): rates in n
@@ -563,7 +581,9 @@ def check(ctx: Context) -> ClaimResult:
                         f"at H = {cond['H']} the winner over β ∈ {{0.5, 1, 2}}, r ∈ {{1/4, 1/2, 3/4}}, q ∈ {{1/2, 2}} "
                         f"and ρ = 0.3 " + ("matches" if cond["consistent"] else "DOES NOT match")
                         + f" the derived conditions in every one of {len(cond['rows'])} cases "
-                        f"({len(wins)} won by structured weights)", {"conditions": cond["rows"]}),
+                        f"({len(wins)} won by structured weights); certified in {certify.PREC}-bit arb: the β = 1 "
+                        "threshold r* = √2 − 1 ∈ [0.41421, 0.41422] and the sign of (1 + r)² − 2 at r = 1/4, 1/2, "
+                        "3/4 and 1/φ", {"conditions": cond["rows"], "certificates": cond["certificates"]}),
         finding="structured weights win for large H iff β > 1 (or β = 1, r > √2 − 1), q > 1, or positive correlation"))
 
     dc = decay_case(DECAY_PARAMS)

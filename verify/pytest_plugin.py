@@ -1,0 +1,197 @@
+"""A pytest plugin that turns the test suite into a theorem ledger.
+
+Enabled by the project's own pytest configuration (``-p verify.pytest_plugin`` in
+``pyproject.toml``), never auto-loaded into other projects' pytest runs. It gives:
+
+- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim(s) a test checks and the part
+  of it (a role of the claim's reading, ``core``/``detail``/``premise``/``scope``, or
+  ``derivation`` for the symbolic steps); a test in a claim module (``test_claim_*.py``,
+  ``test_proofs_c*.py``) without one fails;
+- ``--claims C5,C6``: run only the tests of those claims;
+- the session fixture ``quick_run``: each claim's quick check (seed 0), run at most once and
+  shared by the tests; its verdicts and headlines fill the ledger;
+- the ledger at the end of the run: per claim its computed verdict and headline, and per part
+  the tests passed / failed / skipped, with the failed tests named in their claim's row;
+- JUnit XML (``--junitxml``) properties ``claim`` and ``part`` on every marked test.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["PARTS", "QuickRun", "claim_of"]
+
+#: What a test may say it checks: a role of the claim's reading, or the derivation's steps.
+PARTS = ("core", "detail", "premise", "scope", "derivation")
+#: Modules whose every test must carry a claim marker.
+CLAIM_MODULE = re.compile(r"^test_(claim_c\d+|proofs_c[\d_c]+)\.py$")
+
+_LEDGER = pytest.StashKey[dict]()
+_RUN = pytest.StashKey["QuickRun"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--claims", default=None, metavar="C5,C6",
+                     help="run only the tests that check these claims (their @pytest.mark.claim)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "claim(id, part=None): the claim (C1..) and part "
+                                       f"({', '.join(PARTS)}) a test checks; collected into the theorem ledger")
+    config.stash[_LEDGER] = defaultdict(lambda: defaultdict(lambda: {"passed": 0, "failed": 0, "skipped": 0,
+                                                                     "failures": []}))
+    config.pluginmanager.register(_Recorder(config), "verify-theorem-ledger-recorder")
+
+
+class _Recorder:
+    """Counts each marked test's outcome into the ledger (call phase; setup errors too)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        if "claim" not in props or not (report.when == "call" or (report.when == "setup" and not report.passed)):
+            return
+        outcome = "skipped" if report.skipped else "failed" if report.failed else "passed"
+        for claim in filter(None, props["claim"].split(",")):
+            row = self.config.stash[_LEDGER][claim][props["part"]]
+            row[outcome] += 1
+            if outcome == "failed":
+                row["failures"].append(report.nodeid)
+
+
+def _known_claims() -> list[str]:
+    from .registry import CLAIM_MODULES
+
+    return list(CLAIM_MODULES)
+
+
+def claim_of(item: pytest.Item) -> tuple[tuple[str, ...], str] | None:
+    """(claims, part) of a test from its nearest ``claim`` marker: ``claim("C5", part=...)``, or
+    several claims ``claim("C7", "C8", part=...)``, or ``claim(part=...)`` with the claim taken from
+    the test's ``claim`` parameter (a test parametrized over claims). Part defaults to "core"."""
+    marker = item.get_closest_marker("claim")
+    if marker is None:
+        return None
+    claims = tuple(str(a) for a in marker.args)
+    if not claims:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        claims = (str(params["claim"]),) if "claim" in params else ()
+    return claims, str(marker.kwargs.get("part") or "core")
+
+
+def _bad_marker(item: pytest.Item) -> str | None:
+    got = claim_of(item)
+    if got is None:
+        return "claim test without @pytest.mark.claim(ID, part=...)" if CLAIM_MODULE.match(item.path.name) else None
+    claims, part = got
+    unknown = [c for c in claims if c not in _known_claims()]
+    if not claims or unknown:
+        return (f"@pytest.mark.claim: expected claims among {', '.join(_known_claims())}, got "
+                f"{', '.join(map(repr, unknown)) or 'none (no claim argument and no claim parameter)'}")
+    if part not in PARTS:
+        return f"@pytest.mark.claim: expected part among {', '.join(PARTS)}, got {part!r}"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = config.getoption("--claims")
+    if wanted:
+        sel = {c.strip().upper() for c in wanted.split(",") if c.strip()}
+        unknown = sel - set(_known_claims())
+        if unknown:
+            raise pytest.UsageError(f"--claims: expected claims among {', '.join(_known_claims())}, "
+                                    f"got {', '.join(sorted(unknown))}")
+        keep = [it for it in items if sel & set((claim_of(it) or ((), ""))[0])]
+        drop = [it for it in items if it not in keep]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+    for it in items:
+        got = claim_of(it)
+        if got is not None:
+            it.user_properties += [("claim", ",".join(got[0])), ("part", got[1])]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    problem = _bad_marker(item)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+
+
+class QuickRun:
+    """The quick run (seed 0) of each claim, computed at most once per session:
+    ``quick_run("C5") -> (ClaimResult, output folder)``."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.results: dict[str, tuple[Any, Path]] = {}
+        self.errors: dict[str, str] = {}
+
+    def __call__(self, claim: str) -> tuple[Any, Path]:
+        from .claims import Context, run_claim
+
+        claim = claim.upper()
+        if claim not in self.results:
+            out = self.factory.mktemp(claim.lower())
+            try:
+                self.results[claim] = (run_claim(claim, Context(seed=0, quick=True, out=out)), out)
+            except Exception as exc:
+                self.errors[claim] = f"{type(exc).__name__}: {exc}"
+                raise
+        return self.results[claim]
+
+
+@pytest.fixture(scope="session")
+def quick_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    run = QuickRun(tmp_path_factory)
+    request.config.stash[_RUN] = run
+    return run
+
+
+def _cell(part: str, row: dict) -> str:
+    bits = [f"{row['passed']} passed"]
+    if row["failed"]:
+        bits.append(f"{row['failed']} FAILED")
+    if row["skipped"]:
+        bits.append(f"{row['skipped']} skipped")
+    return f"{part} " + ", ".join(bits)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    ledger = config.stash.get(_LEDGER, None)
+    if not ledger:
+        return
+    run = config.stash.get(_RUN, None)
+    tr = terminalreporter
+    width = max(60, tr._tw.fullwidth if hasattr(tr, "_tw") else 100)
+    tr.write_sep("=", "theorem ledger")
+    for claim in _known_claims():
+        if claim not in ledger:
+            continue
+        res = run.results.get(claim) if run else None
+        if res is not None:
+            verdict, headline = res[0].verdict.value, res[0].headline
+        elif run and claim in run.errors:
+            verdict, headline = "check crashed", run.errors[claim]
+        else:
+            verdict, headline = "not computed", "no test of this claim ran its quick check in this session"
+        parts = ledger[claim]
+        failed = sum(r["failed"] for r in parts.values())
+        tr.write_line(f"{claim:<4} {verdict:<18} " + ("TESTS FAILED" if failed else "tests pass"),
+                      red=bool(failed), green=not failed, bold=True)
+        for line in textwrap.wrap(headline, width - 6):
+            tr.write_line(f"     {line}")
+        order = [p for p in PARTS if p in parts] + [p for p in parts if p not in PARTS]
+        tr.write_line("     " + " · ".join(_cell(p, parts[p]) for p in order))
+        for p in order:
+            for nodeid in parts[p]["failures"]:
+                tr.write_line(f"     FAILED ({p}): {nodeid}", red=True)
+    tr.write_line("verdicts: the quick run (seed 0) of each claim's check; `python -m verify` runs the full sizes")
