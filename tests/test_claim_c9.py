@@ -29,6 +29,7 @@ from verify.verdicts import Role, Verdict
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C9"
+pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 # float32 weights promoted to float64, principal angles by two backward-stable routes: cos² agree
 # to ~1e-15; HDI is a mean of 66 of them.
@@ -205,6 +206,7 @@ def test_haar_sd_at_minilm_size_by_monte_carlo(saved):
     assert abs(np.mean(vals) - (1 - 32 / 384)) <= 5 * sd / math.sqrt(300)
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 def test_weighted_hdi_is_canonical_correlation_of_the_features(saved):
     """Rebuild the embedding samples from the documented stream (SeedSequence([seed, 0]),
     first child; tokens, then positions < 128), LayerNorm by torch, and take statsmodels'
@@ -273,6 +275,7 @@ def test_checkpoint_rule_on_synthetic_checkpoints(tmp_path, layers, violates):
         assert c9.below_chance(r) is (kind == "identical")
 
 
+@pytest.mark.claim(CLAIM, part="detail")
 @pytest.mark.parametrize("plain, weighted, flips", [
     ((-100.0, -0.1), (-100.0, -0.1), []), ((-100.0, -0.1), (0.0, 0.0), ["keys"]),
     ((3.0, 0.01), (-100.0, -0.1), ["keys"]), ((-100.0, -0.01), (-100.0, -0.1), ["keys"])])
