@@ -293,6 +293,27 @@ def test_below_chance_rule(row, below):
     assert c9.below_chance(row, 5.0, 0.02) is below
 
 
+def test_hdi_command_has_the_haar_columns_and_a_layer_plot(tmp_path, capsys):
+    """``python -m verify hdi``: per block the Haar SD (checked here by Monte Carlo with numpy's QR
+    at the same sizes) and z = (HDI − (1 − d_k/d))/SD; --plots adds hdi_per_layer.png."""
+    from verify.checkpoint import cli_hdi
+
+    path = _write_bert(tmp_path / "ck", ["identical", "orthogonal"])
+    out = tmp_path / "hdi.json"
+    assert cli_hdi([str(path), "--json", str(out), "--plots", str(tmp_path / "plots")]) == 0
+    printed = capsys.readouterr().out
+    assert any(" z " in ln and "HDI" in ln for ln in printed.splitlines()) and "± 0.052" in printed
+    doc = json.loads(out.read_text())
+    rng = np.random.default_rng(2)
+    vals = [1 - np.mean([np.sum((U[i].T @ U[j]) ** 2) / 2 for i in range(4) for j in range(i + 1, 4)])
+            for U in ([np.linalg.qr(rng.standard_normal((8, 2)))[0] for _ in range(4)] for _ in range(4000))]
+    for layer, hdi in zip(doc["layers"], (0.0, 1.0)):
+        b = layer["keys"]
+        assert b["random_hdi_sd"] == pytest.approx(np.std(vals, ddof=1), rel=0.06)        # > 5 SE of an SD
+        assert b["z"] == pytest.approx((hdi - 0.75) / b["random_hdi_sd"], rel=1e-6)
+    assert (tmp_path / "plots" / "hdi_per_layer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_checkpoint_counterexamples_replay(saved):
     result, out = saved
     for tensor in ("keys", "queries"):
