@@ -4,10 +4,11 @@ Overlap of two d_k-subspaces, ``rho = ||U_hᵀ U_h'||_F² / d_k`` (SPEC), for st
 ``W`` of shape ``(..., H, d, d_k)``; HDI ``= 1 − mean_{h<h'} rho_hh'``.
 
 *Weighted* overlap: the Euclidean inner product of R^d replaced by ``<u, v>_Σ = uᵀ Σ v`` with
-Σ the covariance of the layer's inputs. Writing ``Σ = FᵀF``, the principal angles between ``Range(W_h)`` and ``Range(W_h')`` in that inner
-product are the Euclidean ones between ``Range(F W_h)`` and ``Range(F W_h')``; their squared cosines are the
-squared canonical correlations between the heads' key features ``W_hᵀ x`` and ``W_h'ᵀ x`` for
-``x`` of covariance Σ. Weighted HDI 0 means two heads read the same features of the input,
+Σ the covariance of the layer's inputs. Writing ``Σ = FᵀF``, the principal angles between
+``Range(W_h)`` and ``Range(W_h')`` in that inner product are the Euclidean ones between
+``Range(F W_h)`` and ``Range(F W_h')``; their squared cosines are the squared canonical
+correlations between the heads' key features ``W_hᵀ x`` and ``W_h'ᵀ x`` for ``x`` of
+covariance Σ. Weighted HDI 0 means two heads read the same features of the input,
 1 that their features are uncorrelated.
 
 Baselines: independent Haar-random subspaces (the range of a Gaussian ``d × d_k`` matrix is
@@ -16,7 +17,8 @@ Haar-distributed on the Grassmannian). Their overlap has mean ``d_k/d`` and vari
 projections of rank k: ``E = k²/d``, ``Var = 2 k² (d − k)² / (d² (d − 1)(d + 2))``, by Weingarten
 calculus; for k = 1 it is the Beta(1/2, (d−1)/2) law of ``cos²``), and the overlaps of distinct
 pairs are uncorrelated (``E[tr(P_1P_2) tr(P_1P_3) | P_1] = (k tr P_1/d)²``), so the HDI of H
-Haar heads has mean ``1 − d_k/d`` and variance ``Var rho / (H(H−1)/2)``. The weighted baseline,
+Haar heads has mean ``1 − d_k/d`` and variance ``Var rho / (H(H−1)/2)`` (checked by Monte Carlo
+in tests/test_training.py; at d_k = 1 in proofs/c9_training.py). The weighted baseline,
 Haar frames mapped by ``F`` (the span of d_k independent ``N(0, Σ)`` vectors), has no closed
 form here and is drawn.
 
