@@ -78,8 +78,6 @@ def build() -> Derivation:
         for i in range(n):
             dv.step(f"softmax_nw_gradient_n{n}_i{i + 1}", sp.Eq(_d_ds(f, z[i]), w[i] * (y[i] - f), evaluate=False),
                     by="rational", why=f"∂f̂/∂s_{i + 1} = w_{i + 1} (y_{i + 1} − f̂), n = {n} keys", uses=["nw_head"])
-    dv.result("softmax_nw_gradient", sp.Symbol("w_i") * (sp.Symbol("y_i") - sp.Symbol("fhat")), codegen=False,
-              description="∂f̂/∂s_i of the softmax NW estimate", uses=["nw_head"])
 
     # 2. ∂(Σ α_h f̂_h − y)²/∂α_h = 2 r f̂_h
     al = sp.symbols("alpha_1:4", real=True)
@@ -113,8 +111,6 @@ def build() -> Derivation:
                 by="rational", why=f"∂L/∂s_{j + 1}{i + 1}^1 = (2 r_{j + 1}/n) α_1 w_{j + 1}{i + 1}^1 (y_{i + 1} − "
                 f"f̂_1(x_{j + 1})) (H = 2 heads, n = 3 points, query {j + 1} without its own key)",
                 uses=["nw_head", "ensemble", "loo"])
-    dv.result("loo_score_gradient", sp.Symbol("G_ji"), codegen=False,
-              description="G_ji^h = (2 r_j / n) α_h w_ji^h (y_i − f̂_h(x_j)), zero for i = j", uses=["loo"])
 
     # 4. through the bilinear scores (n = 3 points, d = 2, d_k = 2)
     X, WQ, WK, G = _mat("x", 3, 2), _mat("q", 2, 2), _mat("k", 2, 2), _mat("G", 3, 3)
