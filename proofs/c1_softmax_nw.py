@@ -226,6 +226,29 @@ def build() -> Derivation:
     dv.step("counterexample_differs", sp.Gt(est_soft, est_gauss, evaluate=False), by="nonneg",
             why="e/(1+e) - 1/2 = (e-1)/(2(e+1)) > 0", uses=["head", "nw", "gaussian"])
 
+    # the stated bandwidth at one configuration, in closed form: d_k = 4, q = e_1, unit keys +-e_1,
+    # values (1, 0) (keys of one norm, so the Gaussian reading applies)
+    half = sp.Rational(1, 2)
+    w_head = [sp.exp(half * 1), sp.exp(half * -1)]                    # exp(s q.k), s = 1/sqrt(4)
+    head_named = sp.Mul(w_head[0], sp.Pow(sp.Add(*w_head, evaluate=False), -1, evaluate=False), evaluate=False)
+    sq_dist = [0, 4]                                                  # |q - k|^2 for k = e_1, -e_1
+    def gauss_named(bw):
+        w = [sp.exp(sp.Mul(-sp.Integer(dd), sp.Pow(2 * bw**2, -1), evaluate=False), evaluate=False) for dd in sq_dist]
+        return sp.Mul(w[0], sp.Pow(sp.Add(*w, evaluate=False), -1, evaluate=False), evaluate=False)
+    dv.step("named_case_head", sp.Eq(head_named, 1 / (1 + sp.exp(-1)), evaluate=False), by="simplify",
+            why="d_k = 4, q = e_1, keys +-e_1, values (1, 0): softmax weights exp(+-1/2) give 1/(1 + e^-1)",
+            uses=["head", "nw"])
+    dv.step("named_case_stated_bandwidth", sp.Eq(gauss_named(half), 1 / (1 + sp.exp(-8)), evaluate=False), by="simplify",
+            why="Gaussian NW with the stated b = 1/sqrt(d_k) = 1/2: weights exp(0), exp(-4/(2/4)) = e^-8",
+            uses=["nw", "gaussian"])
+    dv.step("named_case_derived_bandwidth", sp.Eq(gauss_named(sp.sqrt(2)), head_named, evaluate=False), by="simplify",
+            why="with b = d_k^(1/4) = sqrt 2 the weights are exp(0), exp(-4/4) = e^-1: the head's estimate",
+            uses=["nw", "gaussian", "equal_key_norms"])
+    dv.step("named_case_differs", sp.Gt(1 / (1 + sp.exp(-8)) - 1 / (1 + sp.exp(-1)), sp.Rational(1, 4),
+                                        evaluate=False), by="nonneg",
+            why="1/(1 + e^-8) - 1/(1 + e^-1) = 0.2686...: the stated bandwidth moves the estimate by a quarter of "
+                "the values' range", uses=["head", "nw", "gaussian"])
+
     # results
     qk, ksq = sp.symbols("qk k_sq", real=True)
     dk_dom = {d_k: (1, 1024)}

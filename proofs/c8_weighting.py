@@ -373,8 +373,6 @@ def _asymptotics(der: Derivation) -> None:
     der.step("inverse_exp_limit", _eq(sp.Limit((qy - 1) * qy ** (H - 1) * V_1 / (qy**H - 1), H, sp.oo),
                                       V_1 * (1 - 1 / qy)), by="limit",
              uses=ue + ["w_inverse"])
-    W_unif_exp = V_1 * (q**H - 1) / ((q - 1) * H**2)
-    W_geom_exp = V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1)
     der.step("geom_vs_uniform_exp_ratio",
              _eq(sp.Tuple(sp.Limit(H**3 * (qy - 1) / (qy**H - 1), H, sp.oo),
                           sp.Limit(H**3 * rt ** (2 * H - 2), H, sp.oo)), sp.Tuple(0, 0)), by="limit",
@@ -526,6 +524,51 @@ def _checked(der: Derivation, *names: str) -> bool:
     return all(nm in steps and steps[nm].checked for nm in names)
 
 
+def _rates_in_n(der: Derivation) -> None:
+    """Reading (ii): heads of different consistency rates, MSE_h = c_h n^(-gamma_h), independent
+    errors, weights fixed in n. The ensemble MSE sum_h a_h^2 c_h n^(-gamma_h) decays at the worst
+    head's rate for any positive weights; only n-adaptive (inverse-MSE) weights reach the best one's."""
+    der.assume("consistency_rates", "MSE_h = c_h n^(-gamma_h) with gamma_1 > ... > gamma_H > 0 (heads ordered by "
+               "consistency rate), independent head errors")
+    der.assume("fixed_weights", "the weights a_h > 0 do not depend on n", kind="setting")
+    n = sp.Symbol("n", positive=True)
+    gam = [sp.Integer(1), sp.Rational(4, 5), sp.Rational(3, 5), sp.Rational(2, 5)]   # RATE_PARAMS of the check
+    a = sp.symbols("a_1:5", positive=True)
+    c = sp.symbols("c_1:5", positive=True)
+    M = sum(ai**2 * ci * n ** (-g) for ai, ci, g in zip(a, c, gam))
+    der.step("rate_fixed_weights_H4", sp.Eq(sp.Limit(sp.log(M) / sp.log(n), n, sp.oo), -gam[-1], evaluate=False),
+             by="limit", uses=["consistency_rates", "fixed_weights"],
+             why="gamma = (1, 4/5, 3/5, 2/5), any positive weights and constants: the worst head's term "
+                 "n^(-2/5) dominates, so the MSE decays like n^(-min gamma)")
+    M_inv = 1 / sum(n**g / ci for g, ci in zip(gam, c))
+    der.step("rate_inverse_mse_weights_H4", sp.Eq(sp.Limit(sp.log(M_inv) / sp.log(n), n, sp.oo), -gam[0],
+                                                  evaluate=False),
+             by="limit", uses=["consistency_rates"],
+             why="weights a_h proportional to n^(gamma_h)/c_h (inverse MSE, they change with n) give "
+                 "1/sum_h n^(gamma_h)/c_h: the best head's rate n^(-max gamma)")
+    H, r = 4, sp.Rational(1, 2)
+    w = [r ** (h - 1) for h in range(1, H + 1)]
+    geom, unif = [x / sum(w) for x in w], [sp.Rational(1, H)] * H
+    Mg = sum(x**2 * n ** (-g) for x, g in zip(geom, gam))
+    Mu = sum(x**2 * n ** (-g) for x, g in zip(unif, gam))
+    ratio = (geom[-1] / unif[-1]) ** 2
+    der.step("geometric_constant_H4", sp.Eq(sp.Limit(Mg / Mu, n, sp.oo), ratio, evaluate=False), by="limit",
+             uses=["consistency_rates", "fixed_weights", "w_geom", "w_uniform"],
+             why="equal constants c_h = 1, r = 1/2: geometric and uniform MSE share the rate; their ratio tends to "
+                 "(alpha_H^geom / alpha_H^unif)^2 = ((1/15)/(1/4))^2 = 16/225, a lower constant, not a faster rate")
+    der.result("rates_geom_over_uniform_H4", ratio, codegen=False, uses=["consistency_rates", "fixed_weights"],
+               description="lim_n MSE_geom/MSE_unif for gamma = (1, 4/5, 3/5, 2/5), c_h = 1, r = 1/2")
+    der.compare("faster_rate_in_n",
+                stated="geometric (or Fibonacci) weights give a faster MSE decay in n than uniform averaging "
+                       "(heads ordered by consistency rate)",
+                derived="with weights fixed in n every scheme decays at the worst head's rate n^(-min gamma) "
+                        "(gamma = (1, 4/5, 3/5, 2/5): n^(-2/5) for any positive weights); only n-adaptive inverse-MSE "
+                        "weights reach n^(-max gamma); geometric weights lower the constant (x16/225 against uniform "
+                        "at H = 4, r = 1/2)",
+                holds=False, method="steps rate_fixed_weights_H4, rate_inverse_mse_weights_H4, geometric_constant_H4",
+                uses=["consistency_rates", "fixed_weights"])
+
+
 def _compare(der: Derivation) -> None:
     """Findings, each computed from the derived floors, orders and checked steps."""
     stated = ("geometric (or Fibonacci) weights give a faster MSE decay than uniform averaging when head "
@@ -597,6 +640,7 @@ def build() -> Derivation:
     _asymptotics(der)
     _correlated(der)
     _thresholds(der)
+    _rates_in_n(der)
     _compare(der)
     _set_domains(der)
     return der

@@ -5,16 +5,13 @@ digits; the stated law's growth recomputed from those optima."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import mpmath as mp
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-import verify.claims as claims
 from verify.allocate import MODELS, STANDARD_MODELS, continuous_optimum
 from verify.claims import Context, c7, run_claim
 from verify.counterexamples import replayer_for

@@ -24,6 +24,7 @@ from proofs import CLAIM_MODULES, all_derivations, derivation
 from proofs.notation import MACROS, to_latex
 from verify.cli import main as verify_main
 from verify.latex import Formula, cli_latex, escape, formulas, render_document, run_checks
+from verify.texify import texify
 from verify.io import write_json
 from verify.report import document
 from verify.verdicts import ClaimResult, Counterexample, Numeric, Part, Role, Symbolic
@@ -150,15 +151,15 @@ def test_document_has_every_claim_with_its_verdict(export: dict) -> None:
     for claim in export["report"]["claims"]:
         body = sections[claim["id"]]
         assert f"\\verdict{{{escape(claim['verdict'])}}}" in body
-        assert escape(claim["headline"]) in body
+        assert texify(claim["headline"]) in body
         for part in claim["evidence"]["parts"]:
             assert f"\\verdict{{{escape(part['effect'])}}}" in body
         for x in claim["corrections"]:
-            assert escape(x["stated"]) in body and escape(x["derived"]) in body
+            assert texify(x["stated"]) in body and texify(x["derived"]) in body
         for x in claim["premise"]:
-            assert escape(x["regime"]) in body
+            assert texify(x["regime"]) in body
         for x in claim["limits"]:
-            assert escape(x["finding"]) in body
+            assert texify(x["finding"]) in body
     verdicts = {c["verdict"] for c in export["report"]["claims"]}
     assert verdicts == {"exact", "holds under model", "refuted", "approximate", "not checkable"}
     assert "crashed" in sections["C8"] and "boom" in sections["C8"]
@@ -166,11 +167,12 @@ def test_document_has_every_claim_with_its_verdict(export: dict) -> None:
     for claim in CLAIM_MODULES:
         der = derivation(claim)
         body = sections[claim]
-        assert escape(der.stated) in body
+        assert texify(der.stated) in body
         for name in der.assumptions:
             assert f"\\texttt{{{escape(name)}}}" in body
         for step in der.steps:
-            assert f"\\texttt{{{escape(step.name)}}} --- checked by \\emph{{{escape(step.method)}}}: \\textbf{{{step.status}}}" in body
+            assert (f"\\texttt{{{escape(step.name)}}} --- checked by \\texttt{{{escape(step.method)}}}: "
+                    f"\\textbf{{{step.status}}}") in body
         for c in der.comparisons:
             assert f"\\texttt{{{escape(c.name)}}}: \\textbf{{{'holds' if c.holds else 'does not hold'}}}" in body
 
@@ -265,9 +267,107 @@ def test_escape_covers_every_character_of_the_texts(export: dict) -> None:
             texts += [s.why, s.detail] + ([s.relation] if isinstance(s.relation, str) else [])
         texts += [r.description for r in der.results.values()]
         texts += [x for c in der.comparisons for x in (c.stated, c.derived, c.detail, c.method)]
-    unmapped = {code for t in texts for code in re.findall(r"\\texttt\{(U\+[0-9A-F]+)\}", escape(t))}
+    unmapped = {code for t in texts for f in (escape, texify) for code in re.findall(r"\\texttt\{(U\+[0-9A-F]+)\}", f(t))}
     assert not unmapped, f"characters without a LaTeX spelling in verify.latex.TEXT_MAP: {sorted(unmapped)}"
-    assert all(escape(t).isascii() for t in texts)
+    assert all(escape(t).isascii() and texify(t).isascii() for t in texts)
+
+
+# --- no ASCII mathematics in the document's prose -------------------------------------------------
+
+GREEK_WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda rho sigma tau phi varphi chi psi omega "
+               "Sigma Delta Phi Gamma Lambda Omega").split()
+#: What mathematics left in text mode looks like once LaTeX has escaped it (``\\_``, ``\\^{}``,
+#: ``$|$``) or not; Unicode cannot be there (the document is ASCII) but its old per-character
+#: spelling (``$\\rho$\\_h``, ``V\\_h$^{2}$``) is caught as math glued to text.
+ASCII_MATH = {
+    "sqrt": r"sqrt",
+    "caret": r"\^",
+    "underscore": r"_",
+    "relation or operator sign": r"[=<>*+]",
+    "bar": r"\|",
+    "function call": r"\b(?:exp|log|tr|max|min|softmax|mean|Var|Cov)\(",
+    "Greek name": r"\b(?:" + "|".join(GREEK_WORDS) + r")\b",
+    "math glued to text": "[A-Za-z0-9]\x01|\x01[A-Za-z0-9(]",
+    "unknown character": r"U\+[0-9A-F]{4}",
+}
+
+
+def _group_end(tex: str, start: int) -> int:
+    """The index after the brace group that opens at ``tex[start]``."""
+    depth, i = 0, start
+    while i < len(tex):
+        if tex[i] == "\\":
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(tex[i], 0)
+        if depth == 0:
+            return i + 1
+        i += 1
+    return len(tex)
+
+
+def text_mode(tex: str) -> str:
+    """The text-mode parts of a document's body: without $...$, \\[...\\], display environments,
+    \\texttt{...}, labels, references and file names, and without control words; each inline formula
+    is one character U+0001."""
+    body = tex.split("\\begin{document}", 1)[-1]
+    body = re.sub(r"\\begin\{(equation|align|gather|multline)(\*?)\}.*?\\end\{\1\2\}", " ", body, flags=re.S)
+    body = re.sub(r"\\\[.*?\\\]", " ", body, flags=re.S)
+    out, i = [], 0
+    while i < len(body):
+        if body.startswith("\\$", i):
+            out.append("\\$")
+            i += 2
+            continue
+        if body[i] == "$":
+            j = i + 1
+            while j < len(body) and not (body[j] == "$" and body[j - 1] != "\\"):
+                j += 1
+            out.append("\x01")   # a formula: what touches it is checked
+            i = j + 1
+            continue
+        m = re.match(r"\\(texttt|label|ref|eqref|includegraphics|input|begin|end)(\[[^\]]*\])?(?=\{)", body[i:])
+        if m:
+            out.append(" ")
+            i = _group_end(body, i + m.end())
+            continue
+        out.append(body[i])
+        i += 1
+    return re.sub(r"\\[A-Za-z]+\*?|\\[\\,;!]", " ", "".join(out))
+
+
+def ascii_math(tex: str) -> list[tuple[str, str]]:
+    """(kind, context) of every piece of ASCII mathematics in the text-mode parts of ``tex``."""
+    text = text_mode(tex)
+    return [(name, text[max(0, m.start() - 40): m.end() + 30]) for name, pattern in ASCII_MATH.items()
+            for m in re.finditer(pattern, text)]
+
+
+ISSUE_EXAMPLES = ["bandwidth 1/sqrt(d_k)", "is d_k^(1/4)", "norm |k_i| = r", "overlap rho_hh'", "overlap ρ_hh'",
+                  "bias Σ α_h b_h + (Σα − 1) f", "when W_hᵀW_h = sqrt(d_k) I", "MSE = B² + V − V(H−1)/H · HDI",
+                  "rate n^(−min γ)", "at (1−r)²V_1", "at V_1/φ⁴", "for H·d_k ≤ d", "gives e/(1+e)"]
+
+
+def test_scanner_finds_ascii_math_in_escaped_text() -> None:
+    """The scan is not vacuous: the plain escaping of each example (the rendering before
+    verify.texify) is caught, their texify is not."""
+    for text in ISSUE_EXAMPLES:
+        assert ascii_math("\\begin{document}" + escape(text)), text
+        assert not ascii_math("\\begin{document}" + texify(text)), (text, texify(text))
+
+
+@pytest.fixture(scope="module")
+def quick_document(quick_run, export: dict) -> str:
+    """The document of every claim's quick run (seed 0): the package's own texts."""
+    report = document([quick_run(c)[0] for c in CLAIM_MODULES], seed=0, quick=True)
+    return render_document(report, formulas_=export["formulas"])
+
+
+@pytest.mark.parametrize("which", ["quick run", "fixture"])
+def test_no_ascii_math_in_prose(which: str, quick_document: str, export: dict) -> None:
+    tex = quick_document if which == "quick run" else export["tex"]
+    hits = ascii_math(tex)
+    assert not hits, f"{len(hits)} pieces of ASCII mathematics in text mode, e.g. {hits[:30]}"
 
 
 # --- command line ---------------------------------------------------------------------------------

@@ -10,20 +10,22 @@
   ``eq:<claim>:<name>`` (steps are ``<claim>_step_<name>``), for ``\\input`` into a paper;
 - ``DIR/macros.tex``: the notation macros (:data:`proofs.notation.MACROS`), defined once.
 
-Every formula is printed from its SymPy object by :func:`proofs.notation.to_latex`; text is
-escaped to plain ASCII LaTeX (:func:`escape`). Verdicts come from running the claim checks or
+Every formula is printed from its SymPy object by :func:`proofs.notation.to_latex`; every text
+(statements, headlines, findings, the steps' reasons, descriptions, summaries) by
+:func:`verify.texify.texify`, which typesets its mathematics as inline math; names of steps,
+assumptions and figures are ``\\texttt``. Verdicts come from running the claim checks or
 from a ``report.json`` written by ``python -m verify``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-import traceback
+import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +36,7 @@ import sympy as sp
 from ._validate import error_line, fail
 from ._validate import seed as valid_seed
 from .errors import VerifyError
-from .io import atomic_write_bytes, atomic_write_text, read_json
+from .io import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "Formula",
@@ -54,86 +56,18 @@ __all__ = [
 
 # --- text ----------------------------------------------------------------------------------------
 
-#: Non-ASCII characters of the claims' texts and their LaTeX (math where needed). A character
-#: missing here is written as ``\texttt{U+XXXX}`` so that the document still compiles; the tests
-#: fail on it, so the map grows with the texts.
-TEXT_MAP: dict[str, str] = {
-    "±": r"$\pm$", "·": r"$\cdot$", "×": r"$\times$", "÷": r"$\div$", "°": r"$^{\circ}$",
-    "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}", "•": r"$\bullet$",
-    "é": r"\'e", "è": r"\`e", "ä": r'\"a', "ö": r'\"o', "ü": r'\"u', "ß": r"\ss{}", "ç": r"\c{c}",
-    "→": r"$\to$", "←": r"$\leftarrow$", "↔": r"$\leftrightarrow$", "⇒": r"$\Rightarrow$",
-    "⇐": r"$\Leftarrow$", "⇔": r"$\Leftrightarrow$", "↦": r"$\mapsto$", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
-    "∈": r"$\in$", "∉": r"$\notin$", "⊂": r"$\subset$", "⊆": r"$\subseteq$", "∩": r"$\cap$", "∪": r"$\cup$",
-    "∀": r"$\forall$", "∃": r"$\exists$", "∅": r"$\emptyset$", "∞": r"$\infty$", "∂": r"$\partial$",
-    "∇": r"$\nabla$", "∑": r"$\sum$", "∏": r"$\prod$", "∫": r"$\int$", "√": r"$\surd$", "∝": r"$\propto$",
-    "−": r"$-$", "∓": r"$\mp$", "∘": r"$\circ$", "∗": r"$*$", "≈": r"$\approx$", "≃": r"$\simeq$",
-    "≅": r"$\cong$", "≡": r"$\equiv$", "≠": r"$\neq$", "≤": r"$\le$", "≥": r"$\ge$", "≪": r"$\ll$",
-    "≫": r"$\gg$", "≲": r"$\lesssim$", "≳": r"$\gtrsim$", "⊥": r"$\perp$", "⟂": r"$\perp$", "∥": r"$\parallel$",
-    "⊗": r"$\otimes$", "⊕": r"$\oplus$", "⟨": r"$\langle$", "⟩": r"$\rangle$", "‖": r"$\|$",
-    "ℝ": r"$\mathbb{R}$", "ℕ": r"$\mathbb{N}$", "ℤ": r"$\mathbb{Z}$", "ℂ": r"$\mathbb{C}$", "ℓ": r"$\ell$",
-    "ᵀ": r"$^{\mathsf{T}}$", "\u00a0": "~", "\u2009": r"\,", "\u202f": r"\,",
-}
-_GREEK = {
-    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "varepsilon", "ζ": "zeta", "η": "eta",
-    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi",
-    "ρ": "rho", "σ": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
-    "ϕ": "phi", "ϵ": "epsilon", "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda", "Ξ": "Xi",
-    "Π": "Pi", "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
-}
-TEXT_MAP.update({ch: f"$\\{name}$" for ch, name in _GREEK.items()})
-_SUPER = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ", "0123456789+-=()ni"))
-_SUB = dict(zip("₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚₛₜ", "0123456789+-=()aehijklmnopst"))
-_ACCENTS = {"\u0302": "^", "\u0304": "=", "\u0303": "~", "\u0301": "'", "\u0300": "`", "\u0308": '"'}
-_ASCII_SPECIAL = {
-    "\\": r"$\backslash$", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-    "%": r"\%", "^": r"\^{}", "~": r"\~{}", "<": r"$<$", ">": r"$>$",
-    "|": r"$|$", "_": r"\_\allowbreak{}", "/": r"/\allowbreak{}",
-}
-# ASCII spellings that read better as symbols
-_ASCII_WORDS = [("<=>", r"$\Leftrightarrow$"), ("->", r"$\to$"), ("<=", r"$\le$"), (">=", r"$\ge$"),
-                ("!=", r"$\neq$")]
+# Text is printed by verify.texify: prose as text, its mathematics as inline math, names of code
+# as \texttt; escape() (plain text) is kept for the names themselves.
+from .texify import _ACCENTS, _SUB, _SUPER, TEXT_MAP, escape, texify  # noqa: E402
 
 
-def _unknown(ch: str) -> str:
-    return rf"\texttt{{U+{ord(ch):04X}}}"
+def _code(name: Any) -> str:
+    """A name of the package (a step, an assumption, a figure's key) in typewriter type."""
+    return f"\\texttt{{{escape(name)}}}"
 
 
-def escape(text: Any) -> str:
-    """Plain-ASCII LaTeX for running text: specials escaped, Unicode mapped by :data:`TEXT_MAP`
-    (super- and subscript runs, combining accents), unknown characters as ``U+XXXX``."""
-    s = unicodedata.normalize("NFC", str(text))
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        ch = s[i]
-        word = next((w for w, _ in _ASCII_WORDS if s.startswith(w, i)), None)
-        if word is not None:
-            out.append(dict(_ASCII_WORDS)[word])
-            i += len(word)
-            continue
-        if ch in _SUPER or ch in _SUB:
-            table = _SUPER if ch in _SUPER else _SUB
-            j = i
-            while j < len(s) and s[j] in table:
-                j += 1
-            run = "".join(table[c] for c in s[i:j])
-            out.append(f"$^{{{run}}}$" if table is _SUPER else f"$_{{{run}}}$")
-            i = j
-            continue
-        if i + 1 < len(s) and s[i + 1] in _ACCENTS and ch.isascii() and ch.isalpha():
-            out.append(f"\\{_ACCENTS[s[i + 1]]}{{{ch}}}")
-            i += 2
-            continue
-        if ch in _ASCII_SPECIAL:
-            out.append(_ASCII_SPECIAL[ch])
-        elif ch in ("\n", "\t"):
-            out.append(" ")
-        elif ord(ch) < 128:
-            out.append(ch)
-        else:
-            out.append(TEXT_MAP.get(ch, _unknown(ch)))
-        i += 1
-    return "".join(out)
+def _codes(names: Iterable[Any]) -> str:
+    return ", ".join(_code(n) for n in names)
 
 
 _PLAIN = {"ᵀ": "^T", "·": "*", "×": "x", "≤": "<=", "≥": ">=", "≠": "!=", "→": "->", "⇒": "=>", "≈": "~",
@@ -516,9 +450,9 @@ def _display(f: Formula, snippets_dir: str) -> str:
 
 
 def _sentence(text: str) -> str:
-    """Escaped text ending in a full stop (so that what follows reads as a new sentence)."""
+    """Text (:func:`verify.texify.texify`) ending in a full stop (so that what follows reads as a new sentence)."""
     text = str(text).strip()
-    return escape(text) + ("" if not text or text[-1] in ".!?)" else ".")
+    return texify(text) + ("" if not text or text[-1] in ".!?)" else ".")
 
 
 def _items(rows: list[str]) -> list[str]:
@@ -531,31 +465,31 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
                    snippets_dir: str, index: dict[tuple[str, str, str], Formula]) -> list[str]:
     from proofs.notation import to_latex
 
-    out = [f"\\section{{{der.claim}: {escape(der.title)}}}", f"\\label{{sec:{der.claim}}}", "",
-           f"\\textbf{{Claim as stated.}} {escape(der.stated)}", ""]
+    out = [f"\\section{{{der.claim}: {texify(der.title)}}}", f"\\label{{sec:{der.claim}}}", "",
+           f"\\textbf{{Claim as stated.}} {texify(der.stated)}", ""]
     if result is not None:
         out.append(f"\\textbf{{Verdict:}} \\verdict{{{escape(result['verdict'])}}}")
-        out += ["", f"\\emph{{{escape(result['headline'])}}}"]
+        out += ["", f"\\emph{{{texify(result['headline'])}}}"]
         if result.get("corrections"):
             out += ["", "\\textbf{Corrections} (details that are off; they do not set the verdict):"]
-            out += _items([f"\\emph{{Stated:}} {escape(x['stated'])}. \\emph{{Derived:}} {_sentence(x['derived'])}"
+            out += _items([f"\\emph{{Stated:}} {texify(x['stated'])}. \\emph{{Derived:}} {_sentence(x['derived'])}"
                            for x in result["corrections"]])
         if result.get("premise"):
             out += ["", "\\textbf{Premise findings:}"]
-            out += _items([f"{escape(x['outcome'])}: {escape(x['finding'])} (regime: {escape(x['regime'])})"
+            out += _items([f"{texify(x['outcome'])}: {texify(x['finding'])} (regime: {texify(x['regime'])})"
                            for x in result["premise"]])
         if result.get("limits"):
             out += ["", "\\textbf{Limits} (failures outside the stated scope):"]
             out += _items([f"{_sentence(x['finding'])} \\emph{{Holds under:}} {_sentence(x['boundary'])}"
                            for x in result["limits"]])
         if result.get("restored_by"):
-            out += ["", "\\textbf{Restored by:}"] + _items([escape(x) for x in result["restored_by"]])
+            out += ["", "\\textbf{Restored by:}"] + _items([texify(x) for x in result["restored_by"]])
         if result.get("assumptions"):
             out += ["", "\\textbf{The verdict rests on these model assumptions:}"]
-            out += _items([escape(a) for a in result["assumptions"]])
+            out += _items([texify(a) for a in result["assumptions"]])
     elif crashed is not None:
         last = crashed.strip().splitlines()[-1] if crashed.strip() else "unknown error"
-        out.append(f"\\textbf{{Verdict:}} \\verdict{{not available: the claim check crashed}} ({escape(last)})")
+        out.append(f"\\textbf{{Verdict:}} \\verdict{{not available: the claim check crashed}} ({_code(last)})")
     else:
         out.append("\\textbf{Verdict:} \\verdict{not available: the report has no entry for this claim}")
     n_ok = sum(s.checked for s in der.steps)
@@ -564,7 +498,7 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
             "Kind \\emph{setting} defines the objects; kind \\emph{model} is a restriction beyond them."]
     rows = []
     for a in der.assumptions.values():
-        row = f"\\texttt{{{escape(a.name)}}} ({a.kind}): {escape(a.statement)}"
+        row = f"{_code(a.name)} ({a.kind}): {texify(a.statement)}"
         if _is_formula(a.expr):
             row += f" \\quad ${to_latex(a.expr, macros=True)}$"
         rows.append(row)
@@ -573,20 +507,20 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
     out += ["", "\\subsection*{Derivation steps}",
             "Each relation is printed by SymPy from the object that was checked; the method names how."]
     for k, s in enumerate(der.steps, 1):
-        uses = f" Uses: {escape(', '.join(s.uses))}." if s.uses else ""
-        head = (f"\\textbf{{Step {k}}} \\texttt{{{escape(s.name)}}} --- checked by \\emph{{{escape(s.method)}}}: "
+        uses = f" Uses: {_codes(s.uses)}." if s.uses else ""
+        head = (f"\\textbf{{Step {k}}} \\texttt{{{escape(s.name)}}} --- checked by {_code(s.method)}: "
                 f"\\textbf{{{escape(s.status)}}}. {_sentence(s.why)}{uses}")
         if s.status != "checked" and s.detail:
-            head += f" \\emph{{Detail:}} {escape(s.detail)}"
+            head += f" \\emph{{Detail:}} {texify(s.detail)}"
         out += ["", head]
         if _is_formula(s.relation):
             out.append(_display(index[der.claim, "step", s.name], snippets_dir))
         else:
-            out.append(f"\\begin{{quote}}\\texttt{{{escape(s.relation)}}}\\end{{quote}}")
+            out.append(f"\\begin{{quote}}{texify(s.relation)}\\end{{quote}}")
 
     out += ["", "\\subsection*{Results}"]
     for r in der.results.values():
-        uses = f" Uses: {escape(', '.join(r.uses))}." if r.uses else ""
+        uses = f" Uses: {_codes(r.uses)}." if r.uses else ""
         args = ""
         if r.args:
             args = " Arguments: " + ", ".join(f"${to_latex(a, macros=True)}$" for a in r.args[:12]) + (
@@ -595,17 +529,17 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
         if _is_formula(r.expr):
             out.append(_display(index[der.claim, "result", r.name], snippets_dir))
         else:
-            out.append(f"\\begin{{quote}}\\texttt{{{escape(r.expr)}}}\\end{{quote}}")
+            out.append(f"\\begin{{quote}}{texify(r.expr)}\\end{{quote}}")
 
     if der.comparisons:
         out += ["", "\\subsection*{Derived versus stated}"]
         rows = []
         for c in der.comparisons:
             row = (f"\\texttt{{{escape(c.name)}}}: \\textbf{{{'holds' if c.holds else 'does not hold'}}}. "
-                   f"\\emph{{Stated:}} {escape(c.stated)} \\emph{{Derived:}} {escape(c.derived)} "
-                   f"\\emph{{Method:}} {escape(c.method)}.")
+                   f"\\emph{{Stated:}} {texify(c.stated)} \\emph{{Derived:}} {texify(c.derived)} "
+                   f"\\emph{{Method:}} {texify(c.method)}.")
             if c.detail:
-                row += f" {escape(c.detail)}"
+                row += f" {texify(c.detail)}"
             rows.append(row)
         out += _items(rows)
 
@@ -613,33 +547,33 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
         out += ["", "\\subsection*{Evidence per part (role and effect)}"]
         for p in result.get("evidence", {}).get("parts", []):
             role = p["role"] + (f", reading {p['reading']}" if p.get("reading") else "")
-            out += ["", f"\\textbf{{{escape(p['id'])}}} ({escape(role)}): \\verdict{{{escape(p['effect'])}}}. "
-                        f"{escape(p['statement'])}"]
+            out += ["", f"\\textbf{{{_code(p['id'])}}} ({texify(role)}): \\verdict{{{escape(p['effect'])}}}. "
+                        f"{texify(p['statement'])}"]
             rows = []
             sym = p.get("symbolic")
             if sym:
                 rows.append(f"symbolic: {escape(sym['status'])}, {sym['n_checked']}/{sym['n_steps']} steps checked"
-                            + (f"; results {escape(', '.join(sym['results']))}" if sym.get("results") else ""))
+                            + (f"; results {_codes(sym['results'])}" if sym.get("results") else ""))
             num = p.get("numeric")
             if num:
-                rows.append(f"numeric (agreement: \\emph{{{escape(num['agreement'])}}}): {escape(num['summary'])}")
+                rows.append(f"numeric (agreement: \\emph{{{escape(num['agreement'])}}}): {texify(num['summary'])}")
                 figs = _flat_figures(num.get("figures", {}))
                 if figs:
-                    rows.append("figures: " + "; ".join(f"\\texttt{{{escape(k)}}} = {escape(v)}" for k, v in figs))
+                    rows.append("figures: " + "; ".join(f"{_code(k)} $=$ {texify(v)}" for k, v in figs))
             cx = p.get("counterexample")
             if cx:
-                rows.append(f"counterexample: {escape(cx['description'])}"
+                rows.append(f"counterexample: {texify(cx['description'])}"
                             + (f" (replay: \\texttt{{python -m verify replay {escape(cx['file'])}}})" if cx.get("file") else ""))
             if p.get("restored_by"):
-                rows.append(f"restored by: {escape(p['restored_by'])}")
+                rows.append(f"restored by: {texify(p['restored_by'])}")
             if p.get("assumptions"):
-                rows.append("assumptions: " + escape("; ".join(p["assumptions"])))
+                rows.append("assumptions: " + "; ".join(texify(a) for a in p["assumptions"]))
             if p.get("reason"):
-                rows.append(f"not checkable: {escape(p['reason'])}")
+                rows.append(f"not checkable: {texify(p['reason'])}")
             out += _items(rows)
         for name, path in plots.items():
             out += ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
-                    f"\\small {escape(der.claim + ': ' + name)}", "\\end{center}"]
+                    f"\\small {der.claim}: {_code(name)}", "\\end{center}"]
     return out
 
 
@@ -673,7 +607,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
            "A claim's verdict is set by its core parts alone; details that are off are \\emph{corrections}, "
            "premise parts give \\emph{premise findings}, failures outside the stated scope are \\emph{limits} "
            "(counts c/p/l below).", "",
-           "\\begin{center}", "\\begin{tabular}{l l l p{0.58\\linewidth}}",
+           "\\begin{center}", "\\begin{tabular}{l l l p{0.55\\linewidth}}",
            "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline"]
     rows = {r["id"]: r for r in verdict_rows(report)}
     for claim in CLAIM_MODULES:
@@ -682,7 +616,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
             out.append(f"{claim} & not in the report & & \\\\")
             continue
         out.append(f"{claim} & \\textbf{{{escape(r['verdict'])}}} & {r['corrections']}/{r['premise']}/{r['limits']} "
-                   f"& \\small {escape(r['headline'])} \\\\")
+                   f"& \\small {texify(r['headline'])} \\\\")
     out += ["\\end{tabular}", "\\end{center}", ""]
     for claim in CLAIM_MODULES:
         der = derivation(claim)
@@ -746,23 +680,30 @@ def _log_errors(log: str, context: int = 3) -> list[str]:
 
 
 def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
-    """pdflatex ``tex`` ``runs`` times in its folder (twice for the references). Raises
-    :class:`PdfLatexMissing` without pdflatex and RuntimeError (with the log's error lines) when
-    the compilation fails."""
+    """pdflatex ``tex`` ``runs`` times (twice for the references) into a temporary folder beside it,
+    then the PDF moved into place with ``os.replace`` (a killed or failed compilation leaves the
+    previous PDF whole). Raises :class:`PdfLatexMissing` without pdflatex and RuntimeError (with the
+    log's error lines) when the compilation fails."""
     exe = shutil.which("pdflatex")
     if exe is None:
         raise PdfLatexMissing("--pdf: expected pdflatex on the PATH (Debian: apt-get install texlive-latex-base "
                               "texlive-latex-recommended), got none; the .tex files are written, compile them "
                               "with any LaTeX")
     tex = Path(tex)
-    for _ in range(runs):
-        proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", tex.name],
-                              cwd=tex.parent, capture_output=True, text=True, errors="replace")
-        if proc.returncode != 0:
-            log_path = tex.with_suffix(".log")
-            log = log_path.read_text(errors="replace") if log_path.is_file() else proc.stdout
-            raise RuntimeError("pdflatex failed on " + str(tex) + ":\n" + "\n".join(_log_errors(log) or
-                                                                                    log.splitlines()[-30:]))
+    build = Path(tempfile.mkdtemp(prefix=f".{tex.stem}.pdflatex-", dir=tex.parent))
+    try:
+        for _ in range(runs):
+            proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
+                                   f"-output-directory={build}", tex.name],
+                                  cwd=tex.parent, capture_output=True, text=True, errors="replace")
+            if proc.returncode != 0:
+                log_path = build / f"{tex.stem}.log"
+                log = log_path.read_text(errors="replace") if log_path.is_file() else proc.stdout
+                raise RuntimeError("pdflatex failed on " + str(tex) + ":\n" + "\n".join(_log_errors(log) or
+                                                                                        log.splitlines()[-30:]))
+        os.replace(build / f"{tex.stem}.pdf", tex.with_suffix(".pdf"))
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
     return tex.with_suffix(".pdf")
 
 
