@@ -568,11 +568,11 @@ def _checkpoint_parts(ctx: Context) -> tuple[list[Part], dict[str, list[dict]], 
     parts, rows = [], {}
     for tensor in ("keys", "queries"):
         params = {"source": MINILM, "tensor": tensor, "z_min": Z_MIN, "delta_min": CKPT_DELTA_MIN}
+        out = judge_checkpoint(params)
         cx = ctx.counterexample(
             claim="C9", part=f"minilm-{tensor}", kind="c9.checkpoint-below-haar",
             statement=f"pretrained heads are driven towards orthogonal subspaces ({tensor})", params=params,
-            description=f"all-MiniLM-L6-v2 {tensor}: every layer less diverse than Haar-random subspaces")
-        out = ReplayOutcome(True, cx.data["summary"], cx.data["figures"]) if cx else judge_checkpoint(params)
+            description=f"all-MiniLM-L6-v2 {tensor}: every layer less diverse than Haar-random subspaces", outcome=out)
         rows[tensor] = out.figures["layers"]
         rs = rows[tensor]
         lo, hi = min(r["hdi"] for r in rs), max(r["hdi"] for r in rs)
@@ -600,14 +600,12 @@ def _checkpoint_parts(ctx: Context) -> tuple[list[Part], dict[str, list[dict]], 
     samples, draws = ctx.size(2048, 4096, 32768), ctx.size(4, 4, 64)
     wparams = {"source": MINILM, "samples": samples, "draws": draws, "seed": ctx.seed_for("c9/weighted"),
                "z_min": Z_MIN, "delta_min": CKPT_DELTA_MIN}
-    ww = judge_weighted(wparams)       # expected to agree: judged once, replayed only if it does not
+    ww = judge_weighted(wparams)
     w = ww.figures
-    cx = None
-    if ww.violates:
-        cx = ctx.counterexample(claim="C9", part="inner-product", kind="c9.weighted-vs-plain",
-                                statement="the comparison of layer-0 heads with chance does not depend on the inner "
-                                          "product", params=wparams,
-                                description="layer 0: the Euclidean and the input-weighted HDI disagree")
+    cx = ctx.counterexample(claim="C9", part="inner-product", kind="c9.weighted-vs-plain",
+                            statement="the comparison of layer-0 heads with chance does not depend on the inner "
+                                      "product", params=wparams,
+                            description="layer 0: the Euclidean and the input-weighted HDI disagree", outcome=ww)
     k, q = w["keys"], w["queries"]
     # role: detail - the inner product in which "orthogonal" is measured is a convention
     parts.append(Part(
