@@ -36,6 +36,7 @@ CLAIM_MODULES: dict[str, str] = {
     "C6": "proofs.c6_orthogonality",
     "C7": "proofs.c7_scaling",
     "C8": "proofs.c8_weighting",
+    "C9": "proofs.c9_training",
 }
 
 _CACHE: dict[str, Derivation] = {}

@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXPECTED = ["01_decomposition", "02_hdi_and_orthogonality", "03_scaling_law", "04_weighting",
-            "05_attention_as_nw", "06_pretrained_hdi"]
+            "05_attention_as_nw", "06_pretrained_hdi", "07_training"]
 # Per-cell limit for nbclient: a hung cell fails the test instead of blocking the suite.
 CELL_TIMEOUT = 120
 TEXT_MIMES = ("text/plain", "text/latex", "text/markdown")

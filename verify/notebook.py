@@ -236,7 +236,9 @@ def check(claim: str, *, seed: int = SEED, quick: bool = QUICK) -> Any:
     key = (claim.upper(), seed, quick)
     if key not in _RUNS:
         ctx = Context(seed=seed, quick=quick, out=_tmpdir(f"verify-{claim.lower()}-"))
-        _RUNS[key] = run_claim(claim, ctx)
+        result = run_claim(claim, ctx)
+        result.plots = {k: str(Path(ctx.out) / v) for k, v in result.plots.items()}  # run_claim's are relative
+        _RUNS[key] = result
     return _RUNS[key]
 
 
