@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -69,6 +70,16 @@ def _seed_arg(text: str) -> int:
     return value
 
 
+def _jobs_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"expected an integer in 1..64, got {text!r}")
+    return value
+
+
 def _parser() -> ArgParser:
     p = ArgParser(
         prog="python -m verify",
@@ -77,6 +88,9 @@ def _parser() -> ArgParser:
     )
     p.add_argument("--quick", action="store_true", help="small sizes, for a first look")
     p.add_argument("--large", action="store_true", help="larger experiments (C9 training runs, C7's empirical grid)")
+    p.add_argument("--jobs", type=_jobs_arg, default=None, metavar="N",
+                   help="worker processes for the checks (default: the usable CPUs, at most 4); the numbers do "
+                        "not depend on it")
     p.add_argument("--rederive", action="store_true", help="rebuild the SymPy derivations instead of loading them "
                                                            "from the cache (keyed by the source of proofs/ and SymPy)")
     p.add_argument("--seed", type=_seed_arg, default=0, help="seed of every random draw (default 0)")
@@ -104,7 +118,7 @@ def run(argv: list[str]) -> int:
     from .io import publish_folder, staging_folder
     from .registry import CLAIM_MODULES
     from .report import table, write_report
-    from .run import run_report
+    from .run import default_jobs, run_report
 
     claims = args.only or list(CLAIM_MODULES)
     out: Path = args.out
@@ -114,7 +128,7 @@ def run(argv: list[str]) -> int:
         print("Symbolic derivations (proofs/):")
         try:
             doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage, large=args.large,
-                                   rederive=args.rederive)
+                                   rederive=args.rederive, jobs=args.jobs or default_jobs())
         except DerivationError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -180,6 +194,11 @@ def cli_replay(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # One BLAS thread: the checks' matrices are small, the worker processes share the CPUs, and the
+    # numbers then round the same way in every run (the test suite sets the same; a user's own
+    # setting wins). Set before numpy is first imported.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:

@@ -186,6 +186,16 @@ def set_default_max_memory(nbytes: int) -> int:
     return previous
 
 
+def _forget_pool_after_fork() -> None:
+    """A forked child inherits the pool object but not its threads: it must build its own."""
+    global _POOL, _POOL_SIZE
+    _POOL, _POOL_SIZE = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def get_default_threads() -> int:
     """Worker threads a large call may use (see the module docstring, "Threads")."""
     return _default_threads
