@@ -373,8 +373,6 @@ def _asymptotics(der: Derivation) -> None:
     der.step("inverse_exp_limit", _eq(sp.Limit((qy - 1) * qy ** (H - 1) * V_1 / (qy**H - 1), H, sp.oo),
                                       V_1 * (1 - 1 / qy)), by="limit",
              uses=ue + ["w_inverse"])
-    W_unif_exp = V_1 * (q**H - 1) / ((q - 1) * H**2)
-    W_geom_exp = V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1)
     der.step("geom_vs_uniform_exp_ratio",
              _eq(sp.Tuple(sp.Limit(H**3 * (qy - 1) / (qy**H - 1), H, sp.oo),
                           sp.Limit(H**3 * rt ** (2 * H - 2), H, sp.oo)), sp.Tuple(0, 0)), by="limit",

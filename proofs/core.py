@@ -829,7 +829,7 @@ def _m_induction(rel, p, ctx):
         return False, f"g({lo - 1}) = {_short(base)}, not the empty sum 0"
     if c == 1 and not f.has(H):
         step = g - g.subs(H, H - 1) - f.subs(h, H)
-        shift_ok, text = True, f"g(H) - g(H-1) = f(H)"
+        shift_ok, text = True, "g(H) - g(H-1) = f(H)"
     else:
         shift = c * f.subs(H, H - 1) - f.subs(h, h + 1)
         shift_ok = _power_identity_zero(shift, ks, bases)

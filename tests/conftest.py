@@ -11,6 +11,8 @@ import os
 # numpy is first imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# The test suite always re-derives (never trusts the derivation cache of proofs/cache.py).
+os.environ.setdefault("MHA_NW_REDERIVE", "1")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

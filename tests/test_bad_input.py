@@ -8,7 +8,8 @@ argument, the expectation and the received value together (rows whose message st
 temporary file's path). Rows that need files write them into a fresh temporary directory
 (``_in_dir``). CLI rows (``_cli``) run ``verify.cli.main([...])`` in-process and pass only if
 it returns exit status 2 with exactly one line on stderr starting ``error: `` and no traceback;
-that line, without ``error: ``, is then checked like an API message.
+that line, without ``error: ``, is then checked like an API message. Replay rows (``rp``) write a
+valid counterexample of one kind (``BASES``) with one parameter changed and run ``replay`` on it.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ import pytest
 import safetensors.numpy
 import torch
 
+from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
 from verify import allocate as al
 from verify import nw
 from verify.attention import MultiHeadNW, from_torch
 from verify.checkpoint import SafetensorsFile, analyze_checkpoint, open_checkpoint
+from verify.claims import c1, c8
 from verify.cli import main as verify_main
 from verify.dgp import DGP, head_projections, make_dgp
 from verify.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
@@ -123,17 +126,28 @@ def _file(data: bytes) -> Callable[[], Any]:
     return _in_dir({"x.safetensors": data}, lambda d: SafetensorsFile(d / "x.safetensors"))
 
 
-def _cli(argv: list[str], files: dict[str, Any] | None = None) -> Callable[[], Any]:
-    """``verify.cli.main(argv)`` in a fresh directory (``{d}`` in argv is that directory) with
-    ``files`` written there first: exit status 2 and one line ``error: ...`` on stderr, whose
-    message is re-raised for the table."""
+@contextlib.contextmanager
+def _working_dir(path: Path):
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def _cli(argv: list[str], files: dict[str, Any] | None = None, *, chdir: bool = False) -> Callable[[], Any]:
+    """``verify.cli.main(argv)`` in a fresh directory (``{d}`` in argv is that directory; with
+    ``chdir`` also the working directory) with ``files`` written there first: exit status 2 and
+    one line ``error: ...`` on stderr, whose message is re-raised for the table."""
 
     def run() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             _write(root, files or {})
             err, out = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
+                    (_working_dir(root) if chdir else contextlib.nullcontext()):
                 code = verify_main([a.format(d=root) for a in argv])
             text = err.getvalue()
             assert code == 2, f"exit status {code}, stderr {text!r}"
@@ -210,6 +224,72 @@ def hp(*args: Any, **kwargs: Any) -> Callable[[], Any]:
 
 def dgp(name: Any = "bump", **kwargs: Any) -> Callable[[], Any]:
     return lambda: make_dgp(name, **kwargs)
+
+
+# --- python -m verify replay FILE: a valid counterexample of each kind, to be broken one key at a time
+_CX = {"format": "mha-nw-verify/counterexample", "version": 1, "part": "p", "statement": "s",
+       "expected": {"violates": True, "summary": "", "figures": {}}}
+_SIGNAL = ["sharing the signal direction", "orthogonal, one on the signal"]
+BASES = {  # kind -> (claim, params): small valid cases (test_replay_bases_are_valid replays each)
+    "c1.stated-bandwidth": ("C1", c1.NAMED_BANDWIDTH_CASE),
+    "c1.unequal-norms": ("C1", c1.UNEQUAL_NORMS_CASE),
+    "c2.free-weights": ("C2", {"W_V": [[1.0, 0.5], [-1.0, 0.2]], "W_O": [[0.3, 0.1], [0.2, 0.4]]}),
+    "c4.literal-formula": ("C4", {"cases": [{"label": "identical", "W_K": [[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]] * 2}]}),
+    "c5.premise-shared-noise": ("C5", {"dgp": "bump", "d": 8, "sigma": 2.0, "design": "normal", "H": 3, "d_k": 2,
+                                       "n": 16, "R": 2, "m": 4, "batches": 2, "seed": 1, "kernel": "softmax"}),
+    "c5.nw-heads-bias": ("C5", {"dgp": "single-index", "d": 8, "sigma": 0.5, "design": "normal", "H": 3, "d_k": 2,
+                                "kind": "aligned", "n": 16, "R": 3, "m": 4, "seed": 1, "kernel": "softmax",
+                                "rho_A": 1.0, "rho_B": 0.0}),
+    "c5.exact-outside-model": ("C5", exact_c5_counterexamples()["unequal_variance"]),
+    "c6.orthogonality-infeasible": ("C6", {"H": 3, "d_k": 1, "d": 2, "seed": 1, "starts": 2}),
+    "c6.shared-signal": ("C6", {"dgp": "single-index", "d": 8, "sigma": 0.5, "design": "normal", "H": 3, "d_k": 2,
+                                "n": 16, "R": 3, "m": 4, "seed": 1, "configs": _SIGNAL}),
+    "c7.growth-law": ("C7", {"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12, "factor": 1.5}),
+    "c7.slow-growth": ("C7", {"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12}),
+    "c8.decay-floor": ("C8", c8.DECAY_PARAMS),
+    "c8.rate-in-n": ("C8", c8.RATE_PARAMS),
+}
+
+
+def _cx(which: str, /, **change: Any) -> dict:
+    """The counterexample document of BASES[which] with ``change`` applied to its params: a key
+    ``"a.b"`` or ``"a.0.b"`` sets a nested value, the value DROP removes the key."""
+    claim, params = BASES[which]
+    params = json.loads(json.dumps(params))
+    for key, value in change.items():
+        *path, last = key.split(".")
+        node = params
+        for k in path:
+            node = node[int(k)] if isinstance(node, list) else node[k]
+        last = int(last) if isinstance(node, list) else last
+        if value is DROP:
+            del node[last]
+        else:
+            node[last] = value
+    return {**_CX, "claim": claim, "kind": which, "params": params}
+
+
+DROP = object()
+
+
+def rp(which: str, /, **change: Any) -> Callable[[], Any]:
+    """``python -m verify replay`` on BASES[which] with ``change`` (see _cx)."""
+    return _cli(["replay", "{d}/cx.json"], {"cx.json": _cx(which, **change)})
+
+
+def rp_doc(doc: Any) -> Callable[[], Any]:
+    """``python -m verify replay`` on a whole document (bytes, text or a JSON value)."""
+    return _cli(["replay", "{d}/cx.json"], {"cx.json": doc})
+
+
+def rp_text(which: str, old: str, new: str) -> Callable[[], Any]:
+    """The file of rp(which) with the text ``old`` replaced by ``new`` (NaN literals)."""
+    text = json.dumps(_cx(which))
+    assert old in text, (old, text[:200])
+    return rp_doc(text.replace(old, new, 1).encode())
+
+
+_RUN = ["--quick", "--only", "C2"]
 
 
 CASES = [
@@ -664,6 +744,318 @@ CASES = [
     pytest.param(hp("random", 10**5, 10**6, 10, rng=0), ("H, d, d_k", "H = 100000, d = 1000000", "GiB"),
                  id="heads-beyond-memory"),
     pytest.param(hp("coordinate", 10**6, HUGE, 1), ("H, d, d_k", "GiB"), id="heads-coordinate-beyond-memory"),
+    # --- python -m verify (the main run): bad arguments stop it before any claim runs
+    pytest.param(_cli([*_RUN, "--out", "{d}/f"], {"f": "mine"}), ("--out", "f', which is a file"), id="cli-run-out-is-a-file"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/f/report"], {"f": "mine"}), ("--out", "a writable place", "f/report'"),
+                 id="cli-run-out-under-a-file"),
+    pytest.param(_cli([*_RUN, "--out", "/proc/verify-nowhere/report"]), ("--out", "a writable place", "/proc/verify-nowhere"),
+                 id="cli-run-out-unwritable"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/mine"], {"mine/notes.txt": "mine"}),
+                 ("--out", "a new folder or one this package wrote (with report.json)", "a non-empty folder without it"),
+                 id="cli-run-out-foreign-folder"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "-1"]), "argument --seed: expected a non-negative integer below "
+                 "2**63, got '-1'", id="cli-run-seed-negative"),
+    pytest.param(_cli([*_RUN, "--seed", "1.5"]), "argument --seed: expected a non-negative integer, got '1.5'",
+                 id="cli-run-seed-fraction"),
+    pytest.param(_cli([*_RUN, "--seed", "abc"]), "argument --seed: expected a non-negative integer, got 'abc'",
+                 id="cli-run-seed-text"),
+    pytest.param(_cli([*_RUN, "--seed", str(2**63)]), "argument --seed: expected a non-negative integer below 2**63",
+                 id="cli-run-seed-too-large"),
+    pytest.param(_cli(["--quick", "--only", "C99"]), "argument --only: expected claims among C1, C2, C3, C4, C5, C6, C7, C8, "
+                 "C9, got 'C99'", id="cli-run-only-unknown-claim"),
+    pytest.param(_cli(["--quick", "--only", ","]), "argument --only: expected claims among", id="cli-run-only-empty"),
+    pytest.param(_cli(["--quick", "--only", "C1,,C2x"]), "argument --only: expected claims among", id="cli-run-only-one-bad"),
+    pytest.param(_cli([*_RUN, "--out"]), "argument --out: expected one argument", id="cli-run-out-without-value"),
+    pytest.param(_cli([*_RUN, "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-run-unknown-option"),
+    # --- python -m verify proofs / snapshot / bench
+    pytest.param(_cli(["proofs", "C99"]), "argument CLAIM: expected a claim among C1, C2, C3, C4, C5, C6, C7, C8, C9, "
+                 "got 'C99'",
+                 id="cli-proofs-unknown-claim"),
+    pytest.param(_cli(["proofs", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-proofs-unknown-option"),
+    pytest.param(_cli(["snapshot"], chdir=True), ("snapshot", "'tests/snapshots' (run from the repository's root)"),
+                 id="cli-snapshot-outside-a-checkout"),
+    pytest.param(_cli(["snapshot"], {"tests/snapshots/x": "", "README.md": "x"}, chdir=True),
+                 ("snapshot", "verdicts.json' (No such file"), id="cli-snapshot-without-snapshot-file"),
+    pytest.param(_cli(["snapshot", "--report", "{d}/none.json"], {"tests/snapshots/verdicts.json": {}, "README.md": "x"},
+                      chdir=True), ("--report", "none.json'", "an existing readable file"), id="cli-snapshot-report-missing"),
+    pytest.param(_cli(["snapshot", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-snapshot-unknown-option"),
+    pytest.param(_cli(["bench", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-bench-unknown-option"),
+    pytest.param(_cli(["bench", "--repeats", "0"]), "--repeats: expected a positive integer, got 0", id="cli-bench-repeats-zero"),
+    pytest.param(_cli(["bench", "--threads", "abc"]), "argument --threads: invalid int value: 'abc'",
+                 id="cli-bench-threads-text"),
+    # --- python -m verify replay FILE: the file
+    pytest.param(_cli(["replay"]), "the following arguments are required: FILE", id="cli-replay-no-file"),
+    pytest.param(_cli(["replay", "{d}/a.json", "{d}/b.json"]), "unrecognized arguments:", id="cli-replay-two-files"),
+    pytest.param(_cli(["replay", "{d}/none.json"]), ("FILE", "none.json'", "an existing readable file"),
+                 id="cli-replay-missing-file"),
+    pytest.param(rp_doc(FIFO), ("FILE", "cx.json', which is not a regular file (FIFO"), id="cli-replay-fifo"),
+    pytest.param(rp_doc(FOLDER), ("FILE", "cx.json', which is a folder"), id="cli-replay-folder"),
+    pytest.param(_cli(["replay", "/dev/null"]), ("FILE", "'/dev/null'", "not a regular file"), id="cli-replay-device"),
+    pytest.param(rp_doc(b" " * (4 * 2**20 + 1)), ("FILE", "at most 4194304 bytes", "4194305 bytes"), id="cli-replay-too-large"),
+    pytest.param(rp_doc(b"\xff\xfe{}"), ("FILE", "UTF-8 JSON", "undecodable bytes"), id="cli-replay-not-utf8"),
+    pytest.param(rp_doc("not json"), ("FILE", "expected strict JSON, got Expecting value"), id="cli-replay-not-json"),
+    pytest.param(rp_doc(_DEEP), ("FILE", "nested at most 64 levels deep"), id="cli-replay-nested-100000-deep"),
+    pytest.param(rp_text("c8.decay-floor", '"V_1": 1.0', '"V_1": NaN'), ("FILE", "the non-standard literal NaN"),
+                 id="cli-replay-c8-V1-nan-literal"),
+    pytest.param(rp_text("c7.growth-law", '"factor": 1.5', '"factor": NaN'), ("FILE", "the non-standard literal NaN"),
+                 id="cli-replay-c7-factor-nan-literal"),
+    pytest.param(rp_text("c5.premise-shared-noise", '"sigma": 2.0', '"sigma": -Infinity'),
+                 ("FILE", "the non-standard literal -Infinity"), id="cli-replay-c5-sigma-infinity-literal"),
+    pytest.param(rp_text("c2.free-weights", '"W_V": ', '"W_V": [[1.0]], "W_V": '),
+                 ("FILE", "the key 'W_V' appears twice"), id="cli-replay-duplicate-key"),
+    pytest.param(rp_doc([1, 2]), ("FILE", "format 'mha-nw-verify/counterexample'", "'list'"), id="cli-replay-list"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "format": "x"}), ("FILE", "format 'mha-nw-verify/counterexample'", "'x'"),
+                 id="cli-replay-wrong-format"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "version": 2}), ("FILE", "format version 1, got 2"),
+                 id="cli-replay-wrong-version"),
+    pytest.param(rp_doc({"format": _CX["format"], "version": 1}), ("FILE", "expected keys claim, part, kind", "lacks"),
+                 id="cli-replay-missing-keys"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "claim": "C99"}), ("FILE", "'claim' among C1", "got 'C99'"),
+                 id="cli-replay-claim-unknown"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "claim": 2}), ("FILE", "'claim' among C1", "got 2"),
+                 id="cli-replay-claim-number"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "kind": ["c2.free-weights"]}),
+                 ("FILE", "'kind' to be a non-empty string", "['c2.free-weights']"), id="cli-replay-kind-list"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "kind": "c2.nope"}), ("FILE", "a counterexample kind of C2",
+                                                                          "(c2.free-weights)", "'c2.nope'"),
+                 id="cli-replay-kind-unknown"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "kind": "c1.stated-bandwidth"}),
+                 ("FILE", "a counterexample kind of C2", "got 'c1.stated-bandwidth'"), id="cli-replay-kind-of-another-claim"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "expected": "violates"}),
+                 ("FILE", "'expected' to be an object with a boolean 'violates'", "'violates'"), id="cli-replay-expected-string"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "expected": {"violates": 1}}),
+                 ("FILE", "a boolean 'violates'"), id="cli-replay-expected-violates-number"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "params": [1]}), ("FILE", "'params' to be an object, got list"),
+                 id="cli-replay-params-list"),
+    # --- replay C1: arrays, sizes (MAX_REPLAY_TERMS), magnitudes
+    pytest.param(rp("c1.stated-bandwidth", d_k=DROP), ("params", "without 'd_k'", "d_k, queries, keys, values"),
+                 id="cli-replay-c1-no-dk"),
+    pytest.param(rp("c1.stated-bandwidth", d_k=1.5), ("params.d_k", "1.5", "an integer >= 1"), id="cli-replay-c1-dk-fraction"),
+    pytest.param(rp("c1.stated-bandwidth", d_k="4"), ("params.d_k", "'4'"), id="cli-replay-c1-dk-string"),
+    pytest.param(rp("c1.stated-bandwidth", d_k=0), ("params.d_k", "0"), id="cli-replay-c1-dk-zero"),
+    pytest.param(rp("c1.stated-bandwidth", queries="abc"), ("params.queries", "'abc'", "a real numeric array"),
+                 id="cli-replay-c1-queries-string"),
+    pytest.param(rp("c1.stated-bandwidth", keys=[[1.0, 0, 0, 0], [1.0]]), ("params.keys", "numpy cannot read"),
+                 id="cli-replay-c1-keys-ragged"),
+    pytest.param(rp("c1.stated-bandwidth", values=[0.0, 1.0]), ("params.values", "shape (2,)", "2 axes"),
+                 id="cli-replay-c1-values-1d"),
+    pytest.param(rp("c1.stated-bandwidth", queries=[[1.0, 0.0, 0.0]]), ("params", "queries (1, 3)", "queries (m, 4)"),
+                 id="cli-replay-c1-dk-mismatch"),
+    pytest.param(rp("c1.stated-bandwidth", values=[[], []]), ("params", "values (2, 0)", "m, n, p >= 1"),
+                 id="cli-replay-c1-values-empty"),
+    pytest.param(rp("c1.stated-bandwidth", d_k=1, queries=[[0.5]] * 3000, keys=[[1.0]] * 3000, values=[[1.0]] * 3000),
+                 ("params.queries, keys, values", "at most 20,000", "m = 3000, n = 3000", "27000000"),
+                 id="cli-replay-c1-3000x3000-points"),
+    pytest.param(rp("c1.stated-bandwidth", keys=[[1e200, 0, 0, 0], [-1e200, 0, 0, 0]]),
+                 ("params.keys", "at most 1e+100", "1e+200"), id="cli-replay-c1-keys-huge"),
+    pytest.param(rp("c1.stated-bandwidth", keys=[[1.0, 0, 0, 0], [2.0, 0, 0, 0]]), ("params.keys", "keys of one common norm"),
+                 id="cli-replay-c1-unequal-norms-for-stated"),
+    pytest.param(rp("c1.unequal-norms", keys=[[1.0, 0, 0, 0], [-1.0, 0, 0, 0]]), ("params.keys", "keys of unequal norms"),
+                 id="cli-replay-c1-equal-norms-for-unequal"),
+    pytest.param(rp("c1.unequal-norms", queries=[[0.1, 0, 0, 0]] * 400, keys=[[0.0] * 4] * 10 + [[1.0, 0, 0, 0]] * 10,
+                    values=[[1.0]] * 20), ("params.queries, keys, values", "48000"), id="cli-replay-c1-unequal-too-large"),
+    # --- replay C2
+    pytest.param(rp("c2.free-weights", W_O=DROP), ("params", "without 'W_O'"), id="cli-replay-c2-no-WO"),
+    pytest.param(rp("c2.free-weights", W_V="x"), ("params.W_V", "'x'"), id="cli-replay-c2-WV-string"),
+    pytest.param(rp("c2.free-weights", W_O=[1.0, 2.0]), ("params.W_O", "shape (2,)", "2 axes"), id="cli-replay-c2-WO-1d"),
+    pytest.param(rp("c2.free-weights", W_O=[[0.3, 0.1, 0.0], [0.2, 0.4, 0.0]]), ("params", "W_V (2, 2), W_O (2, 3)"),
+                 id="cli-replay-c2-shapes-differ"),
+    pytest.param(rp("c2.free-weights", W_V=[[], []], W_O=[[], []]), ("params", "(2, 0)", "H, d_v >= 1"),
+                 id="cli-replay-c2-empty-blocks"),
+    pytest.param(rp("c2.free-weights", W_V=[[1e200, 1.0], [1.0, 1.0]], W_O=[[1e200, 1.0], [1.0, 1.0]]),
+                 ("params.W_V, W_O", "1e+200", "overflow float64", "finite"), id="cli-replay-c2-products-overflow"),
+    pytest.param(rp("c2.free-weights", W_V=[[0.5]] * 1025, W_O=[[0.5]] * 1025), ("params.W_V", "at most 1,024", "1025"),
+                 id="cli-replay-c2-too-many-heads"),
+    # --- replay C4
+    pytest.param(rp("c4.literal-formula", cases=[]), ("params.cases", "[]", "a non-empty list"), id="cli-replay-c4-no-cases"),
+    pytest.param(rp("c4.literal-formula", cases={"W_K": []}), ("params.cases", "a non-empty list"), id="cli-replay-c4-cases-object"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": DROP}), ("params.cases[0]", "without 'W_K'"),
+                 id="cli-replay-c4-case-without-WK"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[1.0, 0.0], [0.0, 1.0]]}), ("params.cases[0].W_K", "3 axes"),
+                 id="cli-replay-c4-WK-2d"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]]]}), ("params.cases[0].W_K", "(1, 2, 1)", "H >= 2"),
+                 id="cli-replay-c4-one-head"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0, 0.0]], [[0.0, 1.0]]]}),
+                 ("params.cases[0].W_K", "(2, 1, 2)", "1 <= d_k <= d"), id="cli-replay-c4-dk-above-d"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [1.0]], [[2.0], [2.0]]], "cases.0.label": 7}),
+                 ("params.cases[0].label", "7", "a string"), id="cli-replay-c4-label-number"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1e100], [0.0]], [[1e100], [1.0]]]}),
+                 ("params.cases[0].W_K", "literal HDI", "fits in float64"), id="cli-replay-c4-literal-overflows"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]]}),
+                 ("params.cases[0].W_K", "full column rank 2", "rank-deficient"), id="cli-replay-c4-rank-deficient"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * 257), ("params.cases", "at most 256", "257"),
+                 id="cli-replay-c4-too-many-cases"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]] * 100] * 1000}]),
+                 ("params.cases", "at most 100,000,000", "110000000"), id="cli-replay-c4-too-much-work"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]]] * 1025}]), ("params.cases[0].W_K", "at most 1,024", "1025"),
+                 id="cli-replay-c4-too-many-heads"),
+    # --- replay C5: NW-head engine runs (sizes, seeds, the process), exact rationals
+    pytest.param(rp("c5.premise-shared-noise", n=1e6, R=1e4), ("params.R", "at most 1,024", "R = 10000"),
+                 id="cli-replay-c5-n-1e6-R-1e4"),
+    pytest.param(rp("c5.premise-shared-noise", n=10**6), ("params.n, R, m, H, d_k", "at most 100,000,000", "n = 1000000"),
+                 id="cli-replay-c5-n-1e6"),
+    pytest.param(rp("c5.premise-shared-noise", batches=1000), ("params.R", "1000 passes of R = 2"),
+                 id="cli-replay-c5-batches-1000"),
+    pytest.param(rp("c5.premise-shared-noise", n=16.5), ("params.n", "16.5", "an integer >= 1"), id="cli-replay-c5-n-fraction"),
+    pytest.param(rp("c5.premise-shared-noise", n="abc"), ("params.n", "'abc'"), id="cli-replay-c5-n-string"),
+    pytest.param(rp("c5.premise-shared-noise", R=0), ("params.R", "0"), id="cli-replay-c5-R-zero"),
+    pytest.param(rp("c5.premise-shared-noise", m=-4), ("params.m", "-4"), id="cli-replay-c5-m-negative"),
+    pytest.param(rp("c5.premise-shared-noise", batches=0), ("params.batches", "0"), id="cli-replay-c5-batches-zero"),
+    pytest.param(rp("c5.premise-shared-noise", H=1), ("params.H", "1", ">= 2"), id="cli-replay-c5-H-one"),
+    pytest.param(rp("c5.premise-shared-noise", d_k=0), ("params.d_k", "0"), id="cli-replay-c5-dk-zero"),
+    pytest.param(rp("c5.premise-shared-noise", H=5), ("params.H, d_k", "H*d_k = 5*2 = 10 > d = 8"),
+                 id="cli-replay-c5-orthogonal-heads-beyond-d"),
+    pytest.param(rp("c5.premise-shared-noise", seed=-1), ("params.seed", "-1", "a non-negative integer seed"),
+                 id="cli-replay-c5-seed-negative"),
+    pytest.param(rp("c5.premise-shared-noise", seed=1.5), ("params.seed", "1.5"), id="cli-replay-c5-seed-fraction"),
+    pytest.param(rp("c5.premise-shared-noise", seed="abc"), ("params.seed", "'abc'"), id="cli-replay-c5-seed-string"),
+    pytest.param(rp("c5.premise-shared-noise", seed=True), ("params.seed", "True"), id="cli-replay-c5-seed-bool"),
+    pytest.param(rp("c5.premise-shared-noise", scale_factor=0), ("params.scale_factor", "0", "> 0"),
+                 id="cli-replay-c5-scale-factor-zero"),
+    pytest.param(rp("c5.premise-shared-noise", scale_factor="big"), ("params.scale_factor", "'big'"),
+                 id="cli-replay-c5-scale-factor-string"),
+    pytest.param(rp("c5.premise-shared-noise", kernel="gaussian"), ("params.kernel", "'gaussian'", "'softmax'"),
+                 id="cli-replay-c5-kernel-gaussian"),
+    pytest.param(rp("c5.premise-shared-noise", dgp="sinc"), ("params.dgp", "'sinc'", "'bump'"), id="cli-replay-c5-dgp-unknown"),
+    pytest.param(rp("c5.premise-shared-noise", d=0), ("params.d", "0"), id="cli-replay-c5-d-zero"),
+    pytest.param(rp("c5.premise-shared-noise", d=10**6), ("params.d", "at most 256", "1000000"), id="cli-replay-c5-d-too-large"),
+    pytest.param(rp("c5.premise-shared-noise", sigma=0.0), ("params.sigma", "0.0", "> 0"), id="cli-replay-c5-sigma-zero"),
+    pytest.param(rp("c5.premise-shared-noise", design="cauchy"), ("params.design", "'cauchy'"), id="cli-replay-c5-design-unknown"),
+    pytest.param(rp("c5.premise-shared-noise", dgp_params=[1]), ("params.dgp_params", "[1]"), id="cli-replay-c5-dgp-params-list"),
+    pytest.param(rp("c5.premise-shared-noise", dgp_params={"width": -1.0}), ("params.bump parameter 'width'", "-1.0"),
+                 id="cli-replay-c5-dgp-param-negative"),
+    pytest.param(rp("c5.premise-shared-noise", seed=DROP), ("params", "with key 'seed'"), id="cli-replay-c5-no-seed"),
+    pytest.param(rp("c5.nw-heads-bias", kind="random"), ("params.kind", "'random'", "'aligned'"), id="cli-replay-c5-kind-random"),
+    pytest.param(rp("c5.nw-heads-bias", rho_A=1.5), ("params.rho_A", "1.5", "<= 1"), id="cli-replay-c5-rho-above-one"),
+    pytest.param(rp("c5.nw-heads-bias", rho_B="0"), ("params.rho_B", "'0'"), id="cli-replay-c5-rho-string"),
+    pytest.param(rp("c5.nw-heads-bias", R=1), ("params.R", "1", ">= 2"), id="cli-replay-c5-nw-R-one"),
+    pytest.param(rp("c5.nw-heads-bias", R=300), ("params.R", "4 passes of R = 300"), id="cli-replay-c5-nw-R-too-large"),
+    pytest.param(rp("c5.nw-heads-bias", seed=2.0 ** 70), ("params.seed", "1.1805916207174113e+21"), id="cli-replay-c5-nw-seed-float"),
+    pytest.param(rp("c5.exact-outside-model", V=["1", "1", "1e999999999"]), ("params.V[2]", "'1e999999999'", "an exact rational"),
+                 id="cli-replay-c5-exact-V-huge-exponent"),
+    pytest.param(rp("c5.exact-outside-model", V=["1", "1", "1" + "0" * 100]), ("params.V[2]", "at most 40 characters"),
+                 id="cli-replay-c5-exact-V-too-many-digits"),
+    pytest.param(rp("c5.exact-outside-model", V=["1", "1", "abc"]), ("params.V[2]", "'abc'"), id="cli-replay-c5-exact-V-text"),
+    pytest.param(rp("c5.exact-outside-model", V=["1", "1", "-1"]), ("params.V, alpha", "min -1", "every variance > 0"),
+                 id="cli-replay-c5-exact-V-negative"),
+    pytest.param(rp("c5.exact-outside-model", V=["1", "1", "2"]), ("params.V", "a pair product 2", "squares of rationals"),
+                 id="cli-replay-c5-exact-V-not-square"),
+    pytest.param(rp("c5.exact-outside-model", alpha=["1/0", "1/3", "1/3"]), ("params.alpha[0]", "'1/0'", "q != 0"),
+                 id="cli-replay-c5-exact-alpha-zero-denominator"),
+    pytest.param(rp("c5.exact-outside-model", alpha=["1/2", "1/2"]), ("params.V, alpha", "3 variances", "2 weights"),
+                 id="cli-replay-c5-exact-alpha-length"),
+    pytest.param(rp("c5.exact-outside-model", V="1"), ("params.V", "'1'", "a list of H >= 2"), id="cli-replay-c5-exact-V-string"),
+    pytest.param(rp("c5.exact-outside-model", **{"configs.B": DROP}), ("params.configs", "'A' and 'B'"),
+                 id="cli-replay-c5-exact-no-config-B"),
+    pytest.param(rp("c5.exact-outside-model", **{"configs.A.W_K": [[[1], [0], [0]], [[0], [1]], [[0], [0], [1]]]}),
+                 ("params.configs.A.W_K", "H matrices of one shape"), id="cli-replay-c5-exact-WK-ragged"),
+    pytest.param(rp("c5.exact-outside-model", **{"configs.A.W_K": [[[1], [0], [0]], [[0], [1], [0]]]}),
+                 ("params.configs.A.W_K", "H = 3 matrices"), id="cli-replay-c5-exact-WK-two-heads"),
+    pytest.param(rp("c5.exact-outside-model", **{"configs.A.W_K": [[[1], [0], [0]], [[0], [0], [0]], [[0], [0], [1]]]}),
+                 ("params.configs.W_K", "rank-deficient"), id="cli-replay-c5-exact-WK-zero-head"),
+    pytest.param(rp("c5.exact-outside-model", V=["1"] * 40, alpha=["1/40"] * 40,
+                    **{"configs.A.W_K": [[[1]] * 50] * 40, "configs.B.W_K": [[[1]] * 50] * 40}),
+                 ("params.configs.A.W_K", "at most 100,000", "H = 40, d = 50, d_k = 1", "120120"),
+                 id="cli-replay-c5-exact-too-large"),
+    # --- replay C6
+    pytest.param(rp("c6.orthogonality-infeasible", starts=10**7), ("params.starts, H", "at most 200,000", "starts = 10000000"),
+                 id="cli-replay-c6-starts-1e7"),
+    pytest.param(rp("c6.orthogonality-infeasible", starts=0), ("params.starts", "0"), id="cli-replay-c6-starts-zero"),
+    pytest.param(rp("c6.orthogonality-infeasible", starts=2.5), ("params.starts", "2.5"), id="cli-replay-c6-starts-fraction"),
+    pytest.param(rp("c6.orthogonality-infeasible", seed=1.5), ("params.seed", "1.5", "non-negative integer seed"),
+                 id="cli-replay-c6-seed-fraction"),
+    pytest.param(rp("c6.orthogonality-infeasible", seed="abc"), ("params.seed", "'abc'"), id="cli-replay-c6-seed-string"),
+    pytest.param(rp("c6.orthogonality-infeasible", seed=-1), ("params.seed", "-1"), id="cli-replay-c6-seed-negative"),
+    pytest.param(rp("c6.orthogonality-infeasible", H=1), ("params.H", "1", ">= 2"), id="cli-replay-c6-H-one"),
+    pytest.param(rp("c6.orthogonality-infeasible", H="3"), ("params.H", "'3'"), id="cli-replay-c6-H-string"),
+    pytest.param(rp("c6.orthogonality-infeasible", d_k=3), ("params.d_k", "3", "d_k <= d = 2"), id="cli-replay-c6-dk-above-d"),
+    pytest.param(rp("c6.orthogonality-infeasible", d=10**4), ("params.d", "at most 16", "10000"), id="cli-replay-c6-d-too-large"),
+    pytest.param(rp("c6.orthogonality-infeasible", d=DROP), ("params", "without 'd'"), id="cli-replay-c6-no-d"),
+    pytest.param(rp("c6.shared-signal", configs=["orthogonal, one on the signal", "mine"]), ("params.configs[1]", "'mine'"),
+                 id="cli-replay-c6-config-unknown"),
+    pytest.param(rp("c6.shared-signal", configs=_SIGNAL + _SIGNAL[:1]), ("params.configs", "two head configurations"),
+                 id="cli-replay-c6-three-configs"),
+    pytest.param(rp("c6.shared-signal", configs="orthogonal"), ("params.configs", "'orthogonal'"), id="cli-replay-c6-configs-string"),
+    pytest.param(rp("c6.shared-signal", R=10**4), ("params.R", "at most 1,024", "R = 10000"), id="cli-replay-c6-R-1e4"),
+    pytest.param(rp("c6.shared-signal", n=10**6), ("params.n, R, m, H, d_k", "n = 1000000"), id="cli-replay-c6-n-1e6"),
+    pytest.param(rp("c6.shared-signal", R=1), ("params.R", "1", ">= 2"), id="cli-replay-c6-R-one"),
+    pytest.param(rp("c6.shared-signal", seed=-1), ("params.seed", "-1"), id="cli-replay-c6-signal-seed-negative"),
+    pytest.param(rp("c6.shared-signal", seed=1.5), ("params.seed", "1.5"), id="cli-replay-c6-signal-seed-fraction"),
+    pytest.param(rp("c6.shared-signal", dgp="sinc"), ("params.dgp", "'sinc'"), id="cli-replay-c6-dgp-unknown"),
+    pytest.param(rp("c6.shared-signal", sigma="x"), ("params.sigma", "'x'"), id="cli-replay-c6-sigma-string"),
+    pytest.param(rp("c6.shared-signal", d=2), ("params.H, d_k", "1 + H (d_k − 1) <= d = 2"), id="cli-replay-c6-heads-beyond-d"),
+    # --- replay C7
+    pytest.param(rp("c7.growth-law", n1="abc"), ("params.n1", "'abc'", "a finite real number > 1"), id="cli-replay-c7-n1-string"),
+    pytest.param(rp("c7.growth-law", n1=1), ("params.n1", "1", "> 1"), id="cli-replay-c7-n1-one"),
+    pytest.param(rp("c7.growth-law", n2=100.0), ("params.n2", "100.0", "> n1 = 1000.0"), id="cli-replay-c7-n2-below-n1"),
+    pytest.param(rp("c7.growth-law", n2=[1e12]), ("params.n2", "[1000000000000.0]"), id="cli-replay-c7-n2-list"),
+    pytest.param(rp("c7.growth-law", factor=1.0), ("params.factor", "1.0", "> 1"), id="cli-replay-c7-factor-one"),
+    pytest.param(rp("c7.growth-law", factor="x"), ("params.factor", "'x'"), id="cli-replay-c7-factor-string"),
+    pytest.param(rp("c7.growth-law", factor=DROP), ("params", "with key 'factor'"), id="cli-replay-c7-no-factor"),
+    pytest.param(rp("c7.growth-law", cases=[]), ("params.cases", "[]", "a non-empty list"), id="cli-replay-c7-no-cases"),
+    pytest.param(rp("c7.growth-law", cases=[{"model": "a_corr", "d": 8, "D": 64}] * 129), ("params.cases", "at most 128", "129"),
+                 id="cli-replay-c7-too-many-cases"),
+    pytest.param(rp("c7.growth-law", **{"cases.0.model": "c_corr"}), ("params.cases[0].model", "'c_corr'", "'a_corr'"),
+                 id="cli-replay-c7-model-unknown"),
+    pytest.param(rp("c7.growth-law", **{"cases.0.d": 1.5}), ("params.cases[0].d", "1.5"), id="cli-replay-c7-d-fraction"),
+    pytest.param(rp("c7.growth-law", **{"cases.0.D": 0}), ("params.cases[0].D", "0"), id="cli-replay-c7-D-zero"),
+    pytest.param(rp("c7.growth-law", **{"cases.0.D": 2**25}), ("params.cases[0].D", "at most 16,777,216", "MAX_BUDGET"),
+                 id="cli-replay-c7-D-beyond-cap"),
+    pytest.param(rp("c7.growth-law", **{"cases.0.c_b": 0}), ("params.cases[0].c_b", "0"), id="cli-replay-c7-cb-zero"),
+    pytest.param(rp("c7.growth-law", **{"cases.0.c_v": -1.0}), ("params.cases[0].c_v", "-1.0"), id="cli-replay-c7-cv-negative"),
+    pytest.param(rp("c7.growth-law", cases=["a_corr"]), ("params.cases[0]", "str 'a_corr'", "model, d, D"),
+                 id="cli-replay-c7-case-string"),
+    pytest.param(rp("c7.slow-growth", n1=1.0000001), ("params.n1", "1.0000001", "e^(1e-6)"), id="cli-replay-c7-slow-n1-near-one"),
+    pytest.param(rp("c7.slow-growth", **{"cases.0.model": 3}), ("params.cases[0].model", "3"),
+                 id="cli-replay-c7-slow-model-number"),
+    # --- replay C8
+    pytest.param(rp("c8.decay-floor", r=1.5), ("params.r", "1.5", "0 < r < 1"), id="cli-replay-c8-r-above-one"),
+    pytest.param(rp("c8.decay-floor", r=0), ("params.r", "0", "> 0"), id="cli-replay-c8-r-zero"),
+    pytest.param(rp("c8.decay-floor", V_1=0), ("params.V_1", "0", "> 0"), id="cli-replay-c8-V1-zero"),
+    pytest.param(rp("c8.decay-floor", V_1=-1), ("params.V_1", "-1"), id="cli-replay-c8-V1-negative"),
+    pytest.param(rp("c8.decay-floor", V_1="1"), ("params.V_1", "'1'"), id="cli-replay-c8-V1-string"),
+    pytest.param(rp("c8.decay-floor", H_values=[1e8, 2e8]), ("params.H_values", "at most 16,384", "up to 200000000"),
+                 id="cli-replay-c8-H-values-1e8"),
+    pytest.param(rp("c8.decay-floor", H_values=[4096, 4097], schemes=["geom"]), ("params.H_values", "at most 16,384", "16386"),
+                 id="cli-replay-c8-H-values-one-above-cap"),
+    pytest.param(rp("c8.decay-floor", H_values=[32.5, 64]), ("params.H_values[0]", "32.5", "an integer >= 1"),
+                 id="cli-replay-c8-H-values-fraction"),
+    pytest.param(rp("c8.decay-floor", H_values=[64, 64]), ("params.H_values", ">= 2 distinct"), id="cli-replay-c8-H-values-repeated"),
+    pytest.param(rp("c8.decay-floor", H_values=[64]), ("params.H_values", ">= 2 distinct"), id="cli-replay-c8-H-values-one"),
+    pytest.param(rp("c8.decay-floor", H_values=[0, 64]), ("params.H_values[0]", "0"), id="cli-replay-c8-H-values-zero"),
+    pytest.param(rp("c8.decay-floor", H_values="32"), ("params.H_values, schemes", "'32'"), id="cli-replay-c8-H-values-string"),
+    pytest.param(rp("c8.decay-floor", schemes=["uniform"]), ("params.schemes[0]", "'uniform'", "'geom'"),
+                 id="cli-replay-c8-schemes-uniform"),
+    pytest.param(rp("c8.decay-floor", schemes=[]), ("params.H_values, schemes", "[]"), id="cli-replay-c8-schemes-empty"),
+    pytest.param(rp("c8.decay-floor", profile="cubic"), ("params.profile", "'cubic'", "'poly', 'exp'"),
+                 id="cli-replay-c8-profile-unknown"),
+    pytest.param(rp("c8.decay-floor", beta=0.0), ("params.beta", "0.0", "> 0"), id="cli-replay-c8-beta-zero"),
+    pytest.param(rp("c8.decay-floor", profile="exp"), ("params", "without 'q'"), id="cli-replay-c8-exp-without-q"),
+    pytest.param(rp("c8.decay-floor", profile="exp", q=1e10), ("params.V_1, q", "q = 1e+10", "finite and positive in float64"),
+                 id="cli-replay-c8-exp-profile-overflows"),
+    pytest.param(rp("c8.decay-floor", V_1=5e-324), ("params.V_1, beta", "V_1 = 4.94066e-324", "finite and positive"),
+                 id="cli-replay-c8-V1-underflows"),
+    pytest.param(rp("c8.decay-floor", margin=0), ("params.margin", "0"), id="cli-replay-c8-margin-zero"),
+    pytest.param(rp("c8.rate-in-n", r=1.5), ("params.r", "1.5", "0 < r < 1"), id="cli-replay-c8-rates-r-above-one"),
+    pytest.param(rp("c8.rate-in-n", gammas=[0.4, 0.6, 0.8, 1.0]), ("params.gammas, c", "γ_1 > γ_2"),
+                 id="cli-replay-c8-rates-gammas-increasing"),
+    pytest.param(rp("c8.rate-in-n", c=[1.0, 0.0, 1.0, 1.0]), ("params.gammas, c", "positive c"), id="cli-replay-c8-rates-c-zero"),
+    pytest.param(rp("c8.rate-in-n", c=[1.0, 1.0]), ("params.gammas, c", "c [1.0, 1.0]"), id="cli-replay-c8-rates-c-length"),
+    pytest.param(rp("c8.rate-in-n", n_values=[0.5, 2.0]), ("params.n_values", "[0.5, 2.0]", "> 1"),
+                 id="cli-replay-c8-rates-n-below-one"),
+    pytest.param(rp("c8.rate-in-n", n_values=[1e3, 1e2]), ("params.n_values", "increasing"), id="cli-replay-c8-rates-n-decreasing"),
+    pytest.param(rp("c8.rate-in-n", gammas=[1e300, 1.0, 0.5, 0.25]), ("params.gammas, c, n_values", "within e^(±600)"),
+                 id="cli-replay-c8-rates-mse-underflows"),
+    pytest.param(rp("c8.rate-in-n", c=[1e-300, 1.0, 1.0, 1.0]), ("params.gammas, c, n_values", "e^(±"),
+                 id="cli-replay-c8-rates-c-tiny"),
+    pytest.param(rp("c8.rate-in-n", gammas=list(np.linspace(1, 0.1, 701)), c=[1.0] * 701), ("params.gammas", "at most 700", "701"),
+                 id="cli-replay-c8-rates-too-many-heads"),
+    pytest.param(rp("c8.rate-in-n", n_values=list(np.geomspace(10, 1e6, 1025))), ("params.n_values", "at most 1,024", "1025"),
+                 id="cli-replay-c8-rates-too-many-n"),
+    pytest.param(rp("c8.rate-in-n", n_values=DROP), ("params", "without 'n_values'"), id="cli-replay-c8-rates-no-n"),
+    # --- hdi: the pair matrices of too many heads
+    pytest.param(lambda: hdi(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="hdi-heads-beyond-memory"),
+    pytest.param(lambda: overlap(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="overlap-heads-beyond-memory"),
 ]
 
 
@@ -681,3 +1073,42 @@ def test_bad_input_raises_verify_error(call, expected):
         f"message does not start with the argument {expected[0]!r}: {message}"
     for part in expected[1:]:
         assert part in message, f"{part!r} not in {message!r}"
+
+
+def test_replay_bases_are_valid():
+    """Every base of the replay rows replays (whatever its verdict): a row fails only by its change."""
+    for which in BASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / "cx.json"
+            f.write_text(json.dumps(_cx(which)))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert verify_main(["replay", str(f)]) in (0, 1), which
+            assert "replayed:" in out.getvalue()
+
+
+AT_THE_CAP = [  # the largest case each cap admits replays; one more is refused (the rows above)
+    pytest.param("c2.free-weights", dict(W_V=[[0.5]] * 1024, W_O=[[0.5]] * 1024), id="c2-1024-heads"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * 256), id="c4-256-cases"),
+    pytest.param("c5.premise-shared-noise", dict(batches=1, R=1024, n=2, m=1), id="c5-1024-replicates"),
+    pytest.param("c7.growth-law", dict(cases=[{"model": "a_corr", "d": 8, "D": 64}] * 128), id="c7-128-cases"),
+    pytest.param("c8.decay-floor", dict(H_values=[4095, 4097], schemes=["geom"]), id="c8-16384-head-evaluations"),
+    pytest.param("c8.rate-in-n", dict(gammas=list(np.linspace(1, 0.1, 700)), c=[1.0] * 700), id="c8-700-heads"),
+]
+
+
+@pytest.mark.parametrize("which,change", AT_THE_CAP)
+def test_replay_at_its_cap_runs(which, change):
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "cx.json"
+        f.write_text(json.dumps(_cx(which, **change)))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert verify_main(["replay", str(f)]) in (0, 1)
+
+
+def test_proofs_help_prints_the_usage_and_exits_0(capsys):
+    """``proofs --help`` (a traceback before) prints the usage and exits 0 like every subcommand."""
+    with pytest.raises(SystemExit) as info:
+        verify_main(["proofs", "--help"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: python -m verify proofs [-h] [CLAIM ...]")

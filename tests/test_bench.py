@@ -19,8 +19,8 @@ from verify import bench, nw
 AGREEMENT = 1e-12
 
 TINY = {
-    "forward": [("T1", dict(R=2, H=2, m=16, n=64, d=4, p=3), ""),
-                ("T2", dict(R=1, H=3, m=8, n=256, d=2, p=1), "tiny second size")],
+    "forward": [("T1", dict(R=2, H=2, m=16, n=64, d=4, p=1), ""),
+                ("T2", dict(R=1, H=3, m=8, n=256, d=2, p=2), "tiny second size, p = d_k")],
     "scaling": (dict(R=1, H=1, m=8, n=32, d=2, p=1), (1, 2)),
     "block_sweep": (dict(R=1, H=2, m=16, n=64, d=4, p=3), (1, 64)),
     "memory_series": [(16, 64), (64, 512)],
@@ -40,8 +40,8 @@ def result(tmp_path_factory):
 def test_json_is_what_was_returned_and_has_every_part(result):
     res, saved, _ = result
     assert saved["forward"] == res["forward"] and saved["settings"] == {"repeats": 2, "threads": 2, "blas_threads": 1}
-    for key in ("machine", "forward", "breakdown", "block_sweep", "memory", "scaling", "engine", "targets",
-                "elapsed_s", "sizes"):
+    for key in ("machine", "forward", "isa_off", "compile", "breakdown", "block_sweep", "memory", "scaling", "engine",
+                "targets", "elapsed_s", "sizes"):
         assert key in saved
     assert [b["rows"] for b in saved["block_sweep"]["sizes"]] == [2, 16]   # 1 KiB / (8 B * 64 keys); all m
     assert all(len(b["times_s"]) == 2 for b in saved["block_sweep"]["sizes"])
@@ -53,15 +53,38 @@ def test_json_is_what_was_returned_and_has_every_part(result):
 
 def test_every_method_timed_and_agrees_with_nw_estimate(result):
     _, saved, _ = result
-    for fw in saved["forward"]:
+    assert [f["label"] for f in saved["isa_off"]["forward"]] == ["T1", "T2"]
+    for fw in saved["forward"] + saved["isa_off"]["forward"]:
         s = fw["shape"]
         assert fw["scores"] == s["R"] * s["H"] * s["m"] * s["n"]
         assert set(fw["methods"]) == set(bench.METHODS)
+        off = fw in saved["isa_off"]["forward"]
         for name, r in fw["methods"].items():
-            assert r["status"] == "ok", name          # torch is a test dependency: it must be there
+            if off and name not in bench.ISA_OFF_METHODS:
+                assert r["status"].startswith("not timed here")
+                continue
+            assert r["status"] == "ok", name          # torch and numba are test dependencies: they must be there
             assert len(r["times_s"]) == 2 and all(t > 0 for t in r["times_s"])
             assert r["median_s"] == pytest.approx(float(np.median(r["times_s"])))
             assert r["max_rel_diff_vs_nw"] <= AGREEMENT, (fw["label"], name)
+
+
+def test_avx512_off_child_and_compile_times(result):
+    """The second timing child ran with numpy's AVX-512 paths off (numpy says so), and the
+    compile children compiled into an empty cache, then only loaded from it."""
+    _, saved, printed = result
+    off = saved["isa_off"]
+    assert off["env"]["NPY_DISABLE_CPU_FEATURES"] == "X86_V4" and off["machine"]["avx512f"] is False
+    assert off["machine"]["isa_env"]["NPY_DISABLE_CPU_FEATURES"] == "X86_V4"
+    assert saved["machine"]["isa_env"]["NPY_DISABLE_CPU_FEATURES"] is None
+    cold, warm = saved["compile"]["cold"], saved["compile"]["warm"]
+    assert cold["status"] == warm["status"] == "ok"
+    assert cold["cache_misses"] >= 2 and cold["cache_hits"] == 0       # estimate and weights kernels
+    assert warm["cache_hits"] >= 2 and warm["cache_misses"] == 0
+    assert cold["cache_dir"] == warm["cache_dir"]
+    settings = {k.split(",")[0] for k in saved["targets"] if "torch" in k or "floor" in k}
+    assert "AVX-512 off" in settings and len(settings) == 2
+    assert ("has no AVX-512" in printed) != bool(saved["machine"]["cpu_avx512f"])
 
 
 def test_methods_agree_with_a_loop_written_here():
@@ -123,10 +146,11 @@ def test_scaling_engine_and_report(result):
     assert "Targets" in printed and all(isinstance(t["met"], bool) for t in saved["targets"].values())
 
 
-def test_cli_rejects_bad_arguments():
-    with pytest.raises(SystemExit) as exc:
-        bench.cli_bench(["--repeats", "0"])
-    assert exc.value.code == 2
+def test_cli_rejects_bad_arguments(capsys):
+    from verify.cli import main
+
+    assert main(["bench", "--repeats", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: python -m verify bench: --repeats: expected a positive integer, got 0"
 
 
 def test_runs_without_torch(tmp_path, monkeypatch):

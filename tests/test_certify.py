@@ -4,7 +4,6 @@ must fail."""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np

@@ -473,7 +473,7 @@ def test_cli_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert [layer["layer"] for layer in data["layers"]] == [0, 1]
     assert np.array(data["layers"][1]["queries"]["overlap"]).shape == (GPT2_H, GPT2_H)
     pngs = sorted(p.name for p in plots.iterdir())
-    assert pngs == ["layer_00_overlap.png", "layer_01_overlap.png"]
+    assert pngs == ["hdi_per_layer.png", "layer_00_overlap.png", "layer_01_overlap.png"]
     assert all((plots / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 

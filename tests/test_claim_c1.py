@@ -4,9 +4,7 @@ NW (KernelReg, reg_type='lc', fixed bandwidth)."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -5,7 +5,6 @@ from SeedSequence, and the law of total covariance as explicit loops."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
-import verify.claims as claims
 from verify import formulas
 from verify.claims import Context, c5, run_claim
 from verify.counterexamples import replayer_for

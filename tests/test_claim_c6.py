@@ -5,7 +5,6 @@ bound written out, and a dimension count by matrix rank."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
-import verify.claims as claims
 from verify.claims import Context, c6, run_claim
 from verify.io import loads_json
 from verify.plots import data_path as plot_data_path

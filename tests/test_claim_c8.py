@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import verify.claims as claims
 from verify.claims import Context, c8, run_claim
 from verify.counterexamples import replayer_for
 from verify.io import loads_json

@@ -48,7 +48,7 @@ def two_runs(tmp_path_factory):
 def test_report_has_every_claim_with_its_fields_and_evidence(two_runs):
     d, doc = two_runs["a"]
     assert doc["schema"] == "mha-nw-verify/report" and doc["schema_version"] == 2
-    assert [c["id"] for c in doc["claims"]] == [f"C{i}" for i in range(1, 9)]
+    assert [c["id"] for c in doc["claims"]] == [f"C{i}" for i in range(1, 10)]
     assert doc["crashed"] == {}
     for claim in doc["claims"]:
         assert claim["evidence"]["parts"], claim["id"]
@@ -64,7 +64,7 @@ def test_report_has_every_claim_with_its_fields_and_evidence(two_runs):
         for plot in claim["evidence"]["plots"].values():
             assert (d / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     headings = [line for line in (d / "report.md").read_text().splitlines() if line.startswith("## C")]
-    assert [h.split(":")[0] for h in headings] == [f"## C{i}" for i in range(1, 9)]
+    assert [h.split(":")[0] for h in headings] == [f"## C{i}" for i in range(1, 10)]
 
 
 @pytest.mark.parametrize("run", ["a", "c"])

@@ -270,7 +270,7 @@ def test_literal_form_with_orthogonal_columns_of_norm_sqrt_dk_differs() -> None:
     assert abs(hdi(W, "literal") - hdi(W)) > 0.1
 
 
-def _literal_hdi_exact(W: np.ndarray) -> "Fraction":
+def _literal_hdi_exact(W: np.ndarray):
     """The literal HDI in exact rationals from the float entries (every float is a rational)."""
     from fractions import Fraction
 

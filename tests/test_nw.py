@@ -28,6 +28,16 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+@pytest.fixture(scope="module", params=["numba", "numpy"], autouse=True)
+def backend(request):
+    """Every test of this module runs on the compiled kernel and on the numpy reference."""
+    previous, fallbacks = nw.set_backend(request.param), nw.kernel_fallbacks
+    assert nw.get_backend() == request.param       # numba is a test dependency: no silent fallback
+    yield request.param
+    nw.set_backend(previous)
+    assert nw.kernel_fallbacks == fallbacks        # every kernel result tested here was the kernel's
+
+
 def naive_nw(q, k, v, kernel: str, param: float):
     """Textbook NW in Python floats: K from its definition, weights = K / sum K (no shift)."""
     m, n = q.shape[0], k.shape[0]
@@ -220,6 +230,7 @@ def test_chunked_equals_unchunked(monkeypatch, kernel, param, lead_q, lead_k):
     par = param if param is not None else 1 / math.sqrt(d)
     whole_e, whole_w = nw_estimate(q, k, v, **kw), nw_weights(q, k, **kw)
     monkeypatch.setattr(nw, "CACHE_BLOCK_BYTES", 1)
+    monkeypatch.setattr(nw, "KERNEL_BLOCK_SCORES", 1)
     tiny_e, tiny_w = nw_estimate(q, k, v, **kw), nw_weights(q, k, **kw)
     monkeypatch.undo()
     tries = 0

@@ -356,7 +356,7 @@ def test_help_prints_usage(capsys):
     assert out.startswith("usage: python -m proofs") and "codegen --check" in out
 
 
-@pytest.mark.parametrize("argv,message", [(["C9"], "unknown claim 'C9'"), (["C1", "--bogus"], "unknown option"),
+@pytest.mark.parametrize("argv,message", [(["C99"], "unknown claim 'C99'"), (["C1", "--bogus"], "unknown option"),
                                           (["codegen", "--force"], "codegen takes only --check")])
 def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):
     assert main(argv) == 2

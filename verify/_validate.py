@@ -24,6 +24,9 @@ __all__ = [
     "integer_valued",
     "seed",
     "at_most",
+    "one_of",
+    "fields",
+    "within",
     "physical_memory",
     "fits_in_memory",
     "memory_error_as",
@@ -171,6 +174,36 @@ def at_most(name: str, value: Any, cap: int | float, why: str) -> Any:
     if value > cap:
         raise fail(name, repr(value), f"at most {cap:,} ({why})")
     return value
+
+
+def one_of(name: str, value: Any, options: Any) -> Any:
+    """``value`` if it is one of ``options`` (strings, compared exactly; bools and lists refused)."""
+    options = tuple(options)
+    if not isinstance(value, str) or value not in options:
+        raise fail(name, repr(value)[:120], f"one of {', '.join(map(repr, options))}")
+    return value
+
+
+def fields(name: str, value: Any, required: Any) -> dict:
+    """``value`` if it is a dict holding every key of ``required`` (other keys are allowed)."""
+    required = tuple(required)
+    if not isinstance(value, dict):
+        raise fail(name, f"{type(value).__name__} {repr(value)[:80]}", f"an object with keys {', '.join(required)}")
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise fail(name, f"an object without {', '.join(map(repr, missing))} (keys {sorted(value)[:20]})",
+                   f"an object with keys {', '.join(required)}")
+    return value
+
+
+@contextlib.contextmanager
+def within(prefix: str) -> Iterator[None]:
+    """Name the package errors of the block as parts of ``prefix``: a call's ``n: expected ...``
+    becomes ``params.n: expected ...`` when it checks a value read from ``params``."""
+    try:
+        yield
+    except VerifyError as exc:
+        raise VerifyError(f"{prefix}.{exc}") from None
 
 
 def physical_memory() -> int | None:

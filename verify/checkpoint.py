@@ -24,6 +24,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 
 from ._validate import error_line, fail, path_like, positive_int
+from .baseline import haar_hdi_moments
 from .diversity import haar_overlap_mean, hdi_bound, overlap
 from .errors import VerifyError
 from .io import atomic_write_bytes, loads_json, read_json, regular_file, write_json
@@ -36,6 +37,7 @@ __all__ = [
     "analyze_checkpoint",
     "format_table",
     "plot_overlaps",
+    "plot_layers",
     "cli_hdi",
 ]
 
@@ -336,10 +338,14 @@ def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
     if n >= 2:
         pairs = rho[np.triu_indices(n, 1)]
         # subspace-form HDI, 1 - mean_{h<h'} rho_hh', from the same overlaps as diversity.hdi
-        out.update(hdi=float(1.0 - pairs.mean()), hdi_bound=hdi_bound(n, d_k, d),
-                   mean_overlap=float(pairs.mean()), max_overlap=float(pairs.max()))
+        h = float(1.0 - pairs.mean())
+        # Haar baseline of n heads of these sizes: mean 1 - d_k/d, SD from the overlap's variance (C9)
+        sd = haar_hdi_moments(n, d_k, d)[1] if d >= 2 else 0.0
+        out.update(hdi=h, hdi_bound=hdi_bound(n, d_k, d),
+                   mean_overlap=float(pairs.mean()), max_overlap=float(pairs.max()), random_hdi_sd=sd,
+                   z=(h - (1.0 - random_rho)) / sd if sd > 0 else None)
     else:
-        out.update(hdi=None, hdi_bound=None, mean_overlap=None, max_overlap=None,
+        out.update(hdi=None, hdi_bound=None, mean_overlap=None, max_overlap=None, random_hdi_sd=None, z=None,
                    note="a single head: HDI needs at least two")
     out.update(random_mean_overlap=random_rho, random_hdi=1.0 - random_rho, overlap=rho.tolist())
     return out
@@ -347,7 +353,8 @@ def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
 
 def analyze_checkpoint(path: str | Path) -> dict[str, Any]:
     """Per layer, for keys and queries: subspace HDI, fusion-frame bound, mean/max pairwise
-    overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d) and the overlap matrix.
+    overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d, its SD over draws of
+    as many heads, and z = (HDI - baseline)/SD) and the overlap matrix.
 
     With grouped-query attention the key figures are over the H_kv distinct key heads.
     """
@@ -378,6 +385,10 @@ def _fmt(x: float | None) -> str:
     return "     -" if x is None else f"{x:6.4f}"
 
 
+def _fmt_z(x: float | None) -> str:
+    return f"{'-':>7}" if x is None else f"{x:7.1f}"
+
+
 def format_table(result: dict[str, Any]) -> str:
     """The readable per-layer table printed by ``python -m verify hdi``."""
     r = result
@@ -386,22 +397,67 @@ def format_table(result: dict[str, Any]) -> str:
         f"layout: {r['layout']} (model_type {r['model_type']}), {r['num_layers']} layers, "
         f"d = {r['d']}, d_k = {r['d_k']}, query heads H = {r['H']}, key heads = {r['H_kv']}",
         f"random baseline: independent Haar-random d_k-subspaces have mean overlap d_k/d = "
-        f"{r['d_k'] / r['d']:.4f}, i.e. HDI {1 - r['d_k'] / r['d']:.4f}",
+        f"{r['d_k'] / r['d']:.4f}, i.e. HDI {1 - r['d_k'] / r['d']:.4f}"
+        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if (sd := _first_sd(r)) else ""),
         *[f"note: {n}" for n in r["notes"]],
-        "HDI = 1 - mean pairwise overlap rho (subspace form); bound = fusion-frame maximum of HDI",
+        "HDI = 1 - mean pairwise overlap rho (subspace form); bound = fusion-frame maximum of HDI; "
+        "z = (HDI - random)/SD",
         "",
-        f"{'':5} | {'keys':^36} | {'queries':^36}",
-        f"{'layer':5} | " + " | ".join([f"{'HDI':>6} {'bound':>6} {'random':>6} {'mean':>7} {'max':>7}"] * 2),
-        f"{'':5} | " + " | ".join([f"{'':>6} {'':>6} {'':>6} {'rho':>7} {'rho':>7}"] * 2),
+        f"{'':5} | {'keys':^44} | {'queries':^44}",
+        f"{'layer':5} | " + " | ".join([f"{'HDI':>6} {'bound':>6} {'random':>6} {'z':>7} {'mean':>7} {'max':>7}"] * 2),
+        f"{'':5} | " + " | ".join([f"{'':>6} {'':>6} {'':>6} {'':>7} {'rho':>7} {'rho':>7}"] * 2),
     ]
     for layer in r["layers"]:
         cells = []
         for part in ("keys", "queries"):
             b = layer[part]
-            cells.append(f"{_fmt(b['hdi'])} {_fmt(b['hdi_bound'])} {_fmt(b['random_hdi'])} "
+            cells.append(f"{_fmt(b['hdi'])} {_fmt(b['hdi_bound'])} {_fmt(b['random_hdi'])} {_fmt_z(b['z'])} "
                          f"{_fmt(b['mean_overlap']):>7} {_fmt(b['max_overlap']):>7}")
         lines.append(f"{layer['layer']:5d} | " + " | ".join(cells))
     return "\n".join(lines)
+
+
+def _first_sd(result: dict[str, Any]) -> float | None:
+    """The Haar SD of the query heads (H of them; every layer has the same sizes)."""
+    layers = result["layers"]
+    return layers[0]["queries"].get("random_hdi_sd") if layers else None
+
+
+def _save_png(fig: Any, path: Path) -> Path:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    try:
+        atomic_write_bytes(path, buf.getvalue())
+    except OSError as exc:
+        raise fail("--plots DIR", f"{str(path)!r} ({exc.strerror})", "a writable directory") from None
+    return path
+
+
+def plot_layers(result: dict[str, Any], out_dir: str | Path) -> Path:
+    """``hdi_per_layer.png``: key and query HDI per layer against the Haar-random baseline
+    (mean ± 2 SD) and the fusion-frame bound."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    ax = fig.subplots()
+    layers = [layer["layer"] for layer in result["layers"]]
+    for part, color in (("keys", "C0"), ("queries", "C1")):
+        blocks = [layer[part] for layer in result["layers"]]
+        ys = [np.nan if b["hdi"] is None else b["hdi"] for b in blocks]
+        ax.plot(layers, ys, "o-", color=color, label=f"{part} (H = {blocks[0]['heads'] if blocks else 0})")
+        mu = np.array([b["random_hdi"] for b in blocks])
+        sd = np.array([np.nan if b["random_hdi_sd"] is None else b["random_hdi_sd"] for b in blocks])
+        ax.fill_between(layers, mu - 2 * sd, mu + 2 * sd, color=color, alpha=0.15, lw=0)
+        ax.plot(layers, mu, ":", color=color, lw=1, label=f"Haar-random {part}, mean ± 2 SD")
+    bounds = [layer["queries"]["hdi_bound"] for layer in result["layers"]]
+    ax.plot(layers, bounds, "--", color="gray", lw=1, label="fusion-frame bound")
+    ax.set_xlabel("layer")
+    ax.set_ylabel("HDI")
+    ax.set_title(f"head diversity per layer ({result['layout']}, d = {result['d']}, d_k = {result['d_k']}): "
+                 f"{'/'.join(Path(result['path']).parts[-2:])}", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save_png(fig, Path(out_dir) / "hdi_per_layer.png")
 
 
 def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
@@ -426,14 +482,7 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
             ax.set_ylabel("head")
         fig.suptitle(f"layer {layer['layer']}: pairwise subspace overlap rho", fontsize=11)
         fig.colorbar(im, ax=axes, shrink=0.8, label="overlap rho")
-        p = out / f"layer_{layer['layer']:02d}_overlap.png"
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
-        try:
-            atomic_write_bytes(p, buf.getvalue())
-        except OSError as exc:
-            raise fail("--plots DIR", f"{str(p)!r} ({exc.strerror})", "a writable directory") from None
-        paths.append(p)
+        paths.append(_save_png(fig, out / f"layer_{layer['layer']:02d}_overlap.png"))
     return paths
 
 
@@ -448,7 +497,8 @@ def cli_hdi(argv: list[str]) -> int:
                         description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint.")
     parser.add_argument("path", type=Path, metavar="PATH", help=".safetensors file or model directory with config.json")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the full result (with overlap matrices)")
-    parser.add_argument("--plots", type=Path, metavar="DIR", help="write one overlap heatmap PNG per layer")
+    parser.add_argument("--plots", type=Path, metavar="DIR",
+                        help="write one overlap heatmap PNG per layer and the HDI per layer against the Haar baseline")
     try:
         args = parser.parse_args(argv)
         result = analyze_checkpoint(args.path)
@@ -461,6 +511,7 @@ def cli_hdi(argv: list[str]) -> int:
             print(f"wrote {args.json}")
         if args.plots is not None:
             paths = plot_overlaps(result, args.plots)
+            paths.append(plot_layers(result, args.plots))
             print(f"wrote {len(paths)} plots to {args.plots}")
     except VerifyError as exc:
         print(error_line(exc), file=sys.stderr)

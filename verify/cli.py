@@ -4,6 +4,7 @@
     python -m verify proofs [C1 ...]          print the derivations in full
     python -m verify replay FILE              re-run and re-judge a saved counterexample
     python -m verify snapshot [--write]       compare (or store) the verdict snapshot and README table
+    python -m verify sweep c7 [--out DIR] [--scheduler ADDR]   C7's empirical grid on real NW ensembles
     python -m verify latex [-o DIR] [--pdf]   LaTeX export of every claim
     python -m verify hdi PATH [--json FILE] [--plots DIR]
     python -m verify allocate --budget D --n N --dim d [--model NAME]
@@ -31,6 +32,7 @@ SUBCOMMANDS = {
     "proofs": "verify.cli:cli_proofs",
     "replay": "verify.cli:cli_replay",
     "snapshot": "verify.snapshot:cli_snapshot",
+    "sweep": "verify.sweep:cli_sweep",
     "latex": "verify.latex:cli_latex",
     "hdi": "verify.checkpoint:cli_hdi",
     "allocate": "verify.allocate:cli_allocate",
@@ -75,6 +77,8 @@ def _parser() -> ArgParser:
     )
     p.add_argument("--quick", action="store_true", help="small sizes, for a first look")
     p.add_argument("--large", action="store_true", help="larger experiments (C9 training runs, C7's empirical grid)")
+    p.add_argument("--rederive", action="store_true", help="rebuild the SymPy derivations instead of loading them "
+                                                           "from the cache (keyed by the source of proofs/ and SymPy)")
     p.add_argument("--seed", type=_seed_arg, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--out", type=Path, default=Path("verify-report"), help="report folder (default ./verify-report)")
     p.add_argument("--only", type=_claims_arg, default=None, metavar="C5[,C6]", help="check only these claims")
@@ -84,7 +88,9 @@ def _parser() -> ArgParser:
 def _derivation_summary(der: Any) -> str:
     n_ok = sum(s.checked for s in der.steps)
     lines = [f"{der.claim}  {der.status}: {n_ok}/{len(der.steps)} steps checked"
-             + (f", {len(der.unchecked)} unchecked" if der.unchecked else "") + f"  ({der.seconds:.1f} s)  {der.title}"]
+             + (f", {len(der.unchecked)} unchecked" if der.unchecked else "")
+             + ("  (from the cache)" if getattr(der, "from_cache", False) else f"  ({der.seconds:.1f} s)")
+             + f"  {der.title}"]
     refuted = [c.name for c in der.comparisons if not c.holds]
     if refuted:
         lines.append("    derived result differs from the statement: " + ", ".join(refuted))
@@ -107,7 +113,8 @@ def run(argv: list[str]) -> int:
     try:
         print("Symbolic derivations (proofs/):")
         try:
-            doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage, large=args.large)
+            doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage, large=args.large,
+                                   rederive=args.rederive)
         except DerivationError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -133,11 +140,23 @@ def run(argv: list[str]) -> int:
     return 1 if doc["crashed"] else 0
 
 
+def _claim_arg(text: str) -> str:
+    from .registry import CLAIM_MODULES, known_claim
+
+    claim = known_claim(text)
+    if claim is None:
+        raise argparse.ArgumentTypeError(f"expected a claim among {', '.join(CLAIM_MODULES)}, got {text!r}")
+    return claim
+
+
 def cli_proofs(argv: list[str]) -> int:
     """Print the derivations in full (``python -m proofs``)."""
+    p = ArgParser(prog="python -m verify proofs", description="Print the symbolic derivations of the claims in full.")
+    p.add_argument("claims", nargs="*", type=_claim_arg, metavar="CLAIM", help="claims to print (default: all)")
+    args = p.parse_args(argv)
     from proofs.__main__ import main as proofs_main
 
-    return proofs_main(argv)
+    return proofs_main(list(dict.fromkeys(args.claims)))
 
 
 def cli_replay(argv: list[str]) -> int:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, fail, full_column_rank, positive_int
+from ._validate import as_array, fail, fits_in_memory, full_column_rank, positive_int
 
 __all__ = [
     "principal_angles",
@@ -91,6 +91,8 @@ def principal_angles(A: Any, B: Any) -> np.ndarray:
 def _pairwise_sq_frob(X: np.ndarray) -> np.ndarray:
     """``S[h, g] = ||X_h^T X_g||_F^2`` for X of shape (H, d, k); one matmul per head."""
     H, d, k = X.shape
+    # S, its transpose sum and the callers' pair selections: ~4 (H, H) float64 arrays
+    fits_in_memory("W_K", 32 * H * H, f"H = {H} heads: (H, H) overlap matrices of float64")
     flat = X.transpose(1, 0, 2).reshape(d, H * k)  # head-major column blocks
     S = np.empty((H, H))
     for h in range(H):
@@ -125,6 +127,7 @@ def hdi(W_K: Any, form: str = "subspace") -> float:
     H, _, d_k = W.shape
     if H < 2:
         raise fail("W_K", f"shape {W.shape} ({H} head)", "at least 2 heads: HDI averages over pairs h < h'")
+    fits_in_memory("W_K", 32 * H * H, f"H = {H} heads: (H, H) overlap matrices and pair indices")
     upper = np.triu_indices(H, 1)
     if form == "subspace":
         return float(1.0 - overlap(W)[upper].mean())

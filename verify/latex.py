@@ -20,12 +20,12 @@ from a ``report.json`` written by ``python -m verify``.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-import traceback
+import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,7 @@ import sympy as sp
 from ._validate import error_line, fail
 from ._validate import seed as valid_seed
 from .errors import VerifyError
-from .io import atomic_write_bytes, atomic_write_text, read_json
+from .io import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "Formula",
@@ -680,23 +680,30 @@ def _log_errors(log: str, context: int = 3) -> list[str]:
 
 
 def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
-    """pdflatex ``tex`` ``runs`` times in its folder (twice for the references). Raises
-    :class:`PdfLatexMissing` without pdflatex and RuntimeError (with the log's error lines) when
-    the compilation fails."""
+    """pdflatex ``tex`` ``runs`` times (twice for the references) into a temporary folder beside it,
+    then the PDF moved into place with ``os.replace`` (a killed or failed compilation leaves the
+    previous PDF whole). Raises :class:`PdfLatexMissing` without pdflatex and RuntimeError (with the
+    log's error lines) when the compilation fails."""
     exe = shutil.which("pdflatex")
     if exe is None:
         raise PdfLatexMissing("--pdf: expected pdflatex on the PATH (Debian: apt-get install texlive-latex-base "
                               "texlive-latex-recommended), got none; the .tex files are written, compile them "
                               "with any LaTeX")
     tex = Path(tex)
-    for _ in range(runs):
-        proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", tex.name],
-                              cwd=tex.parent, capture_output=True, text=True, errors="replace")
-        if proc.returncode != 0:
-            log_path = tex.with_suffix(".log")
-            log = log_path.read_text(errors="replace") if log_path.is_file() else proc.stdout
-            raise RuntimeError("pdflatex failed on " + str(tex) + ":\n" + "\n".join(_log_errors(log) or
-                                                                                    log.splitlines()[-30:]))
+    build = Path(tempfile.mkdtemp(prefix=f".{tex.stem}.pdflatex-", dir=tex.parent))
+    try:
+        for _ in range(runs):
+            proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
+                                   f"-output-directory={build}", tex.name],
+                                  cwd=tex.parent, capture_output=True, text=True, errors="replace")
+            if proc.returncode != 0:
+                log_path = build / f"{tex.stem}.log"
+                log = log_path.read_text(errors="replace") if log_path.is_file() else proc.stdout
+                raise RuntimeError("pdflatex failed on " + str(tex) + ":\n" + "\n".join(_log_errors(log) or
+                                                                                        log.splitlines()[-30:]))
+        os.replace(build / f"{tex.stem}.pdf", tex.with_suffix(".pdf"))
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
     return tex.with_suffix(".pdf")
 
 

@@ -12,6 +12,20 @@ Shapes: queries ``(..., m, d_k)``, keys ``(..., n, d_k)``, values ``(..., n, p)`
 axes (replicates, heads, ...) broadcast with numpy's rules.  The result is float32 when every
 array argument is float32, float64 otherwise.
 
+Implementations
+---------------
+Two paths compute the same estimator. Where numba is installed (the ``fast`` extra), a fused
+compiled kernel (:mod:`verify._kernel`: scores, its own vectorised exp, normaliser and weighted
+values in one pass per query row, never a block of scores in memory) runs the blocks planned
+below; it computes in float64 whatever the inputs (float32 results are rounded once at the
+end) and is fast whatever numpy's exp (2.5-8x the numpy path where numpy's float64 exp is
+scalar, i.e. without AVX-512). Otherwise the numpy implementation below runs: it is also the
+reference the tests compare the kernel with, and a kernel that meets a score or sum beyond the
+float range hands the call back to it (``kernel_fallbacks`` counts these), so errors are the
+same on both paths. :func:`set_backend` (or ``MHA_NW_BACKEND=auto|numba|numpy``) chooses.
+Both paths are bitwise independent of the thread count; the kernel's rows are moreover
+independent of the blocking and the memory cap.
+
 Numerics
 --------
 * Where a block's scores are known to be small, ``|score| <= B`` with
@@ -54,7 +68,11 @@ buffers (two of ``np.getbufsize()`` elements, used by the broadcasting in-place 
 Not counted: the result itself, the float conversion of integer inputs (and of float32 ones
 mixed with float64), validation temporaries of input size (finiteness masks) and BLAS's
 internal buffers.
-``tests/test_nw.py`` checks the cap with ``tracemalloc``.  If even one query row against one
+The kernel path counts its own buffers (all allocated by numpy, none inside the kernel): per
+score row the float64 query copy (and the float64 result when it is float32), per key set
+the float64 transposed keys, centre, half-norms and norms, the values minus r and their range,
+and the worker's scratch rows. ``tests/test_nw.py`` checks the cap with ``tracemalloc`` on
+both paths.  If even one query row against one
 key set does not fit, the call raises :class:`VerifyError`.
 
 Unless ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is 1, blocks also keep every BLAS
@@ -100,6 +118,10 @@ __all__ = [
     "BLAS_SINGLE_THREAD_MNK",
     "get_default_threads",
     "set_default_threads",
+    "BACKENDS",
+    "KERNEL_BLOCK_SCORES",
+    "get_backend",
+    "set_backend",
 ]
 
 KERNELS = ("softmax", "gaussian")
@@ -257,19 +279,23 @@ class _Problem:
 
     # ------------------------------------------------------------------ block planning
 
-    def plan(self, row_cost: int, item_cost: int, width: int, reserved: int = 0) -> tuple[int, int, int]:
+    def plan(self, row_cost: int, item_cost: int, width: int, reserved: int = 0,
+             block_scores: int | None = None) -> tuple[int, int, int]:
         """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` (see module docstring) and the
         elements one block allocates.
 
         ``row_cost`` / ``item_cost``: extra elements per score row / per key set in a block;
         ``width``: the widest inner dimension of a BLAS product (d_k, or p + 1 for the values);
-        ``reserved``: elements held for the whole call (per-key-set norms and value ranges).
+        ``reserved``: elements held for the whole call (per-key-set norms and value ranges);
+        ``block_scores``: scores per block to aim at (default: ``CACHE_BLOCK_BYTES`` of them).
         """
         A = self.batch + (self.m,)
         nb = len(self.batch)
         self.reserved = reserved
         units = (self.cap - _ufunc_buffer_bytes(self.dtype)) // self.dtype.itemsize - reserved
-        rows_target = max(1, CACHE_BLOCK_BYTES // (self.n * self.dtype.itemsize))
+        if block_scores is None:
+            block_scores = CACHE_BLOCK_BYTES // self.dtype.itemsize
+        rows_target = max(1, block_scores // self.n)
         rows_blas = max(1, (BLAS_SINGLE_THREAD_MNK - 1) // (self.n * width)) if BLAS_MAY_THREAD else self.m
         c = min(self.m, rows_target, rows_blas, (units - item_cost) // row_cost)
         if c < 1:
@@ -440,6 +466,210 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
+# --------------------------------------------------------------------------- compiled kernel path
+
+#: ``auto``: the compiled kernel (:mod:`verify._kernel`) where numba is installed, else numpy;
+#: ``numba``: the kernel, an error without numba; ``numpy``: the reference implementation above.
+BACKENDS = ("auto", "numba", "numpy")
+#: Scores per block of the kernel path: the kernel keeps no block of scores, so blocks only
+#: amortise the Python work per call (~20 us); 2**18 scores take ~0.5 ms. Measured (S1 shape,
+#: one thread): 64-row blocks (CACHE_BLOCK_BYTES) 10-25% slower than these.
+KERNEL_BLOCK_SCORES = 2**18
+_backend = os.environ.get("MHA_NW_BACKEND", "auto").strip().lower() or "auto"
+_kernel_module: Any = None
+
+
+def _check_backend(name: Any, source: str) -> str:
+    if not isinstance(name, str) or name.strip().lower() not in BACKENDS:
+        raise fail(source, repr(name), f"one of {', '.join(map(repr, BACKENDS))}")
+    return name.strip().lower()
+
+
+def set_backend(name: str) -> str:
+    """Choose the implementation of later calls (``BACKENDS``); returns the previous choice.
+    The default comes from the environment variable ``MHA_NW_BACKEND`` (else ``auto``)."""
+    global _backend
+    previous, _backend = _backend, _check_backend(name, "backend")
+    return previous
+
+
+def get_backend() -> str:
+    """The implementation later calls use: ``"numba"`` or ``"numpy"`` (``auto`` resolved)."""
+    return "numba" if _kernel() is not None else "numpy"
+
+
+def _kernel() -> Any:
+    """The compiled-kernel module, or None for the numpy path (imported on first use: numba
+    costs ~0.3 s to import, and the numeric core must not pay it when it is not used)."""
+    global _kernel_module
+    choice = _check_backend(_backend, "MHA_NW_BACKEND")
+    if choice == "numpy":
+        return None
+    if _kernel_module is None:
+        try:
+            from . import _kernel as module
+        except ImportError as exc:
+            if choice == "numba":
+                raise fail("backend", f"'numba' without numba importable ({exc})",
+                           "numba installed (pip install 'mha-nw-verify[fast]') or backend 'auto'/'numpy'") from None
+            return None
+        _kernel_module = module
+    return _kernel_module
+
+
+#: Calls that the kernel handed back to the numpy path (a score or sum beyond the float range):
+#: the tests read it to tell a kernel result from a redone one.
+kernel_fallbacks = 0
+
+
+def _fell_back() -> bool:
+    global kernel_fallbacks
+    kernel_fallbacks += 1
+    return False
+
+
+class _NotFinite(Exception):
+    """A kernel met a score beyond the working dtype (or NaN): the numpy path redoes the call
+    and raises its error."""
+
+
+def _kernel_fast_bound(n: int, log_spread: np.ndarray) -> np.ndarray:
+    """Per key set, the largest score bound B with exp taken unshifted (float64 arithmetic):
+    B <= FAST_EXP_BOUND and n e^B max|v - r| below the float64 range (e^2 to spare)."""
+    log_max = math.log(float(np.finfo(np.float64).max)) - 2
+    return np.minimum(_kernel_module.FAST_EXP_BOUND, log_max - math.log(n) - np.maximum(log_spread, 0.0))
+
+
+def _kernel_keys(P: _Problem, k: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Keys of G key sets (G, n, d) prepared in float64: (kT (G, d, n), centre (G, d) or (G, 0),
+    half-norms / b^2 (G, n) or (G, 0), largest key norm (G,), largest half-norm (G,))."""
+    G = k.shape[0]
+    kT = np.empty((G, P.d, P.n))
+    if P.kernel == "softmax":
+        kT[...] = k.transpose(0, 2, 1)
+        norms = np.sqrt(np.max(np.einsum("gdn,gdn->gn", kT, kT), axis=-1))
+        empty = np.empty((G, 0))
+        return kT, empty, empty, norms, np.zeros(G)
+    centre = k.mean(axis=-2, dtype=np.float64)                    # (G, d)
+    np.subtract(k.transpose(0, 2, 1), centre[:, :, None], out=kT)  # k - c, transposed
+    half = np.einsum("gdn,gdn->gn", kT, kT)
+    norms = np.sqrt(np.max(half, axis=-1))
+    half *= float(P.factor) * 0.5                                 # ||k - c||^2 / (2 b^2)
+    return kT, centre, half, norms, np.max(half, axis=-1)
+
+
+def _kernel_plan(P: _Problem, row_words: int, item_words: int) -> tuple[int, int, int]:
+    """:meth:`_Problem.plan` with costs in float64 words (the kernel path works in float64
+    whatever the inputs' dtype), ``KERNEL_BLOCK_SCORES`` per block and no BLAS product to keep
+    small."""
+    w = 8 // P.dtype.itemsize
+    return P.plan(w * row_words, w * item_words, 1, block_scores=KERNEL_BLOCK_SCORES)
+
+
+def _kernel_block(P: _Problem, out: np.ndarray, idx: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The block's queries (G, c, d) in float64 (a copy: contiguous for the kernel) and its
+    slice of the result (G, c, width), a view (blocks are contiguous slices, module docstring)."""
+    q = P.q[idx]
+    q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64)
+    o = out[idx].reshape(q.shape[:2] + out.shape[-1:])
+    if not np.may_share_memory(o, out):
+        raise AssertionError("a block of the result is not a view")
+    return q, o
+
+
+def _weights_kernel(P: _Problem, out: np.ndarray) -> bool:
+    """nw_weights on the compiled kernel; False when the numpy path must redo the call."""
+    K = _kernel()
+    if K is None:
+        return False
+    n, d = P.n, P.d
+    limit = float(np.finfo(P.dtype).max)
+    f64 = P.dtype == np.float64
+    # per row: the query copy, the float64 weights when the result is float32; per key set:
+    # keys, centre, half-norms and their temporary (norms), scratch
+    row_words = d + (0 if f64 else n)
+    item_words = n * d + 2 * n + 2 * d + 4
+    j, c, block_units = _kernel_plan(P, row_words, item_words)
+
+    def make_worker() -> Callable[[tuple, tuple], None]:
+        qs = np.empty(d)
+        current: list = [None, None]
+
+        def work(idx: tuple, kidx: tuple) -> None:
+            if current[0] != kidx:
+                current[:] = None, None
+                kT, centre, half, norms, half_max = _kernel_keys(P, P.k[kidx].reshape((-1, n, d)))
+                current[:] = kidx, (kT, centre, half, norms, half_max,
+                                    _kernel_fast_bound(n, np.zeros(kT.shape[0])))
+            q, o = _kernel_block(P, out, idx)
+            kT, centre, half, norms, half_max, bound = current[1]
+            res = o if f64 else np.empty(o.shape)
+            if K.weights_rows(q, kT, centre, half, float(P.factor), norms, half_max, bound, limit, res, qs):
+                raise _NotFinite
+            if not f64:
+                o[...] = res
+        return work
+
+    try:
+        P.run(j, c, block_units, make_worker)
+    except _NotFinite:
+        return _fell_back()
+    return True
+
+
+def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
+    """nw_estimate on the compiled kernel; False when the numpy path must redo the call."""
+    K = _kernel()
+    if K is None:
+        return False
+    n, d, p = P.n, P.d, P.p
+    limit = float(np.finfo(P.dtype).max)
+    f64 = P.dtype == np.float64
+    # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
+    # and norms, values minus r (transposed), their range and r, scratch rows
+    row_words = 2 * d + 2 * p + 3
+    item_words = n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE)
+    j, c, block_units = _kernel_plan(P, row_words, item_words)
+
+    rows = c if j == len(P.batch) else P.m                 # query rows per key set in a block
+
+    def make_worker() -> Callable[[tuple, tuple], None]:
+        qs, acc, s = np.empty((rows, d + 1)), np.empty((rows, p + 1)), np.empty(min(n, K.TILE))
+        current: list = [None, None]
+
+        def work(idx: tuple, kidx: tuple) -> None:
+            if current[0] != kidx:
+                current[:] = None, None
+                kT, centre, half, norms, half_max = _kernel_keys(P, P.k[kidx].reshape((-1, n, d)))
+                v = P.v[kidx].reshape((-1, n, p))
+                lo = v.min(axis=-2).astype(np.float64)
+                hi = v.max(axis=-2).astype(np.float64)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    ref = lo + (hi - lo) * 0.5                   # mid-range: exactly v when v is constant
+                    ref = np.where(np.isfinite(ref), ref, lo * 0.5 + hi * 0.5)
+                    dev = np.max(hi - lo, axis=-1) * 0.5 * (1 + 1e-6)   # bounds |v - r|, maybe inf
+                vT = np.empty((v.shape[0], p, n))
+                np.subtract(v.transpose(0, 2, 1), ref[:, :, None], out=vT)
+                with np.errstate(divide="ignore"):
+                    log_spread = np.log(dev)                      # -inf for constant values
+                current[:] = kidx, (kT, vT, ref, centre, half, norms, half_max, _kernel_fast_bound(n, log_spread))
+            q, o = _kernel_block(P, out, idx)
+            kT, vT, ref, centre, half, norms, half_max, bound = current[1]
+            res = o if f64 else np.empty(o.shape)
+            if K.estimate_rows(q, kT, vT, ref, centre, half, float(P.factor), norms, half_max, bound, limit,
+                               res, qs, acc, s):
+                raise _NotFinite
+            if not f64:
+                o[...] = res
+        return work
+
+    try:
+        P.run(j, c, block_units, make_worker)
+    except _NotFinite:
+        return _fell_back()
+    return bool(np.all(np.isfinite(out))) or _fell_back()   # sums past the range: the numpy path raises
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -453,6 +683,8 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
     P = _Problem(queries, keys, None, kernel, scale, bandwidth, max_memory)
     out = np.empty(P.batch + (P.m, P.n), dtype=P.dtype)
     if out.size == 0:
+        return out
+    if _weights_kernel(P, out):
         return out
     gauss = P.kernel == "gaussian"
     row_cost = P.d * (2 if gauss else 1) + 2
@@ -487,6 +719,8 @@ def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax"
     P = _Problem(queries, keys, values, kernel, scale, bandwidth, max_memory)
     out = np.empty(P.batch + (P.m, P.p), dtype=P.dtype)
     if out.size == 0:
+        return out
+    if _estimate_kernel(P, out):
         return out
     gauss = P.kernel == "gaussian"
     n, d, p = P.n, P.d, P.p

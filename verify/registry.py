@@ -6,7 +6,7 @@ from __future__ import annotations
 __all__ = ["CLAIM_MODULES", "claim_ids", "known_claim"]
 
 #: claim id -> module exposing ``check(ctx) -> ClaimResult`` (and registering its replayers).
-CLAIM_MODULES: dict[str, str] = {f"C{i}": f"verify.claims.c{i}" for i in range(1, 9)}
+CLAIM_MODULES: dict[str, str] = {f"C{i}": f"verify.claims.c{i}" for i in range(1, 10)}
 
 
 def claim_ids() -> list[str]:

@@ -16,10 +16,12 @@ __all__ = ["replay"]
 def replay(path: Path | str) -> tuple[dict, ReplayOutcome]:
     """Recompute the counterexample in ``path`` and judge it again: ``(saved document, outcome)``."""
     doc = load(path)
-    importlib.import_module(CLAIM_MODULES[doc["claim"].upper()])
+    module = CLAIM_MODULES[doc["claim"].upper()]
+    importlib.import_module(module)
     func = replayer_for(doc["kind"])
-    if func is None:
-        raise VerifyError(f"FILE: expected a known counterexample kind ({', '.join(registered_kinds())}), "
+    if func is None or func.__module__ != module:   # a kind of another claim is not this claim's replay
+        kinds = [k for k in registered_kinds() if replayer_for(k).__module__ == module]
+        raise VerifyError(f"FILE: expected a counterexample kind of {doc['claim']} ({', '.join(kinds)}), "
                           f"got {doc['kind']!r}")
     try:
         outcome = func(doc["params"])

@@ -12,7 +12,7 @@ __all__ = ["run_report"]
 
 
 def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
-               progress: bool = True, large: bool = False) -> tuple[dict, list[Any]]:
+               progress: bool = True, large: bool = False, rederive: bool = False) -> tuple[dict, list[Any]]:
     """Derive and check ``claims`` (writing plots and counterexamples under ``out``); returns the
     report document and the derivations. A derivation step that fails raises DerivationError."""
     from proofs import derivation
@@ -25,7 +25,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     for claim in claims:
         if bar:
             bar.show(f"deriving {claim}")
-        ders.append(derivation(claim))
+        ders.append(derivation(claim, rederive=rederive))
         if bar:
             bar.advance(f"derived {claim}")
     if bar:

@@ -57,13 +57,15 @@ class Context:
             return str(path)
 
     def counterexample(self, *, claim: str, part: str, kind: str, statement: str, params: dict,
-                       description: str) -> Counterexample | None:
-        """Re-run the registered replay of ``kind`` on ``params``; if it violates the statement,
-        save it (when the run has an output folder) and return the counterexample."""
+                       description: str, outcome: "counterexamples.ReplayOutcome | None" = None) -> Counterexample | None:
+        """Run the registered replay of ``kind`` on ``params`` (or take its ``outcome``, already
+        computed by the caller from the same params); if it violates the statement, save it (when
+        the run has an output folder) and return the counterexample."""
         func = counterexamples.replayer_for(kind)
         if func is None:
             raise ValueError(f"no replayer registered for kind {kind!r}")
-        outcome = func(params)
+        if outcome is None:
+            outcome = func(params)
         if not outcome.violates:
             return None
         file = None

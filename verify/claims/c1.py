@@ -29,7 +29,7 @@ import numpy as np
 import proofs
 
 from .. import certify, formulas, plots
-from .._validate import as_array, fail
+from .._validate import as_array, at_most, fail, fields, integer_valued
 from ..attention import MultiHeadNW
 from ..counterexamples import ReplayOutcome, replayer
 from ..nw import nw_estimate
@@ -261,19 +261,31 @@ def _gaussian(ctx: Context) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- part 3
+#: A replay computes up to 8 literal mpmath NW estimates of m·n·(d_k + p + 1) terms each (scores,
+#: exp, weighted values): measured 2.5-3.2 s at the cap for the unequal-norm replay (~150 µs a
+#: term for all 8), where the check's own cases have <= 300 terms.
+MAX_REPLAY_TERMS = 20_000
+#: Entries of a replayed case are at most this large: scores q·k and |q − k|² then stay far inside
+#: float64 (~1e200·d_k <= 1e206 within MAX_REPLAY_TERMS), so the float64 figures are finite.
+MAX_REPLAY_ABS = 1e100
+
+
 def _inputs(params: dict, *, equal_norms: bool = True) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    if not isinstance(params, dict) or any(key not in params for key in ("d_k", "queries", "keys", "values")):
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise fail("params", f"keys {got}", "an object with d_k, queries, keys, values")
-    d_k = params["d_k"]
-    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
-        raise fail("params.d_k", repr(d_k), "a positive integer")
+    fields("params", params, ("d_k", "queries", "keys", "values"))
+    d_k = integer_valued("params.d_k", params["d_k"], minimum=1)
     q = as_array("params.queries", params["queries"], ndim=2, keep_float32=False)
     k = as_array("params.keys", params["keys"], ndim=2, keep_float32=False)
     v = as_array("params.values", params["values"], ndim=2, keep_float32=False)
-    if q.shape[1] != d_k or k.shape[1] != d_k or v.shape[0] != k.shape[0]:
+    if q.shape[1] != d_k or k.shape[1] != d_k or v.shape[0] != k.shape[0] or 0 in (*q.shape, *k.shape, *v.shape):
         raise fail("params", f"queries {q.shape}, keys {k.shape}, values {v.shape}",
-                   f"queries (m, {d_k}), keys (n, {d_k}), values (n, p)")
+                   f"queries (m, {d_k}), keys (n, {d_k}), values (n, p), m, n, p >= 1")
+    (m, _), (n, p) = q.shape, v.shape
+    at_most("params.queries, keys, values", m * n * (d_k + p + 1), MAX_REPLAY_TERMS,
+            f"mpmath terms m·n·(d_k + p + 1) with m = {m}, n = {n}, d_k = {d_k}, p = {p}; MAX_REPLAY_TERMS: "
+            "a few seconds at the cap")
+    for name, a in (("queries", q), ("keys", k), ("values", v)):
+        at_most(f"params.{name}", float(np.max(np.abs(a))), MAX_REPLAY_ABS,
+                "largest |entry|; MAX_REPLAY_ABS keeps the float64 scores finite")
     norms = np.linalg.norm(k, axis=1)
     if not equal_norms:
         if np.max(norms) - np.min(norms) <= NORM_RTOL * np.max(norms):

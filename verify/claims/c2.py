@@ -16,6 +16,7 @@ Parts (SPEC, C2):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import mpmath
@@ -24,7 +25,7 @@ import numpy as np
 import proofs
 
 from .. import formulas
-from .._validate import as_array, fail
+from .._validate import as_array, at_most, fail, fields
 from ..attention import MultiHeadNW
 from ..counterexamples import ReplayOutcome, replayer
 from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
@@ -207,18 +208,27 @@ def _scalar(ctx: Context) -> dict[str, Any]:
             "ok": worst_ratio <= 1.0 and closed_err <= bound and alpha_gap <= 4 * EPS}
 
 
+#: A replay lists every α_h in its summary: at most this many heads (the check saves H <= 8). The
+#: work is one product per entry of the file (<= MAX_FILE_BYTES): ~10 ms at the largest file.
+MAX_REPLAY_HEADS = 1024
+
+
 @replayer("c2.free-weights")
 def judge_free_weights(params: dict) -> ReplayOutcome:
     """``α_h = W_V^h W_O^h`` from the saved blocks (``W_V``: H rows of d_v, ``W_O``: H columns of d_v);
     violated (the weights are not a convex combination) when some α_h < 0 or |Σα − 1| > SIMPLEX_TOL."""
-    if not isinstance(params, dict) or "W_V" not in params or "W_O" not in params:
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise fail("params", f"keys {got}", "an object with W_V and W_O (H rows of d_v numbers each)")
+    fields("params", params, ("W_V", "W_O"))
     wv = as_array("params.W_V", params["W_V"], ndim=2, keep_float32=False)
     wo = as_array("params.W_O", params["W_O"], ndim=2, keep_float32=False)
-    if wv.shape != wo.shape:
-        raise fail("params", f"W_V {wv.shape}, W_O {wo.shape}", "W_V and W_O of one shape (H, d_v)")
-    alpha = np.einsum("hv,hv->h", wv, wo)
+    if wv.shape != wo.shape or 0 in wv.shape:
+        raise fail("params", f"W_V {wv.shape}, W_O {wo.shape}", "W_V and W_O of one shape (H, d_v), H, d_v >= 1")
+    at_most("params.W_V", wv.shape[0], MAX_REPLAY_HEADS, "heads H; MAX_REPLAY_HEADS: the summary lists every α_h")
+    with np.errstate(over="ignore", invalid="ignore"):
+        alpha = np.einsum("hv,hv->h", wv, wo)
+        total = float(alpha.sum())
+    if not (np.all(np.isfinite(alpha)) and math.isfinite(total)):
+        raise fail("params.W_V, W_O", f"entries up to {max(np.abs(wv).max(), np.abs(wo).max()):.3g}, "
+                   "whose products overflow float64", "weights whose α_h and Σα are finite")
     on = bool(np.all(alpha >= 0) and abs(float(alpha.sum()) - 1) <= SIMPLEX_TOL)
     summary = (f"H = {alpha.size}: α = ({', '.join(f'{a:.3f}' for a in alpha)}), Σα = {alpha.sum():.3f}, "
                f"min α = {alpha.min():.3f} (violation: not on the simplex α ≥ 0, Σα = 1)")

@@ -26,7 +26,7 @@ import numpy as np
 import proofs
 
 from .. import formulas, plots
-from .._validate import as_array, fail
+from .._validate import as_array, at_most, fail, fields, within
 from ..counterexamples import ReplayOutcome, replayer
 from ..dgp import haar_frame, head_projections
 from ..diversity import hdi, overlap, principal_angles
@@ -86,22 +86,45 @@ def mp_hdi(W_K: Any, dps: int = MP_DPS) -> float:
 
 
 # --------------------------------------------------------------------------- part 1
+#: A replay computes both HDI forms of every case: ~H²·(d·d_k² + 10) flops (the pair products
+#: and a per-pair overhead), summed over the cases, at most this many: measured <= 1 s at the cap;
+#: the check's own cases have H <= 3, d <= 8.
+MAX_REPLAY_WORK = 10**8
+#: ... at most this many heads per case (the H x H overlap matrix) and cases (the summary names
+#: each violating case; the check saves 4).
+MAX_REPLAY_HEADS = 1024
+MAX_REPLAY_CASES = 256
+
+
 @replayer("c4.literal-formula")
 def judge_literal(params: dict) -> ReplayOutcome:
     """Recompute the literal HDI of each saved head set (``params["cases"]``, each ``W_K`` of shape
     (H, d, d_k)); a case violates the stated properties when its heads are identical and the
     literal HDI is not 0, or when it lies outside [0, 1] (each beyond HDI_TOL)."""
-    if not isinstance(params, dict) or not isinstance(params.get("cases"), list) or not params["cases"]:
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise fail("params", f"{got}", "an object with a non-empty list 'cases' of {label, W_K}")
-    figures, violated = {}, []
-    for i, case in enumerate(params["cases"]):
-        if not isinstance(case, dict) or "W_K" not in case:
-            raise fail(f"params.cases[{i}]", repr(case)[:80], "an object with W_K of shape (H, d, d_k)")
+    cases = fields("params", params, ("cases",))["cases"]
+    if not isinstance(cases, list) or not cases:
+        raise fail("params.cases", repr(cases)[:80], "a non-empty list of {label, W_K}")
+    at_most("params.cases", len(cases), MAX_REPLAY_CASES, "cases; MAX_REPLAY_CASES")
+    arrays, work = [], 0
+    for i, case in enumerate(cases):
+        fields(f"params.cases[{i}]", case, ("W_K",))
         W = as_array(f"params.cases[{i}].W_K", case["W_K"], ndim=3, keep_float32=False)
-        label = str(case.get("label", f"case {i}"))
+        H, d, d_k = W.shape
+        if H < 2 or not 1 <= d_k <= d:
+            raise fail(f"params.cases[{i}].W_K", f"shape {W.shape}", "(H, d, d_k) with H >= 2 and 1 <= d_k <= d")
+        at_most(f"params.cases[{i}].W_K", H, MAX_REPLAY_HEADS, "heads H; MAX_REPLAY_HEADS")
+        label = case.get("label", f"case {i}")
+        if not isinstance(label, str):
+            raise fail(f"params.cases[{i}].label", repr(label)[:80], "a string")
+        arrays.append((label, W))
+        work += H * H * (d * d_k * d_k + 10)
+    at_most("params.cases", work, MAX_REPLAY_WORK, "flops Σ H²·(d·d_k² + 10) over the cases; MAX_REPLAY_WORK: "
+            "a few seconds at the cap")
+    figures, violated = {}, []
+    for i, (label, W) in enumerate(arrays):
         identical = all(np.array_equal(W[0], w) for w in W[1:])
-        lit, sub = hdi(W, form="literal"), hdi(W)
+        with within(f"params.cases[{i}]"):
+            lit, sub = hdi(W, form="literal"), hdi(W)
         bad = []
         if identical and abs(lit) > HDI_TOL:
             bad.append("identical heads, HDI != 0")

@@ -15,6 +15,7 @@ with ``R = 1`` (its own design and evaluation points), identical for every confi
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -24,12 +25,12 @@ import proofs
 from proofs.c5_hdi_mse import counterexamples as exact_counterexamples
 
 from .. import formulas, plots
-from .._validate import fail
+from .._validate import at_most, fail, fields, finite_number, integer_valued, one_of, within
+from .._validate import seed as valid_seed
 from ..counterexamples import ReplayOutcome, replayer
-from ..dgp import DGP, head_projections, make_dgp
+from ..dgp import DGP, DGP_NAMES, head_projections, make_dgp
 from ..diversity import hdi, overlap
 from ..engine import decompose
-from ..errors import VerifyError
 from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
 
@@ -58,9 +59,47 @@ def _get(params: dict, key: str) -> Any:
     return params[key]
 
 
+#: Replays of engine runs: at most this many kernel terms, engine passes · R · n · (m·H·d_k + d)
+#: (the exact path costs ~10-40 ns a term): measured 2-4 s at the cap; the check's own runs use
+#: <= 1.6e7.
+MAX_REPLAY_WORK = 10**8
+#: ... at most this many engine replicates (passes · R; up to ~5 ms each however small): measured
+#: 0.3-1.2 s at the cap; the check's own runs use <= 256.
+MAX_REPLAY_REPLICATES = 1024
+#: ... and the input dimension d at most this (the check uses d = 8; memory n·d per replicate).
+MAX_REPLAY_DIM = 256
+
+
+def _int(params: dict, key: str, minimum: int = 1) -> int:
+    """A count read from ``params``: an integer (3.0 accepted, 1.5 refused) >= ``minimum``."""
+    return integer_valued(f"params.{key}", _get(params, key), minimum=minimum)
+
+
 def _dgp(params: dict) -> DGP:
-    return make_dgp(_get(params, "dgp"), d=_get(params, "d"), sigma=_get(params, "sigma"),
-                    design=params.get("design", "normal"), **params.get("dgp_params", {}))
+    name = one_of("params.dgp", _get(params, "dgp"), DGP_NAMES)
+    d = at_most("params.d", _int(params, "d"), MAX_REPLAY_DIM, "MAX_REPLAY_DIM")
+    sigma = finite_number("params.sigma", _get(params, "sigma"), minimum=0.0, strict_minimum=True)
+    extra = params.get("dgp_params", {})
+    if not isinstance(extra, dict):
+        raise fail("params.dgp_params", repr(extra)[:80], "an object of the process's parameters")
+    with within("params"):
+        return make_dgp(name, d=d, sigma=sigma, design=params.get("design", "normal"), **extra)
+
+
+def _engine_sizes(params: dict, passes: int, dgp: DGP, min_R: int = 1) -> tuple[int, int, int, int, int, int]:
+    """(H, d_k, n, R, m, seed) of an engine replay, validated, with the work of ``passes`` engine
+    runs of R replicates each bounded by MAX_REPLAY_WORK and MAX_REPLAY_REPLICATES."""
+    H, d_k = _int(params, "H", minimum=2), _int(params, "d_k")
+    n, R, m = _int(params, "n"), _int(params, "R", minimum=min_R), _int(params, "m")
+    seed = valid_seed("params.seed", _get(params, "seed"))
+    one_of("params.kernel", params.get("kernel", "softmax"), ("softmax",))
+    at_most("params.R", passes * R, MAX_REPLAY_REPLICATES,
+            f"engine replicates ({passes} passes of R = {R}); MAX_REPLAY_REPLICATES")
+    work = passes * R * n * (m * H * d_k + dgp.d)
+    at_most("params.n, R, m, H, d_k", work, MAX_REPLAY_WORK,
+            f"kernel terms passes·R·n·(m·H·d_k + d) for {passes} passes, R = {R}, n = {n}, m = {m}, H = {H}, "
+            f"d_k = {d_k}, d = {dgp.d}; MAX_REPLAY_WORK: a few seconds at the cap")
+    return H, d_k, n, R, m, seed
 
 
 def _kind(rho: float) -> str:
@@ -122,16 +161,19 @@ def premise_batches(params: dict, rho: float) -> list[dict[str, Any]]:
     integrated head-output correlation of each pair, the heads' ρ, HDI and the integrated MSE
     terms."""
     dgp = _dgp(params)
-    H, d_k = int(_get(params, "H")), int(_get(params, "d_k"))
+    batches = _int(params, "batches")
+    H, d_k, n, R, m, seed = _engine_sizes(params, batches, dgp)
+    factor = finite_number("params.scale_factor", params.get("scale_factor", 1.0), minimum=0.0, strict_minimum=True)
+    rho = finite_number("rho", rho, minimum=0.0, maximum=1.0)
     out = []
-    for k in range(int(_get(params, "batches"))):
-        head_seed, engine_seed = np.random.SeedSequence([int(_get(params, "seed")), k]).generate_state(2)
-        kind = _kind(float(rho))
-        W = head_projections(kind, H, dgp.d, d_k, rng=np.random.default_rng(int(head_seed)),
-                             rho=float(rho) if kind == "overlap" else None)
-        scale = float(params.get("scale_factor", 1.0)) / math.sqrt(d_k)
-        dec = decompose(dgp, W, n=_get(params, "n"), R=_get(params, "R"), m=_get(params, "m"),
-                        seed=int(engine_seed), method="exact", kernel=params.get("kernel", "softmax"), scale=scale)
+    for k in range(batches):
+        head_seed, engine_seed = np.random.SeedSequence([seed, k]).generate_state(2)
+        kind = _kind(rho)
+        with within("params"):
+            W = head_projections(kind, H, dgp.d, d_k, rng=np.random.default_rng(int(head_seed)),
+                                 rho=rho if kind == "overlap" else None)
+        dec = decompose(dgp, W, n=n, R=R, m=m, seed=int(engine_seed), method="exact", kernel="softmax",
+                        scale=factor / math.sqrt(d_k))
         integ = dec.integrated()
         upper = np.triu_indices(H, 1)
         rho_full = overlap(W)
@@ -210,10 +252,6 @@ def _premise_regimes(ctx: Context, base: dict[str, Any]) -> dict[str, Any]:
             "grid": {"scale_factor": list(REGIME_SCALES), "n": list(REGIME_NS), "sigma": list(REGIME_SIGMAS)}}
 
 
-def _fmat(rows: Any) -> list[list[Fraction]]:
-    return [[Fraction(str(x)) for x in row] for row in rows]
-
-
 def _mul(a: list[list[Fraction]], b: list[list[Fraction]]) -> list[list[Fraction]]:
     return [[sum((a[i][k] * b[k][j] for k in range(len(b))), Fraction(0)) for j in range(len(b[0]))]
             for i in range(len(a))]
@@ -256,11 +294,46 @@ def _sqrt_exact(q: Fraction) -> Fraction:
     return Fraction(a, b)
 
 
-def _exact_config(cfg: dict, V: list[Fraction], alpha: list[Fraction]) -> dict[str, Any]:
-    ws = [_fmat(w) for w in _get(cfg, "W_K")]
+#: Exact replays read rationals of at most this many characters ("104/9"; the saved cases use <= 4),
+#: so no entry (say "1" followed by a million zeros) asks for unbounded integers.
+MAX_RATIONAL_CHARS = 40
+_RATIONAL = re.compile(r"[+-]?(\d+(/\d+)?|\d*\.\d+|\d+\.)")
+#: ... and at most this many exact operations, pairs · (3 d d_k² + 4 d_k³) over both configurations
+#: (projector traces by Gauss–Jordan in fractions, ~10 µs each): ~2 s at the cap; the saved cases need ~50.
+MAX_EXACT_OPS = 10**5
+
+
+def _rational(name: str, x: Any) -> Fraction:
+    """An exact rational from an int, a finite float (its shortest decimal) or a string "p/q" or
+    "1.25" of at most MAX_RATIONAL_CHARS characters."""
+    if isinstance(x, float) and math.isfinite(x):
+        return Fraction(str(x))
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) < 10**MAX_RATIONAL_CHARS:
+        return Fraction(x)
+    if isinstance(x, str) and len(x) <= MAX_RATIONAL_CHARS and _RATIONAL.fullmatch(x.strip()):
+        try:
+            return Fraction(x.strip())
+        except ZeroDivisionError:
+            pass
+    raise fail(name, repr(x)[:80], f"an exact rational (an int, a finite float or a string 'p/q' or '1.25' of at "
+                                   f"most {MAX_RATIONAL_CHARS} characters, q != 0)")
+
+
+def _exact_heads(name: str, W_K: Any, H: int) -> list[list[list[Fraction]]]:
+    """``W_K`` as H matrices (d, d_k) of exact rationals, all of one shape with 1 <= d_k <= d."""
+    if not isinstance(W_K, list) or len(W_K) != H:
+        raise fail(name, repr(W_K)[:80], f"a list of H = {H} matrices (d, d_k), one per variance")
+    if not all(isinstance(w, list) and w and all(isinstance(r, list) for r in w) for w in W_K):
+        raise fail(name, repr(W_K)[:80], "matrices given as lists of rows")
+    shapes = {(len(w), len(r)) for w in W_K for r in w}
+    if len(shapes) != 1 or not 1 <= next(iter(shapes))[1] <= next(iter(shapes))[0]:
+        raise fail(name, f"row lengths and heights {sorted(shapes)[:6]}",
+                   "H matrices of one shape (d, d_k), 1 <= d_k <= d")
+    return [[[_rational(f"{name}[{h}]", x) for x in row] for row in w] for h, w in enumerate(W_K)]
+
+
+def _exact_config(ws: list[list[list[Fraction]]], V: list[Fraction], alpha: list[Fraction]) -> dict[str, Any]:
     H = len(ws)
-    if H < 2 or len(V) != H or len(alpha) != H:
-        raise fail("params", f"{H} heads, {len(V)} variances, {len(alpha)} weights", "H >= 2 of each")
     rho = {(i, j): _rho_exact(ws[i], ws[j]) for i in range(H) for j in range(i + 1, H)}
     h = 1 - sum(rho.values(), Fraction(0)) / len(rho)
     mse = sum((alpha[i] ** 2 * V[i] for i in range(H)), Fraction(0))
@@ -273,21 +346,29 @@ def _replay_exact(params: dict) -> ReplayOutcome:
     """Recompute ρ (exact projectors of the integer W_K), HDI and MSE − B² = αᵀCα under the
     covariance model in rationals; violated when the configuration with the higher HDI has the
     strictly higher MSE (same B in both)."""
-    try:
-        V = [Fraction(str(v)) for v in _get(params, "V")]
-        alpha = [Fraction(str(a)) for a in _get(params, "alpha")]
-        cfgs = {name: _exact_config(cfg, V, alpha) for name, cfg in _get(params, "configs").items()}
-    except (TypeError, ValueError, ZeroDivisionError, IndexError, AttributeError) as exc:
-        if isinstance(exc, VerifyError):
-            raise
-        raise fail("params", f"unreadable exact data ({exc})", "V, alpha as rationals and configs A, B with "
-                   "integer W_K of shape (H, d, d_k)") from None
-    if set(cfgs) != {"A", "B"}:
-        raise fail("params.configs", sorted(cfgs), "configurations 'A' and 'B'")
+    V_raw, a_raw, configs = _get(params, "V"), _get(params, "alpha"), _get(params, "configs")
+    for key, value in (("V", V_raw), ("alpha", a_raw)):
+        if not isinstance(value, list) or len(value) < 2:
+            raise fail(f"params.{key}", repr(value)[:80], "a list of H >= 2 exact rationals")
+    V = [_rational(f"params.V[{i}]", v) for i, v in enumerate(V_raw)]
+    alpha = [_rational(f"params.alpha[{i}]", a) for i, a in enumerate(a_raw)]
+    if len(alpha) != len(V) or min(V) <= 0:
+        raise fail("params.V, alpha", f"{len(V)} variances (min {min(V)}), {len(alpha)} weights",
+                   "as many weights as variances, every variance > 0")
+    if not isinstance(configs, dict) or set(configs) != {"A", "B"}:
+        raise fail("params.configs", repr(configs)[:80], "an object with configurations 'A' and 'B'")
+    H, heads = len(V), {}
+    for c in ("A", "B"):
+        name = f"params.configs.{c}.W_K"
+        heads[c] = _exact_heads(name, fields(f"params.configs.{c}", configs[c], ("W_K",))["W_K"], H)
+        d, d_k = len(heads[c][0]), len(heads[c][0][0])
+        at_most(name, H * (H - 1) // 2 * (3 * d * d_k**2 + 4 * d_k**3), MAX_EXACT_OPS,
+                f"exact operations pairs·(3 d d_k² + 4 d_k³) for H = {H}, d = {d}, d_k = {d_k}; MAX_EXACT_OPS")
+    cfgs = {c: _exact_config(heads[c], V, alpha) for c in ("A", "B")}
     lo, hi = sorted(cfgs, key=lambda c: cfgs[c]["HDI"])
     a, b = cfgs[lo], cfgs[hi]
     violates = b["HDI"] > a["HDI"] and b["mse_minus_bias_sq"] > a["mse_minus_bias_sq"]
-    saved = {c: (str(params["configs"][c].get("HDI")), str(params["configs"][c].get("mse_minus_bias_sq")))
+    saved = {c: (str(configs[c].get("HDI")), str(configs[c].get("mse_minus_bias_sq")))
              for c in cfgs}
     figures = {f"{c}_{k}": (str(v) if k != "rho" else v) for c in ("A", "B") for k, v in cfgs[c].items()}
     figures["alpha"] = [str(x) for x in alpha]
@@ -307,19 +388,25 @@ def _restored_weights(params: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- part 3: NW heads
+def _nw_inputs(params: dict, passes: int) -> tuple[DGP, str, int, int, int, int, int, int]:
+    """(dgp, kind, H, d_k, n, R, m, seed) of an NW-heads replay of ``passes`` engine passes."""
+    dgp = _dgp(params)
+    kind = one_of("params.kind", _get(params, "kind"), ("aligned",))   # the deterministic family with a ρ
+    return (dgp, kind, *_engine_sizes(params, passes, dgp, min_R=2))   # R >= 2: a paired standard error
+
+
 def replicate_mse(params: dict, rho: float) -> np.ndarray:
     """Integrated MSE of each design replicate r < R for the ``params["kind"]`` heads with overlap
     ``rho`` (uniform α): the engine's exact path with R = 1 and the replicate's own seed, i.e.
     mean over its evaluation points of (Σ_h α_h m_h − f)² + σ² ||Σ_h α_h w^h||² given its design.
     Their mean estimates the integrated MSE; their spread gives its standard error."""
-    dgp = _dgp(params)
-    W = head_projections(_get(params, "kind"), _get(params, "H"), dgp.d, _get(params, "d_k"), rho=float(rho))
-    seed = int(_get(params, "seed"))
-    out = np.empty(int(_get(params, "R")))
+    dgp, kind, H, d_k, n, R, m, seed = _nw_inputs(params, 1)
+    with within("params"):
+        W = head_projections(kind, H, dgp.d, d_k, rho=float(rho))
+    out = np.empty(R)
     for r in range(out.size):
         s = int(np.random.SeedSequence([seed, r]).generate_state(1)[0])
-        dec = decompose(dgp, W, n=_get(params, "n"), R=1, m=_get(params, "m"), seed=s, method="exact",
-                        kernel=params.get("kernel", "softmax"))
+        dec = decompose(dgp, W, n=n, R=1, m=m, seed=s, method="exact", kernel="softmax")
         out[r] = dec.mse.mean()
     return out
 
@@ -327,10 +414,10 @@ def replicate_mse(params: dict, rho: float) -> np.ndarray:
 def _pooled_terms(params: dict, rho: float) -> dict[str, float]:
     """The engine's pooled decomposition (R replicates, engine seed ``params["seed"]``) of the
     same heads: integrated bias², Σα²V and cross term, to show which term moves."""
-    dgp = _dgp(params)
-    W = head_projections(params["kind"], params["H"], dgp.d, params["d_k"], rho=float(rho))
-    integ = decompose(dgp, W, n=params["n"], R=params["R"], m=params["m"], seed=int(params["seed"]),
-                      method="exact", kernel=params.get("kernel", "softmax")).integrated()
+    dgp, kind, H, d_k, n, R, m, seed = _nw_inputs(params, 1)
+    with within("params"):
+        W = head_projections(kind, H, dgp.d, d_k, rho=float(rho))
+    integ = decompose(dgp, W, n=n, R=R, m=m, seed=seed, method="exact", kernel="softmax").integrated()
     return {k: float(integ[k]) for k in ("bias2", "var_term", "cov_term", "mse")}
 
 
@@ -342,9 +429,10 @@ def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 @replayer("c5.nw-heads-bias")
 def _replay_nw(params: dict) -> ReplayOutcome:
-    dgp = _dgp(params)
-    ra, rb = float(_get(params, "rho_A")), float(_get(params, "rho_B"))
-    hdis = [hdi(head_projections(params["kind"], params["H"], dgp.d, params["d_k"], rho=r)) for r in (ra, rb)]
+    dgp, kind, H, d_k, *_ = _nw_inputs(params, 4)   # replicates of A and B, then their pooled runs
+    ra, rb = (finite_number(f"params.{k}", _get(params, k), minimum=0.0, maximum=1.0) for k in ("rho_A", "rho_B"))
+    with within("params"):
+        hdis = [hdi(head_projections(kind, H, dgp.d, d_k, rho=r)) for r in (ra, rb)]
     ma, mb = replicate_mse(params, ra), replicate_mse(params, rb)
     diff, se = _paired(ma, mb)
     z = diff / se if se > 0 else math.inf

@@ -26,11 +26,12 @@ import numpy as np
 import proofs
 
 from .. import certify, formulas, plots
-from .._validate import as_array, fail, positive_int
+from .._validate import as_array, at_most, fail, fields, finite_number, integer_valued, one_of, positive_int, within
+from .._validate import seed as valid_seed
 from ..counterexamples import ReplayOutcome, replayer
 from ..dgp import haar_frame, head_projections
 from ..diversity import hdi, overlap
-from ..dgp import make_dgp
+from ..dgp import DGP_NAMES, make_dgp
 from ..engine import decompose
 from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from .base import Context
@@ -240,17 +241,31 @@ def _optimise(ctx: Context) -> dict[str, Any]:
     return {"rows": rows, "hist": hist, "below_bound": int(below)}
 
 
+#: Infeasibility replays: at most this input dimension d (each sweep's eigendecompositions of
+#: d x d matrices then cost ~50 µs, call overhead; the check uses d <= 8) ...
+MAX_REPLAY_DIM = 16
+#: ... and at most this many eigendecompositions in the worst case, starts·H·MAX_SWEEPS: ~10 s if
+#: every descent ran MAX_SWEEPS (they stop after <= 40 sweeps: measured <= 0.2 s at the cap); the
+#: check's own replays need <= 8·5·2000.
+MAX_REPLAY_EIGH = 2 * 10**5
+
+
 @replayer("c6.orthogonality-infeasible")
 def _replay_infeasible(params: dict) -> ReplayOutcome:
     """For (H, d_k, d): orthogonal heads need H d_k ≤ d dimensions (a direct sum); the exact
     lower bound Φ ≥ H d_k (H d_k − d)/d; the optimum found from seeded starts, its HDI and how
     tight a frame it is. Violated (orthogonality is not the minimiser) when H d_k > d, so the
     bound and the optimum's Φ are positive."""
-    try:
-        H, d_k, d = _sizes(params["H"], params["d_k"], params["d"])
-        seed, starts = int(params["seed"]), positive_int("params.starts", params["starts"])
-    except (KeyError, TypeError) as exc:
-        raise fail("params", repr(params), f"keys H, d_k, d, seed, starts ({exc})") from None
+    fields("params", params, ("H", "d_k", "d", "seed", "starts"))
+    H = integer_valued("params.H", params["H"], minimum=2)
+    d_k = integer_valued("params.d_k", params["d_k"], minimum=1)
+    d = at_most("params.d", integer_valued("params.d", params["d"], minimum=1), MAX_REPLAY_DIM, "MAX_REPLAY_DIM")
+    seed = valid_seed("params.seed", params["seed"])
+    starts = integer_valued("params.starts", params["starts"], minimum=1)
+    at_most("params.starts, H", starts * H * MAX_SWEEPS, MAX_REPLAY_EIGH,
+            f"eigendecompositions starts·H·MAX_SWEEPS at worst, starts = {starts}, H = {H}; MAX_REPLAY_EIGH")
+    with within("params"):
+        H, d_k, d = _sizes(H, d_k, d)
     infeasible = H * d_k > d
     bound = Fraction(H * d_k * max(0, H * d_k - d), d)
     runs = [minimise_overlap(H, d_k, d, rng=s) for s in _starts(seed, starts)]
@@ -301,25 +316,46 @@ def signal_heads(config: str, H: int, d: int, d_k: int) -> np.ndarray:
     return np.stack([eye[:, c] for c in cols])
 
 
-def _signal_params(params: dict) -> tuple[Any, int, int, int, int, int, list[str]]:
-    try:
-        dgp = make_dgp(params["dgp"], d=params["d"], sigma=params["sigma"], design=params.get("design", "normal"))
-        H, d_k = positive_int("params.H", params["H"], minimum=2), positive_int("params.d_k", params["d_k"])
-        n, R, m = (positive_int(f"params.{k}", params[k], minimum=2) for k in ("n", "R", "m"))
-        configs = params["configs"]
-    except (KeyError, TypeError) as exc:
-        raise fail("params", repr(params)[:200], f"keys dgp, d, sigma, H, d_k, n, R, m, seed, configs ({exc})") from None
+#: Shared-signal replays: at most this many kernel terms 2·R·n·(m·H·d_k + d) (two configurations;
+#: the exact engine path costs ~10-40 ns a term): measured ~2 s at the cap; the check's own run uses
+#: ~1e7.
+MAX_SIGNAL_WORK = 10**8
+#: ... at most this many engine calls 2·R (one per replicate, up to ~5 ms each however small;
+#: measured ~2 s at the cap), and input dimension d (the check uses d = 8).
+MAX_SIGNAL_REPLICATES = 1024
+MAX_SIGNAL_DIM = 256
+
+
+def _signal_params(params: dict) -> tuple[Any, int, int, int, int, int, list[str], int]:
+    fields("params", params, ("dgp", "d", "sigma", "H", "d_k", "n", "R", "m", "seed", "configs"))
+    name = one_of("params.dgp", params["dgp"], DGP_NAMES)
+    d = at_most("params.d", integer_valued("params.d", params["d"], minimum=1), MAX_SIGNAL_DIM, "MAX_SIGNAL_DIM")
+    sigma = finite_number("params.sigma", params["sigma"], minimum=0.0, strict_minimum=True)
+    with within("params"):
+        dgp = make_dgp(name, d=d, sigma=sigma, design=params.get("design", "normal"))
+    H, d_k = integer_valued("params.H", params["H"], minimum=2), integer_valued("params.d_k", params["d_k"], minimum=1)
+    n, R, m = (integer_valued(f"params.{k}", params[k], minimum=2) for k in ("n", "R", "m"))
+    seed = valid_seed("params.seed", params["seed"])
+    configs = params["configs"]
     if not isinstance(configs, list) or len(configs) != 2:
-        raise fail("params.configs", repr(configs), "two head configurations [better, orthogonal]")
-    return dgp, H, d_k, n, R, m, configs
+        raise fail("params.configs", repr(configs)[:120], "two head configurations [better, orthogonal]")
+    for i, c in enumerate(configs):
+        one_of(f"params.configs[{i}]", c, SIGNAL_CONFIGS)
+    at_most("params.R", 2 * R, MAX_SIGNAL_REPLICATES, f"engine calls 2·R, R = {R}; MAX_SIGNAL_REPLICATES")
+    at_most("params.n, R, m, H, d_k", 2 * R * n * (m * H * d_k + d), MAX_SIGNAL_WORK,
+            f"kernel terms 2·R·n·(m·H·d_k + d) for R = {R}, n = {n}, m = {m}, H = {H}, d_k = {d_k}, d = {d}; "
+            "MAX_SIGNAL_WORK: a few seconds at the cap")
+    with within("params"):
+        for c in configs:
+            signal_heads(c, H, d, d_k)
+    return dgp, H, d_k, n, R, m, configs, seed
 
 
 def signal_replicates(params: dict) -> dict[str, np.ndarray]:
     """Integrated MSE of each design replicate r < R for every configuration in ``params["configs"]``
     (the engine's exact path, R = 1 with the replicate's own seed: the same designs for every
     configuration, so differences are paired)."""
-    dgp, H, d_k, n, R, m, configs = _signal_params(params)
-    seed = int(params["seed"])
+    dgp, H, d_k, n, R, m, configs, seed = _signal_params(params)
     out = {}
     for c in configs:
         W = signal_heads(c, H, dgp.d, d_k)
@@ -336,12 +372,12 @@ def judge_shared_signal(params: dict) -> ReplayOutcome:
     """Violated (orthogonal heads are not the best) when ``configs[0]`` has an integrated MSE
     lower than the orthogonal ``configs[1]`` by more than SIGNAL_Z_MIN paired standard errors."""
     reps = signal_replicates(params)
-    a, b = (reps[c] for c in params["configs"])
+    dgp, H, d_k, *_, configs, _seed = _signal_params(params)
+    a, b = (reps[c] for c in configs)
     diff = b - a
     mean, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
     z = mean / se if se > 0 else math.inf
-    H, d_k = params["H"], params["d_k"]
-    hdis = [hdi(signal_heads(c, H, params["d"], d_k)) for c in params["configs"]]
+    hdis = [hdi(signal_heads(c, H, dgp.d, d_k)) for c in configs]
     summary = (f"{params['dgp']} target, H = {H}, d_k = {d_k}, d = {params['d']}: '{params['configs'][0]}' "
                f"(HDI {hdis[0]:.2f}) MSE {a.mean():.4f} vs '{params['configs'][1]}' (HDI {hdis[1]:.2f}) "
                f"{b.mean():.4f}: orthogonal worse by {mean:.4f} ± {se:.4f} (z = {z:.1f}; violation: > "

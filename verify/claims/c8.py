@@ -27,8 +27,10 @@ import numpy as np
 import proofs
 
 from .. import certify, formulas, plots
-from .._validate import as_array, fail, positive_int, positive_number
+from .._validate import (as_array, at_most, fail, fields, finite_number, integer_valued, one_of, positive_int,
+                         positive_number)
 from ..counterexamples import ReplayOutcome, replayer
+from ..errors import VerifyError
 from ..verdicts import ClaimResult, Numeric, Part, Reading, Role, Symbolic
 from .base import Context
 
@@ -322,22 +324,49 @@ def _optimality(ctx: Context) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- part 3: the statement
+#: A decay replay evaluates W of uniform and each saved scheme at every saved H; beyond
+#: FLOAT_FIB_MAX_H the Fibonacci sums run in mpmath, ~0.3 ms per head: at most this many
+#: head-evaluations Σ_H H · (1 + schemes), measured ~3 s at the cap; the check's own case needs ~3000.
+MAX_DECAY_HEADS = 2**14
+
+
 def decay_case(params: dict) -> dict[str, Any]:
     """W of uniform and each structured scheme at the saved H values (generated code), their decay
     factors W(H_min)/W(H_max) and whether each scheme fails 'faster decay than uniform'."""
+    fields("params", params, ("profile", "V_1", "r", "margin", "H_values", "schemes"))
+    profile = one_of("params.profile", params["profile"], ("poly", "exp"))
+    key = "beta" if profile == "poly" else "q"
+    param = finite_number(f"params.{key}", fields("params", params, (key,))[key], minimum=0.0, strict_minimum=True)
+    V_1 = finite_number("params.V_1", params["V_1"], minimum=0.0, strict_minimum=True)
+    r = finite_number("params.r", params["r"], minimum=0.0, strict_minimum=True)
+    if r >= 1:
+        raise fail("params.r", repr(params["r"]), "a ratio 0 < r < 1")
+    margin = finite_number("params.margin", params["margin"], minimum=0.0, strict_minimum=True)
+    H_raw, schemes = params["H_values"], params["schemes"]
+    if not isinstance(H_raw, list) or not isinstance(schemes, list) or not schemes:
+        raise fail("params.H_values, schemes", f"{repr(H_raw)[:60]}, {repr(schemes)[:60]}", "two lists")
+    Hs = sorted(integer_valued(f"params.H_values[{i}]", h, minimum=1) for i, h in enumerate(H_raw))
+    if len(Hs) < 2 or len(set(Hs)) != len(Hs):
+        raise fail("params.H_values", repr(H_raw)[:80], ">= 2 distinct head counts")
+    for i, sc in enumerate(schemes):
+        one_of(f"params.schemes[{i}]", sc, [x for x in SCHEMES if x != "uniform"])
+    at_most("params.H_values", sum(Hs) * (1 + len(schemes)), MAX_DECAY_HEADS,
+            f"head-evaluations Σ H · (1 + schemes) for {len(Hs)} H values up to {Hs[-1]} and {len(schemes)} "
+            "schemes; MAX_DECAY_HEADS: a few seconds at the cap")
     try:
-        profile, param = params["profile"], float(params["beta"] if params["profile"] == "poly" else params["q"])
-        V_1, r, margin = float(params["V_1"]), float(params["r"]), float(params["margin"])
-        Hs = sorted(positive_int("params.H_values", int(h)) for h in params["H_values"])
-        schemes = list(params["schemes"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise fail("params", repr(params), f"keys profile, beta (or q), V_1, r, margin, H_values, schemes ({exc})") \
-            from None
-    if len(Hs) < 2 or not schemes or any(s not in SCHEMES or s == "uniform" for s in schemes):
-        raise fail("params", f"H_values {Hs}, schemes {schemes}", ">= 2 H values and structured schemes")
-    W = {s: [closed_form(s, profile, H, V_1, param, r) for H in Hs] for s in ["uniform", *schemes]}
-    decay = {s: v[0] / v[-1] for s, v in W.items()}
-    slopes = {s: math.log(v[-1] / v[-2]) / math.log(Hs[-1] / Hs[-2]) for s, v in W.items()}
+        with np.errstate(all="ignore"):
+            W = {s: [float(closed_form(s, profile, H, V_1, param, r)) for H in Hs] for s in ["uniform", *schemes]}
+            decay = {s: v[0] / v[-1] for s, v in W.items()}
+            slopes = {s: math.log(v[-1] / v[-2]) / math.log(Hs[-1] / Hs[-2]) for s, v in W.items()}
+        finite = all(math.isfinite(x) and x > 0 for v in W.values() for x in v) and \
+            all(math.isfinite(x) for x in (*decay.values(), *slopes.values()))
+    except (OverflowError, ValueError, ZeroDivisionError) as exc:   # float powers, logs of 0
+        if isinstance(exc, VerifyError):
+            raise
+        finite = False
+    if not finite:
+        raise fail(f"params.V_1, {key}", f"V_1 = {V_1:g}, {key} = {param:g} up to H = {Hs[-1]}",
+                   "a profile whose W and decay factors stay finite and positive in float64")
     fails = {s: bool(W[s][-1] > W["uniform"][-1] and decay["uniform"] > margin * decay[s]) for s in schemes}
     return {"H": Hs, "W": W, "decay_factor": decay, "final_loglog_slope": slopes, "fails": fails,
             "geom_floor": (1 - r) ** 2 * V_1}
@@ -351,7 +380,7 @@ def _replay_decay(params: dict) -> ReplayOutcome:
              f"{c['final_loglog_slope'][s]:.3f})" for s in W]
     summary = (f"{params['profile']} profile (beta = {params.get('beta')}), H = {Hs[0]}..{Hs[-1]}: " + "; ".join(parts)
                + f"; geometric floor (1-r)^2 V_1 = {c['geom_floor']:.4g} (violation: ends above uniform and uniform "
-                 f"decays > x{params['margin']:g} more)")
+                 f"decays > x{float(params['margin']):g} more)")
     return ReplayOutcome(violates=all(c["fails"].values()), summary=summary, figures=c)
 
 
@@ -424,19 +453,38 @@ RATE_TOL = 1e-12
 SLOPE_H = 1e-4
 
 
+#: A rate replay evaluates 4 schemes at 3 points around each saved n; Fibonacci weights beyond
+#: FLOAT_FIB_MAX_H heads run in mpmath (~0.5 ms a head per call), so at most that many heads ...
+MAX_RATE_HEADS = FLOAT_FIB_MAX_H
+#: ... and at most this many n values (~12 weight vectors each, ~0.1 ms apiece): measured ~1 s at
+#: the cap (700 heads); the check saves 7.
+MAX_RATE_NS = 1024
+#: Every head's MSE c_h n^(−γ_h) at the saved n (and n e^(±SLOPE_H)) lies within e^(±this): far
+#: inside float64 (e^709), so sums over <= MAX_RATE_HEADS heads and their reciprocals stay finite.
+RATE_LOG_RANGE = 600.0
+
+
 def _rate_inputs(params: dict) -> tuple[np.ndarray, np.ndarray, float, list[float]]:
-    if not isinstance(params, dict) or any(k not in params for k in ("gammas", "c", "r", "n_values")):
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise fail("params", f"keys {got}", "an object with gammas, c, r, n_values")
+    fields("params", params, ("gammas", "c", "r", "n_values"))
     g = as_array("params.gammas", params["gammas"], ndim=1, keep_float32=False)
     c = as_array("params.c", params["c"], ndim=1, keep_float32=False)
-    r = positive_number("params.r", params["r"])
+    r = finite_number("params.r", params["r"], minimum=0.0, strict_minimum=True)
+    if r >= 1:
+        raise fail("params.r", repr(params["r"]), "a ratio 0 < r < 1")
     ns = as_array("params.n_values", params["n_values"], ndim=1, keep_float32=False)
     if g.size < 2 or c.shape != g.shape or np.any(g <= 0) or np.any(c <= 0) or np.any(np.diff(g) >= 0):
-        raise fail("params", f"gammas {g.tolist()}, c {c.tolist()}",
+        raise fail("params.gammas, c", f"gammas {g.tolist()[:8]}, c {c.tolist()[:8]}",
                    ">= 2 heads, positive c, rates γ_1 > γ_2 > ... > 0 (best head first)")
-    if r >= 1 or ns.size < 2 or np.any(ns <= 1) or np.any(np.diff(ns) <= 0):
-        raise fail("params", f"r = {r}, n_values {ns.tolist()}", "0 < r < 1 and increasing n values > 1")
+    at_most("params.gammas", g.size, MAX_RATE_HEADS, "heads; MAX_RATE_HEADS: Fibonacci weights stay in float64")
+    if ns.size < 2 or np.any(ns <= 1) or np.any(np.diff(ns) <= 0):
+        raise fail("params.n_values", repr(ns.tolist()[:8]), "increasing n values > 1")
+    at_most("params.n_values", ns.size, MAX_RATE_NS, "n values; MAX_RATE_NS")
+    log_n = np.log(ns)[:, None] + np.array([-SLOPE_H, 0.0, SLOPE_H])[None, :]
+    log_mse = np.log(c)[None, None, :] - g[None, None, :] * log_n[:, :, None]
+    if not np.all(np.abs(log_mse) <= RATE_LOG_RANGE):
+        worst = float(np.max(np.abs(log_mse)))
+        raise fail("params.gammas, c, n_values", f"a head MSE c_h n^(−γ_h) of e^(±{worst:.4g})",
+                   f"head MSEs within e^(±{RATE_LOG_RANGE:g}) at every n (finite in float64)")
     return g, c, r, [float(x) for x in ns]
 
 
@@ -603,7 +651,7 @@ def check(ctx: Context) -> ClaimResult:
                         f"V_h = h^0.5, H = {dc['H'][0]}..{dc['H'][-1]}: geometric r = 1/2 {Wd['geom'][0]:.4f} -> "
                         f"{Wd['geom'][-1]:.4f} (floor (1−r)²V_1 = {dc['geom_floor']:.2f}), Fibonacci "
                         f"{Wd['fib_best'][0]:.4f} -> {Wd['fib_best'][-1]:.4f}", {"decay": dc}),
-        finding=f"geometric weights level off at (1−r)²V_1 (Fibonacci at V_1/φ⁴), they do not decay to 0"))
+        finding="geometric weights level off at (1−r)²V_1 (Fibonacci at V_1/φ⁴), they do not decay to 0"))
 
     cx = ctx.counterexample(
         claim="C8", part="mild-heterogeneity", kind="c8.decay-floor",

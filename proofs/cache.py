@@ -1,0 +1,205 @@
+"""On-disk cache of the checked derivations, so that a run pays for SymPy only once per source.
+
+A derivation is stored as a pickle under :func:`cache_dir` (``$MHA_NW_CACHE_DIR/derivations``,
+else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else ``~/.cache/mha-nw-verify/derivations``),
+keyed by :func:`source_key`: the SHA-256 of the exact bytes of every file in ``proofs/`` (so a
+changed step, assumption or framework field invalidates every entry), the SymPy and Python
+versions and this format's number. ``proofs.derivation(claim, rederive=True)`` and the
+environment variable ``MHA_NW_REDERIVE=1`` bypass the cache (the fresh derivation is stored).
+
+SymPy's own pickles rebuild every expression through its constructor, which re-evaluates it
+(an ``Eq`` re-runs its truth test): loading them costs about what deriving does. Here every
+compound SymPy object is stored as its class, its ``args`` and its extra state (slots, instance
+attributes), and rebuilt without evaluation (``Basic.__new__``), exactly as it was. A derivation is written only if it
+reads back identical (its ``to_dict()`` and the ``srepr`` of every step, result and
+comparison). Its ``to_dict()`` is stored beside it and a loaded derivation returns a copy of
+it (SymPy's printing of every relation costs ~0.4 s a claim). A file that does not load, is
+from another key or claim, or is larger than :data:`MAX_BYTES` is ignored and rewritten.
+
+Files are written to a temporary name and moved into place (``os.replace``), so concurrent
+runs never read a part. The cache holds pickles: it trusts its folder as much as the user's
+own files (pickle runs code from what it loads), as Python's own ``__pycache__`` does.
+
+Kept free of ``verify`` (the import arrows run from verify to proofs only).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import io
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import sympy as sp
+
+__all__ = ["cache_dir", "source_key", "load", "store", "rederive_requested", "ENV_REDERIVE", "MAX_BYTES",
+           "FORMAT", "KEEP_PER_CLAIM"]
+
+#: Bump when the file layout changes.
+FORMAT = 1
+#: Set to 1 (or true/yes) to re-derive and ignore the cache.
+ENV_REDERIVE = "MHA_NW_REDERIVE"
+#: Larger than any derivation (the largest is ~40 kB); a bigger file is not read.
+MAX_BYTES = 16 * 2**20
+#: Files kept per claim (older keys: earlier sources, other checkouts); the rest are removed.
+KEEP_PER_CLAIM = 8
+
+_PACKAGE = Path(__file__).resolve().parent
+_BASIC_SLOTS = frozenset(sp.Basic.__slots__)
+
+
+def cache_dir() -> Path:
+    """Where the derivations are cached (see the module docstring)."""
+    root = os.environ.get("MHA_NW_CACHE_DIR", "").strip()
+    if root:
+        return Path(root).expanduser() / "derivations"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mha-nw-verify" / "derivations"
+
+
+def rederive_requested() -> bool:
+    """Whether ``MHA_NW_REDERIVE`` asks to bypass the cache."""
+    return os.environ.get(ENV_REDERIVE, "").strip().lower() in ("1", "true", "yes")
+
+
+def source_key() -> str:
+    """SHA-256 of every file of ``proofs/`` (path and bytes), SymPy's and Python's versions."""
+    h = hashlib.sha256(f"format {FORMAT}\0sympy {sp.__version__}\0python {sys.version_info[:2]}\0".encode())
+    for path in sorted(p for p in _PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+        data = path.read_bytes()
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- pickling
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> Any:
+    """A SymPy object from its class, args and extra slots, without evaluating it."""
+    obj = sp.Basic.__new__(cls, *args)
+    for name, value in state.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _extra_slots(cls: type) -> tuple[str, ...]:
+    names: list[str] = []
+    for klass in cls.__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in _BASIC_SLOTS and name not in names and name != "__weakref__":
+                names.append(name)
+    return tuple(names)
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        # compound SymPy objects only (atoms: symbols, numbers, ... keep SymPy's own pickling);
+        # their extra state: slots beyond Basic's and instance attributes (Subs._expr, a
+        # function's cached nargs)
+        if isinstance(obj, sp.Basic) and not obj.is_Atom:
+            state = {n: getattr(obj, n) for n in _extra_slots(type(obj)) if hasattr(obj, n)}
+            state.update(getattr(obj, "__dict__", None) or {})
+            return _rebuild, (type(obj), obj.args, state)
+        return NotImplemented
+
+
+def _dumps(doc: Any) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(doc)
+    return buf.getvalue()
+
+
+def _fingerprint(der: Any, as_dict: dict | None = None) -> tuple:
+    """What must read back identical: the derivation's dict and every expression's srepr."""
+    exprs = [sp.srepr(s.relation) for s in der.steps]
+    exprs += [sp.srepr(r.expr) for r in der.results.values()]
+    exprs += [repr(c) for c in der.comparisons]
+    return repr(der.to_dict() if as_dict is None else as_dict), tuple(exprs)
+
+
+def _stored_dict(doc: dict) -> dict:
+    """A copy of the stored ``to_dict()`` (it prints every relation with SymPy: ~0.4 s a claim)."""
+    return copy.deepcopy(doc)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _path(claim: str, key: str) -> Path:
+    return cache_dir() / f"{claim}-{key[:40]}.pickle"
+
+
+def load(claim: str, key: str) -> Any | None:
+    """The cached derivation of ``claim`` for ``key``, or None (absent, unreadable, too large,
+    corrupt, or from another key or claim)."""
+    path = _path(claim, key)
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return None
+        data = path.read_bytes()
+        doc = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - any broken file is a cache miss
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != key or doc.get("claim") != claim:
+        return None
+    der = doc.get("derivation")
+    if getattr(der, "claim", None) != claim or not isinstance(doc.get("dict"), dict):
+        return None
+    der.to_dict = functools.partial(_stored_dict, doc["dict"])   # verified equal when stored
+    return der
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def store(claim: str, key: str, der: Any) -> bool:
+    """Write ``der`` for ``key`` if it reads back identical; False when it does not, or the
+    folder is not writable (the run goes on uncached)."""
+    try:
+        as_dict = der.to_dict()
+        data = _dumps({"format": FORMAT, "key": key, "claim": claim, "derivation": der, "dict": as_dict})
+        back = pickle.loads(data)
+        if _fingerprint(back["derivation"]) != _fingerprint(der, as_dict) or back["dict"] != as_dict:
+            return False
+        path = _path(claim, key)
+        _atomic_write(path, data)
+        _prune(claim, keep=path)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return False
+    return True
+
+
+def _prune(claim: str, keep: Path) -> None:
+    """Remove all but the KEEP_PER_CLAIM newest files of ``claim`` (never ``keep``)."""
+    dated = []
+    for p in cache_dir().glob(f"{claim}-*.pickle"):
+        try:
+            dated.append((p.stat().st_mtime, p))
+        except OSError:   # removed meanwhile by another run
+            pass
+    for _, old in sorted((d for d in dated if d[1] != keep), reverse=True)[KEEP_PER_CLAIM - 1:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,160 @@
+"""The on-disk derivation cache (proofs/cache.py): a cached derivation equals a fresh build,
+the key follows every byte of proofs/ and the SymPy version, broken or foreign files are
+ignored and rewritten, and the bypass switches work."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+import proofs
+from proofs import cache
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIM = "C5"   # one of the quicker derivations (~1 s)
+
+
+@pytest.fixture
+def tmp_cache(tmp_path, monkeypatch):
+    """An empty cache folder, no re-derive switch, an empty in-process cache."""
+    monkeypatch.setenv("MHA_NW_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(cache.ENV_REDERIVE, raising=False)
+    monkeypatch.setattr(proofs, "_CACHE", {})
+    return tmp_path / "derivations"
+
+
+def content(der) -> dict:
+    """``der.to_dict()`` without the timings (a rebuild takes another time)."""
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "seconds"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    return strip(der.to_dict())
+
+
+_FRESH: dict = {}
+
+
+def fresh(claim: str):
+    """The derivation built by its module, bypassing every cache (once per test module)."""
+    import importlib
+
+    if claim not in _FRESH:
+        _FRESH[claim] = importlib.import_module(proofs.CLAIM_MODULES[claim]).build()
+    return _FRESH[claim]
+
+
+def test_cached_derivation_equals_a_fresh_build(tmp_cache, monkeypatch):
+    first = proofs.derivation(CLAIM)
+    assert first.from_cache is False and len(list(tmp_cache.glob(f"{CLAIM}-*.pickle"))) == 1
+    monkeypatch.setattr(proofs, "_CACHE", {})
+    second = proofs.derivation(CLAIM)
+    assert second.from_cache is True
+    ref = fresh(CLAIM)
+    assert content(second) == content(ref)
+    assert type(second).to_dict(second) == second.to_dict()        # the stored dict is the loaded object's
+    for a, b in zip(second.steps, ref.steps):
+        assert sp.srepr(a.relation) == sp.srepr(b.relation)
+    for name, r in ref.results.items():
+        assert sp.srepr(second.results[name].expr) == sp.srepr(r.expr)
+        assert second.results[name].expr == r.expr and hash(second.results[name].expr) == hash(r.expr)
+    # the loaded expressions still compute: numbers substituted give the fresh build's numbers
+    for name, r in ref.results.items():
+        if isinstance(r.expr, sp.Expr) and r.expr.free_symbols:
+            point = {x: sp.Rational(3, 7) + i for i, x in enumerate(sorted(r.expr.free_symbols, key=str))}
+            assert sp.nsimplify(second.results[name].expr.subs(point) - r.expr.subs(point)) == 0, name
+
+
+def test_every_claim_round_trips_unevaluated(tmp_cache):
+    """SymPy's own pickles re-evaluate (Sum(1*f) and re-run Eq truth tests); ours must not."""
+    for claim in proofs.CLAIM_MODULES:
+        der = fresh(claim)
+        assert cache.store(claim, "k" * 64, der), claim
+        back = cache.load(claim, "k" * 64)
+        assert back is not None and back.to_dict() == der.to_dict(), claim
+
+
+def test_key_follows_source_bytes_and_sympy_version(tmp_path, monkeypatch):
+    copy = tmp_path / "proofs"
+    shutil.copytree(ROOT / "proofs", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "_PACKAGE", copy)
+    base = cache.source_key()
+    assert base == cache.source_key()
+    target = copy / "c5_hdi_mse.py"
+    target.write_bytes(target.read_bytes() + b" ")                # one trailing byte
+    changed = cache.source_key()
+    assert changed != base
+    (copy / "notes.txt").write_text("x")                          # any file of the package counts
+    assert cache.source_key() != changed
+    now = cache.source_key()
+    monkeypatch.setattr(sp, "__version__", "0.0.1")
+    assert cache.source_key() != now
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other-key", "other-claim", "too-large"])
+def test_broken_or_foreign_file_is_ignored_and_rewritten(tmp_cache, monkeypatch, damage):
+    assert cache.store(CLAIM, cache.source_key(), fresh(CLAIM))
+    path = next(tmp_cache.glob(f"{CLAIM}-*.pickle"))
+    good = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"not a pickle")
+    elif damage == "truncated":
+        path.write_bytes(good[: len(good) // 2])
+    elif damage == "other-key":
+        doc = pickle.loads(good)
+        path.write_bytes(pickle.dumps(dict(doc, key="0" * 64)))
+    elif damage == "other-claim":
+        doc = pickle.loads(good)
+        path.write_bytes(pickle.dumps(dict(doc, claim="C2")))
+    else:
+        monkeypatch.setattr(cache, "MAX_BYTES", len(good) - 1)
+    monkeypatch.setattr(proofs, "_CACHE", {})
+    der = proofs.derivation(CLAIM)
+    assert der.from_cache is False                                # rebuilt
+    assert content(der) == content(fresh(CLAIM))
+    monkeypatch.setattr(cache, "MAX_BYTES", 16 * 2**20)
+    monkeypatch.setattr(proofs, "_CACHE", {})
+    assert proofs.derivation(CLAIM).from_cache is True           # and the file was rewritten
+    assert not list(tmp_cache.glob(".*.tmp"))                     # no temporary left behind
+
+
+def test_rederive_switches_bypass_the_cache(tmp_cache, monkeypatch):
+    assert cache.store(CLAIM, cache.source_key(), fresh(CLAIM))
+    assert proofs.derivation(CLAIM).from_cache is True
+    assert proofs.derivation(CLAIM, rederive=True).from_cache is False   # also replaces the in-process copy
+    monkeypatch.setattr(proofs, "_CACHE", {})
+    monkeypatch.setenv(cache.ENV_REDERIVE, "1")
+    assert proofs.derivation(CLAIM).from_cache is False
+
+
+def test_unwritable_cache_folder_runs_uncached(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("MHA_NW_CACHE_DIR", str(blocker))
+    monkeypatch.delenv(cache.ENV_REDERIVE, raising=False)
+    monkeypatch.setattr(proofs, "_CACHE", {})
+    der = proofs.derivation(CLAIM)
+    assert der.from_cache is False and der.status == fresh(CLAIM).status
+
+
+def test_cache_dir_defaults_and_proofs_never_imports_verify(tmp_path):
+    code = ("import json, sys, proofs, proofs.cache as c\n"
+            "proofs.derivation('C2')\n"
+            "print(json.dumps({'dir': str(c.cache_dir()), 'verify': any(m == 'verify' or m.startswith('verify.') "
+            "for m in sys.modules)}))")
+    env = {k: v for k, v in os.environ.items() if k not in ("MHA_NW_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(PYTHONPATH=str(ROOT), HOME=str(tmp_path), MHA_NW_REDERIVE="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc == {"dir": str(tmp_path / ".cache" / "mha-nw-verify" / "derivations"), "verify": False}
