@@ -189,9 +189,11 @@ def _der(claim: str) -> Any:
 def identical_sides(relation: Any) -> bool:
     """Whether a step's relation (or any part of an ``And``) prints with the same text or the same
     LaTeX on both sides, like ``V = V``: such a step shows nothing to a reader."""
+    import sympy as sp
+
     from proofs.notation import to_latex
 
-    parts = relation.args if type(relation).__name__ == "And" else (relation,)
+    parts = relation.args if isinstance(relation, sp.And) else (relation,)
     return any(str(p.lhs) == str(p.rhs) or to_latex(p.lhs) == to_latex(p.rhs) for p in parts if hasattr(p, "lhs"))
 
 
@@ -210,7 +212,7 @@ def show_checks(claim: str) -> None:
 
     der = _der(claim)
     methods = Counter(s.method for s in der.steps)
-    unnamed = sum(n for m, n in methods.items() if m not in METHODS)
+    unnamed = sum(n for m, n in methods.items() if m not in METHODS and m != "unchecked")
     same = sum(identical_sides(s.relation) for s in der.steps if not isinstance(s.relation, str))
     tally = ", ".join(f"*{m}* {n}" for m, n in sorted(methods.items(), key=lambda x: (-x[1], x[0])))
     _markdown(f"**{der.claim}: {len(der.steps)} steps, {sum(s.checked for s in der.steps)} checked.** "
@@ -402,8 +404,9 @@ def show_reading(result: Any) -> None:
     scope), each with the statement it checks; the readings, where the claim has several."""
     rows = [f"### How the package reads {result.id}"]
     if result.readings:
-        rows += ["", "Two natural readings, each with a core of its own; the claim takes the verdict of the one "
-                     "under which it fares best, and the headline names the other:"]
+        others = "the other" if len(result.readings) == 2 else "the others"
+        rows += ["", (f"{len(result.readings)} natural readings, each with a core of its own; the claim takes the "
+                      f"verdict of the one under which it fares best, and the headline names {others}:")]
         rows += [f"- reading **{r.id}**: {_prose(r.description)}" for r in result.readings]
     for role, title, meaning in _ROLE_TITLES:
         parts = [p for p in result.parts if p.role.value == role]
@@ -444,8 +447,8 @@ def show_verdict(result: Any, *, parts: bool = True) -> None:
     reported as such, not printed."""
     d = result.to_dict()
     rows = [f"### Verdict: **{d['verdict']}**", "", f"*{_prose(d['headline'])}*", "",
-            "Only the core parts set the verdict; details that are off are corrections, premise parts are "
-            "premise findings, failures outside the stated scope are limits."]
+            ("Only the core parts set the verdict; details that are off are corrections, premise parts are "
+             "premise findings, failures outside the stated scope are limits.")]
     if len(d["readings"]) > 1:
         rows += ["", "**Readings:**", *[f"- {r['id']} ({_prose(r['description'])}): *{r['verdict']}*"
                                        + (" (the claim's verdict)" if r["id"] == d["reading"] else "")
