@@ -1,9 +1,13 @@
 """Display helpers for the derivation notebooks (``notebooks/*.ipynb``), and their refresh.
 
-The notebooks call these and nothing else of their own: a derivation's statement, assumptions,
-steps and results rendered as Markdown and LaTeX (printed by SymPy from the checked objects),
-the verdict of a claim check, its plots, and the checkpoint tables. Without IPython the same
-content is printed as text.
+A notebook reads one claim group for a person: the claim and how the package reads it
+(:func:`show_claim`, :func:`show_reading`), the setting (:func:`show_assumptions`), the key steps
+of the derivation one at a time (:func:`show_step`), the results, the numeric check with its
+plots (:func:`check`, :func:`show_numeric`, :func:`show_plot`), the verdict
+(:func:`show_verdict`), and at the end every step (:func:`show_checks`, :func:`show_steps`).
+The notebooks call these helpers and define no logic of their own. Formulas are printed by
+SymPy from the checked objects; the package's prose is shown with its mathematics typeset
+(:mod:`verify.texify`). Without IPython the same content is printed as text.
 
 Every text a notebook shows must be the same on every machine (a test re-executes the notebooks
 and compares): claim checks run with a fixed seed, numbers at rounding level are never shown
@@ -25,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -34,12 +39,17 @@ __all__ = [
     "SEED",
     "QUICK",
     "stable_text",
+    "identical_sides",
     "show_claim",
+    "show_checks",
     "show_assumptions",
+    "show_step",
     "show_steps",
     "show_results",
     "show_comparisons",
     "check",
+    "show_reading",
+    "show_numeric",
     "show_verdict",
     "show_plot",
     "show_agreement",
@@ -47,16 +57,22 @@ __all__ = [
     "show_hdi_summary",
     "plot_hdi_layers",
     "show_overlap_heatmaps",
+    "notebooks",
     "execute",
     "refresh",
     "main",
 ]
 
-#: Seed and sizes of the claim checks the notebooks run (quick: each notebook stays well under 60 s).
+#: Seed and sizes of the claim checks the notebooks run (quick: each notebook stays well under 30 s).
 SEED = 0
 QUICK = True
 #: Numbers written as ``m e-k`` with k at least this are rounding residuals: shown as a bound.
 ROUNDING_EXPONENT = 12
+#: Per-cell limit when a notebook is executed: a hung cell fails instead of blocking.
+CELL_TIMEOUT = 300
+#: A method's input (the equation a solve step solves, a certificate) is shown as LaTeX up to this length;
+#: longer ones are in the derivation's record (``python -m proofs``).
+MAX_PARAM_LATEX = 400
 
 _ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = _ROOT / "notebooks"
@@ -98,6 +114,8 @@ def _image(path: str | Path) -> None:
         ipd.display(ipd.Image(filename=str(path)))
 
 
+# --- text ------------------------------------------------------------------------------------------
+
 _ROUNDING = re.compile(r"(?<![\w.])\d(?:\.\d+)?e-(\d+)\b")
 
 
@@ -113,35 +131,108 @@ def _md(text: Any) -> str:
     return re.sub(r"([\\`*_\[\]<>#|$])", r"\\\1", stable_text(text))
 
 
+_TEXTTT = re.compile(r"\\texttt\{((?:[^{}]|\{\})*)\}")
+_MATH_SPAN = re.compile(r"(\$[^$]*\$)")
+# LaTeX that verify.texify writes in running text, and its plain spelling in Markdown
+_TEXT_BACK = [("\\allowbreak{}", ""), ("\\ldots{}", "…"), ("\\_", "_"), ("\\%", "%"), ("\\&", "&"),
+              ("\\#", "#"), ("\\,", " "), ("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("~", " ")]
+
+
+def _back(text: str) -> str:
+    for tex, plain in _TEXT_BACK:
+        text = text.replace(tex, plain)
+    return text
+
+
+def _prose(text: Any) -> str:
+    """The package's prose as Markdown with its mathematics typeset: :func:`verify.texify.texify`
+    finds the spans (``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``), code names become code, and the
+    rest stays text. Where the text needs TeX that Markdown cannot show, the plain text."""
+    from .texify import texify
+
+    plain = stable_text(text)
+    codes: list[str] = []
+
+    def code(m: re.Match) -> str:
+        codes.append(_back(m.group(1)).replace("$<$", "<").replace("$>$", ">"))
+        return f"\x00{len(codes) - 1}\x00"
+
+    tex = _TEXTTT.sub(code, texify(plain))
+    if any("\\" in c or "$" in c or "`" in c for c in codes):
+        return _md(plain)
+    out = []
+    for k, piece in enumerate(_MATH_SPAN.split(tex)):
+        if k % 2:
+            if "\x00" in piece:
+                return _md(plain)
+            out.append(piece)
+            continue
+        piece = _back(piece)
+        if re.search(r"[\\{}$]", piece.replace("\x00", "")):
+            return _md(plain)
+        out.append(re.sub(r"\x00(\d+)\x00", lambda m: f"`{codes[int(m.group(1))]}`",
+                          re.sub(r"([`*_\[\]<>#|])", r"\\\1", piece)))
+    return "".join(out)
+
+
 # --- derivations -----------------------------------------------------------------------------------
 
 
 def _der(claim: str) -> Any:
-    from proofs import derivation
+    from proofs import CLAIM_MODULES, derivation
 
+    if not isinstance(claim, str) or claim.upper() not in CLAIM_MODULES:
+        raise VerifyError(f"claim: expected one of {', '.join(CLAIM_MODULES)}, got {claim!r}")
     return derivation(claim)
+
+
+def identical_sides(relation: Any) -> bool:
+    """Whether a step's relation (or any part of an ``And``) prints with the same text or the same
+    LaTeX on both sides, like ``V = V``: such a step shows nothing to a reader."""
+    import sympy as sp
+
+    from proofs.notation import to_latex
+
+    parts = relation.args if isinstance(relation, sp.And) else (relation,)
+    return any(str(p.lhs) == str(p.rhs) or to_latex(p.lhs) == to_latex(p.rhs) for p in parts if hasattr(p, "lhs"))
 
 
 def show_claim(claim: str) -> None:
     """The claim's title, its statement as the paper's summary gives it, the derivation status."""
     der = _der(claim)
     n_ok = sum(s.checked for s in der.steps)
-    _markdown(f"## {der.claim}: {_md(der.title)}\n\n**Claim as stated.** {_md(der.stated)}\n\n"
+    _markdown(f"## {der.claim}: {_prose(der.title)}\n\n**Claim as stated.** {_prose(der.stated)}\n\n"
               f"Derivation: **{der.status}**, {n_ok} of {len(der.steps)} steps checked by SymPy.")
 
 
-def show_assumptions(claim: str) -> None:
-    """The assumptions (``setting`` defines the objects, ``model`` restricts beyond them)."""
+def show_checks(claim: str) -> None:
+    """How the derivation's steps were checked: the count per named method, and the counts of steps
+    that print with identical sides and of steps checked by an unnamed method (both 0 by design)."""
+    from proofs.core import METHODS
+
+    der = _der(claim)
+    methods = Counter(s.method for s in der.steps)
+    unnamed = sum(n for m, n in methods.items() if m not in METHODS and m != "unchecked")
+    same = sum(identical_sides(s.relation) for s in der.steps if not isinstance(s.relation, str))
+    tally = ", ".join(f"*{m}* {n}" for m, n in sorted(methods.items(), key=lambda x: (-x[1], x[0])))
+    _markdown(f"**{der.claim}: {len(der.steps)} steps, {sum(s.checked for s in der.steps)} checked.** "
+              f"By method: {tally}. Steps that print with identical sides: {same}; steps checked by an "
+              f"unnamed (custom) method: {unnamed}.")
+
+
+def show_assumptions(claim: str, names: Iterable[str] | None = None) -> None:
+    """The assumptions, all or those named (``setting`` defines the objects, ``model`` restricts
+    beyond them)."""
     from proofs.notation import to_latex
 
     der = _der(claim)
     rows = []
-    for a in der.assumptions.values():
-        row = f"- `{a.name}` (*{a.kind}*): {_md(a.statement)}"
+    for a in _selected(der.assumptions.values(), names, "assumption names", der.claim):
+        row = f"- `{a.name}` (*{a.kind}*): {_prose(a.statement)}"
         if a.expr is not None and not isinstance(a.expr, str):
             row += f" $\\quad {to_latex(a.expr)}$"
         rows.append(row)
-    _markdown("### Assumptions\n\n" + "\n".join(rows))
+    _markdown(f"### Assumptions of the derivation of {der.claim}\n\n" + "\n".join(rows))
 
 
 def _formula(claim: str, kind: str, name: str, expr: Any) -> None:
@@ -161,7 +252,7 @@ def _selected(items: Iterable[Any], names: Iterable[str] | None, what: str, clai
     items = list(items)
     if names is None:
         return items
-    names = list(names)
+    names = [names] if isinstance(names, str) else list(names)
     known = {x.name for x in items}
     missing = [n for n in names if n not in known]
     if missing:
@@ -169,26 +260,85 @@ def _selected(items: Iterable[Any], names: Iterable[str] | None, what: str, clai
     return [x for x in items if x.name in names]
 
 
-def show_steps(claim: str, names: Iterable[str] | None = None) -> None:
-    """Each step (or those named): its check method and status, why it holds, and the relation
-    printed by SymPy from the object that was checked."""
+def _step_text(der: Any, s: Any, *, why: bool, heading: str) -> str:
+    """The line above a step's formula: its name, method, status, note and assumptions."""
+    from proofs.core import METHODS
+
+    summary = METHODS[s.method].summary if s.method in METHODS else "no check method"
+    text = f"{heading} `{s.name}`: checked by **{s.method}** ({_md(summary)}), **{s.status}**."
+    if why and s.why:
+        note = _prose(s.why)
+        text += f" {note}" + ("" if note.endswith(".") else ".")
+    if s.uses:
+        model = [u for u in s.uses if der.assumptions[u].kind == "model"]
+        setting = [u for u in s.uses if u not in model]
+        parts = ([f"model {', '.join(f'`{u}`' for u in model)}"] if model else []) + \
+                ([f"setting {', '.join(f'`{u}`' for u in setting)}"] if setting else [])
+        text += f" *Assumptions:* {'; '.join(parts)}."
+    if s.status != "checked" and s.detail:
+        text += f"\n\n*Detail:* {_md(s.detail)}"
+    return text
+
+
+def _param_latex(value: Any) -> str | None:
+    """A method parameter as LaTeX, if it is a SymPy object (or a list of them) short enough to read."""
+    import sympy as sp
+
+    from proofs.notation import to_latex
+
+    if isinstance(value, (list, tuple)) and all(isinstance(v, sp.Basic) for v in value):
+        value = sp.Tuple(*value)
+    if not isinstance(value, sp.Basic):
+        return None
+    text = to_latex(value)
+    return text if len(text) <= MAX_PARAM_LATEX else None
+
+
+def _show_param(s: Any, key: str, label: str) -> None:
+    latex = _param_latex(s.params.get(key))
+    if latex is not None:
+        _markdown(f"*{label}:*")
+        _math(latex)
+
+
+def _show_one(der: Any, s: Any, heading: str, *, why: bool, computed: bool) -> None:
+    _markdown(_step_text(der, s, why=why, heading=heading))
+    if _param_latex(s.params.get("equation")) is not None:   # a solve step: its premise, then what it gives
+        _show_param(s, "equation", "The equation solved")
+        _markdown("*gives:*")
+    if isinstance(s.relation, str):
+        _markdown(f"`{s.relation}`")
+    else:
+        _formula(der.claim, "step", s.name, s.relation)
+    if computed:
+        _show_param(s, "certificate", "The certificate (greater side minus smaller side)")
+        if s.computed:
+            _markdown(f"*Computed by the method:* `{stable_text(s.computed)}`")
+
+
+def show_step(claim: str, name: str, *, computed: bool = True, why: bool = False) -> None:
+    """One step of the derivation, by name: where it stands in the derivation, the named method
+    that checked it, the assumptions it uses, the relation printed by SymPy from the checked
+    object (premise unevaluated), and what the method computed (``computed=False`` leaves that
+    out; ``why=True`` adds the derivation's own note). An unknown name is refused."""
     der = _der(claim)
-    wanted = {s.name for s in _selected(der.steps, names, "step names", claim)}
+    index = {s.name: k for k, s in enumerate(der.steps, 1)}
+    if not isinstance(name, str) or name not in index:
+        raise VerifyError(f"name: expected a step of {der.claim} (see `python -m proofs {der.claim}`), got {name!r}")
+    k = index[name]
+    _show_one(der, der.steps[k - 1], f"**Step {k} of {len(der.steps)}**", why=why, computed=computed)
+
+
+def show_steps(claim: str, names: Iterable[str] | None = None, *, computed: bool = False) -> None:
+    """Each step (or those named): its check method and status, why it holds, and the relation
+    printed by SymPy from the object that was checked (``computed=True`` adds what the method
+    computed)."""
+    der = _der(claim)
+    wanted = {s.name for s in _selected(der.steps, names, "step names", der.claim)}
     _markdown("### Derivation steps\n\nEach relation is the SymPy object the step checked, printed as LaTeX.")
     for k, s in enumerate(der.steps, 1):
-        if s.name not in wanted:
-            continue
-        text = f"**Step {k}** `{s.name}`: checked by *{s.method}*, **{s.status}**. {_md(s.why)}"
-        if s.uses:
-            text += f" (uses: {_md(', '.join(s.uses))})"
-        if s.status != "checked" and s.detail:
-            text += f"\n\n*Detail:* {_md(s.detail)}"
-        if isinstance(s.relation, str):
-            text += f"\n\n`{s.relation}`"
-            _markdown(text)
-        else:
-            _markdown(text)
-            _formula(der.claim, "step", s.name, s.relation)
+        if s.name in wanted:
+            _show_one(der, s, f"**Step {k}**", why=True, computed=computed)
 
 
 def show_results(claim: str, names: Iterable[str] | None = None) -> None:
@@ -197,20 +347,21 @@ def show_results(claim: str, names: Iterable[str] | None = None) -> None:
 
     der = _der(claim)
     _markdown("### Results")
-    for r in _selected(der.results.values(), names, "result names", claim):
+    for r in _selected(der.results.values(), names, "result names", der.claim):
         args = ", ".join(f"${to_latex(a)}$" for a in r.args[:12]) + (", ..." if len(r.args) > 12 else "")
-        _markdown(f"**{r.name}**: {_md(r.description)}" + (f" (arguments {args})" if args else ""))
+        _markdown(f"**{r.name}**: {_prose(r.description)}" + (f" (arguments {args})" if args else ""))
         if isinstance(r.expr, str):
             _markdown(f"`{r.expr}`")
         else:
             _formula(der.claim, "result", r.name, r.expr)
 
 
-def show_comparisons(claim: str) -> None:
-    """What was derived against what the paper states (a finding either way)."""
+def show_comparisons(claim: str, names: Iterable[str] | None = None) -> None:
+    """What was derived against what the paper states (a finding either way), all or those named."""
     der = _der(claim)
-    rows = [f"- `{c.name}`: **{'holds' if c.holds else 'does not hold'}**. *Stated:* {_md(c.stated)} "
-            f"*Derived:* {_md(c.derived)}" + (f" {_md(c.detail)}" if c.detail else "") for c in der.comparisons]
+    rows = [f"- `{c.name}`: **{'holds' if c.holds else 'does not hold'}**. *Stated:* {_prose(c.stated)} "
+            f"*Derived:* {_prose(c.derived)}" + (f" {_prose(c.detail)}" if c.detail else "")
+            for c in _selected(der.comparisons, names, "comparison names", der.claim)]
     _markdown("### Derived versus stated\n\n" + ("\n".join(rows) if rows else "(no comparison recorded)"))
 
 
@@ -242,37 +393,89 @@ def check(claim: str, *, seed: int = SEED, quick: bool = QUICK) -> Any:
     return _RUNS[key]
 
 
-def show_verdict(result: Any) -> None:
-    """The computed verdict with its headline, corrections, premise findings and limits (the
-    report's fields), then every part with its role and effect. Residuals that agree to
-    floating-point rounding are reported as such, not printed."""
-    d = result.to_dict()
-    rows = [f"### Verdict: **{d['verdict']}**", "", f"*{_md(d['headline'])}*", "",
-            "Only the core parts set the verdict; details that are off are corrections, premise parts are "
-            "premise findings, failures outside the stated scope are limits."]
-    for title, key, fmt in (("Corrections", "corrections", lambda x: f"stated *{_md(x['stated'])}*; derived: "
-                                                                     f"{_md(x['derived'])}"),
-                            ("Premise", "premise", lambda x: f"{x['outcome']}: {_md(x['finding'])} "
-                                                             f"(regime: {_md(x['regime'])})"),
-                            ("Limits", "limits", lambda x: f"{_md(x['finding'])} (holds under: {_md(x['boundary'])})")):
-        if d[key]:
-            rows += ["", f"**{title}:**", *[f"- {fmt(x)}" for x in d[key]]]
-    rows += ["", "**Parts:**"]
+_ROLE_TITLES = (("core", "Core", "the main assertion; the claim's verdict is its verdict"),
+                ("detail", "Details", "a constant, normalisation or word; one that is off is a correction"),
+                ("premise", "Premise", "whether the model the core rests on is true of real NW heads"),
+                ("scope", "Scope", "probes outside the stated scope; a failure there is a limit"))
+
+
+def show_reading(result: Any) -> None:
+    """How the package reads the claim: its parts grouped by role (core, details, premise,
+    scope), each with the statement it checks; the readings, where the claim has several."""
+    rows = [f"### How the package reads {result.id}"]
+    if result.readings:
+        others = "the other" if len(result.readings) == 2 else "the others"
+        rows += ["", (f"{len(result.readings)} natural readings, each with a core of its own; the claim takes the "
+                      f"verdict of the one under which it fares best, and the headline names {others}:")]
+        rows += [f"- reading **{r.id}**: {_prose(r.description)}" for r in result.readings]
+    for role, title, meaning in _ROLE_TITLES:
+        parts = [p for p in result.parts if p.role.value == role]
+        if not parts:
+            continue
+        rows += ["", f"**{title}** ({meaning}):"]
+        rows += [f"- *{_prose(p.id)}*" + (f" (reading {p.reading})" if p.reading else "") + f": {_prose(p.statement)}"
+                 for p in parts]
+    _markdown("\n".join(rows))
+
+
+def _numeric_line(p: Any) -> str:
+    if p.numeric is None:
+        return "no numeric check (symbolic only)"
+    if p.numeric.agreement == "rounding":
+        return ("agrees to floating-point rounding" + (f": {_prose(p.finding)}" if p.finding else "")
+                + " (the residuals are in the report of `python -m verify`)")
+    return f"{p.numeric.agreement}: {_prose(p.numeric.summary)}"
+
+
+def show_numeric(result: Any) -> None:
+    """The numeric check, part by part: what the numbers showed and the part's effect on the
+    record, and each counterexample. Residuals at floating-point rounding are not printed."""
+    rows = [f"### Numeric check of {result.id}", ""]
     for p in result.parts:
-        rows.append(f"- **{_md(p.id)}** ({p.role.value}{', reading ' + p.reading if p.reading else ''}): "
-                    f"*{p.effect.value}*. {_md(p.statement)}")
-        if p.symbolic is not None:
-            rows.append(f"    - symbolic: {p.symbolic.status}, {p.symbolic.n_checked}/{p.symbolic.n_steps} steps")
-        if p.numeric is not None:
-            if p.numeric.agreement == "rounding":
-                rows.append("    - numeric: agrees to floating-point rounding (the residuals are in the report of "
-                            "`python -m verify`)")
-            else:
-                rows.append(f"    - numeric ({p.numeric.agreement}): {_md(p.numeric.summary)}")
+        rows.append(f"- *{_prose(p.id)}* ({p.role.value}, {p.effect.value}): {_numeric_line(p)}")
         if p.counterexample is not None:
-            rows.append(f"    - counterexample: {_md(p.counterexample.description)}")
+            rows.append(f"    - counterexample: {_prose(p.counterexample.description)}")
     sizes = "quick sizes" if QUICK else "full sizes"
     rows += ["", f"*Claim check run with seed {SEED} and {sizes}; `python -m verify` runs the full sizes.*"]
+    _markdown("\n".join(rows))
+
+
+def show_verdict(result: Any, *, parts: bool = True) -> None:
+    """The computed verdict with its headline, corrections, premise findings and limits (the
+    report's fields), the readings' verdicts where there are several, then (``parts=True``)
+    every part with its role and effect. Residuals that agree to floating-point rounding are
+    reported as such, not printed."""
+    d = result.to_dict()
+    rows = [f"### Verdict: **{d['verdict']}**", "", f"*{_prose(d['headline'])}*", "",
+            ("Only the core parts set the verdict; details that are off are corrections, premise parts are "
+             "premise findings, failures outside the stated scope are limits.")]
+    if len(d["readings"]) > 1:
+        rows += ["", "**Readings:**", *[f"- {r['id']} ({_prose(r['description'])}): *{r['verdict']}*"
+                                       + (" (the claim's verdict)" if r["id"] == d["reading"] else "")
+                                       for r in d["readings"]]]
+    for title, key, fmt in (("Corrections", "corrections", lambda x: f"stated *{_prose(x['stated'])}*; derived: "
+                                                                     f"{_prose(x['derived'])}"),
+                            ("Premise", "premise", lambda x: f"{x['outcome']}: {_prose(x['finding'])} "
+                                                             f"(regime: {_prose(x['regime'])})"),
+                            ("Limits", "limits", lambda x: f"{_prose(x['finding'])} (holds under: "
+                                                           f"{_prose(x['boundary'])})")):
+        if d[key]:
+            rows += ["", f"**{title}:**", *[f"- {fmt(x)}" for x in d[key]]]
+    if d["restored_by"]:
+        rows += ["", "**What restores a refuted core:**", *[f"- {_prose(x)}" for x in d["restored_by"]]]
+    if parts:
+        rows += ["", "**Parts:**"]
+        for p in result.parts:
+            rows.append(f"- **{_md(p.id)}** ({p.role.value}{', reading ' + p.reading if p.reading else ''}): "
+                        f"*{p.effect.value}*. {_prose(p.statement)}")
+            if p.symbolic is not None:
+                rows.append(f"    - symbolic: {p.symbolic.status}, {p.symbolic.n_checked}/{p.symbolic.n_steps} steps")
+            if p.numeric is not None:
+                rows.append(f"    - numeric: {_numeric_line(p)}")
+            if p.counterexample is not None:
+                rows.append(f"    - counterexample: {_prose(p.counterexample.description)}")
+        sizes = "quick sizes" if QUICK else "full sizes"
+        rows += ["", f"*Claim check run with seed {SEED} and {sizes}; `python -m verify` runs the full sizes.*"]
     _markdown("\n".join(rows))
 
 
@@ -361,17 +564,24 @@ def show_overlap_heatmaps(result: dict[str, Any], layers: Iterable[int] | None =
 
 
 def notebooks() -> list[Path]:
-    """The notebooks of the repository, in order."""
+    """The notebooks of the repository, in order: every ``notebooks/*.ipynb``."""
     return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 
-def execute(path: str | Path, *, timeout: int = 300) -> Any:
+def _notebook_path(path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix != ".ipynb" or not path.is_file():
+        raise VerifyError(f"notebook: expected an existing .ipynb file, got {str(path)!r}")
+    return path
+
+
+def execute(path: str | Path, *, timeout: int = CELL_TIMEOUT) -> Any:
     """Run a notebook top to bottom in a fresh ``python3`` kernel (this interpreter's ipykernel),
     in its own folder, with this checkout importable; returns the executed notebook."""
     import nbformat
     from nbclient import NotebookClient
 
-    path = Path(path)
+    path = _notebook_path(path)
     nb = nbformat.read(path, as_version=4)
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), old) if p)  # the kernel inherits it
@@ -388,17 +598,22 @@ def execute(path: str | Path, *, timeout: int = 300) -> Any:
 
 
 def refresh(paths: Iterable[str | Path] | None = None) -> dict[Path, float]:
-    """Re-execute notebooks and store their outputs; returns the seconds each took."""
+    """Re-execute notebooks (default: every ``notebooks/*.ipynb``) and store their outputs, each
+    written atomically; returns the seconds each took. A notebook that raises is not written."""
     import nbformat
 
+    from .io import atomic_write_text
+
+    chosen = [_notebook_path(p) for p in (notebooks() if paths is None else paths)]
     times = {}
-    for path in [Path(p) for p in (paths or notebooks())]:
+    for path in chosen:
         t0 = time.perf_counter()
         nb = execute(path)
         times[path] = time.perf_counter() - t0
         for cell in nb.cells:
             cell.get("metadata", {}).pop("execution", None)
-        nbformat.write(nb, path)
+        text = nbformat.writes(nb)
+        atomic_write_text(path, text if text.endswith("\n") else text + "\n")
     return times
 
 
@@ -408,7 +623,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("command", choices=["refresh"])
     p.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/*.ipynb")
     args = p.parse_args(argv)
-    for path, seconds in refresh(args.notebooks or None).items():
+    from nbclient.exceptions import CellExecutionError
+
+    try:
+        paths = [_notebook_path(x) for x in args.notebooks] or notebooks()
+    except VerifyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in paths:
+        try:
+            seconds = refresh([path])[path]
+        except CellExecutionError as exc:
+            print(f"error: {path}: a cell raised {exc.ename}: {exc.evalue}; its stored outputs are unchanged",
+                  file=sys.stderr)
+            return 1
         print(f"{path}: executed and stored in {seconds:.1f} s")
     return 0
 
