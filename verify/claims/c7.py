@@ -511,7 +511,7 @@ def check(ctx: Context) -> ClaimResult:
                         "H*(1e12)/H*(1e3) per model: " + ", ".join(
                             f"{m} {g[m]['H_star_ratio_n_1e12_over_1e3']:.3g}" for m in STANDARD_MODELS),
                         {"H_star_falls_with_n": falls, "H_star_rises_with_n": rises}),
-        finding="with h = d_k^(-1/2) d_k* grows with n, so H* falls (it grows only for h = d_k^(1/4))"))
+        finding="with h = d_k^(-1/2), d_k* grows with n, so H* falls (it grows only for h = d_k^(1/4))"))
 
     ctx.progress("the optimum on real NW ensembles")
     emp_params = {"grid": ctx.size("quick", "quick", "default"), "seed": ctx.seed}
