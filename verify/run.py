@@ -51,6 +51,35 @@ def _worker_init() -> None:
     nw.set_default_threads(1)
 
 
+def _preload(claims: list[str]) -> None:
+    """Import, once in the parent, what every worker would otherwise load for itself after the
+    fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache)."""
+    import importlib
+
+    import numpy as np
+
+    from . import nw
+    from .registry import CLAIM_MODULES
+
+    for claim in claims:
+        importlib.import_module(CLAIM_MODULES[claim])
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401  (pyplot and its font manager)
+    from matplotlib import font_manager
+
+    font_manager.findfont("DejaVu Sans")
+    previous = nw.set_default_threads(1)
+    try:
+        q, k = np.zeros((2, 2)), np.zeros((3, 2))
+        nw.nw_estimate(q, k, np.zeros((3, 1)))
+        nw.nw_weights(q, k)
+        nw.nw_estimate(q, k, np.zeros((3, 1)), kernel="gaussian", bandwidth=1.0)
+    finally:
+        nw.set_default_threads(previous)
+
+
 def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
                progress: bool = True, large: bool = False, rederive: bool = False,
                jobs: int = 1) -> tuple[dict, list[Any]]:
@@ -79,6 +108,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     bar = Progress(len(claims)) if progress else None
     jobs = min(int(jobs), len(claims))
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        _preload(claims)
         ctx_kwargs = {"seed": seed, "quick": quick, "out": out, "large": large}
         order = sorted(claims, key=lambda c: COST_ORDER.index(c) if c in COST_ORDER else -1)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),

@@ -234,12 +234,12 @@ def _premise_regimes(ctx: Context, base: dict[str, Any]) -> dict[str, Any]:
     """Correlation of orthogonal heads (ρ = 0) across scale, n and σ: the premise predicts 0 in
     every regime; the shared noise and design make it depend on how flat the attention is."""
     rows = []
-    batches = ctx.size(4, 6)
+    batches = ctx.size(4, 4, 8)
     for c in REGIME_SCALES:
         for n in REGIME_NS:
             for sigma in REGIME_SIGMAS:
                 params = {**base, "scale_factor": c, "n": n, "sigma": sigma, "batches": batches,
-                          "R": ctx.size(12, 16), "m": ctx.size(24, 32)}
+                          "R": ctx.size(12, 12, 16), "m": ctx.size(24, 24, 32)}
                 j = _premise_judgement(premise_batches(params, 0.0))
                 rows.append({"scale_factor": c, "n": n, "sigma": sigma, "corr_at_rho0": j["corr_at_rho0"],
                              "se": j["se"], "z": j["z"], "violates": j["violates"],

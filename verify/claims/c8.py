@@ -193,7 +193,7 @@ def _exact_sums(H_max: int, V: list[Fraction], r_grid: tuple[Fraction, ...]) -> 
 
 
 def _closed_vs_exact(ctx: Context) -> dict[str, Any]:
-    H_max, mp_every = ctx.size(16, 64), ctx.size(3, 4)   # 30-digit forms at every mp_every-th H
+    H_max, mp_every = ctx.size(16, 32, 64), ctx.size(3, 4)   # 30-digit forms at every mp_every-th H
     qs = ctx.size(Q_GRID[1:], Q_GRID)
     worst_f, worst_m, count, n_mp = 0.0, 0.0, 0, 0
     per: dict[str, list[float]] = {}
