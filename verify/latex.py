@@ -689,12 +689,14 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
         raise PdfLatexMissing("--pdf: expected pdflatex on the PATH (Debian: apt-get install texlive-latex-base "
                               "texlive-latex-recommended), got none; the .tex files are written, compile them "
                               "with any LaTeX")
-    tex = Path(tex)
-    build = Path(tempfile.mkdtemp(prefix=f".{tex.stem}.pdflatex-", dir=tex.parent))
+    tex = Path(tex).absolute()
+    # a visible subfolder named relative to the .tex: TeX's default openout_any = p refuses to
+    # write under a dot-name and, for a relative -o, a path relative to another folder
+    build = Path(tempfile.mkdtemp(prefix=f"{tex.stem}.pdflatex-", dir=tex.parent))
     try:
         for _ in range(runs):
             proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
-                                   f"-output-directory={build}", tex.name],
+                                   f"-output-directory={build.name}", tex.name],
                                   cwd=tex.parent, capture_output=True, text=True, errors="replace")
             if proc.returncode != 0:
                 log_path = build / f"{tex.stem}.log"
