@@ -192,6 +192,28 @@ MUTANTS: list[Mutant] = [
          '    if value >= cap:',
          ('tests/test_bad_input.py::test_replay_at_its_cap_runs',)),
     )],
+    # --- the proof checker (proofs/core.py), the derivation cache
+    M("checker-one-rational-point", "proofs/core.py", "RATIONAL_POINTS = 6", "RATIONAL_POINTS = 1",
+      ("tests/test_proofs_core.py",)),
+    M("checker-small-integers", "proofs/core.py", "INT_RANGE = 10**9", "INT_RANGE = 9", ("tests/test_proofs_core.py",)),
+    M("cache-ignores-bytes", "proofs/cache.py", "        h.update(len(data).to_bytes(8, \"little\") + data)",
+      "        h.update(len(data).to_bytes(8, \"little\"))", ("tests/test_derivation_cache.py",)),
+    # --- the compiled kernel
+    M("kernel-exp-coefficient", "verify/_kernel.py", "    p = p * r + _C12\n", "    p = p * r + 0 * _C12\n",
+      ("tests/test_kernel.py",)),
+    # --- C7 on real NW ensembles, the sweep engine
+    M("c7-empirical-any-seed", "verify/claims/c7.py",
+      "violates=bool(growth) and all(o > LAW_FACTOR for o in off)", "violates=bool(growth) and any(o > 1e9 for o in off)",
+      ("tests/test_claim_c7.py",)),
+    M("sweep-recomputes-finished-tasks", "verify/sweep.py", "        doc = _load_done(out, t)\n",
+      "        doc = None\n", ("tests/test_sweep.py",)),
+    # --- C9: the hand-written gradient, the training judge, the checkpoint judge
+    M("c9-gradient-scale", "verify/training.py", "    c = 1.0 / math.sqrt(k)\n    Xt", "    c = 1.0 / k\n    Xt",
+      ("tests/test_training.py",)),
+    M("c9-setting-any-run", "verify/claims/c9.py", '"violates": bool(np.all(dk < 0) and mk < -delta_min and t <= -t_min),',
+      '"violates": bool(np.any(dk < 0) and mk < -delta_min and t <= -t_min),', ("tests/test_claim_c9.py",)),
+    M("c9-checkpoint-any-layer", "verify/claims/c9.py", "    return ReplayOutcome(violates=all(below), summary=summary, figures={\"layers\": rows})",
+      "    return ReplayOutcome(violates=any(below), summary=summary, figures={\"layers\": rows})", ("tests/test_claim_c9.py",)),
 ]
 
 #: Survivors that change no behaviour, with the reason (checked by hand).
