@@ -207,3 +207,13 @@ def test_compile_check_catches_broken_latex(tmp_path: Path, monkeypatch: pytest.
 def test_a_scientific_number_with_a_script_is_not_a_double_superscript():
     """Found by the random compile test: ``1e100^-1/2`` once gave ``10^{100}^{-1/2}``."""
     assert texify("1e100^-1/2") == "${10^{100}}^{-1/2}$"
+
+
+@pytest.mark.parametrize("text,want", [
+    ("a pretrained transformer (all-MiniLM-L6-v2)", "a pretrained transformer (all-MiniLM-L6-v2)"),
+    ("the layer-0 input", "the layer-0 input"),
+    ("H-1 heads", "$H-1$ heads"),
+], ids=["model-name", "layer-0", "H-minus-1"])
+def test_hyphenated_names_stay_text(text, want):
+    """Seen in the PDF: a hyphenated model name was set as a difference of products."""
+    assert texify(text) == want

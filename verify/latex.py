@@ -422,6 +422,7 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 \usepackage[margin=2cm]{geometry}
 \usepackage{amsmath,amssymb}
 \usepackage{graphicx}
+\usepackage{longtable}
 \input{macros.tex}
 \allowdisplaybreaks
 \renewcommand{\labelitemi}{$\bullet$}  % the text bullet would pull in a bitmap TS1 font
@@ -607,8 +608,8 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
            "A claim's verdict is set by its core parts alone; details that are off are \\emph{corrections}, "
            "premise parts give \\emph{premise findings}, failures outside the stated scope are \\emph{limits} "
            "(counts c/p/l below).", "",
-           "\\begin{center}", "\\begin{tabular}{l l l p{0.55\\linewidth}}",
-           "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline"]
+           "\\begin{longtable}{l l l p{0.55\\linewidth}}",   # may break across pages: it starts on page 1
+           "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline \\endhead"]
     rows = {r["id"]: r for r in verdict_rows(report)}
     for claim in CLAIM_MODULES:
         r = rows.get(claim)
@@ -617,7 +618,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
             continue
         out.append(f"{claim} & \\textbf{{{escape(r['verdict'])}}} & {r['corrections']}/{r['premise']}/{r['limits']} "
                    f"& \\small {texify(r['headline'])} \\\\")
-    out += ["\\end{tabular}", "\\end{center}", ""]
+    out += ["\\end{longtable}", ""]
     for claim in CLAIM_MODULES:
         der = derivation(claim)
         out += _claim_section(der, by_id.get(claim), crashed.get(claim), plots.get(claim, {}), snippets_dir, index)

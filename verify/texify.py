@@ -641,6 +641,8 @@ def _classify(w: str) -> str:
         return "math"
     if re.fullmatch(r"C\d|[A-Za-z]{3,}\d+|\d+-(?:bit|digit|dim|dimensional|fold|norm|point|step|term)s?", w):
         return "word"   # a claim of the paper, float64, 256-bit
+    if re.fullmatch(r"[A-Za-z]{2,}[A-Za-z0-9]*(?:-[A-Za-z0-9]+)+", w):
+        return "word"   # a hyphenated name: all-MiniLM-L6-v2, single-index, layer-0, GPT-2 (not x-1, H-1)
         return "word"
     if w == "a":
         return "weak"
