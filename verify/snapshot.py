@@ -74,6 +74,18 @@ def with_readme_table(text: str, table: str) -> str:
     return f"{head}{TABLE_BEGIN}\n{table}\n{TABLE_END}{tail}"
 
 
+def _read_snapshot() -> dict:
+    """The stored snapshot, checked before anything runs (a malformed file is the package's error)."""
+    doc = read_json("snapshot", SNAPSHOT)
+    claims = doc.get("claims") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(claims, dict) or not all(
+            isinstance(c, dict) and isinstance(c.get("verdict"), str) and isinstance(c.get("reading"), str)
+            and isinstance(c.get("parts"), dict) for c in claims.values()):
+        raise VerifyError(f"snapshot: expected {str(SNAPSHOT)!r} written by `python -m verify snapshot --write` "
+                          f"(format {FORMAT!r}), got a file of another shape")
+    return doc
+
+
 def _run(quick: bool) -> dict:
     from .run import run_report
     from .registry import CLAIM_MODULES
@@ -109,7 +121,7 @@ def cli_snapshot(argv: list[str]) -> int:
         atomic_write_text(README, with_readme_table(README.read_text(encoding="utf-8"), readme_table(full)))
         print(f"wrote {SNAPSHOT} ({len(snap['claims'])} claims) and the verdict table of {README}")
         return 0
-    stored = read_json("snapshot", SNAPSHOT)
+    stored = _read_snapshot()
     diff = differences(stored, snapshot_of(full or _run(quick=True)))
     if full is not None and readme_section(README.read_text(encoding="utf-8")) != readme_table(full).strip():
         diff.append(f"{README}: the verdict table differs from the report's (python -m verify snapshot --write)")
