@@ -157,6 +157,8 @@ def load(claim: str, key: str) -> Any | None:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
+    """Temporary file, fsync, ``os.replace``: the same as ``verify.io.atomic_write_bytes``, which
+    ``proofs`` cannot import (the arrows run proofs → verify only)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

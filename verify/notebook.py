@@ -427,6 +427,12 @@ def _numeric_line(p: Any) -> str:
     return f"{p.numeric.agreement}: {_prose(p.numeric.summary)}"
 
 
+def _run_note() -> str:
+    """The line that says which seed and sizes the notebook's claim check ran with."""
+    sizes = "quick sizes" if QUICK else "full sizes"
+    return f"*Claim check run with seed {SEED} and {sizes}; `python -m verify` runs the full sizes.*"
+
+
 def show_numeric(result: Any) -> None:
     """The numeric check, part by part: what the numbers showed and the part's effect on the
     record, and each counterexample. Residuals at floating-point rounding are not printed."""
@@ -435,8 +441,7 @@ def show_numeric(result: Any) -> None:
         rows.append(f"- *{_prose(p.id)}* ({p.role.value}, {p.effect.value}): {_numeric_line(p)}")
         if p.counterexample is not None:
             rows.append(f"    - counterexample: {_prose(p.counterexample.description)}")
-    sizes = "quick sizes" if QUICK else "full sizes"
-    rows += ["", f"*Claim check run with seed {SEED} and {sizes}; `python -m verify` runs the full sizes.*"]
+    rows += ["", _run_note()]
     _markdown("\n".join(rows))
 
 
@@ -474,8 +479,7 @@ def show_verdict(result: Any, *, parts: bool = True) -> None:
                 rows.append(f"    - numeric: {_numeric_line(p)}")
             if p.counterexample is not None:
                 rows.append(f"    - counterexample: {_prose(p.counterexample.description)}")
-        sizes = "quick sizes" if QUICK else "full sizes"
-        rows += ["", f"*Claim check run with seed {SEED} and {sizes}; `python -m verify` runs the full sizes.*"]
+        rows += ["", _run_note()]
     _markdown("\n".join(rows))
 
 
