@@ -16,7 +16,7 @@ from typing import Any
 import sympy as sp
 
 from .core import Derivation
-from .notation import B, H, HDI, V, sigma
+from .notation import HDI, B, H, V, sigma
 
 __all__ = ["build", "counterexamples", "EXPLICIT_H", "WEIGHTED_H"]
 

@@ -17,7 +17,7 @@ import sympy as sp
 
 from . import derivation
 from .core import Derivation
-from .notation import B, H, HDI, V, d, d_k
+from .notation import HDI, B, H, V, d, d_k
 
 __all__ = ["build", "hdi_bound_expr", "TIGHT_FRAMES"]
 

@@ -1,10 +1,10 @@
-"""Generate ``verify/formulas.py`` from the derivations: numeric code printed by SymPy.
+"""Generate ``verify/numeric/formulas.py`` from the derivations: numeric code printed by SymPy.
 
 Every result of every derivation marked ``codegen=True`` becomes two functions:
 ``cN_<name>(*args)`` printed by SymPy's ``NumPyPrinter`` and ``cN_<name>_mp(*args)`` printed by
 its ``MpmathPrinter``. The numeric side calls these, never a formula typed by hand.
 
-    python -m proofs codegen            # rewrite verify/formulas.py
+    python -m proofs codegen            # rewrite verify/numeric/formulas.py
     python -m proofs codegen --check    # exit 1 if the committed file differs
 """
 
@@ -22,7 +22,7 @@ from . import CLAIM_MODULES, derivation
 
 __all__ = ["render", "write", "TARGET", "function_name"]
 
-TARGET = Path(__file__).resolve().parent.parent / "verify" / "formulas.py"
+TARGET = Path(__file__).resolve().parent.parent / "verify" / "numeric" / "formulas.py"
 COMMAND = "python -m proofs codegen"
 
 _HEADER = '''"""Numeric code generated from the SymPy derivations in ``proofs/``. Do not edit.

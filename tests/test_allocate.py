@@ -1,4 +1,4 @@
-"""verify.allocate against a brute force written here: the MSE of each C7 model from its
+"""verify.experiments.allocate against a brute force written here: the MSE of each C7 model from its
 definitions (bias² = c_b h⁴, head variance c_v/(n h^s), ensemble variance V, V/H or V d_k/d),
 evaluated in mpmath, minimised over every divisor pair of D by a loop; the continuous optimum
 checked as a stationary minimum of that MSE; the architecture table recomputed; bad input and
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from verify import allocate as al
 from verify.cli import main
 from verify.errors import VerifyError
+from verify.experiments import allocate as al
 
 #: working precision of the references here (digits).
 DPS = 40

@@ -17,8 +17,8 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verify.attention import MultiHeadNW, from_torch
-from verify.nw import nw_estimate, nw_weights
+from verify.numeric.attention import MultiHeadNW, from_torch
+from verify.numeric.nw import nw_estimate, nw_weights
 
 # Float64 on both sides, O(10) operations per output on O(1) data: differences are ~1e-15;
 # 1e-12 (relative to the largest output) is the bar the spec sets for "equal to rounding".
@@ -166,7 +166,7 @@ def test_direct_construction_and_no_bias_defaults():
 
 
 def test_torch_is_imported_lazily():
-    code = "import sys, verify.attention, verify.nw; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, verify.numeric.attention, verify.numeric.nw; assert 'torch' not in sys.modules, 'torch imported'"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

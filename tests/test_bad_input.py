@@ -30,17 +30,27 @@ import safetensors.numpy
 import torch
 
 from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
-from verify import allocate as al
-from verify import nw
-from verify.attention import MultiHeadNW, from_torch
-from verify.checkpoint import SafetensorsFile, analyze_checkpoint, open_checkpoint
 from verify.claims import c1, c8
 from verify.cli import main as verify_main
-from verify.dgp import DGP, head_projections, make_dgp
-from verify.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
-from verify.engine import decompose, decompose_mp, noise_simulation_check
 from verify.errors import VerifyError
-from verify.nw import nw_estimate, nw_weights
+from verify.experiments import allocate as al
+from verify.experiments.checkpoint import (
+    SafetensorsFile,
+    analyze_checkpoint,
+    open_checkpoint,
+)
+from verify.numeric import nw
+from verify.numeric.attention import MultiHeadNW, from_torch
+from verify.numeric.dgp import DGP, head_projections, make_dgp
+from verify.numeric.diversity import (
+    haar_overlap_mean,
+    hdi,
+    hdi_bound,
+    overlap,
+    principal_angles,
+)
+from verify.numeric.engine import decompose, decompose_mp, noise_simulation_check
+from verify.numeric.nw import nw_estimate, nw_weights
 
 Q, K, V = np.ones((4, 3)), np.ones((5, 3)), np.ones((5, 2))
 Q32, K32 = np.arange(6, dtype=np.float32).reshape(3, 2), np.ones((4, 2), np.float32)

@@ -1,4 +1,4 @@
-"""Smoke test of the benchmark (verify.bench) at tiny sizes: it runs end to end, its JSON has
+"""Smoke test of the benchmark (benchmarks.bench) at tiny sizes: it runs end to end, its JSON has
 the documented structure, and every method's estimate agrees with the others' (an independent
 check of each: torch's SDPA, a textbook numpy softmax, a Python loop, the unshifted floor).
 No timing assertions: timings on a shared machine prove nothing in a test."""
@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from verify import bench, nw
+from benchmarks import bench
+from verify.numeric import nw
 
 # Every method computes the same softmax-weighted average of O(1) values from O(1) scores, in
 # a different order (BLAS blocking, torch's kernel, no max shift in the floor): n <= 256 terms
@@ -147,10 +148,8 @@ def test_scaling_engine_and_report(result):
 
 
 def test_cli_rejects_bad_arguments(capsys):
-    from verify.cli import main
-
-    assert main(["bench", "--repeats", "0"]) == 2
-    assert capsys.readouterr().err.strip() == "error: python -m verify bench: --repeats: expected a positive integer, got 0"
+    assert bench.cli_bench(["--repeats", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: python benchmarks/bench.py: --repeats: expected a positive integer, got 0"
 
 
 def test_runs_without_torch(tmp_path, monkeypatch):

@@ -12,9 +12,9 @@ import torch
 import torch.nn.functional as F
 from scipy.linalg import subspace_angles
 
-from verify import certify
-from verify.dgp import head_projections, make_dgp
-from verify.engine import decompose
+from verify.numeric import certify
+from verify.numeric.dgp import head_projections, make_dgp
+from verify.numeric.engine import decompose
 
 # A float64 reference vs a 256-bit ball: the reference's own rounding (~1e-15 relative).
 REF_RTOL = 1e-13

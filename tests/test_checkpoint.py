@@ -22,8 +22,14 @@ import safetensors.torch
 import scipy.linalg
 import torch
 
-from verify.checkpoint import SafetensorsFile, analyze_checkpoint, cli_hdi, format_table, open_checkpoint
 from verify.errors import VerifyError
+from verify.experiments.checkpoint import (
+    SafetensorsFile,
+    analyze_checkpoint,
+    cli_hdi,
+    format_table,
+    open_checkpoint,
+)
 
 # Overlaps from float32 weights, both sides in float64 from the same values: rounding ~1e-14;
 # 1e-10 is far below any real difference between heads (overlaps differ by ~1e-2).

@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.nonparametric.kernel_regression import KernelReg
 
-from verify import formulas
-from verify.attention import from_torch
 from verify.claims import Context, c1, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
-from verify.plots import data_path as plot_data_path
+from verify.judgment.verdicts import Role
+from verify.numeric import formulas
+from verify.numeric.attention import from_torch
+from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
-from verify.verdicts import Role
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),  # statsmodels' internal RNG notice
               pytest.mark.claim("C1", part="core")]

@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
 
-from verify.attention import from_torch
 from verify.claims import Context, c2, run_claim
 from verify.errors import VerifyError
+from verify.judgment.verdicts import Role
+from verify.numeric.attention import from_torch
 from verify.replay import replay
-from verify.verdicts import Role
 
 # Float64 on both sides, O(10) operations per output on O(1) data: differences are ~1e-15;
 # 1e-12 (relative to the largest output) is the bar the spec sets for "equal to rounding".

@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
 
-from verify import formulas
 from verify.claims import Context, c3, run_claim
-from verify.dgp import head_projections, make_dgp
-from verify.engine import decompose
-from verify.verdicts import Role
+from verify.judgment.verdicts import Role
+from verify.numeric import formulas
+from verify.numeric.dgp import head_projections, make_dgp
+from verify.numeric.engine import decompose
 
 # Engine (einsum, blocked) vs the loops here: the same sums of <= 16 products, rounded in another
 # order; measured ~1e-16 relative to the largest entry.

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 
 from verify.claims import Context, c4, run_claim
-from verify.replay import replay
-from verify.diversity import hdi
 from verify.errors import VerifyError
-from verify.verdicts import Role
+from verify.judgment.verdicts import Role
+from verify.numeric.diversity import hdi
+from verify.replay import replay
 
 # ρ from scipy's angles (cos² of each, ~1e-15) against QR + Frobenius sums; heads multiplied by
 # matrices of condition <= e²: ~1e-15 measured; 1e-12 is rounding with margin.

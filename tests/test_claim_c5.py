@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
-from verify import formulas
 from verify.claims import Context, c5, run_claim
-from verify.counterexamples import replayer_for
-from verify.plots import data_path as plot_data_path
-from verify.replay import replay
-from verify.dgp import head_projections
 from verify.errors import VerifyError
 from verify.io import loads_json
-from verify.verdicts import Role
+from verify.judgment.counterexamples import replayer_for
+from verify.judgment.verdicts import Role
+from verify.numeric import formulas
+from verify.numeric.dgp import head_projections
+from verify.outputs.plots import data_path as plot_data_path
+from verify.replay import replay
 
 # Quadratic form over <= 5 heads (double loop) vs the generated line, both float64 with entries
 # <= 2: a few ulps of ~H² terms; scipy's angles add ~1e-15 to each ρ.

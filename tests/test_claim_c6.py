@@ -14,11 +14,11 @@ from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
 from verify.claims import Context, c6, run_claim
-from verify.io import loads_json
-from verify.plots import data_path as plot_data_path
-from verify.replay import replay
 from verify.errors import VerifyError
-from verify.verdicts import Role
+from verify.io import loads_json
+from verify.judgment.verdicts import Role
+from verify.outputs.plots import data_path as plot_data_path
+from verify.replay import replay
 
 # Model MSE of order B² + V ≤ 3 from ≤ 15 pair terms, each a mean of cos² from scipy: a few ulps
 # each; an orthogonal configuration's cos are ~1e-16, so its ρ are ~1e-32.

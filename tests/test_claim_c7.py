@@ -12,14 +12,14 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from verify.allocate import MODELS, STANDARD_MODELS, continuous_optimum
 from verify.claims import Context, c7, run_claim
-from verify.counterexamples import replayer_for
-from verify.io import loads_json
-from verify.plots import data_path as plot_data_path
-from verify.replay import replay
 from verify.errors import VerifyError
-from verify.verdicts import Role
+from verify.experiments.allocate import MODELS, STANDARD_MODELS, continuous_optimum
+from verify.io import loads_json
+from verify.judgment.counterexamples import replayer_for
+from verify.judgment.verdicts import Role
+from verify.outputs.plots import data_path as plot_data_path
+from verify.replay import replay
 
 #: golden-section search at 50 digits stops at a bracket of 1e-22 relative (the MSE is flat to
 #: second order there, so its location is known to ~sqrt(1e-50) = 1e-25 at best).

@@ -15,12 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verify.claims import Context, c8, run_claim
-from verify.counterexamples import replayer_for
-from verify.io import loads_json
-from verify.plots import data_path as plot_data_path
-from verify.replay import replay
 from verify.errors import VerifyError
-from verify.verdicts import Role
+from verify.io import loads_json
+from verify.judgment.counterexamples import replayer_for
+from verify.judgment.verdicts import Role
+from verify.outputs.plots import data_path as plot_data_path
+from verify.replay import replay
 
 #: generated float64 closed forms vs exact rationals (Binet powers up to ~1e25 of like size).
 FLOAT_RTOL = 1e-12

@@ -21,11 +21,11 @@ from scipy.stats import spearmanr
 from statsmodels.multivariate.cancorr import CanCorr
 
 from verify.claims import Context, c9
-from verify.counterexamples import replayer_for
 from verify.errors import VerifyError
+from verify.experiments.training import Trace, TrainSetting
+from verify.judgment.counterexamples import replayer_for
+from verify.judgment.verdicts import Role, Verdict
 from verify.replay import replay
-from verify.training import TrainSetting, Trace
-from verify.verdicts import Role, Verdict
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C9"
@@ -296,7 +296,7 @@ def test_below_chance_rule(row, below):
 def test_hdi_command_has_the_haar_columns_and_a_layer_plot(tmp_path, capsys):
     """``python -m verify hdi``: per block the Haar SD (checked here by Monte Carlo with numpy's QR
     at the same sizes) and z = (HDI − (1 − d_k/d))/SD; --plots adds hdi_per_layer.png."""
-    from verify.checkpoint import cli_hdi
+    from verify.experiments.checkpoint import cli_hdi
 
     path = _write_bert(tmp_path / "ck", ["identical", "orthogonal"])
     out = tmp_path / "hdi.json"

@@ -222,7 +222,7 @@ def test_registry_covers_every_claim():
 def test_the_judgment_layer_has_no_import_circle():
     """registry <- counterexamples <- claims.base <- claims <- replay/run <- cli: importing the lower
     modules in a fresh interpreter does not import the claim checks."""
-    code = ("import sys, verify.counterexamples, verify.verdicts, verify.registry, verify.io; "
+    code = ("import sys, verify.judgment.counterexamples, verify.judgment.verdicts, verify.judgment.registry, verify.io; "
             "print(sorted(m for m in sys.modules if m.startswith('verify.claims')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

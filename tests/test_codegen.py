@@ -15,8 +15,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import proofs.codegen as codegen
-import verify.formulas as generated
 import verify.io
+import verify.numeric.formulas as generated
 from proofs import all_derivations
 from proofs.codegen import TARGET, function_name, render, write
 

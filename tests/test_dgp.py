@@ -1,4 +1,4 @@
-"""Tests for verify.dgp: the regression functions against per-point math, the design densities'
+"""Tests for verify.numeric.dgp: the regression functions against per-point math, the design densities'
 moments, and the head configurations' overlaps against scipy.linalg.subspace_angles."""
 
 from __future__ import annotations
@@ -11,8 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 
-from verify.dgp import DGP_NAMES, HEAD_KINDS, haar_frame, head_projections, make_dgp
 from verify.errors import VerifyError
+from verify.numeric.dgp import (
+    DGP_NAMES,
+    HEAD_KINDS,
+    haar_frame,
+    head_projections,
+    make_dgp,
+)
 
 # Orthonormality and overlaps are built from a few products of orthonormal frames: a handful
 # of ulps; subspace_angles (an SVD) adds ~1e-15 per angle.

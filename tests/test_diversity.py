@@ -14,8 +14,14 @@ import scipy.linalg
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from verify.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
 from verify.errors import VerifyError
+from verify.numeric.diversity import (
+    haar_overlap_mean,
+    hdi,
+    hdi_bound,
+    overlap,
+    principal_angles,
+)
 
 # Backward-stable bases of a matrix with condition number kappa give angle errors ~ kappa * eps;
 # small Gaussian matrices have kappa < 1e4 almost surely: 1e-10 is still far below the

@@ -1,4 +1,4 @@
-"""Tests for verify.engine: the ensemble MSE decomposition (C3) on the empirical measure.
+"""Tests for verify.numeric.engine: the ensemble MSE decomposition (C3) on the empirical measure.
 
 References: a brute-force loop over replicates, heads and evaluation points written here (own
 kernel with math.exp, own moment loops, draws re-derived from SeedSequence as documented), a
@@ -17,9 +17,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from verify.dgp import head_projections, make_dgp
-from verify.engine import EVAL_CHUNK, MP_MAX_OPS, decompose, decompose_mp, noise_simulation_check
 from verify.errors import VerifyError
+from verify.numeric.dgp import head_projections, make_dgp
+from verify.numeric.engine import (
+    EVAL_CHUNK,
+    MP_MAX_OPS,
+    decompose,
+    decompose_mp,
+    noise_simulation_check,
+)
 
 # Each term is a sum of at most k ~ 100 rounded float64 products (R <= 9 replicates, H^2 <= 25
 # head pairs, n <= 24 weights): worst case k * 2^-53 ~ 1e-14 of the terms' magnitude (the scale
@@ -343,7 +349,7 @@ def test_replicates_depend_only_on_seed_and_index():
 
 
 def test_bad_dgp_output_raises_verify_error():
-    from verify.dgp import DGP
+    from verify.numeric.dgp import DGP
 
     good = make_dgp("bump", d=2, sigma=0.5)
     bad_f = DGP("bad", 2, 0.5, lambda x: np.full(x.shape[:-1], np.nan), good.sample_x)
@@ -365,7 +371,7 @@ HOMOGENEITY_RTOL = 1e-12
 def test_large_alpha_within_range_is_returned_and_beyond_it_refused(method):
     """alpha = 1e100 (1, -1) gives 1e200 times the terms of (1, -1): large but finite, returned;
     1e200 (1, -1) would need 1e400: refused naming alpha, never inf/NaN with identity error 0."""
-    from verify.dgp import DGP
+    from verify.numeric.dgp import DGP
 
     dgp = DGP("zero", 4, 0.5, lambda x: np.zeros(x.shape[:-1]), make_dgp("bump", d=4).sample_x)
     W = _heads(2, 4, 2, 0)

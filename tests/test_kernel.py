@@ -1,6 +1,6 @@
-"""The compiled kernel (verify._kernel) against independent references: its exp against mpmath
+"""The compiled kernel (verify.numeric._kernel) against independent references: its exp against mpmath
 at 40 digits, its estimates and weights against torch's attention (float64) and the numpy
-reference path of verify.nw; the fallback and cache switches in fresh processes.
+reference path of verify.numeric.nw; the fallback and cache switches in fresh processes.
 
 tests/test_nw.py runs every property test on both paths (its module fixture ``backend``)."""
 
@@ -20,9 +20,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verify import _kernel as K
-from verify import nw
 from verify.errors import VerifyError
+from verify.numeric import _kernel as K
+from verify.numeric import nw
 
 ROOT = Path(__file__).resolve().parents[1]
 EPS = np.finfo(np.float64).eps
@@ -176,7 +176,7 @@ def test_kernel_bitwise_independent_of_threads_and_blocks(monkeypatch):
 
 
 def test_kernel_allocates_nothing():
-    """The memory cap is counted in verify.nw, where tracemalloc sees numpy's allocations; the
+    """The memory cap is counted in verify.numeric.nw, where tracemalloc sees numpy's allocations; the
     kernels must allocate nothing of their own (numba's allocator is invisible to tracemalloc).
     numba's allocator counts one small wrapper per array argument of a call; a call ten times
     larger (one block either way) must not count one allocation more."""
@@ -225,12 +225,12 @@ def run_child(code: str, **env: str) -> dict:
 
 PROBE = """
 import json, numpy as np
-from verify import nw
+from verify.numeric import nw
 rng = np.random.default_rng(0)
 e = nw.nw_estimate(rng.standard_normal((3, 2)), rng.standard_normal((9, 2)), rng.standard_normal((9, 1)))
 doc = {"backend": nw.get_backend(), "est": e.tolist()}
 if doc["backend"] == "numba":
-    from verify import _kernel as K
+    from verify.numeric import _kernel as K
     doc["hits"] = sum(K.estimate_rows.stats.cache_hits.values())
     doc["misses"] = sum(K.estimate_rows.stats.cache_misses.values())
     doc["cache_dir"] = str(K.cache_dir())
@@ -248,7 +248,7 @@ def test_environment_selects_the_numpy_path():
 def test_without_numba_auto_falls_back_and_numba_is_refused():
     hide = "import sys; sys.modules['numba'] = None\n"   # import numba then raises ImportError
     assert run_child(hide + PROBE, MHA_NW_BACKEND="auto")["backend"] == "numpy"
-    code = hide + ("from verify import nw\nfrom verify.errors import VerifyError\nimport json\n"
+    code = hide + ("from verify.numeric import nw\nfrom verify.errors import VerifyError\nimport json\n"
                    "try:\n    nw.nw_weights([[1.0]], [[1.0]])\nexcept VerifyError as e:\n"
                    "    print(json.dumps({'error': str(e)}))\n")
     assert "backend" in run_child(code, MHA_NW_BACKEND="numba")["error"]

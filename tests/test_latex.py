@@ -1,6 +1,6 @@
 """The LaTeX export: the document, the snippets, the macros, and the SymPy LaTeX round trip.
 
-The document is generated from a small report.json (written by ``verify.report.write_json`` from
+The document is generated from a small report.json (written by ``verify.outputs.report.write_json`` from
 claim results whose verdicts the rule computes) and checked for every claim, verdict, formula
 and label. Compiling with pdflatex is CI's job (``.ci/run``), not pytest's. The round trip parses
 each result's plain LaTeX back with SymPy's own parser (antlr) and compares it with the result;
@@ -23,11 +23,25 @@ from sympy.core.function import AppliedUndef
 from proofs import CLAIM_MODULES, all_derivations, derivation
 from proofs.notation import MACROS, to_latex
 from verify.cli import main as verify_main
-from verify.latex import Formula, cli_latex, escape, formulas, render_document, run_checks
-from verify.texify import texify
 from verify.io import write_json
-from verify.report import document
-from verify.verdicts import ClaimResult, Counterexample, Numeric, Part, Role, Symbolic
+from verify.judgment.verdicts import (
+    ClaimResult,
+    Counterexample,
+    Numeric,
+    Part,
+    Role,
+    Symbolic,
+)
+from verify.outputs.latex import (
+    Formula,
+    cli_latex,
+    escape,
+    formulas,
+    render_document,
+    run_checks,
+)
+from verify.outputs.report import document
+from verify.outputs.texify import texify
 
 # The packages the document may load: all five are in Debian's texlive-latex-base (amssymb via its
 # dependency texlive-base), so a system with texlive-latex-base and -recommended compiles it.
@@ -268,7 +282,7 @@ def test_escape_covers_every_character_of_the_texts(export: dict) -> None:
         texts += [r.description for r in der.results.values()]
         texts += [x for c in der.comparisons for x in (c.stated, c.derived, c.detail, c.method)]
     unmapped = {code for t in texts for f in (escape, texify) for code in re.findall(r"\\texttt\{(U\+[0-9A-F]+)\}", f(t))}
-    assert not unmapped, f"characters without a LaTeX spelling in verify.latex.TEXT_MAP: {sorted(unmapped)}"
+    assert not unmapped, f"characters without a LaTeX spelling in verify.outputs.latex.TEXT_MAP: {sorted(unmapped)}"
     assert all(escape(t).isascii() and texify(t).isascii() for t in texts)
 
 
@@ -350,7 +364,7 @@ ISSUE_EXAMPLES = ["bandwidth 1/sqrt(d_k)", "is d_k^(1/4)", "norm |k_i| = r", "ov
 
 def test_scanner_finds_ascii_math_in_escaped_text() -> None:
     """The scan is not vacuous: the plain escaping of each example (the rendering before
-    verify.texify) is caught, their texify is not."""
+    verify.outputs.texify) is caught, their texify is not."""
     for text in ISSUE_EXAMPLES:
         assert ascii_math("\\begin{document}" + escape(text)), text
         assert not ascii_math("\\begin{document}" + texify(text)), (text, texify(text))

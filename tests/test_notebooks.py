@@ -4,7 +4,7 @@ show read as a derivation.
 Every ``notebooks/*.ipynb`` is re-executed in a fresh ``python3`` kernel (nbclient, this
 interpreter's ipykernel) and every text output - stream, text/plain, text/latex, text/markdown -
 must equal the stored one; execution counts, timing metadata and image bytes are ignored. Refresh
-the stored outputs with ``python -m verify.notebook refresh``. A notebook added to the folder is
+the stored outputs with ``python tools/notebooks.py refresh``. A notebook added to the folder is
 picked up without a change here.
 """
 
@@ -229,8 +229,8 @@ def test_notebook_runs_and_matches_stored_text(executed: dict, name: str) -> Non
     assert len(fresh) == len(stored)
     for k, (a, b) in enumerate(zip(fresh, stored)):
         assert a == b, (f"{name}: code cell {k} output differs from the stored one; "
-                        "run `python -m verify.notebook refresh` if the change is intended")
-    # Time is measured, not asserted (python -m verify.notebook refresh prints it per notebook).
+                        "run `python tools/notebooks.py refresh` if the change is intended")
+    # Time is measured, not asserted (python tools/notebooks.py refresh prints it per notebook).
 
 
 # --- the helpers -----------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ def _tiny(path: Path, source: str) -> Path:
 
 
 def test_refresh_stores_outputs_and_the_command_fails_cleanly(tmp_path: Path, capsys) -> None:
-    from verify.notebook import main
+    from tools.notebooks import main
 
     good = _tiny(tmp_path / "a.ipynb", "print(6 * 7)")
     assert main(["refresh", str(good)]) == 0

@@ -1,4 +1,4 @@
-"""Tests of verify.nw against references written here: Python double loops, statsmodels'
+"""Tests of verify.numeric.nw against references written here: Python double loops, statsmodels'
 KernelReg (Gaussian NW) and mpmath at 50 digits, plus the properties of an NW estimator."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.nonparametric.kernel_regression import KernelReg
 
-from verify import nw
 from verify.errors import VerifyError
-from verify.nw import nw_estimate, nw_weights
+from verify.numeric import nw
+from verify.numeric.nw import nw_estimate, nw_weights
 
 EPS = np.finfo(np.float64).eps
 EPS32 = np.finfo(np.float32).eps

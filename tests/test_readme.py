@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.report import REPORT_SHAPE
+from verify.outputs.report import REPORT_SHAPE
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -56,7 +56,8 @@ COMMANDS = [line.split("  #")[0].strip() for block in _blocks("sh")[1:] for line
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.split()[:4]))
 def test_command_blocks_run(command, scratch):
-    cwd = ROOT if "proofs codegen" in command else scratch     # codegen --check compares this checkout
+    # codegen --check compares this checkout; the developer tools run from it
+    cwd = ROOT if "proofs codegen" in command or command.startswith(("python benchmarks/", "python tools/")) else scratch
     proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=_env())
     assert proc.returncode == 0, f"{command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
 

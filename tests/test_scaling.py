@@ -1,4 +1,4 @@
-"""The empirical C7 measurement (verify.scaling): one task against a brute-force recomputation
+"""The empirical C7 measurement (verify.experiments.scaling): one task against a brute-force recomputation
 in Python floats, the analysis against synthetic MSE surfaces with a known optimum and model,
 reproducibility, the plot and the CLI."""
 
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from verify import scaling, sweep
-from verify.dgp import head_projections, make_dgp
+from verify.experiments import scaling, sweep
+from verify.numeric.dgp import head_projections, make_dgp
 
 # A few dozen float64 operations per term, against math.fsum on the same draws.
 TASK_RTOL = 1e-12
@@ -24,7 +24,7 @@ def brute_mse(params: dict) -> float:
     mean over replicates r and evaluation points x of
     (sum_h a_h sum_i w_hi(x) f(x_i) - f(x))^2 + sigma^2 sum_i (sum_h a_h w_hi(x))^2,
     with w_hi(x) = exp(<W_h'x, W_h'x_i>/sqrt(d_k)) / sum_j (...), draws as documented in
-    verify.engine and verify.scaling."""
+    verify.numeric.engine and verify.experiments.scaling."""
     dgp = make_dgp(params["dgp"], d=params["d"], sigma=params["sigma"])
     H, d_k, n, R, m, seed = (params[k] for k in ("H", "d_k", "n", "R", "m", "seed"))
     rng = np.random.default_rng(np.random.SeedSequence([seed, params["D"], H, d_k, 7]))

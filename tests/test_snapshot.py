@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from verify.io import read_json
-from verify.registry import CLAIM_MODULES
-from verify.report import document
+from verify.judgment.registry import CLAIM_MODULES
+from verify.outputs.report import document
 from verify.snapshot import README, SNAPSHOT, differences, readme_section, snapshot_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def test_readme_table_agrees_with_the_snapshot(quick_doc):
 
 def test_generated_table_counts_each_claims_fields(quick_doc):
     """readme_table / verdict_rows count each claim's corrections, premise findings and limits."""
-    from verify.report import readme_table
+    from verify.outputs.report import readme_table
 
     rows = readme_table(quick_doc).splitlines()[2:]
     for row, c in zip(rows, quick_doc["claims"]):

@@ -1,4 +1,4 @@
-"""The sweep engine (verify.sweep): stable task keys, a sweep killed halfway resumes and
+"""The sweep engine (verify.experiments.sweep): stable task keys, a sweep killed halfway resumes and
 computes only the missing tasks, a SIGTERM stops it cleanly, broken files are recomputed, and
 a 2-worker Dask LocalCluster gives the same table as the local run."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from verify import scaling, sweep
-from verify.sweep import Task, run_sweep, task_key
+from verify.experiments import scaling, sweep
+from verify.experiments.sweep import Task, run_sweep, task_key
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TASKS = 24
@@ -24,7 +24,7 @@ DEMO_SLEEP = 0.3
 
 
 def demo_cmd(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "verify.sweep", "demo", "--tasks", str(DEMO_TASKS), "--sleep", str(DEMO_SLEEP),
+    return [sys.executable, "-m", "verify.experiments.sweep", "demo", "--tasks", str(DEMO_TASKS), "--sleep", str(DEMO_SLEEP),
             "--out", str(out), "--workers", "2", "--no-progress", *extra]
 
 

@@ -1,4 +1,4 @@
-"""verify.texify: prose with mathematics -> LaTeX.
+"""verify.outputs.texify: prose with mathematics -> LaTeX.
 
 Known answers written by hand for the spellings the package's texts use; structural properties
 (ASCII, balanced braces and dollars, no TeX special left raw in text) on random strings; and
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from verify.texify import MAX_DEPTH, escape, texify
+from verify.outputs.texify import MAX_DEPTH, escape, texify
 
 # --- known answers ----------------------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ def test_every_special_and_the_known_answers_compile(tmp_path: Path) -> None:
 def test_compile_check_catches_broken_latex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compile check can fail: with a converter that leaves a double subscript it does, and
     bisection names the string."""
-    import verify.texify as tx
+    import verify.outputs.texify as tx
 
     monkeypatch.setattr(tx, "texify", lambda t: "$" + str(t) + "$")
     monkeypatch.setitem(globals(), "texify", tx.texify)

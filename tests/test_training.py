@@ -1,4 +1,4 @@
-"""verify.training and verify.baseline against independent computations written here: the
+"""verify.experiments.training and verify.numeric.baseline against independent computations written here: the
 gradient against torch.autograd, Adam against torch.optim.Adam, the ensemble as a brute-force
 loop, overlaps against scipy.linalg.subspace_angles, the Haar law's moments against Monte Carlo
 draws, and reproducibility of the training traces."""
@@ -12,9 +12,16 @@ import pytest
 import torch
 from scipy.linalg import subspace_angles
 
-from verify import baseline, training
 from verify.errors import VerifyError
-from verify.training import TrainSetting, forward, loss_and_grad, train, train_many
+from verify.experiments import training
+from verify.experiments.training import (
+    TrainSetting,
+    forward,
+    loss_and_grad,
+    train,
+    train_many,
+)
+from verify.numeric import baseline
 
 # Hand-written float64 gradient vs torch autograd, same float64 data: both sum O(n²) products
 # of size O(1); measured <= 2e-15 relative to the largest entry. 1e-10 is the issue's bar.
@@ -171,7 +178,7 @@ def test_trace_hdi_matches_scipy_on_the_heads():
     and at the end (the trace's final heads), against scipy's principal angles."""
     s = _setting(steps=6, record_every=3, init="haar")
     tr = train(s)
-    from verify.dgp import haar_frame
+    from verify.numeric.dgp import haar_frame
 
     for r in range(s.seeds):
         init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
@@ -283,7 +290,7 @@ def test_fresh_training_sample_each_step_from_the_documented_streams():
     recorded training loss at step t is the leave-one-out MSE of the initial heads on batch t,
     rebuilt here from the documented seed streams: init SeedSequence([seed, r, 0]), data
     [seed, r, 1]; fixed data draws one batch from the same stream and reuses it."""
-    from verify.dgp import make_dgp
+    from verify.numeric.dgp import make_dgp
 
     s = _setting(lr=1e-12, steps=8, record_every=4, seeds=2)
     tr = train(s)
@@ -315,7 +322,7 @@ def test_fresh_training_sample_each_step_from_the_documented_streams():
 def test_head_correlations_and_weights():
     """head_corr at the end: correlations (np.corrcoef) of the final heads' outputs at the
     evaluation queries, each computed by the loop; α stays 1/H unless learn_alpha."""
-    from verify.dgp import make_dgp
+    from verify.numeric.dgp import make_dgp
 
     s = _setting(steps=5, record_every=5)
     tr = train(s)

@@ -7,8 +7,19 @@ import itertools
 
 import pytest
 
-from verify.verdicts import (ClaimResult, Counterexample, Effect, Numeric, Part, Reading, Role, Symbolic, Verdict,
-                             claim_verdict, evidence_verdict)
+from verify.judgment.verdicts import (
+    ClaimResult,
+    Counterexample,
+    Effect,
+    Numeric,
+    Part,
+    Reading,
+    Role,
+    Symbolic,
+    Verdict,
+    claim_verdict,
+    evidence_verdict,
+)
 
 PROVED = Symbolic(claim="CX", status="proved")
 PROVED_UNDER = Symbolic(claim="CX", status="proved", model_assumptions=["uniform weights"])

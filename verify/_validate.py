@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import VerifyError
+from verify.errors import VerifyError
 
 __all__ = [
     "as_array",

@@ -8,7 +8,6 @@
     python -m verify latex [-o DIR] [--pdf]   LaTeX export of every claim
     python -m verify hdi PATH [--json FILE] [--plots DIR]
     python -m verify allocate --budget D --n N --dim d [--model NAME]
-    python -m verify bench [--quick]
 
 Exit status: 0 when every check ran (whatever the verdicts); 1 when a check crashed or a
 derivation step failed to check; 2 for bad arguments or bad input files.
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import VerifyError
+from verify.errors import VerifyError
 
 __all__ = ["main", "ArgParser"]
 
@@ -33,11 +32,10 @@ SUBCOMMANDS = {
     "proofs": "verify.cli:cli_proofs",
     "replay": "verify.cli:cli_replay",
     "snapshot": "verify.snapshot:cli_snapshot",
-    "sweep": "verify.sweep:cli_sweep",
-    "latex": "verify.latex:cli_latex",
-    "hdi": "verify.checkpoint:cli_hdi",
-    "allocate": "verify.allocate:cli_allocate",
-    "bench": "verify.bench:cli_bench",
+    "sweep": "verify.experiments.sweep:cli_sweep",
+    "latex": "verify.outputs.latex:cli_latex",
+    "hdi": "verify.experiments.checkpoint:cli_hdi",
+    "allocate": "verify.experiments.allocate:cli_allocate",
 }
 
 #: The file that marks a folder as a report this package wrote (and may replace).
@@ -52,7 +50,7 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def _claims_arg(text: str) -> list[str]:
-    from .registry import CLAIM_MODULES, known_claim
+    from verify.judgment.registry import CLAIM_MODULES, known_claim
 
     claims = [known_claim(c) for c in text.split(",") if c.strip()]
     if not claims or None in claims:
@@ -114,11 +112,10 @@ def _derivation_summary(der: Any) -> str:
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from proofs import DerivationError
-
-    from .io import publish_folder, staging_folder
-    from .registry import CLAIM_MODULES
-    from .report import table, write_report
-    from .run import default_jobs, run_report
+    from verify.io import publish_folder, staging_folder
+    from verify.judgment.registry import CLAIM_MODULES
+    from verify.outputs.report import table, write_report
+    from verify.run import default_jobs, run_report
 
     claims = args.only or list(CLAIM_MODULES)
     out: Path = args.out
@@ -155,7 +152,7 @@ def run(argv: list[str]) -> int:
 
 
 def _claim_arg(text: str) -> str:
-    from .registry import CLAIM_MODULES, known_claim
+    from verify.judgment.registry import CLAIM_MODULES, known_claim
 
     claim = known_claim(text)
     if claim is None:
@@ -178,7 +175,7 @@ def cli_replay(argv: list[str]) -> int:
                   description="Re-run a saved counterexample from its parameters and judge it again.")
     p.add_argument("file", type=Path, metavar="FILE")
     args = p.parse_args(argv)
-    from .replay import replay
+    from verify.replay import replay
 
     doc, outcome = replay(args.file)
     expected = doc["expected"]
@@ -206,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
         return run(argv)
     except VerifyError as exc:
-        from ._validate import error_line
+        from verify._validate import error_line
 
         print(error_line(exc), file=sys.stderr)
         return 2

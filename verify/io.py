@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import VerifyError
+from verify.errors import VerifyError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "dump_json", "write_json", "read_json", "loads_json",
            "jsonable", "regular_file", "staging_folder", "publish_folder", "MAX_JSON_DEPTH", "MAX_JSON_BYTES"]

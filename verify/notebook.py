@@ -7,16 +7,15 @@ plots (:func:`check`, :func:`show_numeric`, :func:`show_plot`), the verdict
 (:func:`show_verdict`), and at the end every step (:func:`show_checks`, :func:`show_steps`).
 The notebooks call these helpers and define no logic of their own. Formulas are printed by
 SymPy from the checked objects; the package's prose is shown with its mathematics typeset
-(:mod:`verify.texify`). Without IPython the same content is printed as text.
+(:mod:`verify.outputs.texify`). Without IPython the same content is printed as text.
 
 Every text a notebook shows must be the same on every machine (a test re-executes the notebooks
 and compares): claim checks run with a fixed seed, numbers at rounding level are never shown
 (:func:`stable_text`), and a part whose numbers agree to floating-point rounding is reported
 as such rather than with its platform-dependent residuals.
 
-Refresh the stored outputs (after a change that alters them) with::
-
-    python -m verify.notebook refresh [notebooks/01_decomposition.ipynb ...]
+The notebooks' stored outputs are refreshed by ``python tools/notebooks.py refresh`` (a developer
+tool outside the package: it needs the test extras' nbclient).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import VerifyError
+from verify.errors import VerifyError
 
 __all__ = [
     "SEED",
@@ -57,10 +56,6 @@ __all__ = [
     "show_hdi_summary",
     "plot_hdi_layers",
     "show_overlap_heatmaps",
-    "notebooks",
-    "execute",
-    "refresh",
-    "main",
 ]
 
 #: Seed and sizes of the claim checks the notebooks run (quick: each notebook stays well under 30 s).
@@ -68,14 +63,10 @@ SEED = 0
 QUICK = True
 #: Numbers written as ``m e-k`` with k at least this are rounding residuals: shown as a bound.
 ROUNDING_EXPONENT = 12
-#: Per-cell limit when a notebook is executed: a hung cell fails instead of blocking.
-CELL_TIMEOUT = 300
 #: A method's input (the equation a solve step solves, a certificate) is shown as LaTeX up to this length;
 #: longer ones are in the derivation's record (``python -m proofs``).
 MAX_PARAM_LATEX = 400
 
-_ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_DIR = _ROOT / "notebooks"
 
 
 # --- output ----------------------------------------------------------------------------------------
@@ -83,8 +74,8 @@ NOTEBOOK_DIR = _ROOT / "notebooks"
 
 def _ipython() -> Any:
     try:
-        from IPython import get_ipython
         from IPython import display as ipd
+        from IPython import get_ipython
     except ImportError:
         return None
     return ipd if get_ipython() is not None else None
@@ -133,7 +124,7 @@ def _md(text: Any) -> str:
 
 _TEXTTT = re.compile(r"\\texttt\{((?:[^{}]|\{\})*)\}")
 _MATH_SPAN = re.compile(r"(\$[^$]*\$)")
-# LaTeX that verify.texify writes in running text, and its plain spelling in Markdown
+# LaTeX that verify.outputs.texify writes in running text, and its plain spelling in Markdown
 _TEXT_BACK = [("\\allowbreak{}", ""), ("\\ldots{}", "…"), ("\\_", "_"), ("\\%", "%"), ("\\&", "&"),
               ("\\#", "#"), ("\\,", " "), ("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("~", " ")]
 
@@ -145,10 +136,10 @@ def _back(text: str) -> str:
 
 
 def _prose(text: Any) -> str:
-    """The package's prose as Markdown with its mathematics typeset: :func:`verify.texify.texify`
+    """The package's prose as Markdown with its mathematics typeset: :func:`verify.outputs.texify.texify`
     finds the spans (``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``), code names become code, and the
     rest stays text. Where the text needs TeX that Markdown cannot show, the plain text."""
-    from .texify import texify
+    from verify.outputs.texify import texify
 
     plain = stable_text(text)
     codes: list[str] = []
@@ -236,7 +227,7 @@ def show_assumptions(claim: str, names: Iterable[str] | None = None) -> None:
 
 
 def _formula(claim: str, kind: str, name: str, expr: Any) -> None:
-    from .latex import Formula
+    from verify.outputs.latex import Formula
 
     f = Formula(claim, name, kind, expr)
     if not f.typesettable():
@@ -381,8 +372,8 @@ def _tmpdir(prefix: str) -> Path:
 
 def check(claim: str, *, seed: int = SEED, quick: bool = QUICK) -> Any:
     """Run the claim check (``verify.claims.run_claim``) once with plots in a temporary folder;
-    returns its :class:`verify.verdicts.ClaimResult`."""
-    from .claims import Context, run_claim
+    returns its :class:`verify.judgment.verdicts.ClaimResult`."""
+    from verify.claims import Context, run_claim
 
     key = (claim.upper(), seed, quick)
     if key not in _RUNS:
@@ -513,7 +504,7 @@ def show_agreement(label: str, ours: Any, reference: Any, *, rtol: float = 1e-12
 def show_hdi_table(result: dict[str, Any], name: str) -> None:
     """The per-layer table of ``python -m verify hdi`` with the checkpoint called ``name``
     (its local path differs from machine to machine)."""
-    from .checkpoint import format_table
+    from verify.experiments.checkpoint import format_table
 
     print(format_table({**result, "path": name}))
 
@@ -538,7 +529,7 @@ def show_hdi_summary(result: dict[str, Any]) -> None:
 
 def plot_hdi_layers(result: dict[str, Any], title: str) -> None:
     """HDI per layer for keys and queries, with the random baseline and the fusion-frame bound."""
-    from . import plots
+    from verify.outputs import plots
 
     fig, ax = plots.new_figure(title, "layer", "HDI (subspace form)")
     layers = [layer["layer"] for layer in result["layers"]]
@@ -556,94 +547,9 @@ def plot_hdi_layers(result: dict[str, Any], title: str) -> None:
 
 def show_overlap_heatmaps(result: dict[str, Any], layers: Iterable[int] | None = None) -> None:
     """The pairwise overlap matrices of keys and queries as heatmaps (``verify hdi --plots``)."""
-    from .checkpoint import plot_overlaps
+    from verify.experiments.checkpoint import plot_overlaps
 
     wanted = None if layers is None else set(layers)
     sub = {**result, "layers": [x for x in result["layers"] if wanted is None or x["layer"] in wanted]}
     for path in plot_overlaps(sub, _tmpdir("verify-overlap-")):
         _image(path)
-
-
-# --- executing the notebooks -----------------------------------------------------------------------
-
-
-def notebooks() -> list[Path]:
-    """The notebooks of the repository, in order: every ``notebooks/*.ipynb``."""
-    return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-
-
-def _notebook_path(path: str | Path) -> Path:
-    path = Path(path)
-    if path.suffix != ".ipynb" or not path.is_file():
-        raise VerifyError(f"notebook: expected an existing .ipynb file, got {str(path)!r}")
-    return path
-
-
-def execute(path: str | Path, *, timeout: int = CELL_TIMEOUT) -> Any:
-    """Run a notebook top to bottom in a fresh ``python3`` kernel (this interpreter's ipykernel),
-    in its own folder, with this checkout importable; returns the executed notebook."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    path = _notebook_path(path)
-    nb = nbformat.read(path, as_version=4)
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), old) if p)  # the kernel inherits it
-    try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                                resources={"metadata": {"path": str(path.parent)}})
-        client.execute()
-    finally:
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
-    return nb
-
-
-def refresh(paths: Iterable[str | Path] | None = None) -> dict[Path, float]:
-    """Re-execute notebooks (default: every ``notebooks/*.ipynb``) and store their outputs, each
-    written atomically; returns the seconds each took. A notebook that raises is not written."""
-    import nbformat
-
-    from .io import atomic_write_text
-
-    chosen = [_notebook_path(p) for p in (notebooks() if paths is None else paths)]
-    times = {}
-    for path in chosen:
-        t0 = time.perf_counter()
-        nb = execute(path)
-        times[path] = time.perf_counter() - t0
-        for cell in nb.cells:
-            cell.get("metadata", {}).pop("execution", None)
-        text = nbformat.writes(nb)
-        atomic_write_text(path, text if text.endswith("\n") else text + "\n")
-    return times
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m verify.notebook",
-                                description="Re-execute the derivation notebooks and store their outputs.")
-    p.add_argument("command", choices=["refresh"])
-    p.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/*.ipynb")
-    args = p.parse_args(argv)
-    from nbclient.exceptions import CellExecutionError
-
-    try:
-        paths = [_notebook_path(x) for x in args.notebooks] or notebooks()
-    except VerifyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    for path in paths:
-        try:
-            seconds = refresh([path])[path]
-        except CellExecutionError as exc:
-            print(f"error: {path}: a cell raised {exc.ename}: {exc.evalue}; its stored outputs are unchanged",
-                  file=sys.stderr)
-            return 1
-        print(f"{path}: executed and stored in {seconds:.1f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

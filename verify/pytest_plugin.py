@@ -68,7 +68,7 @@ class _Recorder:
 
 
 def _known_claims() -> list[str]:
-    from .registry import CLAIM_MODULES
+    from verify.judgment.registry import CLAIM_MODULES
 
     return list(CLAIM_MODULES)
 
@@ -136,7 +136,7 @@ class QuickRun:
         self.errors: dict[str, str] = {}
 
     def __call__(self, claim: str) -> tuple[Any, Path]:
-        from .claims import Context, run_claim
+        from verify.claims import Context, run_claim
 
         claim = claim.upper()
         if claim not in self.results:

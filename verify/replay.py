@@ -6,9 +6,14 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .counterexamples import ReplayOutcome, load, registered_kinds, replayer_for
-from .errors import VerifyError
-from .registry import CLAIM_MODULES
+from verify.errors import VerifyError
+from verify.judgment.counterexamples import (
+    ReplayOutcome,
+    load,
+    registered_kinds,
+    replayer_for,
+)
+from verify.judgment.registry import CLAIM_MODULES
 
 __all__ = ["replay"]
 

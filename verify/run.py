@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from .errors import VerifyError
+from verify.errors import VerifyError
 
 __all__ = ["run_report", "default_jobs", "COST_ORDER"]
 
@@ -35,7 +35,7 @@ def default_jobs() -> int:
 
 def _check(claim: str, ctx_kwargs: dict) -> tuple[str, Any, str | None, bool]:
     """In a worker: (claim, result or None, traceback or None, raised VerifyError)."""
-    from .claims import Context, run_claim
+    from verify.claims import Context, run_claim
 
     try:
         return claim, run_claim(claim, Context(**ctx_kwargs)), None, False
@@ -46,7 +46,7 @@ def _check(claim: str, ctx_kwargs: dict) -> tuple[str, Any, str | None, bool]:
 
 
 def _worker_init() -> None:
-    from . import nw
+    from verify.numeric import nw
 
     nw.set_default_threads(1)
 
@@ -58,8 +58,8 @@ def _preload(claims: list[str]) -> None:
 
     import numpy as np
 
-    from . import nw
-    from .registry import CLAIM_MODULES
+    from verify.judgment.registry import CLAIM_MODULES
+    from verify.numeric import nw
 
     for claim in claims:
         importlib.import_module(CLAIM_MODULES[claim])
@@ -87,9 +87,8 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     report document and the derivations. A derivation step that fails raises DerivationError.
     ``jobs > 1`` runs the checks in worker processes (where ``fork`` exists)."""
     from proofs import derivation
-
-    from .claims import Context, run_claim
-    from .report import Progress, document
+    from verify.claims import Context, run_claim
+    from verify.outputs.report import Progress, document
 
     bar = Progress(len(claims)) if progress else None
     ders = []

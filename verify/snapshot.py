@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import VerifyError
-from .io import atomic_write_text, read_json, write_json
+from verify.errors import VerifyError
+from verify.io import atomic_write_text, read_json, write_json
 
 __all__ = ["SNAPSHOT", "README", "TABLE_BEGIN", "TABLE_END", "snapshot_of", "differences", "readme_section",
            "with_readme_table", "cli_snapshot"]
@@ -87,16 +87,16 @@ def _read_snapshot() -> dict:
 
 
 def _run(quick: bool) -> dict:
-    from .run import run_report
-    from .registry import CLAIM_MODULES
+    from verify.judgment.registry import CLAIM_MODULES
+    from verify.run import run_report
 
     doc, _ = run_report(list(CLAIM_MODULES), seed=0, quick=quick, out=None, progress=False)
     return doc
 
 
 def cli_snapshot(argv: list[str]) -> int:
-    from .cli import ArgParser
-    from .report import read_report, readme_table
+    from verify.cli import ArgParser
+    from verify.outputs.report import read_report, readme_table
 
     p = ArgParser(prog="python -m verify snapshot",
                   description="Compare a report's verdicts with the stored snapshot (default: the quick run, seed 0), "

@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 import time
 
-from ..registry import CLAIM_MODULES
-from ..verdicts import ClaimResult
-from .base import Context
+from verify.judgment.claim import Context
+from verify.judgment.registry import CLAIM_MODULES
+from verify.judgment.verdicts import ClaimResult
 
 __all__ = ["CLAIM_CHECKS", "Context", "run_claim"]
 

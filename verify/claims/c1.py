@@ -2,8 +2,8 @@
 
 Parts (SPEC, C1):
 
-1. ``exponential-kernel identity``: :func:`verify.nw.nw_estimate` and single-head
-   :class:`verify.attention.MultiHeadNW` outputs against the NW estimate written out literally,
+1. ``exponential-kernel identity``: :func:`verify.numeric.nw.nw_estimate` and single-head
+   :class:`verify.numeric.attention.MultiHeadNW` outputs against the NW estimate written out literally,
    ``Σ_j exp(s q·k_j) v_j / Σ_j exp(s q·k_j)`` (no max shift), in mpmath at 50 digits, on seeded
    random inputs of several shapes; plus the generated ``c1_attention_estimate_n3``.
 2. ``Gaussian NW under equal key norms``: keys of one common norm, softmax with scale s against the
@@ -27,14 +27,14 @@ import mpmath
 import numpy as np
 
 import proofs
-
-from .. import certify, formulas, plots
-from .._validate import as_array, at_most, fail, fields, integer_valued
-from ..attention import MultiHeadNW
-from ..counterexamples import ReplayOutcome, replayer
-from ..nw import nw_estimate
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
+from verify._validate import as_array, at_most, fail, fields, integer_valued
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import certify, formulas
+from verify.numeric.attention import MultiHeadNW
+from verify.numeric.nw import nw_estimate
+from verify.outputs import plots
 
 __all__ = ["TITLE", "MP_DPS", "ROUNDING_SAFETY", "MISMATCH_MIN", "NORM_RTOL", "rounding_bound",
            "mp_exp_nw", "mp_gaussian_nw", "mp_single_head", "equal_norm_case", "judge_bandwidth", "judge_unequal_norms",
@@ -139,7 +139,7 @@ def _abs_score(q: np.ndarray, k: np.ndarray, scale: float) -> float:
 
 
 def _gauss_abs_score(q: np.ndarray, k: np.ndarray, inv_b2: float) -> float:
-    """The same for verify.nw's Gaussian scores ``((q-c)·(k-c) - |k-c|²/2)/b²``, c = the mean key."""
+    """The same for verify.numeric.nw's Gaussian scores ``((q-c)·(k-c) - |k-c|²/2)/b²``, c = the mean key."""
     c = k.mean(axis=0)
     half = 0.5 * np.sum((k - c) ** 2, axis=1)
     return float(np.max(inv_b2 * (np.abs(q - c) @ np.abs(k - c).T + half[None, :])))
@@ -301,7 +301,7 @@ def _inputs(params: dict, *, equal_norms: bool = True) -> tuple[int, np.ndarray,
 @replayer("c1.stated-bandwidth")
 def judge_bandwidth(params: dict) -> ReplayOutcome:
     """Softmax with s = 1/sqrt(d_k) against Gaussian NW with the stated b = 1/sqrt(d_k) on keys of
-    one common norm, both in float64 (verify.nw) and in mpmath; violated when the mpmath estimates
+    one common norm, both in float64 (verify.numeric.nw) and in mpmath; violated when the mpmath estimates
     differ by more than MISMATCH_MIN of max |v|. Also reported: b = d_k^{1/4} (the derived
     bandwidth) and softmax with scale d_k (what the stated bandwidth computes).
 

@@ -2,7 +2,7 @@
 
 Parts (SPEC, C2):
 
-1. ``ensemble identity``: :class:`verify.attention.MultiHeadNW` (H NW heads, each through its own
+1. ``ensemble identity``: :class:`verify.numeric.attention.MultiHeadNW` (H NW heads, each through its own
    ``W_O^h`` block, summed, plus ``b_O``) against the standard concatenate-then-project multi-head
    attention written here as a loop in mpmath at :data:`MP_DPS` digits (full ``W_q``, ``W_k``,
    ``W_v`` sliced per head, softmax attention, concatenation, one output projection), on seeded
@@ -23,14 +23,13 @@ import mpmath
 import numpy as np
 
 import proofs
-
-from .. import formulas
-from .._validate import as_array, at_most, fail, fields
-from ..attention import MultiHeadNW
-from ..counterexamples import ReplayOutcome, replayer
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
-from .c1 import EPS, MP_DPS, rounding_bound
+from verify._validate import as_array, at_most, fail, fields
+from verify.claims.c1 import EPS, MP_DPS, rounding_bound
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import formulas
+from verify.numeric.attention import MultiHeadNW
 
 __all__ = ["TITLE", "random_module", "mp_mha", "scalar_weights", "judge_free_weights", "SIMPLEX_TOL", "check"]
 

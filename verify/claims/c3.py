@@ -2,7 +2,7 @@
 
 Parts (SPEC, C3):
 
-1. ``decomposition identity (any weights)``: the engine (:func:`verify.engine.decompose`) on real NW
+1. ``decomposition identity (any weights)``: the engine (:func:`verify.numeric.engine.decompose`) on real NW
    heads, several H, random α of any sign with Σα ≠ 1, methods ``simulate`` and ``exact``, softmax
    and Gaussian kernels. The MSE is measured directly (mean squared error over the replicates),
    the terms from the head moments of the same empirical measure, so the identity must hold to
@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 
 import proofs
-
-from .. import formulas, plots
-from .._validate import fail
-from ..dgp import head_projections, make_dgp
-from ..engine import Decomposition, decompose
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
+from verify._validate import fail
+from verify.judgment.claim import Context
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import formulas
+from verify.numeric.dgp import head_projections, make_dgp
+from verify.numeric.engine import Decomposition, decompose
+from verify.outputs import plots
 
 __all__ = ["TITLE", "ROUNDING_SAFETY", "MP_DPS", "identity_bound", "stated_mse", "ensemble_bias", "check"]
 

@@ -5,7 +5,7 @@ Parts (SPEC, C4):
 1. ``literal formula as stated``: ``HDI_lit = 1 − 2/(H(H−1)) Σ_{h<h'} ||W_hᵀW_h'/d_k||_F²`` on raw
    weights, judged against its own stated properties (0 for identical heads, values in [0, 1]).
    A search over small seeded cases (identical heads with orthonormal columns, scaled by c)
-   finds the smallest violations; the replayer recomputes :func:`verify.diversity.hdi` with
+   finds the smallest violations; the replayer recomputes :func:`verify.numeric.diversity.hdi` with
    ``form="literal"`` from the saved matrices. Measured besides: the generated closed forms
    (``c4_literal_identical_orthonormal``, ``c4_literal_scaled``, ``c4_literal_isotropic``) and the
    restoring condition ``W_hᵀW_h = sqrt(d_k) I`` (``c4_matching_scale``), under which the two forms agree.
@@ -24,14 +24,14 @@ import mpmath
 import numpy as np
 
 import proofs
-
-from .. import formulas, plots
-from .._validate import as_array, at_most, fail, fields, within
-from ..counterexamples import ReplayOutcome, replayer
-from ..dgp import haar_frame, head_projections
-from ..diversity import hdi, overlap, principal_angles
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
+from verify._validate import as_array, at_most, fail, fields, within
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import formulas
+from verify.numeric.dgp import haar_frame, head_projections
+from verify.numeric.diversity import hdi, overlap, principal_angles
+from verify.outputs import plots
 
 __all__ = ["TITLE", "HDI_TOL", "ANGLE_TOL", "MP_DPS", "judge_literal", "mp_principal_angles", "mp_hdi",
            "well_conditioned", "check"]

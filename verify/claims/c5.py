@@ -4,7 +4,7 @@ Parts (SPEC, C5): the line under the derivation's covariance model, checked on r
 sets by the C3 quadratic form; the model's premise ``C_hh' = ρ_hh' sqrt(V_h V_h')`` measured on
 real NW heads (engine, exact path); and counterexamples outside the model: the derivation's two
 exact rational cases (unequal V_h, non-uniform α), replayed in fractions, and real NW heads
-whose bias depends on their subspaces (the "aligned" path of :mod:`verify.dgp`).
+whose bias depends on their subspaces (the "aligned" path of :mod:`verify.numeric.dgp`).
 
 Seeds of the engine runs (so that a replay recomputes the same numbers): batch ``k`` of the
 premise uses ``SeedSequence([seed, k]).generate_state(2) = (head seed, engine seed)``;
@@ -23,16 +23,24 @@ import numpy as np
 
 import proofs
 from proofs.c5_hdi_mse import counterexamples as exact_counterexamples
-
-from .. import formulas, plots
-from .._validate import at_most, fail, fields, finite_number, integer_valued, one_of, within
-from .._validate import seed as valid_seed
-from ..counterexamples import ReplayOutcome, replayer
-from ..dgp import DGP, DGP_NAMES, head_projections, make_dgp
-from ..diversity import hdi, overlap
-from ..engine import decompose
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
+from verify._validate import (
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+    within,
+)
+from verify._validate import seed as valid_seed
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import formulas
+from verify.numeric.dgp import DGP, DGP_NAMES, head_projections, make_dgp
+from verify.numeric.diversity import hdi, overlap
+from verify.numeric.engine import decompose
+from verify.outputs import plots
 
 __all__ = ["TITLE", "check", "LINE_RTOL", "Z_MIN", "CORR_EXCESS_MIN", "premise_batches", "replicate_mse",
            "REGIME_SCALES", "REGIME_NS", "REGIME_SIGMAS"]

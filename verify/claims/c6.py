@@ -24,17 +24,26 @@ from typing import Any
 import numpy as np
 
 import proofs
-
-from .. import certify, formulas, plots
-from .._validate import as_array, at_most, fail, fields, finite_number, integer_valued, one_of, positive_int, within
-from .._validate import seed as valid_seed
-from ..counterexamples import ReplayOutcome, replayer
-from ..dgp import haar_frame, head_projections
-from ..diversity import hdi, overlap
-from ..dgp import DGP_NAMES, make_dgp
-from ..engine import decompose
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
+from verify._validate import (
+    as_array,
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+    positive_int,
+    within,
+)
+from verify._validate import seed as valid_seed
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import certify, formulas
+from verify.numeric.dgp import DGP_NAMES, haar_frame, head_projections, make_dgp
+from verify.numeric.diversity import hdi, overlap
+from verify.numeric.engine import decompose
+from verify.outputs import plots
 
 __all__ = ["TITLE", "check", "SIGNAL_CONFIGS", "SIGNAL_Z_MIN", "signal_heads", "signal_replicates",
            "judge_shared_signal", "model_mse", "overlap_potential", "tangent_move", "retract", "minimise_overlap",
@@ -79,7 +88,7 @@ def _heads(U: Any) -> np.ndarray:
 
 
 def overlap_potential(U: Any) -> float:
-    """Φ = Σ_{h≠h'} ||U_hᵀU_h'||_F² = d_k Σ_{h≠h'} ρ_hh' (ρ from :func:`verify.diversity.overlap`)."""
+    """Φ = Σ_{h≠h'} ||U_hᵀU_h'||_F² = d_k Σ_{h≠h'} ρ_hh' (ρ from :func:`verify.numeric.diversity.overlap`)."""
     U = _heads(U)
     rho = overlap(U)
     return float(U.shape[2] * (rho.sum() - np.trace(rho)))

@@ -11,7 +11,7 @@ correlated / orthogonal / fusion-frame ensembles) and one reverse-engineered mod
    ``(log n)^(2/(4+d))``; a counterexample file holds one case per standard model;
 3. the exponent of D in H* per model, measured over a D grid, against the derivation's.
 
-The model machinery (divisor pairs, MSE, optimum) is :mod:`verify.allocate`'s.
+The model machinery (divisor pairs, MSE, optimum) is :mod:`verify.experiments.allocate`'s.
 """
 
 from __future__ import annotations
@@ -23,13 +23,30 @@ import mpmath
 import numpy as np
 
 import proofs
-
-from .. import formulas, plots, scaling
-from .._validate import at_most, fail, fields, finite_number, integer_valued, one_of, seed
-from ..allocate import MAX_BUDGET, MAX_DIM, MODELS, STANDARD_MODELS, bracketed_root, continuous_optimum, divisor_pairs
-from ..counterexamples import ReplayOutcome, replayer
-from ..verdicts import ClaimResult, Numeric, Part, Role, Symbolic
-from .base import Context
+from verify._validate import (
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+    seed,
+)
+from verify.experiments import scaling
+from verify.experiments.allocate import (
+    MAX_BUDGET,
+    MAX_DIM,
+    MODELS,
+    STANDARD_MODELS,
+    bracketed_root,
+    continuous_optimum,
+    divisor_pairs,
+)
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.numeric import formulas
+from verify.outputs import plots
 
 __all__ = ["TITLE", "check", "optimiser_argmin", "law_case", "judge_slow_growth", "SLOW_SLOPE_DROP", "judge_empirical", "EMPIRICAL_GRIDS", "CLOSED_RTOL", "MP_RTOL", "LAW_FACTOR", "SLOPE_TOL",
            "N_GRID", "GROWTH_CASES"]
@@ -327,7 +344,7 @@ EMPIRICAL_GRIDS = ("quick", "default")
 
 @replayer("c7.empirical-growth")
 def judge_empirical(params: dict) -> ReplayOutcome:
-    """The empirical optimum d_k*(n) of real NW ensembles on a named grid of ``verify.scaling``
+    """The empirical optimum d_k*(n) of real NW ensembles on a named grid of ``verify.experiments.scaling``
     (exact fixed-design MSE for every divisor pair of D), and its growth against log n and n.
     Violated when every seed's growth factor of d_k* misses the law's by more than LAW_FACTOR."""
     grid = one_of("params.grid", _get(params, "grid"), EMPIRICAL_GRIDS)

@@ -25,14 +25,23 @@ import mpmath
 import numpy as np
 
 import proofs
-
-from .. import certify, formulas, plots
-from .._validate import (as_array, at_most, fail, fields, finite_number, integer_valued, one_of, positive_int,
-                         positive_number)
-from ..counterexamples import ReplayOutcome, replayer
-from ..errors import VerifyError
-from ..verdicts import ClaimResult, Numeric, Part, Reading, Role, Symbolic
-from .base import Context
+from verify._validate import (
+    as_array,
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+    positive_int,
+    positive_number,
+)
+from verify.errors import VerifyError
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Reading, Role, Symbolic
+from verify.numeric import certify, formulas
+from verify.outputs import plots
 
 __all__ = ["TITLE", "check", "SCHEMES", "RATE_PARAMS", "RATE_TOL", "rate_mse", "judge_rates", "weights", "weighted_variance", "profile_variances", "closed_form",
            "decay_case", "FLOAT_RTOL", "MP_RTOL", "Z_MAX", "GAP_ATOL", "DECAY_MARGIN"]

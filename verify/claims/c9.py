@@ -4,7 +4,7 @@ Two readings, each its own core (SPEC: the claim takes the reading under which i
 and the headline names the other's outcome; when they disagree the verdict is the better one's
 and the worse one is reported beside it, never averaged):
 
-(i) controlled: NW-ensemble heads (:mod:`verify.training`) trained by Adam on the leave-one-out
+(i) controlled: NW-ensemble heads (:mod:`verify.experiments.training`) trained by Adam on the leave-one-out
     MSE from random initialisation (Gaussian and Haar), on the package's single-index, additive
     and bump targets, with ``H·d_k < d`` and ``H·d_k = d``, several seeds per setting. Each step
     draws a fresh training sample, so the pressure is that of the MSE itself (no training set
@@ -34,16 +34,22 @@ from typing import Any
 
 import numpy as np
 
-from .. import plots
-from .._validate import fail, positive_int, positive_number
-from ..baseline import embedding_covariance, haar_hdi_draws, haar_hdi_moments, hdi_batch, metric_factor
-from ..checkpoint import SafetensorsFile, open_checkpoint
-from ..counterexamples import ReplayOutcome, replayer
-from ..errors import VerifyError
-from ..io import read_json
-from ..training import INITS, TrainSetting, Trace, train_many
-from ..verdicts import ClaimResult, Numeric, Part, Reading, Role
-from .base import Context
+from verify._validate import fail, positive_int, positive_number
+from verify.errors import VerifyError
+from verify.experiments.checkpoint import SafetensorsFile, open_checkpoint
+from verify.experiments.training import INITS, Trace, TrainSetting, train_many
+from verify.io import read_json
+from verify.judgment.claim import Context
+from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify.judgment.verdicts import ClaimResult, Numeric, Part, Reading, Role
+from verify.numeric.baseline import (
+    embedding_covariance,
+    haar_hdi_draws,
+    haar_hdi_moments,
+    hdi_batch,
+    metric_factor,
+)
+from verify.outputs import plots
 
 __all__ = ["TITLE", "check", "T_MIN", "DELTA_MIN", "Z_MIN", "CKPT_DELTA_MIN", "DGPS", "BUDGETS", "CANONICAL",
            "MINILM", "INSTALL", "settings", "setting_stats", "judge_training", "checkpoint_figures",

@@ -3,7 +3,7 @@
 For every divisor pair (H, d_k) of D with d_k <= d (a head sees at most the d input
 coordinates), the ensemble of H real softmax-NW heads (independent Haar-random projections
 ``head_projections("random", H, d, d_k)``, scale 1/sqrt(d_k), uniform weights 1/H) is scored by
-its exact fixed-design integrated MSE, :func:`verify.engine.decompose` with ``method="exact"``
+its exact fixed-design integrated MSE, :func:`verify.numeric.engine.decompose` with ``method="exact"``
 over R design replicates (noise averaged exactly, no noise drawn), at m evaluation points from
 the design density. Per seed (heads, designs, evaluation points) and n:
 
@@ -16,7 +16,7 @@ Growth: per seed, least-squares slopes of log d_k*(n) against log log n (the sta
 predicts 2/(4+d)) and against log n, then mean and standard error over seeds, over the whole
 n grid and over the n before the optimum is censored.
 
-Models: each candidate of :data:`verify.allocate.MODELS` that applies at (D, d) is a linear
+Models: each candidate of :data:`verify.experiments.allocate.MODELS` that applies at (D, d) is a linear
 model MSE = c_b A(d_k) + c_v B(d_k, n) (its generated code at (c_b, c_v) = (1, 0) and (0, 1)),
 here with an irreducible error c_0 added (it moves no optimum); (c_0, c_b, c_v) >= 0 are
 fitted by least squares on the relative error over the whole (n, d_k) grid, and the model is
@@ -26,7 +26,7 @@ one. The best model is the one of least RMS log error; whether it
 
 Grids: ``quick`` (tests, ``--quick``: ~1 s), ``default`` (the default ``python -m verify`` run:
 a few seconds), ``full`` (``python -m verify sweep c7``: several DGPs and budgets, n up to
-10^6, through :mod:`verify.sweep`, resumable, local processes or Dask).
+10^6, through :mod:`verify.experiments.sweep`, resumable, local processes or Dask).
 """
 
 from __future__ import annotations
@@ -39,15 +39,15 @@ from typing import Any, Iterable
 import mpmath
 import numpy as np
 
-from ._validate import fail
-from .allocate import MODELS, divisor_pairs
-from .errors import VerifyError
-from .sweep import Task, common_arguments, parse_workers, run_sweep
+from verify._validate import fail
+from verify.errors import VerifyError
+from verify.experiments.allocate import MODELS, divisor_pairs
+from verify.experiments.sweep import Task, common_arguments, parse_workers, run_sweep
 
 __all__ = ["GRIDS", "TASK", "c7_task", "grid_tasks", "analyse", "empirical_optimum", "plot_optimum",
            "cli_sweep_c7", "DESCRIBES_RMS_LOG", "DESCRIBES_AGREEMENT"]
 
-TASK = "verify.scaling:c7_task"
+TASK = "verify.experiments.scaling:c7_task"
 #: decompose's working-memory budget per task (two workers: 2 GiB of the machine's 24).
 TASK_MAX_MEMORY = 2**30
 #: A model describes the measurements when its RMS log error is at most this (MSE within ~10 %
@@ -74,8 +74,8 @@ GRIDS: dict[str, list[dict[str, Any]]] = {
 
 def c7_task(params: dict) -> dict:
     """The exact integrated MSE terms of one ensemble (module docstring); a sweep task."""
-    from .dgp import head_projections, make_dgp
-    from .engine import decompose
+    from verify.numeric.dgp import head_projections, make_dgp
+    from verify.numeric.engine import decompose
 
     dgp = make_dgp(params["dgp"], d=params["d"], sigma=params["sigma"])
     H, d_k, seed = params["H"], params["d_k"], params["seed"]
@@ -83,7 +83,7 @@ def c7_task(params: dict) -> dict:
     rng = np.random.default_rng(np.random.SeedSequence([seed, params["D"], H, d_k, 7]))
     W = head_projections("random", H, params["d"], d_k, rng=rng)
     # the design of n = 10^6 points alone is 128 MB: the engine's default budget (256 MiB) is too
-    # small there; its results do not depend on the budget (verify.engine, "Reproducibility")
+    # small there; its results do not depend on the budget (verify.numeric.engine, "Reproducibility")
     dec = decompose(dgp, W, n=params["n"], R=params["R"], m=params["m"], seed=seed, method="exact",
                     max_memory=TASK_MAX_MEMORY)
     ig = dec.integrated()
@@ -143,7 +143,7 @@ def _mean_se(values: list[float | None]) -> dict[str, Any]:
 
 def _model_parts(model: str, dks: list[int], ns: list[float], D: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """A(d_k) and B(d_k, n) of a linear C7 model on the grid (n rows, d_k columns)."""
-    from . import formulas
+    from verify.numeric import formulas
 
     f = getattr(formulas, f"c7_mse_{model}_mp")
     with mpmath.workdps(30):
@@ -182,7 +182,7 @@ def _fit_model(model: str, dks: list[int], ns: list[float], D: int, d: int, Y: n
 
 
 def _continuous(model: str, n: float, D: int, d: int, c_b: float, c_v: float) -> float | None:
-    from .allocate import continuous_optimum
+    from verify.experiments.allocate import continuous_optimum
 
     if c_b <= 0 or c_v <= 0:
         return None
@@ -308,7 +308,7 @@ def empirical_optimum(quick: bool, seed: int, *, grid: str | None = None, result
 
 
 def _records_from(folder: Path) -> list[dict]:
-    from .io import read_json
+    from verify.io import read_json
 
     files = sorted((folder / "tasks").glob("*.json"))
     if not files:
@@ -338,7 +338,7 @@ def plot_optimum(result: dict, path: Path | str, config: int | None = None) -> s
     """Empirical d_k*(n) (discrete: points; continuous: mean over seeds with the per-seed range)
     against each fitted model's optimum over the divisors, for one complete configuration
     (default: the one with the longest n grid)."""
-    from . import plots
+    from verify.outputs import plots
 
     cs = [c for c in result["configs"] if c.get("complete")]
     c = max(cs, key=lambda c: len(c["n"])) if config is None else cs[config]
@@ -399,7 +399,7 @@ def format_result(result: dict) -> str:
 def cli_sweep_c7(argv: list[str]) -> int:
     """``python -m verify sweep c7 [--quick|--grid NAME] [--seed N] [--out DIR] [--scheduler ADDR]
     [--workers N] [--plot FILE]``: run (or resume) the grid and print the findings."""
-    from .sweep import _ArgParser
+    from verify.experiments.sweep import _ArgParser
 
     p = _ArgParser(prog="python -m verify sweep c7", description="C7's empirical scaling law on real NW ensembles.")
     p.add_argument("--grid", default="full", choices=list(GRIDS), help="grid (default full; --quick: quick)")
@@ -421,7 +421,7 @@ def cli_sweep_c7(argv: list[str]) -> int:
     if res.summary["missing"]:
         raise fail("sweep", f"{res.summary['missing']} unfinished tasks", "a complete grid")
     out = analyse(res.records)
-    from .io import write_json
+    from verify.io import write_json
 
     write_json(Path(a.out) / "analysis.json", dict(out, grid=grid, cost=res.summary))
     print(f"C7 sweep, grid {grid}: {len(tasks)} tasks, {res.computed} computed now, {res.reused} stored; "

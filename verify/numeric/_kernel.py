@@ -1,7 +1,7 @@
 """Fused NW kernels compiled with numba: one pass per query row, scores to estimate.
 
-Imported by :mod:`verify.nw` only when numba is installed (the ``fast`` extra); otherwise the
-numpy implementation in ``verify.nw`` runs, and it stays the reference the tests compare with.
+Imported by :mod:`verify.numeric.nw` only when numba is installed (the ``fast`` extra); otherwise the
+numpy implementation in ``verify.numeric.nw`` runs, and it stays the reference the tests compare with.
 
 Per query row ``i`` of a key set (all float64)::
 
@@ -10,10 +10,10 @@ Per query row ``i`` of a key set (all float64)::
     e_j  = exp(t_j - shift)         shift = 0 when |t_j| <= B is bounded (see below), else max_j t_j
     out  = r + (sum_j e_j (v_j - r)) / sum_j e_j        (estimate)   or   e_j / sum_l e_l  (weights)
 
-exactly as the numpy path of :mod:`verify.nw` (its docstring, "Numerics"); the bound
+exactly as the numpy path of :mod:`verify.numeric.nw` (its docstring, "Numerics"); the bound
 ``B = ||qs|| max||k|| + max half-norm`` (Cauchy-Schwarz, times ``1 + 1e-6`` for the rounding of
 the norms) is decided per row here, per block there. Nothing is allocated inside the kernels:
-the caller passes every buffer, so the memory cap of ``verify.nw`` counts (and tracemalloc
+the caller passes every buffer, so the memory cap of ``verify.numeric.nw`` counts (and tracemalloc
 sees) all of them.
 
 Speed: every inner loop runs over a whole row of keys (contiguous: keys and values are passed

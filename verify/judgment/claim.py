@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import counterexamples
-from ..io import jsonable
-from ..verdicts import Counterexample
+from verify.io import jsonable
+from verify.judgment import counterexamples
+from verify.judgment.verdicts import Counterexample
 
 __all__ = ["Context"]
 

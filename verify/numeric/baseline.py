@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import RANK_RTOL, as_array, fail, positive_int
+from verify._validate import RANK_RTOL, as_array, fail, positive_int
 
 __all__ = [
     "frames",

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import VerifyError
-from .io import jsonable, read_json, write_json
-from .registry import CLAIM_MODULES
+from verify.errors import VerifyError
+from verify.io import jsonable, read_json, write_json
+from verify.judgment.registry import CLAIM_MODULES
 
 __all__ = ["ReplayOutcome", "replayer", "replayer_for", "registered_kinds", "save", "load", "FORMAT", "VERSION",
            "MAX_FILE_BYTES"]
@@ -61,7 +61,7 @@ def save(directory: Path | str, *, claim: str, part: str, kind: str, statement: 
     """Write ``<directory>/<claim>-<part>.json`` atomically and return its path."""
     if kind not in _REPLAYERS:
         raise ValueError(f"no replayer registered for kind {kind!r}")
-    from . import __version__
+    from verify import __version__
 
     doc = {
         "format": FORMAT,

@@ -1,7 +1,7 @@
 """Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights).
 
 The ``safetensors`` library (numpy, one tensor at a time) feeds the per-head key and query
-projections of BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.diversity`.
+projections of BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.numeric.diversity`.
 
 Two facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
 ``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
@@ -23,11 +23,17 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from ._validate import error_line, fail, path_like, positive_int
-from .baseline import haar_hdi_moments
-from .diversity import haar_overlap_mean, hdi_bound, overlap
-from .errors import VerifyError
-from .io import atomic_write_bytes, loads_json, read_json, regular_file, write_json
+from verify._validate import error_line, fail, path_like, positive_int
+from verify.errors import VerifyError
+from verify.io import (
+    atomic_write_bytes,
+    loads_json,
+    read_json,
+    regular_file,
+    write_json,
+)
+from verify.numeric.baseline import haar_hdi_moments
+from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
 __all__ = [
     "SafetensorsFile",
@@ -462,7 +468,9 @@ def plot_layers(result: dict[str, Any], out_dir: str | Path) -> Path:
 
 def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     """One PNG per layer: the key and query overlap matrices as heatmaps on [0, 1]."""
-    from matplotlib.figure import Figure  # lazy: plotting is optional; Figure needs no pyplot backend
+    from matplotlib.figure import (
+        Figure,  # lazy: plotting is optional; Figure needs no pyplot backend
+    )
 
     out = Path(out_dir)
     try:

@@ -12,7 +12,7 @@
 
 Every formula is printed from its SymPy object by :func:`proofs.notation.to_latex`; every text
 (statements, headlines, findings, the steps' reasons, descriptions, summaries) by
-:func:`verify.texify.texify`, which typesets its mathematics as inline math; names of steps,
+:func:`verify.outputs.texify.texify`, which typesets its mathematics as inline math; names of steps,
 assumptions and figures are ``\\texttt``. Verdicts come from running the claim checks or
 from a ``report.json`` written by ``python -m verify``.
 """
@@ -33,10 +33,10 @@ from typing import Any, Iterable
 
 import sympy as sp
 
-from ._validate import error_line, fail
-from ._validate import seed as valid_seed
-from .errors import VerifyError
-from .io import atomic_write_bytes, atomic_write_text
+from verify._validate import error_line, fail
+from verify._validate import seed as valid_seed
+from verify.errors import VerifyError
+from verify.io import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "Formula",
@@ -56,9 +56,9 @@ __all__ = [
 
 # --- text ----------------------------------------------------------------------------------------
 
-# Text is printed by verify.texify: prose as text, its mathematics as inline math, names of code
+# Text is printed by verify.outputs.texify: prose as text, its mathematics as inline math, names of code
 # as \texttt; escape() (plain text) is kept for the names themselves.
-from .texify import _ACCENTS, _SUB, _SUPER, TEXT_MAP, escape, texify  # noqa: E402
+from verify.outputs.texify import _ACCENTS, _SUB, _SUPER, TEXT_MAP, escape, texify  # noqa: E402
 
 
 def _code(name: Any) -> str:
@@ -362,8 +362,8 @@ def macro_file() -> str:
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """A ``report.json`` of ``python -m verify`` (schema checked by :func:`verify.report.read_report`)."""
-    from .report import read_report
+    """A ``report.json`` of ``python -m verify`` (schema checked by :func:`verify.outputs.report.read_report`)."""
+    from verify.outputs.report import read_report
 
     doc = read_report(path, name="--report FILE")
     doc.setdefault("crashed", {})
@@ -375,8 +375,8 @@ def load_report(path: str | Path) -> dict[str, Any]:
 def run_checks(*, seed: int = 0, quick: bool = False, out: Path | None = None,
                claims: Iterable[str] | None = None) -> dict[str, Any]:
     """Run the claim checks and return them in report.json form (:func:`verify.cli.run_report`)."""
-    from .run import run_report
-    from .registry import CLAIM_MODULES
+    from verify.judgment.registry import CLAIM_MODULES
+    from verify.run import run_report
 
     doc, _ = run_report(list(claims or CLAIM_MODULES), seed=seed, quick=quick, out=out)
     doc["source"] = None
@@ -451,7 +451,7 @@ def _display(f: Formula, snippets_dir: str) -> str:
 
 
 def _sentence(text: str) -> str:
-    """Text (:func:`verify.texify.texify`) ending in a full stop (so that what follows reads as a new sentence)."""
+    """Text (:func:`verify.outputs.texify.texify`) ending in a full stop (so that what follows reads as a new sentence)."""
     text = str(text).strip()
     return texify(text) + ("" if not text or text[-1] in ".!?)" else ".")
 
@@ -583,8 +583,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
     """The whole document for ``report`` (report.json form); plots maps claim -> {name: file
     relative to the document}; ``formulas_`` reuses already printed formulas."""
     from proofs import CLAIM_MODULES, derivation
-
-    from .report import verdict_rows
+    from verify.outputs.report import verdict_rows
 
     index = {(f.claim, f.kind, f.name): f for f in (formulas_ if formulas_ is not None else formulas())}
 

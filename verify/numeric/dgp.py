@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._validate import fail, fits_in_memory, memory_error_as, positive_int
-from ._validate import seed as valid_seed
+from verify._validate import fail, fits_in_memory, memory_error_as, positive_int
+from verify._validate import seed as valid_seed
 
 __all__ = ["DGP", "make_dgp", "DGP_NAMES", "head_projections", "HEAD_KINDS", "haar_frame"]
 

@@ -15,7 +15,7 @@ array argument is float32, float64 otherwise.
 Implementations
 ---------------
 Two paths compute the same estimator. Where numba is installed (the ``fast`` extra), a fused
-compiled kernel (:mod:`verify._kernel`: scores, its own vectorised exp, normaliser and weighted
+compiled kernel (:mod:`verify.numeric._kernel`: scores, its own vectorised exp, normaliser and weighted
 values in one pass per query row, never a block of scores in memory) runs the blocks planned
 below; it computes in float64 whatever the inputs (float32 results are rounded once at the
 end) and is fast whatever numpy's exp (2.5-8x the numpy path where numpy's float64 exp is
@@ -103,7 +103,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ._validate import as_array, fail, positive_int, positive_number
+from verify._validate import as_array, fail, positive_int, positive_number
 
 __all__ = [
     "nw_weights",
@@ -478,7 +478,7 @@ if hasattr(os, "register_at_fork"):
 
 # --------------------------------------------------------------------------- compiled kernel path
 
-#: ``auto``: the compiled kernel (:mod:`verify._kernel`) where numba is installed, else numpy;
+#: ``auto``: the compiled kernel (:mod:`verify.numeric._kernel`) where numba is installed, else numpy;
 #: ``numba``: the kernel, an error without numba; ``numpy``: the reference implementation above.
 BACKENDS = ("auto", "numba", "numpy")
 #: Scores per block of the kernel path: the kernel keeps no block of scores, so blocks only
@@ -517,7 +517,7 @@ def _kernel() -> Any:
         return None
     if _kernel_module is None:
         try:
-            from . import _kernel as module
+            from verify.numeric import _kernel as module
         except ImportError as exc:
             if choice == "numba":
                 raise fail("backend", f"'numba' without numba importable ({exc})",

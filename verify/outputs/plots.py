@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from .io import atomic_write_bytes, write_json
+from verify.io import atomic_write_bytes, write_json
 
 __all__ = ["new_figure", "save", "plotted_data", "data_path", "DPI"]
 

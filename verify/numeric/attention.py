@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, fail
-from .nw import nw_estimate, nw_weights
+from verify._validate import as_array, fail
+from verify.numeric.nw import nw_estimate, nw_weights
 
 __all__ = ["MultiHeadNW", "from_torch"]
 

@@ -1,9 +1,9 @@
 """A mutation run anyone can repeat: a named list of mutants, each a one-line change to the code
 and the tests that must catch it.
 
-    python tests/mutants.py                 # every mutant (about 15 minutes on 2 cores)
-    python tests/mutants.py --only c7-law   # one mutant (names: --list)
-    python tests/mutants.py --list
+    python tools/mutants.py                 # every mutant (about 15 minutes on 2 cores)
+    python tools/mutants.py --only c7-law   # one mutant (names: --list)
+    python tools/mutants.py --list
 
 The run copies the working tree to a temporary folder once, applies one mutant at a time there
 (the edit must match exactly once), runs its tests with ``pytest -x`` and restores the file. A
@@ -40,31 +40,31 @@ class Mutant:
 M = Mutant
 _ROWS = "tests/test_bad_input.py::test_bad_input_raises_verify_error"  # a row of the bad-input table, by id
 MUTANTS: list[Mutant] = [
-    # --- the verdict rule (verify/verdicts.py)
-    M("rule-refuted-core-ignored", "verify/verdicts.py", "    if Verdict.REFUTED in grades:\n        return Verdict.REFUTED",
+    # --- the verdict rule (verify/judgment/verdicts.py)
+    M("rule-refuted-core-ignored", "verify/judgment/verdicts.py", "    if Verdict.REFUTED in grades:\n        return Verdict.REFUTED",
       "    if False:\n        return Verdict.REFUTED", ("tests/test_verdicts.py",)),
-    M("rule-strongest-core", "verify/verdicts.py", "return max(checkable, key=_STRENGTH.index) if checkable",
+    M("rule-strongest-core", "verify/judgment/verdicts.py", "return max(checkable, key=_STRENGTH.index) if checkable",
       "return min(checkable, key=_STRENGTH.index) if checkable", ("tests/test_verdicts.py",)),
-    M("rule-worst-reading", "verify/verdicts.py", "best = min(graded, key=lambda g: _READING_ORDER.index(g[0]))",
+    M("rule-worst-reading", "verify/judgment/verdicts.py", "best = min(graded, key=lambda g: _READING_ORDER.index(g[0]))",
       "best = max(graded, key=lambda g: _READING_ORDER.index(g[0]))", ("tests/test_verdicts.py",)),
-    M("rule-detail-sets-verdict", "verify/verdicts.py", "        if p.role is Role.CORE:\n            out.setdefault",
+    M("rule-detail-sets-verdict", "verify/judgment/verdicts.py", "        if p.role is Role.CORE:\n            out.setdefault",
       "        if p.role in (Role.CORE, Role.DETAIL):\n            out.setdefault", ("tests/test_verdicts.py",)),
-    M("rule-correction-hidden", "verify/verdicts.py",
+    M("rule-correction-hidden", "verify/judgment/verdicts.py",
       "{Role.DETAIL: Effect.CORRECTION, Role.PREMISE: Effect.PREMISE_FAILS, Role.SCOPE: Effect.LIMIT}",
       "{Role.DETAIL: Effect.DETAIL_HOLDS, Role.PREMISE: Effect.PREMISE_FAILS, Role.SCOPE: Effect.LIMIT}",
       ("tests/test_verdicts.py",)),
-    M("rule-exact-without-rounding", "verify/verdicts.py",
+    M("rule-exact-without-rounding", "verify/judgment/verdicts.py",
       'if proved and not part.model_assumptions and num is not None and num.agreement == "rounding":',
       "if proved and not part.model_assumptions:", ("tests/test_verdicts.py",)),
-    M("rule-assumptions-ignored", "verify/verdicts.py", "if proved and not part.model_assumptions and num",
+    M("rule-assumptions-ignored", "verify/judgment/verdicts.py", "if proved and not part.model_assumptions and num",
       "if proved and num", ("tests/test_verdicts.py",)),
-    M("rule-refuted-without-restorer", "verify/verdicts.py",
+    M("rule-refuted-without-restorer", "verify/judgment/verdicts.py",
       "if self.role in (Role.CORE, Role.SCOPE) and self.counterexample is not None and not self.restored_by:",
       "if False:", ("tests/test_verdicts.py",)),
     # --- the report and the snapshot
     M("snapshot-ignores-parts", "verify/snapshot.py", "            if ep.get(pid) != ap.get(pid):",
       "            if False:", ("tests/test_snapshot.py",)),
-    M("report-counts-swapped", "verify/report.py",
+    M("report-counts-swapped", "verify/outputs/report.py",
       '"corrections": len(c["corrections"]), "premise": len(c["premise"]), "limits": len(c["limits"])}',
       '"corrections": len(c["limits"]), "premise": len(c["premise"]), "limits": len(c["corrections"])}',
       ("tests/test_snapshot.py", "tests/test_cli.py::test_terminal_table_shows_verdict_headline_and_counts")),
@@ -73,18 +73,18 @@ MUTANTS: list[Mutant] = [
     M("publish-in-place", "verify/cli.py", "    stage = staging_folder(\"--out\", out, marker=REPORT_MARKER)",
       "    stage = out\n    out.mkdir(parents=True, exist_ok=True)", ("tests/test_cli.py::test_a_run_killed_while_it_writes_leaves_the_previous_report",)),
     # --- NW core, attention, diversity, engine
-    M("nw-default-scale", "verify/nw.py", "1.0 / math.sqrt(d) if s is None else s", "1.0 / d if s is None else s",
+    M("nw-default-scale", "verify/numeric/nw.py", "1.0 / math.sqrt(d) if s is None else s", "1.0 / d if s is None else s",
       ("tests/test_nw.py", "tests/test_engine.py")),
-    M("nw-gaussian-inverse-square", "verify/nw.py", "inv_b2 = float(np.float64(1.0) / np.float64(b) ** 2)",
+    M("nw-gaussian-inverse-square", "verify/numeric/nw.py", "inv_b2 = float(np.float64(1.0) / np.float64(b) ** 2)",
       "inv_b2 = float(np.float64(1.0) / np.float64(b))", ("tests/test_engine.py::test_mpmath_recomputation_at_50_digits",)),
-    M("attention-output-bias-dropped", "verify/attention.py", "+ self.b_O", "+ 0 * self.b_O",
+    M("attention-output-bias-dropped", "verify/numeric/attention.py", "+ self.b_O", "+ 0 * self.b_O",
       ("tests/test_attention.py",)),
-    M("diversity-rho-not-normalised", "verify/diversity.py", "return _pairwise_sq_frob(U) / W.shape[2]",
+    M("diversity-rho-not-normalised", "verify/numeric/diversity.py", "return _pairwise_sq_frob(U) / W.shape[2]",
       "return _pairwise_sq_frob(U) / (W.shape[2] + 1)", ("tests/test_diversity.py",)),
-    M("engine-ddof-1", "verify/engine.py", "C = [[total((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R",
+    M("engine-ddof-1", "verify/numeric/engine.py", "C = [[total((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R",
       "C = [[total((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / (R - 1)",
       ("tests/test_engine.py", "tests/test_certify.py")),
-    M("engine-noise-term-dropped", "verify/engine.py", "            mse += total(noise_ens[r][j] for r in range(R)) / R",
+    M("engine-noise-term-dropped", "verify/numeric/engine.py", "            mse += total(noise_ens[r][j] for r in range(R)) / R",
       "            mse += 0 * total(noise_ens[r][j] for r in range(R)) / R", ("tests/test_certify.py",)),
     # --- claim checks
     M("c1-named-case-keys", "verify/claims/c1.py", '"keys": [[1.0, 0.0, 0.0, 0.0], [-1.0, 0.0, 0.0, 0.0]], "values": [[1.0], [0.0]]}',
@@ -97,7 +97,7 @@ MUTANTS: list[Mutant] = [
       "on = bool(abs(float(alpha.sum()) - 1) <= SIMPLEX_TOL)", ("tests/test_claim_c2.py",)),
     M("c3-certificate-level", "verify/claims/c3.py", "CERTIFIED_RESIDUAL = 1e-60", "CERTIFIED_RESIDUAL = -1.0",
       ("tests/test_snapshot.py",)),
-    M("c4-literal-normalisation", "verify/diversity.py", "d_k**2", "d_k", ("tests/test_diversity.py", "tests/test_claim_c4.py")),
+    M("c4-literal-normalisation", "verify/numeric/diversity.py", "d_k**2", "d_k", ("tests/test_diversity.py", "tests/test_claim_c4.py")),
     M("c5-premise-scale", "verify/claims/c5.py", "scale=factor / math.sqrt(d_k))", "scale=factor / d_k)",
       ("tests/test_claim_c5.py",)),
     M("c5-line-slope", "verify/claims/c5.py", "return float(B * B + alpha @ C @ alpha)", "return float(B * B + alpha @ C @ alpha * 1.01)",
@@ -180,7 +180,7 @@ MUTANTS: list[Mutant] = [
          '    return proofs_main(list(dict.fromkeys(args.claims)))',
          '    from proofs.__main__ import main as proofs_main\n\n    return proofs_main(argv)',
          ('cli-proofs-unknown-claim', 'tests/test_bad_input.py::test_proofs_help_prints_the_usage_and_exits_0')),
-        ('hdi-memory-guard', 'verify/diversity.py',
+        ('hdi-memory-guard', 'verify/numeric/diversity.py',
          '    fits_in_memory("W_K", 32 * H * H, f"H = {H} heads: (H, H) overlap matrices and pair indices")\n',
          '',
          ('hdi-heads-beyond-memory',)),
@@ -199,16 +199,16 @@ MUTANTS: list[Mutant] = [
     M("cache-ignores-bytes", "proofs/cache.py", "        h.update(len(data).to_bytes(8, \"little\") + data)",
       "        h.update(len(data).to_bytes(8, \"little\"))", ("tests/test_derivation_cache.py",)),
     # --- the compiled kernel
-    M("kernel-exp-coefficient", "verify/_kernel.py", "    p = p * r + _C12\n", "    p = p * r + 0 * _C12\n",
+    M("kernel-exp-coefficient", "verify/numeric/_kernel.py", "    p = p * r + _C12\n", "    p = p * r + 0 * _C12\n",
       ("tests/test_kernel.py",)),
     # --- C7 on real NW ensembles, the sweep engine
     M("c7-empirical-any-seed", "verify/claims/c7.py",
       "violates=bool(growth) and all(o > LAW_FACTOR for o in off)", "violates=bool(growth) and any(o > 1e9 for o in off)",
       ("tests/test_claim_c7.py",)),
-    M("sweep-recomputes-finished-tasks", "verify/sweep.py", "        doc = _load_done(out, t)\n",
+    M("sweep-recomputes-finished-tasks", "verify/experiments/sweep.py", "        doc = _load_done(out, t)\n",
       "        doc = None\n", ("tests/test_sweep.py",)),
     # --- C9: the hand-written gradient, the training judge, the checkpoint judge
-    M("c9-gradient-scale", "verify/training.py", "    c = 1.0 / math.sqrt(k)\n    Xt", "    c = 1.0 / k\n    Xt",
+    M("c9-gradient-scale", "verify/experiments/training.py", "    c = 1.0 / math.sqrt(k)\n    Xt", "    c = 1.0 / k\n    Xt",
       ("tests/test_training.py",)),
     M("c9-setting-any-run", "verify/claims/c9.py", '"violates": bool(np.all(dk < 0) and mk < -delta_min and t <= -t_min),',
       '"violates": bool(np.any(dk < 0) and mk < -delta_min and t <= -t_min),', ("tests/test_claim_c9.py",)),

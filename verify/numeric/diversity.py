@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, fail, fits_in_memory, full_column_rank, positive_int
+from verify._validate import (
+    as_array,
+    fail,
+    fits_in_memory,
+    full_column_rank,
+    positive_int,
+)
 
 __all__ = [
     "principal_angles",

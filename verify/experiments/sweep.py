@@ -13,7 +13,7 @@ and parameters is done: an interrupted sweep (killed, crashed, stopped) resumes 
 and never recomputes a finished task; a broken file is recomputed.
 
 Execution: ``workers`` local processes (``spawn``: a clean interpreter each, BLAS and
-``verify.nw`` on one thread each, so that N processes use N cores), or with
+``verify.numeric.nw`` on one thread each, so that N processes use N cores), or with
 ``scheduler=ADDRESS`` the workers of a running ``dask.distributed`` scheduler (the ``cluster``
 extra; every worker needs this package installed). Either way the results are the same numbers:
 a task depends on its parameters only.
@@ -41,14 +41,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ._validate import fail, positive_int
-from .errors import VerifyError
-from .io import atomic_write_text, read_json, write_json
+from verify._validate import fail, positive_int
+from verify.errors import VerifyError
+from verify.io import atomic_write_text, read_json, write_json
 
 __all__ = ["Task", "SweepResult", "task_key", "run_sweep", "read_table", "demo_task", "cli_sweep", "SWEEPS"]
 
 #: Named sweeps of ``python -m verify sweep NAME``: ``"module:function"`` taking argv.
-SWEEPS = {"c7": "verify.scaling:cli_sweep_c7", "demo": "verify.sweep:cli_sweep_demo"}
+SWEEPS = {"c7": "verify.experiments.scaling:cli_sweep_c7", "demo": "verify.experiments.sweep:cli_sweep_demo"}
 #: A task file larger than this is not read (results are a few hundred bytes).
 MAX_TASK_BYTES = 2**20
 #: How long to try to reach a Dask scheduler before calling its address wrong.
@@ -104,7 +104,7 @@ def _execute(function: str, params: dict) -> tuple[dict, float]:
 
 
 def _worker_init() -> None:
-    from . import nw
+    from verify.numeric import nw
 
     nw.set_default_threads(1)   # one process per core: no threads inside
 
@@ -173,7 +173,7 @@ def read_table(path: Path | str) -> list[dict]:
 
 class _Progress:
     def __init__(self, total: int, label: str, enabled: bool) -> None:
-        from .report import Progress
+        from verify.outputs.report import Progress
 
         self.bar = Progress(total) if enabled else None
         self.label = label
@@ -247,7 +247,7 @@ def _short(params: dict) -> str:
 
 def _workers(workers: int | None) -> int:
     if workers is None:
-        from .nw import _usable_cpus
+        from verify.numeric.nw import _usable_cpus
 
         return _usable_cpus()
     return positive_int("workers", workers)
@@ -321,7 +321,7 @@ def demo_task(params: dict) -> dict:
 
 
 def demo_grid(tasks: int, sleep: float) -> list[Task]:
-    return [Task("verify.sweep:demo_task", {"i": i, "tasks": tasks, "sleep": sleep}) for i in range(tasks)]
+    return [Task("verify.experiments.sweep:demo_task", {"i": i, "tasks": tasks, "sleep": sleep}) for i in range(tasks)]
 
 
 class _ArgParser(argparse.ArgumentParser):

@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ._validate import fail
+from verify._validate import fail
 
 __all__ = ["PREC", "Certificate", "precision", "ball", "abs_at_most", "greater_than", "between",
            "nw_softmax", "nw_gaussian", "projector_overlap"]

@@ -61,11 +61,19 @@ from typing import Any, Callable, Iterator
 import mpmath
 import numpy as np
 
-from ._validate import as_array, fail, fits_in_memory, memory_error_as, physical_memory, positive_int, positive_number
-from ._validate import seed as valid_seed
-from .dgp import DGP
-from .errors import VerifyError
-from .nw import KERNELS, nw_weights
+from verify._validate import (
+    as_array,
+    fail,
+    fits_in_memory,
+    memory_error_as,
+    physical_memory,
+    positive_int,
+    positive_number,
+)
+from verify._validate import seed as valid_seed
+from verify.errors import VerifyError
+from verify.numeric.dgp import DGP
+from verify.numeric.nw import KERNELS, nw_weights
 
 __all__ = [
     "Decomposition",
@@ -166,7 +174,7 @@ def _checked_f(dgp: DGP, x: np.ndarray) -> np.ndarray:
 def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n: Any, R: Any, seed: Any,
              method: Any, kernel: Any, scale: Any, bandwidth: Any, max_memory: Any) -> _Setup:
     if not isinstance(dgp, DGP):
-        raise fail("dgp", type(dgp).__name__, "a verify.dgp.DGP (see make_dgp)")
+        raise fail("dgp", type(dgp).__name__, "a verify.numeric.dgp.DGP (see make_dgp)")
     WQ = _projections("W_Q", W_Q, dgp.d)
     WK = WQ if W_K is None else _projections("W_K", W_K, dgp.d)
     if WK.shape != WQ.shape:
@@ -212,7 +220,7 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
 
 def _numpy_buffer_bytes() -> int:
     # numpy's iteration buffers in a buffered ufunc/einsum call: np.getbufsize() float64 elements
-    # per buffered operand, two operands allowed (the same reserve as verify.nw)
+    # per buffered operand, two operands allowed (the same reserve as verify.numeric.nw)
     return 2 * np.getbufsize() * 8
 
 
@@ -431,7 +439,7 @@ def decompose(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval:
     ``W_Q``, ``W_K``: ``(H, d, d_k)`` (or ``(d, d_k)`` for one head); ``W_K=None`` means ``W_Q``.
     ``alpha``: any real ``(H,)``, default uniform ``1/H``. ``x_eval``: ``(m, d)``, default ``m``
     (64) points drawn from the design density. ``kernel``, ``scale``, ``bandwidth`` go to
-    :func:`verify.nw.nw_weights`.
+    :func:`verify.numeric.nw.nw_weights`.
     """
     s = _prepare(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)

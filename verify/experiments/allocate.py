@@ -25,9 +25,16 @@ from typing import Any, Callable
 
 import mpmath
 
-from . import formulas
-from ._validate import at_most, error_line, fail, finite_number, positive_int, positive_number
-from .errors import VerifyError
+from verify._validate import (
+    at_most,
+    error_line,
+    fail,
+    finite_number,
+    positive_int,
+    positive_number,
+)
+from verify.errors import VerifyError
+from verify.numeric import formulas
 
 __all__ = [
     "DPS",

@@ -24,9 +24,9 @@ import textwrap
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-from .errors import VerifyError
-from .io import atomic_write_text, jsonable, read_json, write_json
-from .verdicts import ClaimResult
+from verify.errors import VerifyError
+from verify.io import atomic_write_text, jsonable, read_json, write_json
+from verify.judgment.verdicts import ClaimResult
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "document", "verdict_rows", "table", "markdown", "readme_table",
            "write_report", "read_report", "Progress"]
@@ -68,7 +68,7 @@ def _meta(seed: int, quick: bool) -> dict:
     import numpy
     import sympy
 
-    from . import __version__
+    from verify import __version__
 
     return {"package_version": __version__, "seed": seed, "quick": quick, "python": platform.python_version(),
             "numpy": numpy.__version__, "sympy": sympy.__version__, "mpmath": mpmath.__version__}

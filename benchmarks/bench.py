@@ -1,6 +1,6 @@
-"""Benchmark of the NW ensemble forward and of the decomposition engine (issues 6 and 15).
+"""Benchmark of the NW ensemble forward and of the decomposition engine (a developer tool).
 
-    python -m verify bench [--quick] [--json FILE] [--repeats N] [--threads T] [--blas-threads B]
+    python benchmarks/bench.py [--quick] [--json FILE] [--repeats N] [--threads T] [--blas-threads B]
 
 Everything runs in child processes started with ``OPENBLAS_NUM_THREADS`` (and OMP/MKL) set to
 ``--blas-threads`` (default 1), because numpy reads it once, at import: one child for all the
@@ -50,7 +50,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from .io import write_json
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:      # run as a script from a checkout
+    sys.path.insert(0, str(ROOT))
+
+from verify.io import write_json  # noqa: E402
 
 __all__ = ["cli_bench", "run_benchmark", "PROFILES", "TARGETS"]
 
@@ -106,7 +110,7 @@ def _methods(threads: int, torch_too: bool = True) -> dict[str, Callable | None]
     installed, or not wanted: importing it costs a second and memory)."""
     import numpy as np
 
-    from . import nw
+    from verify.numeric import nw
 
     def nw_t(q, k, v):
         nw.set_default_threads(threads)
@@ -252,7 +256,7 @@ def _profile(shape: dict) -> dict:
     thread, stage by stage; then, apart, what the row-maximum shift would add."""
     import numpy as np
 
-    from . import nw
+    from verify.numeric import nw
 
     q, k, v = _inputs(shape)
     n, p = shape["n"], shape["p"]
@@ -305,7 +309,7 @@ def _block_sweep(shape: dict, kib: tuple, repeats: int, threads: int) -> dict:
     """nw_estimate's time for several score-block sizes (CACHE_BLOCK_BYTES), interleaved."""
     import numpy as np
 
-    from . import nw
+    from verify.numeric import nw
 
     q, k, v = _inputs(shape)
     saved = nw.CACHE_BLOCK_BYTES, nw.set_default_threads(threads), nw.set_backend("numpy")  # the kernel keeps no blocks
@@ -333,7 +337,7 @@ def _block_sweep(shape: dict, kib: tuple, repeats: int, threads: int) -> dict:
 def _scaling(base: dict, factors: tuple, repeats: int, threads: int) -> dict:
     import numpy as np
 
-    from . import nw
+    from verify.numeric import nw
 
     nw.set_default_threads(threads)
     out = {}
@@ -360,8 +364,8 @@ def _engine(cfg: dict) -> dict:
     """Exact conditional covariance vs noise simulation on one fixed design."""
     import numpy as np
 
-    from .dgp import head_projections, make_dgp
-    from .engine import decompose, noise_simulation_check
+    from verify.numeric.dgp import head_projections, make_dgp
+    from verify.numeric.engine import decompose, noise_simulation_check
 
     n, m, H, d, d_k, seed = cfg["n"], cfg["m"], cfg["H"], cfg["d"], cfg["d_k"], 0
     dgp = make_dgp("single-index", d=d, sigma=0.5)
@@ -373,7 +377,7 @@ def _engine(cfg: dict) -> dict:
         dec = decompose(dgp, W, n=n, R=1, m=m, seed=seed, method="exact")
         ts.append(time.perf_counter() - t0)
     t_exact = float(np.median(ts))
-    # long-double reference from the same design (replicate 0's, as documented in verify.engine)
+    # long-double reference from the same design (replicate 0's, as documented in verify.numeric.engine)
     L = np.longdouble
     X = dgp.sample_x(np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]), (n,)).astype(L)
     Wl = W.astype(L)
@@ -420,7 +424,7 @@ def _engine(cfg: dict) -> dict:
 
 
 def _nw_blas_cap() -> int | None:
-    from . import nw
+    from verify.numeric import nw
 
     return nw.BLAS_SINGLE_THREAD_MNK if nw.BLAS_MAY_THREAD else None
 
@@ -445,11 +449,14 @@ def _machine(threads: int, blas_threads: int) -> dict:
         pass
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as feats
-        avx512f = bool(feats.get("AVX512F"))
+        # numpy reports the CPU's features even where NPY_DISABLE_CPU_FEATURES switched its
+        # AVX-512 (X86_V4) dispatch off; the paths numpy takes need both.
+        disabled = set(os.environ.get("NPY_DISABLE_CPU_FEATURES", "").replace(",", " ").split())
+        avx512f = bool(feats.get("AVX512F")) and not disabled & {"X86_V4", "AVX512F"}
     except ImportError:
         avx512f = None
-    from . import nw
-    from .nw import _usable_cpus
+    from verify.numeric import nw
+    from verify.numeric.nw import _usable_cpus
 
     try:
         import torch
@@ -503,7 +510,7 @@ def _child_compile(cfg: dict) -> dict:
     kernel) against second calls of the same size."""
 
     t0 = time.perf_counter()
-    from . import nw
+    from verify.numeric import nw
 
     K = nw._kernel()
     if K is None:
@@ -539,7 +546,7 @@ def _child_memory(cfg: dict) -> dict:
 
     import numpy as np
 
-    from . import nw
+    from verify.numeric import nw
 
     shape, method = cfg["shape"], cfg["method"]
     f = _methods(cfg["threads"], torch_too=method == "torch")[method]
@@ -594,7 +601,7 @@ def _isa_off_env() -> dict:
 
 def _children(kind: str, cfgs: list[dict], blas_threads: int, parallel: int = 1,
               env_extra: dict | None = None) -> list[dict]:
-    """Run ``python -m verify.bench --child KIND`` once per config, ``parallel`` at a time."""
+    """Run ``python benchmarks/bench.py --child KIND`` once per config, ``parallel`` at a time."""
     root, env = _child_env(blas_threads, env_extra)
     results: list[dict | None] = [None] * len(cfgs)
     running: list[tuple[int, subprocess.Popen]] = []
@@ -602,7 +609,7 @@ def _children(kind: str, cfgs: list[dict], blas_threads: int, parallel: int = 1,
     while todo or running:
         while todo and len(running) < parallel:
             i, cfg = todo.pop(0)
-            proc = subprocess.Popen([sys.executable, "-m", "verify.bench", "--child", kind], stdin=subprocess.PIPE,
+            proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", kind], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, text=True, env=env, cwd=root)
             proc.stdin.write(json.dumps(cfg))
             proc.stdin.close()
@@ -622,7 +629,7 @@ def run_benchmark(profile: dict | str = "full", *, repeats: int = 3, threads: in
                   printer: Callable[[str], None] | None = print) -> dict:
     """Run every part of the benchmark (sizes from ``profile``: a name in PROFILES or a dict of
     the same form), print the tables and write the JSON (unless ``json_path`` is None)."""
-    from .nw import _usable_cpus
+    from verify.numeric.nw import _usable_cpus
 
     t_start = time.perf_counter()
     name = profile if isinstance(profile, str) else "custom"
@@ -838,9 +845,21 @@ def format_report(res: dict) -> str:
 
 
 def cli_bench(argv: list[str]) -> int:
-    from .cli import ArgParser
+    """The benchmark's command line: exit 0, or 2 with one ``error: ...`` line for bad arguments."""
+    from verify._validate import error_line
+    from verify.errors import VerifyError
 
-    p = ArgParser(prog="python -m verify bench", description=__doc__.split("\n\n")[0])
+    try:
+        return _cli_bench(argv)
+    except VerifyError as exc:
+        print(error_line(exc), file=sys.stderr)
+        return 2
+
+
+def _cli_bench(argv: list[str]) -> int:
+    from verify.cli import ArgParser
+
+    p = ArgParser(prog="python benchmarks/bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smaller sizes, ~20-30 s")
     p.add_argument("--json", default="bench.json", metavar="FILE",
                    help="where to write the figures (default bench.json)")

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, fail, positive_int, positive_number
-from .baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
-from .dgp import DGP_NAMES, haar_frame, make_dgp
-from .diversity import hdi_bound
+from verify._validate import as_array, fail, positive_int, positive_number
+from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
+from verify.numeric.dgp import DGP_NAMES, haar_frame, make_dgp
+from verify.numeric.diversity import hdi_bound
 
 __all__ = [
     "forward",
