@@ -1,4 +1,4 @@
-"""Machine-checked SymPy derivations of the claims C1-C8 (one module per claim).
+"""Machine-checked SymPy derivations of the claims C1-C9 (one module per claim).
 
 >>> from proofs import derivation
 >>> d = derivation("C3")          # built and checked on first use, then cached
@@ -8,14 +8,26 @@
 
 from __future__ import annotations
 
-import importlib
 import time
+from types import ModuleType
 
-from . import cache
+from . import (
+    c1_softmax_nw,
+    c2_ensemble,
+    c3_decomposition,
+    c4_hdi,
+    c5_hdi_mse,
+    c6_orthogonality,
+    c7_scaling,
+    c8_weighting,
+    c9_training,
+    cache,
+)
 from .core import Assumption, Comparison, Derivation, DerivationError, Result, Step
 
 __all__ = [
-    "CLAIM_MODULES",
+    "DERIVATIONS",
+    "CLAIM_IDS",
     "derivation",
     "all_derivations",
     "Derivation",
@@ -26,18 +38,20 @@ __all__ = [
     "Comparison",
 ]
 
-#: claim id -> module that builds its derivation (each exposes ``build() -> Derivation``).
-CLAIM_MODULES: dict[str, str] = {
-    "C1": "proofs.c1_softmax_nw",
-    "C2": "proofs.c2_ensemble",
-    "C3": "proofs.c3_decomposition",
-    "C4": "proofs.c4_hdi",
-    "C5": "proofs.c5_hdi_mse",
-    "C6": "proofs.c6_orthogonality",
-    "C7": "proofs.c7_scaling",
-    "C8": "proofs.c8_weighting",
-    "C9": "proofs.c9_training",
+#: The claims, in order: id -> the module that builds its derivation (``build() -> Derivation``).
+#: The one list of claim ids; ``verify.claims`` pairs each with its check.
+DERIVATIONS: dict[str, ModuleType] = {
+    "C1": c1_softmax_nw,
+    "C2": c2_ensemble,
+    "C3": c3_decomposition,
+    "C4": c4_hdi,
+    "C5": c5_hdi_mse,
+    "C6": c6_orthogonality,
+    "C7": c7_scaling,
+    "C8": c8_weighting,
+    "C9": c9_training,
 }
+CLAIM_IDS: tuple[str, ...] = tuple(DERIVATIONS)
 
 _CACHE: dict[str, Derivation] = {}
 
@@ -47,14 +61,14 @@ def derivation(claim: str, *, rederive: bool = False) -> Derivation:
     disk keyed by the source of ``proofs/`` (:mod:`proofs.cache`); ``rederive=True`` or
     ``MHA_NW_REDERIVE=1`` builds it afresh. ``der.from_cache`` says which happened."""
     key = claim.upper()
-    if key not in CLAIM_MODULES:
-        raise KeyError(f"unknown claim {claim!r}; known: {', '.join(CLAIM_MODULES)}")
+    if key not in DERIVATIONS:
+        raise KeyError(f"unknown claim {claim!r}; known: {', '.join(CLAIM_IDS)}")
     rederive = rederive or cache.rederive_requested()
     if key not in _CACHE or (rederive and getattr(_CACHE[key], "from_cache", False)):
         source = cache.source_key()
         der = None if rederive else cache.load(key, source)
         if der is None:
-            module = importlib.import_module(CLAIM_MODULES[key])
+            module = DERIVATIONS[key]
             t0 = time.perf_counter()
             der = module.build()
             der.seconds = time.perf_counter() - t0
@@ -69,4 +83,4 @@ def derivation(claim: str, *, rederive: bool = False) -> Derivation:
 
 def all_derivations() -> list[Derivation]:
     """Every claim's derivation, in claim order."""
-    return [derivation(c) for c in CLAIM_MODULES]
+    return [derivation(c) for c in CLAIM_IDS]

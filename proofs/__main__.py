@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from . import CLAIM_MODULES, DerivationError, derivation
+from . import CLAIM_IDS, DerivationError, derivation
 from .core import Derivation
 
 USAGE = f"""usage: python -m proofs [CLAIM ...]
@@ -18,7 +18,7 @@ Build and check the SymPy derivations of the claims and print each one: its assu
 step (status, check method, the relation with its premise, what the method computed), the
 results and the comparisons with the paper's statements.
 
-  CLAIM            {', '.join(CLAIM_MODULES)} (default: all)
+  CLAIM            {', '.join(CLAIM_IDS)} (default: all)
   codegen          rewrite verify/formulas.py from the derived results
   codegen --check  exit 1 if verify/formulas.py differs from what codegen would write
   -h, --help       show this text
@@ -75,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     if options:
         print(f"error: unknown option {options[0]!r} (see python -m proofs --help)", file=sys.stderr)
         return 2
-    claims = [a.upper() for a in argv] or list(CLAIM_MODULES)
-    unknown = [c for c in claims if c not in CLAIM_MODULES]
+    claims = [a.upper() for a in argv] or list(CLAIM_IDS)
+    unknown = [c for c in claims if c not in CLAIM_IDS]
     if unknown:
-        print(f"error: unknown claim {unknown[0]!r}; known: {', '.join(CLAIM_MODULES)}", file=sys.stderr)
+        print(f"error: unknown claim {unknown[0]!r}; known: {', '.join(CLAIM_IDS)}", file=sys.stderr)
         return 2
     status = 0
     for claim in claims:

@@ -15,7 +15,6 @@ from typing import Any
 
 import sympy as sp
 
-from . import derivation
 from .core import Derivation
 from .notation import HDI, B, H, V, d, d_k
 
@@ -80,6 +79,10 @@ def build() -> Derivation:
         "C6", "Orthogonal heads are optimal",
         "Thm 5.1: the MSE is minimised when (W_K^h)ᵀ W_K^h' ≈ 0 for h ≠ h'.",
     )
+    from . import (
+        derivation,  # the package imports this module: C5 is looked up when C6 is built
+    )
+
     c5 = derivation("C5")
     for a in c5.model_assumptions():
         if a.name in ("covariance_model", "equal_variance", "uniform_weights", "bias_subspace_free"):

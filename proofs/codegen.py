@@ -18,7 +18,7 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter
 
-from . import CLAIM_MODULES, derivation
+from . import CLAIM_IDS, derivation
 
 __all__ = ["render", "write", "TARGET", "function_name"]
 
@@ -119,7 +119,7 @@ def render() -> str:
     """The full text of the generated module."""
     chunks = [_HEADER.format(command=COMMAND, sympy_version=sp.__version__)]
     exported: list[str] = []
-    for claim in CLAIM_MODULES:
+    for claim in CLAIM_IDS:
         der = derivation(claim)
         der.raise_on_failure()
         results = [r for r in der.results.values() if r.codegen]

@@ -795,10 +795,6 @@ CASES = [
                                                                       "claims": {"C1": {"verdict": 3}}},
                                      "README.md": "x"}, chdir=True),
                  ("snapshot", "of another shape"), id="cli-snapshot-malformed-claim"),
-    pytest.param(_cli(["bench", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-bench-unknown-option"),
-    pytest.param(_cli(["bench", "--repeats", "0"]), "--repeats: expected a positive integer, got 0", id="cli-bench-repeats-zero"),
-    pytest.param(_cli(["bench", "--threads", "abc"]), "argument --threads: invalid int value: 'abc'",
-                 id="cli-bench-threads-text"),
     # --- python -m verify replay FILE: the file
     pytest.param(_cli(["replay"]), "the following arguments are required: FILE", id="cli-replay-no-file"),
     pytest.param(_cli(["replay", "{d}/a.json", "{d}/b.json"]), "unrecognized arguments:", id="cli-replay-two-files"),

@@ -147,9 +147,14 @@ def test_scaling_engine_and_report(result):
     assert "Targets" in printed and all(isinstance(t["met"], bool) for t in saved["targets"].values())
 
 
-def test_cli_rejects_bad_arguments(capsys):
-    assert bench.cli_bench(["--repeats", "0"]) == 2
-    assert capsys.readouterr().err.strip() == "error: python benchmarks/bench.py: --repeats: expected a positive integer, got 0"
+@pytest.mark.parametrize("argv, message", [
+    (["--repeats", "0"], "--repeats: expected a positive integer, got 0"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--threads", "abc"], "argument --threads: invalid int value: 'abc'"),
+], ids=["repeats-zero", "unknown-option", "threads-text"])
+def test_cli_rejects_bad_arguments(argv, message, capsys):
+    assert bench.cli_bench(argv) == 2
+    assert capsys.readouterr().err.strip() == f"error: python benchmarks/bench.py: {message}"
 
 
 def test_runs_without_torch(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ import pytest
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from proofs import CLAIM_MODULES, all_derivations, derivation
+from proofs import CLAIM_IDS, all_derivations, derivation
 from proofs.notation import MACROS, to_latex
 from verify.cli import main as verify_main
 from verify.io import write_json
@@ -161,7 +161,7 @@ def _sections(tex: str) -> dict[str, str]:
 
 def test_document_has_every_claim_with_its_verdict(export: dict) -> None:
     sections = _sections(export["tex"])
-    assert list(sections) == list(CLAIM_MODULES)
+    assert list(sections) == list(CLAIM_IDS)
     for claim in export["report"]["claims"]:
         body = sections[claim["id"]]
         assert f"\\verdict{{{escape(claim['verdict'])}}}" in body
@@ -178,7 +178,7 @@ def test_document_has_every_claim_with_its_verdict(export: dict) -> None:
     assert verdicts == {"exact", "holds under model", "refuted", "approximate", "not checkable"}
     assert "crashed" in sections["C8"] and "boom" in sections["C8"]
     assert "no entry for this claim" in sections["C7"]
-    for claim in CLAIM_MODULES:
+    for claim in CLAIM_IDS:
         der = derivation(claim)
         body = sections[claim]
         assert texify(der.stated) in body
@@ -373,7 +373,7 @@ def test_scanner_finds_ascii_math_in_escaped_text() -> None:
 @pytest.fixture(scope="module")
 def quick_document(quick_run, export: dict) -> str:
     """The document of every claim's quick run (seed 0): the package's own texts."""
-    report = document([quick_run(c)[0] for c in CLAIM_MODULES], seed=0, quick=True)
+    report = document([quick_run(c)[0] for c in CLAIM_IDS], seed=0, quick=True)
     return render_document(report, formulas_=export["formulas"])
 
 

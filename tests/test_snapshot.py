@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from proofs import CLAIM_IDS
 from verify.io import read_json
-from verify.judgment.registry import CLAIM_MODULES
 from verify.outputs.report import document
 from verify.snapshot import README, SNAPSHOT, differences, readme_section, snapshot_of
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def quick_doc(quick_run):
-    return document([quick_run(c)[0] for c in CLAIM_MODULES], seed=0, quick=True)
+    return document([quick_run(c)[0] for c in CLAIM_IDS], seed=0, quick=True)
 
 
 def test_verdicts_match_the_stored_snapshot(quick_doc):
@@ -43,9 +43,9 @@ def test_readme_table_agrees_with_the_snapshot(quick_doc):
     """The README's generated table (from a full default run) shows the snapshot's verdicts and
     the quick run's counts of corrections, premise findings and limits."""
     rows = [r for r in readme_section((ROOT / README).read_text(encoding="utf-8")).splitlines()[2:] if r.strip()]
-    assert len(rows) == len(CLAIM_MODULES)
+    assert len(rows) == len(CLAIM_IDS)
     by_id = {c["id"]: c for c in quick_doc["claims"]}
-    for row, claim in zip(rows, CLAIM_MODULES):
+    for row, claim in zip(rows, CLAIM_IDS):
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[0].split()[0] == claim
         assert cells[1] == f"**{by_id[claim]['verdict']}**"

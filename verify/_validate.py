@@ -17,6 +17,7 @@ import numpy as np
 from verify.errors import VerifyError
 
 __all__ = [
+    "claim_id",
     "as_array",
     "positive_number",
     "positive_int",
@@ -243,6 +244,16 @@ def path_like(name: str, value: Any) -> str | os.PathLike:
     if isinstance(text, bytes) or "\0" in text:
         raise fail(name, repr(value), "a path (str or os.PathLike) without NUL bytes")
     return value
+
+
+def claim_id(name: str, value: Any) -> str:
+    """The canonical id of a claim ("c5" -> "C5"); the ids are those of ``proofs.CLAIM_IDS``."""
+    from proofs import CLAIM_IDS
+
+    key = value.strip().upper() if isinstance(value, str) else None
+    if key not in CLAIM_IDS:
+        raise fail(name, repr(value)[:80], f"a claim among {', '.join(CLAIM_IDS)}")
+    return key
 
 
 def error_line(exc: BaseException) -> str:

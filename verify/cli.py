@@ -50,11 +50,11 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def _claims_arg(text: str) -> list[str]:
-    from verify.judgment.registry import CLAIM_MODULES, known_claim
+    from proofs import CLAIM_IDS
 
-    claims = [known_claim(c) for c in text.split(",") if c.strip()]
-    if not claims or None in claims:
-        raise argparse.ArgumentTypeError(f"expected claims among {', '.join(CLAIM_MODULES)}, got {text!r}")
+    claims = [c.strip().upper() for c in text.split(",") if c.strip()]
+    if not claims or any(c not in CLAIM_IDS for c in claims):
+        raise argparse.ArgumentTypeError(f"expected claims among {', '.join(CLAIM_IDS)}, got {text!r:.80}")
     return list(dict.fromkeys(claims))
 
 
@@ -111,13 +111,12 @@ def _derivation_summary(der: Any) -> str:
 
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from proofs import DerivationError
+    from proofs import CLAIM_IDS, DerivationError
     from verify.io import publish_folder, staging_folder
-    from verify.judgment.registry import CLAIM_MODULES
     from verify.outputs.report import table, write_report
     from verify.run import default_jobs, run_report
 
-    claims = args.only or list(CLAIM_MODULES)
+    claims = args.only or list(CLAIM_IDS)
     out: Path = args.out
     stage = staging_folder("--out", out, marker=REPORT_MARKER)
     t0 = time.perf_counter()
@@ -152,11 +151,11 @@ def run(argv: list[str]) -> int:
 
 
 def _claim_arg(text: str) -> str:
-    from verify.judgment.registry import CLAIM_MODULES, known_claim
+    from proofs import CLAIM_IDS
 
-    claim = known_claim(text)
-    if claim is None:
-        raise argparse.ArgumentTypeError(f"expected a claim among {', '.join(CLAIM_MODULES)}, got {text!r}")
+    claim = text.strip().upper()
+    if claim not in CLAIM_IDS:
+        raise argparse.ArgumentTypeError(f"expected a claim among {', '.join(CLAIM_IDS)}, got {text!r:.80}")
     return claim
 
 

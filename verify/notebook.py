@@ -20,14 +20,10 @@ tool outside the package: it needs the test extras' nbclient).
 
 from __future__ import annotations
 
-import argparse
 import atexit
-import os
 import re
 import shutil
-import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
@@ -170,10 +166,10 @@ def _prose(text: Any) -> str:
 
 
 def _der(claim: str) -> Any:
-    from proofs import CLAIM_MODULES, derivation
+    from proofs import CLAIM_IDS, derivation
 
-    if not isinstance(claim, str) or claim.upper() not in CLAIM_MODULES:
-        raise VerifyError(f"claim: expected one of {', '.join(CLAIM_MODULES)}, got {claim!r}")
+    if not isinstance(claim, str) or claim.upper() not in CLAIM_IDS:
+        raise VerifyError(f"claim: expected one of {', '.join(CLAIM_IDS)}, got {claim!r}")
     return derivation(claim)
 
 

@@ -68,9 +68,9 @@ class _Recorder:
 
 
 def _known_claims() -> list[str]:
-    from verify.judgment.registry import CLAIM_MODULES
+    from proofs import CLAIM_IDS
 
-    return list(CLAIM_MODULES)
+    return list(CLAIM_IDS)
 
 
 def claim_of(item: pytest.Item) -> tuple[tuple[str, ...], str] | None:

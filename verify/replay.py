@@ -3,7 +3,6 @@ and judge it again (the claim module that found it registers the replay function
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from verify.errors import VerifyError
@@ -13,16 +12,16 @@ from verify.judgment.counterexamples import (
     registered_kinds,
     replayer_for,
 )
-from verify.judgment.registry import CLAIM_MODULES
 
 __all__ = ["replay"]
 
 
 def replay(path: Path | str) -> tuple[dict, ReplayOutcome]:
     """Recompute the counterexample in ``path`` and judge it again: ``(saved document, outcome)``."""
+    from verify.claims import CLAIMS  # registers every claim's replays
+
     doc = load(path)
-    module = CLAIM_MODULES[doc["claim"].upper()]
-    importlib.import_module(module)
+    module = CLAIMS[doc["claim"].upper()].__name__
     func = replayer_for(doc["kind"])
     if func is None or func.__module__ != module:   # a kind of another claim is not this claim's replay
         kinds = [k for k in registered_kinds() if replayer_for(k).__module__ == module]

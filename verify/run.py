@@ -17,11 +17,7 @@ from typing import Any
 
 from verify.errors import VerifyError
 
-__all__ = ["run_report", "default_jobs", "COST_ORDER"]
-
-#: The claims, slowest check first (measured with ``python -m verify``): a worker pool that takes
-#: them in this order finishes soonest.
-COST_ORDER = ("C7", "C8", "C1", "C5", "C9", "C6", "C4", "C3", "C2")
+__all__ = ["run_report", "default_jobs"]
 
 
 def default_jobs() -> int:
@@ -54,16 +50,11 @@ def _worker_init() -> None:
 def _preload(claims: list[str]) -> None:
     """Import, once in the parent, what every worker would otherwise load for itself after the
     fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache)."""
-    import importlib
-
+    import matplotlib
     import numpy as np
 
-    from verify.judgment.registry import CLAIM_MODULES
+    import verify.claims  # noqa: F401  (every claim module)
     from verify.numeric import nw
-
-    for claim in claims:
-        importlib.import_module(CLAIM_MODULES[claim])
-    import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot  # noqa: F401  (pyplot and its font manager)
@@ -87,7 +78,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     report document and the derivations. A derivation step that fails raises DerivationError.
     ``jobs > 1`` runs the checks in worker processes (where ``fork`` exists)."""
     from proofs import derivation
-    from verify.claims import Context, run_claim
+    from verify.claims import COST_ORDER, Context, run_claim
     from verify.outputs.report import Progress, document
 
     bar = Progress(len(claims)) if progress else None

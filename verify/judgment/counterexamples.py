@@ -15,7 +15,6 @@ from typing import Any, Callable
 
 from verify.errors import VerifyError
 from verify.io import jsonable, read_json, write_json
-from verify.judgment.registry import CLAIM_MODULES
 
 __all__ = ["ReplayOutcome", "replayer", "replayer_for", "registered_kinds", "save", "load", "FORMAT", "VERSION",
            "MAX_FILE_BYTES"]
@@ -90,8 +89,10 @@ def load(path: Path | str) -> dict:
         raise VerifyError(f"FILE: expected keys claim, part, kind, params, expected; {str(path)!r} lacks {missing}")
     if doc.get("version") != VERSION:
         raise VerifyError(f"FILE: expected counterexample format version {VERSION}, got {doc.get('version')!r} {where}")
-    if not isinstance(doc["claim"], str) or doc["claim"].upper() not in CLAIM_MODULES:
-        raise VerifyError(f"FILE: expected 'claim' among {', '.join(CLAIM_MODULES)}, got {doc['claim']!r} {where}")
+    from proofs import CLAIM_IDS
+
+    if not isinstance(doc["claim"], str) or doc["claim"].upper() not in CLAIM_IDS:
+        raise VerifyError(f"FILE: expected 'claim' among {', '.join(CLAIM_IDS)}, got {doc['claim']!r:.80} {where}")
     for key in ("part", "kind"):
         if not isinstance(doc[key], str) or not doc[key]:
             raise VerifyError(f"FILE: expected {key!r} to be a non-empty string, got {doc[key]!r} {where}")

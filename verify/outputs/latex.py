@@ -312,10 +312,10 @@ def _is_formula(obj: Any) -> bool:
 def formulas(claims: Iterable[str] | None = None) -> list[Formula]:
     """Every SymPy formula of the derivations (results first, then the steps whose relation is a
     SymPy object; a step stated in words is text, not a formula)."""
-    from proofs import CLAIM_MODULES, derivation
+    from proofs import CLAIM_IDS, derivation
 
     out: list[Formula] = []
-    for claim in claims or CLAIM_MODULES:
+    for claim in claims or CLAIM_IDS:
         der = derivation(claim)
         out += [Formula(der.claim, r.name, "result", r.expr, r.description) for r in der.results.values()
                 if _is_formula(r.expr)]
@@ -375,10 +375,10 @@ def load_report(path: str | Path) -> dict[str, Any]:
 def run_checks(*, seed: int = 0, quick: bool = False, out: Path | None = None,
                claims: Iterable[str] | None = None) -> dict[str, Any]:
     """Run the claim checks and return them in report.json form (:func:`verify.cli.run_report`)."""
-    from verify.judgment.registry import CLAIM_MODULES
+    from proofs import CLAIM_IDS
     from verify.run import run_report
 
-    doc, _ = run_report(list(claims or CLAIM_MODULES), seed=seed, quick=quick, out=out)
+    doc, _ = run_report(list(claims or CLAIM_IDS), seed=seed, quick=quick, out=out)
     doc["source"] = None
     return doc
 
@@ -582,7 +582,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
                     snippets_dir: str = "snippets", formulas_: list[Formula] | None = None) -> str:
     """The whole document for ``report`` (report.json form); plots maps claim -> {name: file
     relative to the document}; ``formulas_`` reuses already printed formulas."""
-    from proofs import CLAIM_MODULES, derivation
+    from proofs import CLAIM_IDS, derivation
     from verify.outputs.report import verdict_rows
 
     index = {(f.claim, f.kind, f.name): f for f in (formulas_ if formulas_ is not None else formulas())}
@@ -610,7 +610,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
            "\\begin{longtable}{l l l p{0.55\\linewidth}}",   # may break across pages: it starts on page 1
            "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline \\endhead"]
     rows = {r["id"]: r for r in verdict_rows(report)}
-    for claim in CLAIM_MODULES:
+    for claim in CLAIM_IDS:
         r = rows.get(claim)
         if r is None:
             out.append(f"{claim} & not in the report & & \\\\")
@@ -618,7 +618,7 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
         out.append(f"{claim} & \\textbf{{{escape(r['verdict'])}}} & {r['corrections']}/{r['premise']}/{r['limits']} "
                    f"& \\small {texify(r['headline'])} \\\\")
     out += ["\\end{longtable}", ""]
-    for claim in CLAIM_MODULES:
+    for claim in CLAIM_IDS:
         der = derivation(claim)
         out += _claim_section(der, by_id.get(claim), crashed.get(claim), plots.get(claim, {}), snippets_dir, index)
         out.append("\\clearpage")
