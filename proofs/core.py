@@ -8,10 +8,18 @@ accepted. A step records its premise unevaluated (``Subs``, ``Derivative``, ``Li
 premise itself and records what it computed (``Step.computed``). Comparisons between what was
 derived and what the paper states are *findings*: a comparison that comes out false is a
 result, not a failure. A failed step is a failure: :meth:`Derivation.raise_on_failure` names it.
+
+Steps are gathered in named **groups** (``with der.group("line"): ...``), the unit a claim's
+check refers to. A comparison cites the group that decides it: ``supported_by=`` (it holds when
+every step of the group checked) or ``refuted_by=`` (it fails when they did), so its finding is
+computed from checked steps, never typed in. A malformed definition (an unknown method, a step
+citing an unknown assumption, a group defined twice, text the markup refuses) raises
+:class:`DefinitionError` where it is made.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import time
@@ -22,13 +30,24 @@ import mpmath
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from . import markup
+from .errors import DefinitionError
+
 __all__ = [
     "Assumption",
     "Step",
     "Result",
     "Comparison",
+    "Group",
     "Derivation",
     "DerivationError",
+    "DefinitionError",
+    "eq",
+    "ne",
+    "le",
+    "lt",
+    "ge",
+    "gt",
     "Method",
     "METHODS",
     "CHECK_METHODS",
@@ -59,6 +78,31 @@ COMPUTED_CHARS = 400
 
 class DerivationError(RuntimeError):
     """A step of a derivation failed to check."""
+
+
+# Relations kept unevaluated, so that the record shows the statement (a step's premise).
+def eq(lhs: Any, rhs: Any) -> sp.Eq:
+    return sp.Eq(lhs, rhs, evaluate=False)
+
+
+def ne(lhs: Any, rhs: Any) -> sp.Ne:
+    return sp.Ne(lhs, rhs, evaluate=False)
+
+
+def le(lhs: Any, rhs: Any) -> sp.Le:
+    return sp.Le(lhs, rhs, evaluate=False)
+
+
+def lt(lhs: Any, rhs: Any) -> sp.Lt:
+    return sp.Lt(lhs, rhs, evaluate=False)
+
+
+def ge(lhs: Any, rhs: Any) -> sp.Ge:
+    return sp.Ge(lhs, rhs, evaluate=False)
+
+
+def gt(lhs: Any, rhs: Any) -> sp.Gt:
+    return sp.Gt(lhs, rhs, evaluate=False)
 
 
 @dataclass(frozen=True)
@@ -165,26 +209,53 @@ class Result:
 
 @dataclass
 class Comparison:
-    """Derived versus stated: ``holds`` is a finding, True or False, never a failure."""
+    """Derived versus stated: ``holds`` is a finding, True or False, never a failure; it is
+    computed from the group of steps that decides it (``None`` while a step of it failed)."""
 
     name: str
     stated: str
     derived: str
-    holds: bool
+    holds: bool | None
     method: str
     detail: str = ""
     uses: tuple[str, ...] = ()
+    #: the steps that decide it, and whether they support or refute the statement
+    steps: tuple[str, ...] = ()
+    decided_by: str = ""
 
     def to_dict(self) -> dict:
         return {
             "name": self.name,
             "stated": self.stated,
             "derived": self.derived,
-            "holds": bool(self.holds),
+            "holds": self.holds,
             "method": self.method,
             "detail": self.detail,
             "uses": list(self.uses),
+            "steps": list(self.steps),
+            "decided_by": self.decided_by,
         }
+
+
+@dataclass
+class Group:
+    """A named set of a derivation's steps, results and comparisons (what one part of a claim's
+    check rests on). ``proved``: every step in it checked."""
+
+    name: str
+    description: str = ""
+    steps: list[str] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    comparisons: list[str] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def proved(self) -> bool:
+        return bool(self.steps) and all(s == "checked" for s in self.statuses.values())
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "steps": list(self.steps),
+                "results": list(self.results), "comparisons": list(self.comparisons), "proved": self.proved}
 
 
 # =============================================================================================
@@ -1050,12 +1121,27 @@ class Derivation:
     comparisons: list[Comparison] = field(default_factory=list)
     seconds: float = 0.0
     seed: int = 20260521
+    groups: dict[str, Group] = field(default_factory=dict)
+    #: symbol name (or a family ``"w_*"``) -> its meaning (markup), for the printed derivation
+    glossary: dict[str, str] = field(default_factory=dict)
+    #: every text (title, statements, why, descriptions) is checked as markup (proofs.markup)
+    markup: bool = False
+    _open: list = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._text(f"{self.claim}: title", self.title)
+        self._text(f"{self.claim}: stated", self.stated)
+
+    def _text(self, where: str, text: str) -> None:
+        if self.markup and text:
+            markup.check(text, where)
 
     # -- building -----------------------------------------------------------------------------
     def assume(self, name: str, statement: str, *, kind: str = "model", expr: Any = None) -> Assumption:
         """Record an assumption; steps and results cite it by name in ``uses``."""
         if kind not in ("setting", "model"):
-            raise ValueError(f"assumption kind must be 'setting' or 'model', got {kind!r}")
+            raise DefinitionError(f"assumption kind must be 'setting' or 'model', got {kind!r}")
+        self._text(f"{self.claim}/{name}: statement", statement)
         a = Assumption(name, statement, kind, expr)
         self.assumptions[name] = a
         return a
@@ -1076,24 +1162,27 @@ class Derivation:
         SymPy relation (``Eq``/``Le``/``Ge``/``Lt``/``Gt``/``And``) with its premise unevaluated;
         only ``by="unchecked"`` accepts a plain statement, with ``reason``."""
         if by not in CHECK_METHODS:
-            raise ValueError(f"unknown check method {by!r}; choose from {CHECK_METHODS}")
+            raise DefinitionError(f"unknown check method {by!r}; choose from {CHECK_METHODS}")
+        if any(s.name == name for s in self.steps):
+            raise DefinitionError(f"{self.claim}/{name}: a second step of this name")
         uses = tuple(uses)
         self._check_uses(name, uses)
+        self._text(f"{self.claim}/{name}: why", why)
         if by != "unchecked":
             method = METHODS[by]
             unknown = sorted(set(params) - set(method.params))
             missing = sorted(set(method.required) - set(params))
             if unknown or missing:
-                raise ValueError(f"{self.claim}/{name}: method {by!r} takes {method.params or 'no parameters'}; "
-                                 f"unknown {unknown}, missing {missing}")
+                raise DefinitionError(f"{self.claim}/{name}: method {by!r} takes {method.params or 'no parameters'}; "
+                                      f"unknown {unknown}, missing {missing}")
             if relation in (sp.true, sp.false):
-                raise ValueError(f"{self.claim}/{name}: the relation was evaluated to {relation} when it was "
-                                 "built; build it with evaluate=False so the record shows the statement")
+                raise DefinitionError(f"{self.claim}/{name}: the relation was evaluated to {relation} when it was "
+                                      "built; build it with evaluate=False so the record shows the statement")
             if not isinstance(relation, (sp.Basic, sp.MatrixBase)):
-                raise ValueError(f"{self.claim}/{name}: method {by!r} needs a SymPy relation, got "
-                                 f"{type(relation).__name__}")
+                raise DefinitionError(f"{self.claim}/{name}: method {by!r} needs a SymPy relation, got "
+                                      f"{type(relation).__name__}")
         elif params:
-            raise ValueError(f"{self.claim}/{name}: an unchecked step takes only reason=, got {sorted(params)}")
+            raise DefinitionError(f"{self.claim}/{name}: an unchecked step takes only reason=, got {sorted(params)}")
         st = Step(name=name, relation=relation, method=by, why=why, uses=uses, params=dict(params))
         t0 = time.perf_counter()
         if by == "unchecked":
@@ -1108,7 +1197,43 @@ class Derivation:
                 st.detail = f"{by} did not confirm {_short(relation)}" + (f" ({st.computed})" if st.computed else "")
         st.seconds = time.perf_counter() - t0
         self.steps.append(st)
+        for g in self._open:
+            g.steps.append(name)
+            g.statuses[name] = st.status
         return st
+
+    @contextlib.contextmanager
+    def group(self, name: str, description: str = "") -> Iterator[Group]:
+        """Gather the steps, results and comparisons made inside the block into the group ``name``
+        (groups may nest: an inner step belongs to every open group)."""
+        if not name.isidentifier() or name in self.groups:
+            raise DefinitionError(f"{self.claim}: group name {name!r} must be a new Python identifier")
+        self._text(f"{self.claim}/group {name}: description", description)
+        g = Group(name, description)
+        self.groups[name] = g
+        self._open.append(g)
+        try:
+            yield g
+        finally:
+            self._open.remove(g)
+        if not g.steps:
+            raise DefinitionError(f"{self.claim}: group {name!r} has no steps")
+
+    def define(self, **meanings: str) -> None:
+        """Say what symbols mean, for the printed derivation: ``der.define(V="the common head
+        variance")``; a name ending in ``_`` defines a family (``w_="the NW weights w_i^h"``)."""
+        for key, text in meanings.items():
+            self._text(f"{self.claim}: meaning of {key}", text)
+            self.glossary[key[:-1] + "*" if key.endswith("_") else key] = text
+
+    def meaning(self, symbol_name: str) -> str | None:
+        """What ``symbol_name`` means (its own entry, or the longest family that covers it)."""
+        from .notation import GLOSSARY
+
+        if symbol_name in self.glossary:
+            return self.glossary[symbol_name]
+        fams = [k for k in self.glossary if k.endswith("*") and symbol_name.startswith(k[:-1])]
+        return self.glossary[max(fams, key=len)] if fams else GLOSSARY.get(symbol_name)
 
     def result(
         self,
@@ -1124,17 +1249,20 @@ class Derivation:
         """Name a derived expression. ``args`` fixes the argument order of its generated code
         and must cover every free symbol."""
         if not name.isidentifier():
-            raise ValueError(f"result name must be a Python identifier, got {name!r}")
+            raise DefinitionError(f"result name must be a Python identifier, got {name!r}")
         uses = tuple(uses)
         self._check_uses(name, uses)
+        self._text(f"{self.claim}/{name}: description", description)
         args = tuple(args)
         if codegen:
             free = getattr(expr, "free_symbols", set())
             missing = set(free) - set(args)
             if missing:
-                raise ValueError(f"result {name!r}: args {args} miss free symbols {sorted(map(str, missing))}")
+                raise DefinitionError(f"result {name!r}: args {args} miss free symbols {sorted(map(str, missing))}")
         r = Result(name, expr, args, description, uses, codegen, dict(domain or {}))
         self.results[name] = r
+        for g in self._open:
+            g.results.append(name)
         return r
 
     def compare(
@@ -1143,23 +1271,48 @@ class Derivation:
         *,
         stated: str,
         derived: str,
-        holds: bool,
-        method: str,
+        supported_by: Group | None = None,
+        refuted_by: Group | None = None,
+        holds: bool | None = None,
+        method: str = "",
         detail: str = "",
         uses: Iterable[str] = (),
     ) -> Comparison:
-        """Record how a derived result compares with the paper's statement (a finding)."""
+        """Record how a derived result compares with the paper's statement (a finding), decided
+        by a group of checked steps: it holds when the steps of ``supported_by`` all checked and
+        fails when those of ``refuted_by`` did (``None``, undecided, while one of them failed:
+        the derivation then fails as a whole). ``holds=`` without a group is the legacy form."""
         uses = tuple(uses)
         self._check_uses(name, uses)
-        c = Comparison(name, stated, derived, bool(holds), method, detail, uses)
+        for w, text in (("stated", stated), ("derived", derived), ("detail", detail)):
+            self._text(f"{self.claim}/{name}: {w}", text)
+        if (supported_by is None) == (refuted_by is None):
+            if holds is None or self.markup:
+                raise DefinitionError(f"{self.claim}/{name}: a comparison names exactly one group, "
+                                      "supported_by= or refuted_by=")
+            c = Comparison(name, stated, derived, bool(holds), method, detail, uses)
+        else:
+            if holds is not None:
+                raise DefinitionError(f"{self.claim}/{name}: holds= is computed from the group; do not pass it")
+            group = supported_by if supported_by is not None else refuted_by
+            if not isinstance(group, Group) or self.groups.get(group.name) is not group:
+                raise DefinitionError(f"{self.claim}/{name}: {group!r} is not a group of this derivation")
+            decided = group.proved
+            failed = any(s == "failed" for s in group.statuses.values())
+            value = None if failed else (decided if supported_by is not None else not decided)
+            kind = "supported_by" if supported_by is not None else "refuted_by"
+            c = Comparison(name, stated, derived, value, method or f"the steps of group {group.name}", detail,
+                           uses, steps=tuple(group.steps), decided_by=f"{kind} {group.name}")
         self.comparisons.append(c)
+        for g in self._open:
+            g.comparisons.append(name)
         return c
 
     # -- checking -----------------------------------------------------------------------------
     def _check_uses(self, name: str, uses: tuple[str, ...]) -> None:
         unknown = [u for u in uses if u not in self.assumptions]
         if unknown:
-            raise ValueError(f"{self.claim}/{name}: cites unknown assumptions {unknown}")
+            raise DefinitionError(f"{self.claim}/{name}: cites unknown assumptions {unknown}")
 
     def _rng(self, index: int) -> random.Random:
         return random.Random(f"{self.seed}/{self.claim}/{index}")
@@ -1212,4 +1365,6 @@ class Derivation:
             "steps": [s.to_dict() for s in self.steps],
             "results": [r.to_dict() for r in self.results.values()],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "groups": [g.to_dict() for g in self.groups.values()],
+            "glossary": dict(self.glossary),
         }

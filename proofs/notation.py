@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS"]
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY"]
 
 H = sp.Symbol("H", integer=True, positive=True)      # number of heads
 d = sp.Symbol("d", integer=True, positive=True)      # input (model) dimension
@@ -22,6 +22,19 @@ sigma = sp.Symbol("sigma", positive=True)            # noise standard deviation
 V = sp.Symbol("V", positive=True)                    # common head variance
 B = sp.Symbol("B", real=True)                        # ensemble bias
 HDI = sp.Symbol("HDI", real=True)                    # head diversity index
+
+#: What the shared symbols mean (markup), for every printed derivation.
+GLOSSARY: dict[str, str] = {
+    "H": "the number of heads",
+    "d": "the input (model) dimension",
+    "d_k": "the head (key) dimension",
+    "D": r"the budget $D = H d_k$",
+    "n": "the sample size (number of keys)",
+    "sigma": r"the noise standard deviation $\sigma$",
+    "V": "the common head variance",
+    "B": "the ensemble bias",
+    "HDI": "the head diversity index",
+}
 
 #: LaTeX spelling of the shared symbols (plain LaTeX, for notebooks and MathJax).
 LATEX_NAMES: dict[sp.Symbol, str] = {

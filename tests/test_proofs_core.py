@@ -12,7 +12,7 @@ import sympy as sp
 import proofs
 from proofs import all_derivations
 from proofs.__main__ import describe, main
-from proofs.core import CHECK_METHODS, METHODS, Derivation, DerivationError
+from proofs.core import CHECK_METHODS, METHODS, DefinitionError, Derivation, DerivationError
 from proofs.notation import to_latex
 
 x, y = sp.symbols("x y", positive=True)
@@ -289,21 +289,21 @@ def test_unchecked_steps_are_marked_not_accepted():
 
 def test_bad_step_calls_are_refused():
     d = fresh()
-    with pytest.raises(ValueError, match="unknown assumptions"):
+    with pytest.raises(DefinitionError, match="unknown assumptions"):
         d.step("s", _eq(x, x), by="expand", uses=["nope"])
-    with pytest.raises(ValueError, match="unknown check method 'custom'"):
+    with pytest.raises(DefinitionError, match="unknown check method 'custom'"):
         d.step("s", _eq(x, x), by="custom")
-    with pytest.raises(ValueError, match="missing \\['equation'\\]"):
+    with pytest.raises(DefinitionError, match="missing \\['equation'\\]"):
         d.step("s", _eq(x, 2), by="solve")
-    with pytest.raises(ValueError, match="unknown \\['check'\\]"):
+    with pytest.raises(DefinitionError, match="unknown \\['check'\\]"):
         d.step("s", _eq(x, x), by="expand", check=lambda: True)
-    with pytest.raises(ValueError, match="needs a SymPy relation"):
+    with pytest.raises(DefinitionError, match="needs a SymPy relation"):
         d.step("s", "x == x", by="simplify")
 
 
 def test_assumptions_must_exist_and_results_cover_their_symbols():
     d = fresh()
-    with pytest.raises(ValueError, match="miss free symbols"):
+    with pytest.raises(DefinitionError, match="miss free symbols"):
         d.result("r", x + y, args=(x,))
     res = d.result("r", x + y, args=(x, y), uses=["model"])
     assert d.model_assumptions(res.uses)[0].name == "model"
@@ -319,7 +319,7 @@ def test_comparison_false_is_a_finding_not_a_failure():
 def test_a_relation_sympy_already_evaluated_is_rejected():
     """A step must keep its statement: Eq(x, x) evaluates to True and would record only 'True'."""
     d = fresh()
-    with pytest.raises(ValueError, match="evaluate=False"):
+    with pytest.raises(DefinitionError, match="evaluate=False"):
         d.step("s", sp.Eq(x, x), by="expand")
 
 

@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from verify.errors import DefinitionError
 from verify.judgment.verdicts import (
     ClaimResult,
     Counterexample,
@@ -123,9 +124,9 @@ def test_no_detail_premise_or_scope_part_changes_a_verdict(core):
 
 def test_core_failure_within_scope_refutes_and_needs_a_replayable_counterexample():
     assert part(cx=CX).evidence is Verdict.REFUTED
-    with pytest.raises(ValueError, match="restores"):
+    with pytest.raises(DefinitionError, match="restores"):
         Part("p", Role.CORE, "s", counterexample=CX)                         # no restoring assumption
-    with pytest.raises(ValueError, match="counterexample"):
+    with pytest.raises(DefinitionError, match="counterexample"):
         part(sym=OFF)                                                        # contradicted, nothing to replay
 
 
@@ -138,7 +139,7 @@ def test_core_failure_within_scope_refutes_and_needs_a_replayable_counterexample
     (Role.CORE, {"finding": "x" * 161}, "headline"),
 ], ids=["detail-forms", "premise-regime", "scope-regime", "reading-on-detail", "finding-semicolon", "finding-long"])
 def test_parts_declare_what_their_role_needs(role, kw, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(DefinitionError, match=match):
         Part("p", role, "s", **kw)
 
 
@@ -156,9 +157,9 @@ def test_the_best_reading_sets_the_verdict_and_the_other_is_named():
 
 
 def test_readings_must_be_declared():
-    with pytest.raises(ValueError, match="readings"):
+    with pytest.raises(DefinitionError, match="readings"):
         ClaimResult("CX", "t", "s", [part(pid="i", reading="i", sym=PROVED)])
-    with pytest.raises(ValueError, match="unique"):
+    with pytest.raises(DefinitionError, match="unique"):
         ClaimResult("CX", "t", "s", [part(pid="a", sym=PROVED), part(pid="a", sym=PROVED)])
 
 

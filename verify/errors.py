@@ -1,8 +1,10 @@
-"""The package's one exception type."""
+"""The package's exceptions: the user's bad input apart from the package's own definition errors."""
 
 from __future__ import annotations
 
-__all__ = ["VerifyError"]
+from proofs.errors import DefinitionError, MarkupError
+
+__all__ = ["VerifyError", "DefinitionError", "MarkupError"]
 
 
 class VerifyError(ValueError):

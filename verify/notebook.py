@@ -21,6 +21,7 @@ tool outside the package: it needs the test extras' nbclient).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import re
 import shutil
 import tempfile
@@ -375,8 +376,8 @@ def check(claim: str, *, seed: int = SEED, quick: bool = QUICK) -> Any:
     if key not in _RUNS:
         ctx = Context(seed=seed, quick=quick, out=_tmpdir(f"verify-{claim.lower()}-"))
         result = run_claim(claim, ctx)
-        result.plots = {k: str(Path(ctx.out) / v) for k, v in result.plots.items()}  # run_claim's are relative
-        _RUNS[key] = result
+        # run_claim's plot paths are relative to the run's folder
+        _RUNS[key] = dataclasses.replace(result, plots={k: str(Path(ctx.out) / v) for k, v in result.plots.items()})
     return _RUNS[key]
 
 

@@ -134,10 +134,6 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
                 bar.advance(f"checked {claim}")
     if bar:
         bar.close()
-    results = []
-    for claim, der in zip(claims, ders):
-        if claim in by_claim:
-            by_claim[claim].derivation = der.to_dict()
-            results.append(by_claim[claim])
+    results = [by_claim[claim] for claim in claims if claim in by_claim]
     crashed = {c: crashed[c] for c in claims if c in crashed}
     return document(results, seed=seed, quick=quick, crashed=crashed), ders

@@ -32,35 +32,22 @@ from verify.judgment.claim import Context
 from verify.judgment.counterexamples import ReplayOutcome, replayer
 from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
 from verify.numeric import certify, formulas
-from verify.numeric.attention import MultiHeadNW
+from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
 from verify.numeric.nw import nw_estimate
 from verify.outputs import plots
 
-__all__ = ["TITLE", "MP_DPS", "ROUNDING_SAFETY", "MISMATCH_MIN", "NORM_RTOL", "rounding_bound",
+__all__ = ["TITLE", "MISMATCH_MIN", "NORM_RTOL",
            "mp_exp_nw", "mp_gaussian_nw", "mp_single_head", "equal_norm_case", "judge_bandwidth", "judge_unequal_norms",
            "NAMED_BANDWIDTH_CASE", "UNEQUAL_NORMS_CASE", "check"]
 
 TITLE = "Softmax head = exponential-kernel NW estimator (bandwidth)"
 
-#: Digits of the mpmath references: far beyond float64's 16, so a reference is exact for our purpose.
-MP_DPS = 50
-#: Factor on the first-order float64 error bound ``eps · terms · (1 + A)`` of an NW estimate
-#: (A = the largest |score| a weight is the exp of, terms = the rounded operations per output);
-#: Higham's worst case is ~1, typical errors are far smaller.
-ROUNDING_SAFETY = 4.0
 #: The stated bandwidth is called wrong only when the Gaussian NW estimate moves by more than this
 #: fraction of the values' scale: ~1e12 times the float64 rounding of these estimates.
 MISMATCH_MIN = 1e-3
 #: Keys count as having one common norm when their norms agree to this relative tolerance
 #: (float64 normalisation leaves ~1e-16).
 NORM_RTOL = 1e-12
-EPS = float(np.finfo(np.float64).eps)
-
-
-def rounding_bound(max_abs_score: float, terms: int) -> float:
-    """First-order float64 bound on an NW estimate's error relative to ``max |v|``: each weight is
-    ``exp(score)`` with the score off by ~``eps · terms · |score|``, and the sums add ``eps · terms``."""
-    return ROUNDING_SAFETY * EPS * terms * (1.0 + max_abs_score)
 
 
 # --------------------------------------------------------------------------- mpmath references

@@ -23,17 +23,16 @@ import mpmath
 import numpy as np
 
 import proofs
+from proofs.markup import num, sci
 from verify._validate import as_array, at_most, fail, fields
-from verify.claims.c1 import EPS, MP_DPS, rounding_bound
-from verify.judgment.claim import Context
+from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
-from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
-from verify.numeric.attention import MultiHeadNW
+from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
 
-__all__ = ["TITLE", "random_module", "mp_mha", "scalar_weights", "judge_free_weights", "SIMPLEX_TOL", "check"]
-
-TITLE = "Multi-head attention = ensemble of NW heads"
+__all__ = ["CLAIM", "check", "random_module", "mp_mha", "scalar_weights", "judge_free_weights", "ensemble", "scalar",
+           "SIMPLEX_TOL"]
 
 #: A random module's α counts as "on the simplex" when every α_h ≥ 0 and |Σα − 1| is below this.
 SIMPLEX_TOL = 1e-12
@@ -110,7 +109,8 @@ def _scales(module: MultiHeadNW, q: np.ndarray, k: np.ndarray, v: np.ndarray) ->
 
 
 # --------------------------------------------------------------------------- part 1
-def _ensemble(ctx: Context) -> dict[str, Any]:
+@shared
+def ensemble(ctx: Context) -> dict[str, Any]:
     # (H, d, kdim, vdim, d_k, d_v, d_out, N, L, S)
     cfgs = ctx.size([(2, 4, 3, 5, 2, 3, 4, 1, 3, 4), (3, 6, 6, 6, 2, 2, 6, 2, 2, 3)],
                     [(1, 3, 3, 3, 3, 3, 3, 1, 3, 4), (2, 4, 3, 5, 2, 3, 4, 1, 3, 4), (3, 6, 6, 6, 2, 2, 6, 2, 2, 3),
@@ -164,7 +164,8 @@ def _mp_heads_scalar(module: MultiHeadNW, x: np.ndarray, xk: np.ndarray, y: np.n
     return out
 
 
-def _scalar(ctx: Context) -> dict[str, Any]:
+@shared
+def scalar(ctx: Context) -> dict[str, Any]:
     cfgs = ctx.size([(2, 3, 2, 2, 3, 4), (3, 4, 2, 3, 2, 5)],
                     [(2, 3, 2, 2, 3, 4), (3, 4, 2, 3, 2, 5), (4, 5, 3, 1, 3, 6), (6, 6, 1, 2, 2, 4)])
     rows, worst_ratio, worst = [], 0.0, 0.0
@@ -234,64 +235,72 @@ def judge_free_weights(params: dict) -> ReplayOutcome:
     return ReplayOutcome(violates=not on, summary=summary, figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
 
 
-# --------------------------------------------------------------------------- the check
-def check(ctx: Context) -> ClaimResult:
-    der = proofs.derivation("C2")
-    parts: list[Part] = []
+# --------------------------------------------------------------------------- the claim
+CLAIM = Claim(proofs.c2_ensemble)
 
-    ctx.progress("MultiHeadNW vs concatenate-then-project attention (mpmath)")
-    ens = _ensemble(ctx)
+
+@CLAIM.part("ensemble identity", Role.CORE, groups=("ensemble",),
+            statement=r"multi-head attention is the sum over heads of each head's NW estimate through its "
+                      r"$W_V^h, W_O^h$ blocks (plus biases): a weighted sum of $H$ NW estimators, each in its own "
+                      "projection subspace")
+def ensemble_identity(ctx: Context) -> Evidence:
+    """MultiHeadNW against concatenate-then-project attention written in mpmath."""
+    ens = ensemble(ctx)
     Hs = sorted({r["H"] for r in ens["cases"]})
-    # role: core - MHA is the sum of H NW heads through their output blocks, exactly
-    parts.append(Part(
-        id="ensemble identity", role=Role.CORE,
-        statement="multi-head attention is the sum over heads of each head's NW estimate through its W_V^h, "
-                  "W_O^h blocks (plus biases): a weighted sum of H NW estimators, each in its own projection subspace",
-        symbolic=Symbolic.from_derivation(der, steps=[s.name for s in der.steps if not s.name.startswith("mha_scalar")],
-                                          results=["mha_vector_h2"], comparisons=["mha_is_weighted_sum_of_nw"]),
+    return Evidence(
         numeric=Numeric("rounding" if ens["ok"] else "disagree",
-                        f"{len(ens['cases'])} seeded random modules with biases (H in {Hs}, kdim/vdim ≠ d, "
-                        "batched) vs "
-                        f"concatenate-then-project attention in mpmath at {MP_DPS} digits: max relative error "
-                        f"{ens['max_rel_error']:.1e} (≤ {ens['max_error_over_bound']:.2g} of the float64 rounding "
-                        "bound); "
-                        f"a random key bias moves the output by ≤ {ens['max_key_bias_shift_over_bound']:.2g} of the "
-                        "rounding bound", ens),
-        finding=f"MHA = Σ_h NW heads through W_O^h to {ens['max_rel_error']:.0e}"))
+                        f"{len(ens['cases'])} seeded random modules with biases ($H$ in {Hs}, kdim and vdim "
+                        f"unlike $d$, batched) against concatenate-then-project attention in mpmath at {MP_DPS} "
+                        f"digits: max relative error {sci(ens['max_rel_error'])} (at most "
+                        f"{num(ens['max_error_over_bound'], '.2g')} of the float64 rounding bound); a random key "
+                        f"bias moves the output by at most {num(ens['max_key_bias_shift_over_bound'], '.2g')} of "
+                        "the rounding bound", ens),
+        finding=r"$\mathrm{MHA} = \sum_h$ NW heads through $W_O^h$ to " + sci(ens["max_rel_error"], 0))
 
-    ctx.progress("scalar ensemble weights")
-    sc = _scalar(ctx)
+
+@CLAIM.part("scalar ensemble weights", Role.DETAIL, groups=("value_bias", "scalar_weights"),
+            statement=r"with scalar values and output, $\mathrm{MHA} = \sum_h \alpha_h \hat{f}_h + \beta$ with "
+                      r"$\alpha_h = W_V^h W_O^h$ and $\beta = \sum_h b_V^h W_O^h + b_O$; the $\alpha_h$ are free "
+                      "real weights (no simplex constraint)",
+            stated="a weighted sum (ensemble) of $H$ NW estimators")
+def scalar_ensemble_weights(ctx: Context) -> Evidence:
+    """The scalar case against mpmath, and whether random modules' α lie on the simplex."""
+    sc = scalar(ctx)
     lo, hi = sc["sum_alpha_range"]
     off = next((r for r in sc["cases"] if not r["on_simplex"]), None)
     cx = None
     if off is not None:
         cx = ctx.counterexample(
             claim="C2", part="free-weights", kind="c2.free-weights",
-            statement="multi-head attention is an ensemble average: head weights α_h ≥ 0 with Σα_h = 1",
+            statement=r"multi-head attention is an ensemble average: head weights $\alpha_h \ge 0$ with "
+                      r"$\sum_h \alpha_h = 1$",
             params={"W_V": off["W_V"], "W_O": off["W_O"]},
-            description=f"a seeded module with H = {off['H']}: α_h = W_V^h W_O^h sum to {off['sum_alpha']:.3f}")
-    # role: detail - "weighted sum (ensemble)": the weights are free, not a convex combination
-    parts.append(Part(
-        id="scalar ensemble weights", role=Role.DETAIL,
-        statement="with scalar values and output, MHA = Σ_h α_h f̂_h + β with α_h = W_V^h W_O^h and "
-                  "β = Σ_h b_V^h W_O^h + b_O; the α_h are free real weights (no simplex constraint)",
-        stated="a weighted sum (ensemble) of H NW estimators",
-        derived="Σ_h α_h f̂_h + β with α_h = W_V^h W_O^h free reals (matrices for vector values), an offset β from "
-                "the biases; not a convex combination",
-        symbolic=Symbolic.from_derivation(der, steps=["value_bias_passes_through_general_n",
-                                                      "value_bias_passes_through_h1", "value_bias_passes_through_h2",
-                                                      "mha_scalar_is_weighted_sum_h2"],
-                                          results=["head_weight_dv2", "mha_scalar_h2_n3", "offset_h2"]),
+            description=f"a seeded module with $H = {off['H']}$: the weights $\\alpha_h = W_V^h W_O^h$ sum to "
+                        f"{num(off['sum_alpha'], '.3f')}")
+    return Evidence(
         numeric=Numeric("rounding" if sc["ok"] else "disagree",
-                        f"{sc['modules']} seeded modules: MultiHeadNW vs Σ α_h f̂_h + β in mpmath, max relative "
-                        "error "
-                        f"{sc['max_rel_error']:.1e}; generated c2_mha_scalar_h2_n3 agrees to "
-                        f"{sc['closed_form_h2_n3_rel_error']:.0e}. Σα ranges over {lo:.2f}..{hi:.2f}, "
-                        f"min α = {sc['min_alpha']:.2f}; {sc['modules_on_simplex']} of {sc['modules']} random modules "
-                        "have α on the simplex", sc),
+                        f"{sc['modules']} seeded modules: MultiHeadNW against "
+                        r"$\sum_h \alpha_h \hat{f}_h + \beta$ in mpmath, max relative error "
+                        f"{sci(sc['max_rel_error'])}; the generated `c2_mha_scalar_h2_n3` agrees to "
+                        f"{sci(sc['closed_form_h2_n3_rel_error'], 0)}. $\\sum_h \\alpha_h$ ranges over "
+                        f"{num(lo, '.2f')} to {num(hi, '.2f')}, the smallest $\\alpha_h$ is "
+                        f"{num(sc['min_alpha'], '.2f')}; {sc['modules_on_simplex']} of {sc['modules']} random "
+                        "modules have their weights on the simplex", sc),
         counterexample=cx,
-        finding="the head weights α_h = W_V^h W_O^h are free reals (any sign and sum), not a convex combination"))
+        derived=r"$\sum_h \alpha_h \hat{f}_h + \beta$ with $\alpha_h = W_V^h W_O^h$ free reals (matrices for vector "
+                r"values) and an offset $\beta$ from the biases: not a convex combination",
+        finding=r"the head weights $\alpha_h = W_V^h W_O^h$ are free reals (any sign and sum), not a convex "
+                "combination")
 
-    summary = (f"MHA = Σ_h NW heads through W_O^h to {ens['max_rel_error']:.0e} (mpmath, H in {Hs}); scalar case "
-               f"α_h = W_V^h W_O^h free reals (Σα in {lo:.2f}..{hi:.2f})")
-    return ClaimResult(id="C2", title=TITLE, stated=der.stated, parts=parts, summary=summary)
+
+@CLAIM.summary
+def summary(ctx: Context, parts: tuple) -> str:
+    ens, sc = ensemble(ctx), scalar(ctx)
+    lo, hi = sc["sum_alpha_range"]
+    Hs = sorted({r["H"] for r in ens["cases"]})
+    return (r"$\mathrm{MHA} = \sum_h$ NW heads through $W_O^h$ to " + sci(ens["max_rel_error"], 0)
+            + f" (mpmath, $H$ in {Hs}); scalar case: $\\alpha_h = W_V^h W_O^h$ free reals ($\\sum_h \\alpha_h$ in "
+            f"{num(lo, '.2f')} to {num(hi, '.2f')})")
+
+
+check = CLAIM.check

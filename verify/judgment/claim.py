@@ -1,19 +1,51 @@
-"""What every claim check shares: the run's context (seed, size, output folder)."""
+"""A claim as one declarative unit, and the run's context every check shares.
+
+A claim module declares its claim once and each part beside the function that checks it::
+
+    CLAIM = Claim(proofs.c2_ensemble)
+
+    @CLAIM.part("ensemble identity", Role.CORE, groups=("ensemble",),
+                statement="multi-head attention is the sum over heads of ...")
+    def ensemble_identity(ctx: Context) -> Evidence:
+        ...
+        return Evidence(numeric=Numeric(...), finding="...")
+
+The declaration fixes what does not depend on the run (the part's id, its **role**, declared here
+and nowhere else, its reading, its statement and the paper's stated form, the derivation groups
+its symbolic side rests on); the function returns what the run measured (:class:`Evidence`).
+Texts are marked up (:mod:`proofs.markup`): a static text is checked when the module is loaded,
+a computed one when the part is built, and either raises ``DefinitionError`` if malformed.
+``CLAIM.check(ctx)`` runs the parts in the order declared and returns the immutable
+:class:`ClaimResult`; :func:`shared` memoises a computation that several parts use.
+"""
 
 from __future__ import annotations
 
+import functools
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
+from proofs import markup
+from verify.errors import DefinitionError
 from verify.io import jsonable
 from verify.judgment import counterexamples
-from verify.judgment.verdicts import Counterexample
+from verify.judgment.verdicts import (
+    ClaimResult,
+    Counterexample,
+    Numeric,
+    Part,
+    Reading,
+    Role,
+    Symbolic,
+)
 
-__all__ = ["Context"]
+__all__ = ["Context", "Claim", "Evidence", "PartSpec", "shared"]
 
 
 @dataclass
@@ -27,6 +59,8 @@ class Context:
     #: larger experiments (C9's training runs, C7's empirical grid) than the default run affords
     large: bool = False
     progress: Callable[[str], None] = field(default=lambda message: None)
+    #: results of :func:`shared` computations, per function (one check's parts share them)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def seed_sequence(self, name: str) -> np.random.SeedSequence:
         return np.random.SeedSequence([int(self.seed), zlib.crc32(name.encode())])
@@ -75,3 +109,134 @@ class Context:
             file = self.relative(path)
         data = {"kind": kind, "params": params, "summary": outcome.summary, "figures": outcome.figures}
         return Counterexample(description=description, data=jsonable(data), file=file)
+
+
+def shared(func: Callable[[Context], Any]) -> Callable[[Context], Any]:
+    """Compute ``func(ctx)`` once per run context, however many parts ask for it."""
+
+    @functools.wraps(func)
+    def once(ctx: Context) -> Any:
+        key = (func.__module__, func.__qualname__)
+        if key not in ctx.memo:
+            ctx.memo[key] = func(ctx)
+        return ctx.memo[key]
+
+    return once
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a part's check measured in this run (the declaration holds the rest)."""
+
+    numeric: Numeric | None = None
+    counterexample: Counterexample | None = None
+    finding: str = ""
+    derived: str = ""
+    regime: str = ""
+    restored_by: str = ""
+    reason: str = ""
+    assumptions: tuple[str, ...] = ()
+    #: replaces the declared groups' symbolic summary (a part whose steps depend on the run)
+    symbolic: Symbolic | None = None
+    plots: dict[str, Any] = field(default_factory=dict)
+    r2: dict[str, float] = field(default_factory=dict)
+    design: dict[str, Any] = field(default_factory=dict)
+    controls: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    """One declared part: its fixed data and the function that checks it."""
+
+    id: str
+    role: Role
+    statement: str
+    func: Callable[[Context], Evidence]
+    groups: tuple[str, ...] = ()
+    reading: str = ""
+    stated: str = ""
+    regime: str = ""
+    #: an experiment on real NW heads: it must state R² and its design (SPEC, "How an experiment
+    #: is designed"), and its positive control if ``controls`` is set
+    experiment: bool = False
+    controls: bool = False
+
+    def build(self, ev: Evidence, der: Any) -> Part:
+        if not isinstance(ev, Evidence):
+            raise DefinitionError(f"part {self.id!r}: its check returned {type(ev).__name__}, not Evidence")
+        if self.experiment and not (ev.r2 and ev.design):
+            raise DefinitionError(f"part {self.id!r}: an experiment states its R² and its design")
+        if self.controls and "positive" not in ev.controls:
+            raise DefinitionError(f"part {self.id!r}: an experiment of this kind states its positive control")
+        symbolic = ev.symbolic
+        if symbolic is None and self.groups:
+            symbolic = Symbolic.from_derivation(der, groups=self.groups)
+        return Part(id=self.id, role=self.role, statement=self.statement, symbolic=symbolic, numeric=ev.numeric,
+                    counterexample=ev.counterexample, assumptions=list(ev.assumptions),
+                    restored_by=ev.restored_by, reason=ev.reason, finding=ev.finding, stated=self.stated,
+                    derived=ev.derived, regime=ev.regime or self.regime, reading=self.reading, r2=dict(ev.r2),
+                    design=dict(ev.design), controls=dict(ev.controls), markup=True)
+
+
+class Claim:
+    """A claim: its derivation module (which gives its id, title and statement), its readings, and
+    its parts in order. ``check(ctx)`` runs them and returns the :class:`ClaimResult`."""
+
+    def __init__(self, derivation: ModuleType, *, readings: tuple[Reading, ...] = ()) -> None:
+        for attr in ("CLAIM", "TITLE", "STATED"):
+            if not isinstance(getattr(derivation, attr, None), str):
+                raise DefinitionError(f"{derivation.__name__}: a derivation module names its {attr}")
+        self.module = derivation
+        self.id: str = derivation.CLAIM
+        self.title: str = markup.check(derivation.TITLE, f"{self.id}: title")
+        self.stated: str = markup.check(derivation.STATED, f"{self.id}: stated")
+        self.readings = tuple(readings)
+        for r in self.readings:
+            markup.check(r.description, f"{self.id}: reading {r.id}")
+        self.parts: list[PartSpec] = []
+        self._summary: Callable[[Context, tuple[Part, ...]], str] | None = None
+
+    def part(self, id: str, role: Role, *, statement: str, groups: tuple[str, ...] = (), reading: str = "",
+             stated: str = "", regime: str = "", experiment: bool = False,
+             controls: bool = False) -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
+        """Declare the part checked by the decorated function (its role, once, here)."""
+        role = Role(role)
+        where = f"{self.id} part {id!r}"
+        if any(p.id == id for p in self.parts):
+            raise DefinitionError(f"{where}: declared twice")
+        for name, text in (("statement", statement), ("stated", stated), ("regime", regime)):
+            markup.check(text, f"{where}: {name}")
+        if reading and reading not in {r.id for r in self.readings}:
+            raise DefinitionError(f"{where}: reading {reading!r} is not declared")
+        if role is Role.DETAIL and not stated:
+            raise DefinitionError(f"{where}: a detail names the form the paper states")
+
+        def register(func: Callable[[Context], Evidence]) -> Callable[[Context], Evidence]:
+            self.parts.append(PartSpec(id, role, statement, func, tuple(groups), reading, stated, regime,
+                                       experiment, controls))
+            return func
+
+        return register
+
+    def summary(self, func: Callable[[Context, tuple[Part, ...]], str]) -> Callable:
+        """Declare the function that writes the claim's one-line numeric summary."""
+        self._summary = func
+        return func
+
+    def check(self, ctx: Context) -> ClaimResult:
+        from proofs import derivation
+
+        t0 = time.perf_counter()
+        der = derivation(self.id)
+        parts, plots = [], {}
+        for spec in self.parts:
+            ctx.progress(spec.id)
+            ev = spec.func(ctx)
+            parts.append(spec.build(ev, der))
+            plots.update({k: ctx.relative(v) for k, v in ev.plots.items()})
+        parts_t = tuple(parts)
+        summary = self._summary(ctx, parts_t) if self._summary else ""
+        markup.check(summary, f"{self.id}: summary")
+        return ClaimResult(id=self.id, title=self.title, stated=self.stated, parts=parts_t, summary=summary,
+                           plots=plots, seconds=time.perf_counter() - t0, derivation=der.to_dict(),
+                           readings=self.readings)

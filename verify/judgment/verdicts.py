@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from proofs import markup
+from verify.errors import DefinitionError
+
 __all__ = [
     "Role",
     "Verdict",
@@ -104,7 +107,7 @@ AGREEMENTS = ("rounding", "statistical", "measured", "disagree")
 HEADLINE_FINDING_MAX = 160
 
 
-@dataclass
+@dataclass(frozen=True)
 class Symbolic:
     """What the derivation in ``proofs/`` establishes for a part."""
 
@@ -117,12 +120,25 @@ class Symbolic:
     n_checked: int = 0
     #: the derivation's derived-versus-stated findings this part rests on
     comparisons: list[dict[str, Any]] = field(default_factory=list)
+    #: the derivation's groups this part rests on
+    groups: list[str] = field(default_factory=list)
 
     @classmethod
     def from_derivation(cls, der: Any, *, uses: list[str] | None = None, steps: list[str] | None = None,
-                        results: list[str] | None = None, comparisons: list[str] | None = None) -> "Symbolic":
-        """Summarise ``der`` (a :class:`proofs.Derivation`). ``uses`` selects the assumptions
-        this part rests on (default: those cited by the selected steps, results and comparisons)."""
+                        results: list[str] | None = None, comparisons: list[str] | None = None,
+                        groups: tuple[str, ...] | list[str] | None = None) -> "Symbolic":
+        """Summarise ``der`` (a :class:`proofs.Derivation`): the steps, results and comparisons of
+        its ``groups`` (or, in the legacy form, those named). ``uses`` selects the assumptions this
+        part rests on (default: those cited by the selected steps, results and comparisons)."""
+        if groups is not None:
+            unknown = [g for g in groups if g not in der.groups]
+            if unknown:
+                raise DefinitionError(f"{der.claim}: no such groups {unknown}; the derivation has "
+                                      f"{', '.join(der.groups) or 'none'}")
+            steps = list(dict.fromkeys(s for g in groups for s in der.groups[g].steps))
+            results = list(dict.fromkeys(r for g in groups for r in der.groups[g].results))
+            decided = [c.name for c in der.comparisons if c.decided_by.split(" ")[-1] in groups]
+            comparisons = list(dict.fromkeys([*(c for g in groups for c in der.groups[g].comparisons), *decided]))
         by_name = {c.name: c for c in der.comparisons}
         sel_steps = [s for s in der.steps if steps is None or s.name in steps]
         sel_results = [r for r in der.results.values() if results is None or r.name in results]
@@ -131,7 +147,7 @@ class Symbolic:
         missing += [r for r in (results or []) if r not in der.results]
         missing += [c for c in (comparisons or []) if c not in by_name]
         if missing:
-            raise KeyError(f"{der.claim}: no such steps/results/comparisons {missing}")
+            raise DefinitionError(f"{der.claim}: no such steps/results/comparisons {missing}")
         if uses is None:
             cited: list[str] = []
             for item in [*sel_steps, *sel_results, *sel_cmp]:
@@ -149,18 +165,19 @@ class Symbolic:
             n_steps=len(sel_steps),
             n_checked=sum(s.checked for s in sel_steps),
             comparisons=[c.to_dict() for c in sel_cmp],
+            groups=list(groups or []),
         )
 
     @property
     def contradicted(self) -> list[dict[str, Any]]:
         """The selected comparisons in which the derived result differs from the statement."""
-        return [c for c in self.comparisons if not c["holds"]]
+        return [c for c in self.comparisons if c["holds"] is False]
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Numeric:
     """Numbers measured by the engine or the core, and how they agree with what they test."""
 
@@ -170,13 +187,13 @@ class Numeric:
 
     def __post_init__(self) -> None:
         if self.agreement not in AGREEMENTS:
-            raise ValueError(f"agreement must be one of {AGREEMENTS}, got {self.agreement!r}")
+            raise DefinitionError(f"agreement must be one of {AGREEMENTS}, got {self.agreement!r}")
 
     def to_dict(self) -> dict:
         return {"agreement": self.agreement, "summary": self.summary, "figures": self.figures}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Counterexample:
     """A concrete case where the statement fails; ``file`` is its saved, replayable JSON
     (relative to the report folder)."""
@@ -189,7 +206,11 @@ class Counterexample:
         return {"description": self.description, "file": self.file, "data": self.data}
 
 
-@dataclass
+#: The text fields of a part a reader sees (checked as markup, :mod:`proofs.markup`).
+TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_by", "reason")
+
+
+@dataclass(frozen=True)
 class Part:
     """One checked part of a claim, with its declared role.
 
@@ -197,6 +218,9 @@ class Part:
     used in the headline). A detail names ``stated`` and ``derived`` forms; a premise or scope
     part names the ``regime`` it was measured in; a refuted core or a limit names in
     ``restored_by`` the narrowest assumption under which the statement holds (the boundary).
+    An experiment on real NW heads states ``r2`` (configuration -> R² = 1 − excess MSE / Var f),
+    its ``design`` (each choice with its reason) and its ``controls`` (``positive`` /
+    ``negative``: the configuration and the effect measured there).
     """
 
     id: str
@@ -213,26 +237,38 @@ class Part:
     derived: str = ""      # detail: the form the derivation gives
     regime: str = ""       # premise / scope: where it was measured
     reading: str = ""      # core: which reading of the claim it belongs to ("" if only one)
+    r2: dict[str, float] = field(default_factory=dict)
+    design: dict[str, Any] = field(default_factory=dict)
+    controls: dict[str, Any] = field(default_factory=dict)
+    #: the text fields are marked-up text (checked); False only for checks not yet converted
+    markup: bool = False
 
     def __post_init__(self) -> None:
-        self.role = Role(self.role)
+        object.__setattr__(self, "role", Role(self.role))
         violated = self.counterexample is not None or bool(self.symbolic and self.symbolic.contradicted)
         if self.role is Role.CORE and violated and self.counterexample is None:
-            raise ValueError(f"part {self.id!r}: a core contradicted by the derivation needs a replayable "
-                             "counterexample before it can be refuted")
+            raise DefinitionError(f"part {self.id!r}: a core contradicted by the derivation needs a replayable "
+                                  "counterexample before it can be refuted")
         if self.role in (Role.CORE, Role.SCOPE) and self.counterexample is not None and not self.restored_by:
-            raise ValueError(f"part {self.id!r}: a refuted core or a limit must name the assumption that restores it")
+            raise DefinitionError(f"part {self.id!r}: a refuted core or a limit must name the assumption that "
+                                  "restores it")
         if self.role is Role.DETAIL and not (self.stated and self.derived):
-            raise ValueError(f"part {self.id!r}: a detail must name its stated and its derived form")
+            raise DefinitionError(f"part {self.id!r}: a detail must name its stated and its derived form")
         if self.role in (Role.PREMISE, Role.SCOPE) and not self.regime:
-            raise ValueError(f"part {self.id!r}: a {self.role} part must name the regime it was measured in")
+            raise DefinitionError(f"part {self.id!r}: a {self.role} part must name the regime it was measured in")
         if self.role is not Role.CORE and self.reading:
-            raise ValueError(f"part {self.id!r}: only core parts belong to a reading")
+            raise DefinitionError(f"part {self.id!r}: only core parts belong to a reading")
         if ";" in self.finding:
-            raise ValueError(f"part {self.id!r}: a finding is one phrase (no ';'), got {self.finding!r}")
+            raise DefinitionError(f"part {self.id!r}: a finding is one phrase (no ';'), got {self.finding!r}")
         if len(self.finding) > HEADLINE_FINDING_MAX:
-            raise ValueError(f"part {self.id!r}: finding of {len(self.finding)} characters; at most "
-                             f"{HEADLINE_FINDING_MAX} go into a headline")
+            raise DefinitionError(f"part {self.id!r}: finding of {len(self.finding)} characters; at most "
+                                  f"{HEADLINE_FINDING_MAX} go into a headline")
+        if self.controls and set(self.controls) - {"positive", "negative"}:
+            raise DefinitionError(f"part {self.id!r}: controls are 'positive' and 'negative', got "
+                                  f"{sorted(self.controls)}")
+        if self.markup:
+            for name in TEXT_FIELDS:
+                markup.check(getattr(self, name), f"part {self.id!r}: {name}")
 
     @property
     def violated(self) -> bool:
@@ -264,6 +300,9 @@ class Part:
             "stated": self.stated,
             "derived": self.derived,
             "regime": self.regime,
+            "r2": dict(self.r2),
+            "design": dict(self.design),
+            "controls": dict(self.controls),
             "assumptions": self.model_assumptions,
             "symbolic": self.symbolic.to_dict() if self.symbolic else None,
             "numeric": self.numeric.to_dict() if self.numeric else None,
@@ -395,28 +434,30 @@ def headline(result: "ClaimResult") -> str:
     return text
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClaimResult:
-    """Everything the report says about one claim."""
+    """Everything the report says about one claim (immutable once built)."""
 
     id: str
     title: str
     stated: str
-    parts: list[Part]
+    parts: tuple[Part, ...]
     summary: str = ""  # the numeric figures in one line
     plots: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     derivation: dict | None = None
-    readings: list[Reading] = field(default_factory=list)
+    readings: tuple[Reading, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "parts", tuple(self.parts))
+        object.__setattr__(self, "readings", tuple(self.readings))
         ids = [p.id for p in self.parts]
         if len(set(ids)) != len(ids):
-            raise ValueError(f"{self.id}: part ids must be unique, got {ids}")
+            raise DefinitionError(f"{self.id}: part ids must be unique, got {ids}")
         declared = {r.id for r in self.readings}
         used = {p.reading for p in self.parts if p.role is Role.CORE}
         if (used - {""}) != declared or (declared and "" in used):
-            raise ValueError(f"{self.id}: core parts use readings {sorted(used)}, declared {sorted(declared)}")
+            raise DefinitionError(f"{self.id}: core parts use readings {sorted(used)}, declared {sorted(declared)}")
 
     def reading_label(self, rid: str) -> str:
         desc = next((r.description for r in self.readings if r.id == rid), "")
@@ -475,13 +516,13 @@ class ClaimResult:
 
     def premise(self) -> list[dict]:
         return [{"part": p.id, "outcome": p.effect.value, "finding": p.finding, "statement": p.statement,
-                 "regime": p.regime, "evidence": _evidence_line(p),
+                 "regime": p.regime, "r2": dict(p.r2), "evidence": _evidence_line(p),
                  "counterexample": p.counterexample.file if p.counterexample else None}
                 for p in self.premise_parts]
 
     def limits(self) -> list[dict]:
         return [{"part": p.id, "finding": p.finding, "statement": p.statement, "boundary": p.restored_by,
-                 "regime": p.regime, "evidence": _evidence_line(p),
+                 "regime": p.regime, "r2": dict(p.r2), "evidence": _evidence_line(p),
                  "counterexample": p.counterexample.file if p.counterexample else None}
                 for p in self.limits_parts]
 

@@ -21,7 +21,22 @@ import numpy as np
 from verify._validate import as_array, fail
 from verify.numeric.nw import nw_estimate, nw_weights
 
-__all__ = ["MultiHeadNW", "from_torch"]
+__all__ = ["MultiHeadNW", "from_torch", "rounding_bound", "EPS", "ROUNDING_SAFETY", "MP_DPS"]
+
+#: Digits of the mpmath references of an attention head (C1, C2): far beyond float64's 16, so a
+#: reference is exact for our purpose.
+MP_DPS = 50
+EPS = float(np.finfo(np.float64).eps)
+#: Factor on the first-order float64 error bound ``eps · terms · (1 + A)`` of an NW estimate
+#: (A = the largest |score| a weight is the exp of, terms = the rounded operations per output);
+#: Higham's worst case is ~1, typical errors are far smaller.
+ROUNDING_SAFETY = 4.0
+
+
+def rounding_bound(max_abs_score: float, terms: int) -> float:
+    """First-order float64 bound on an NW estimate's error relative to ``max |v|``: each weight is
+    ``exp(score)`` with the score off by ~``eps · terms · |score|``, and the sums add ``eps · terms``."""
+    return ROUNDING_SAFETY * EPS * terms * (1.0 + max_abs_score)
 
 
 def _param(name: str, x: Any, shape: tuple, meaning: str) -> np.ndarray:

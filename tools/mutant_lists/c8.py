@@ -1,0 +1,38 @@
+"""Mutants of claim C8: one-line changes and the tests that must catch each."""
+
+from mutant import ROWS, M  # noqa: F401
+
+MUTANTS = [
+    M('c8-geometric-floor', 'verify/claims/c8.py',
+      '"geom_floor": (1 - r) ** 2 * V_1}',
+      '"geom_floor": (1 - r) * V_1}',
+      ('tests/test_claim_c8.py',)),
+    M('c8-asymptotic-rate', 'verify/claims/c8.py',
+      'asym = {s: float(g.max() if s == "inverse" else g[weights(s, g.size, r=r) != 0].min()) for s in schemes}',
+      'asym = {s: float(g.max() if s in ("inverse", "geom") else g[weights(s, g.size, r=r) != 0].min()) for s in schemes}',
+      ('tests/test_claim_c8.py',)),
+    M('c8-threshold', 'verify/claims/c8.py',
+      'return beta > 1 or (beta == 1 and r > math.sqrt(2) - 1)',
+      'return beta > 1 or (beta == 1 and r > 0.5)',
+      ('tests/test_claim_c8.py',)),
+    M('replay-c8-r-bound', 'verify/claims/c8.py',
+      '    if r >= 1:\n        raise fail("params.r", repr(params["r"]), "a ratio 0 < r < 1")\n    margin',
+      '    if r > 1.5:\n        raise fail("params.r", repr(params["r"]), "a ratio 0 < r < 1")\n    margin',
+      (ROWS + '[cli-replay-c8-r-above-one]',)),
+    M('replay-c8-V1-zero', 'verify/claims/c8.py',
+      'V_1 = finite_number("params.V_1", params["V_1"], minimum=0.0, strict_minimum=True)',
+      'V_1 = finite_number("params.V_1", params["V_1"], minimum=0.0)',
+      (ROWS + '[cli-replay-c8-V1-zero]',)),
+    M('replay-c8-H-truncated', 'verify/claims/c8.py',
+      'integer_valued(f"params.H_values[{i}]", h, minimum=1)',
+      'positive_int(f"params.H_values[{i}]", int(h))',
+      (ROWS + '[cli-replay-c8-H-values-fraction]',)),
+    M('replay-c8-decay-cap', 'verify/claims/c8.py',
+      'sum(Hs) * (1 + len(schemes))',
+      'sum(Hs) * len(schemes)',
+      (ROWS + '[cli-replay-c8-H-values-one-above-cap]',)),
+    M('replay-c8-rates-range', 'verify/claims/c8.py',
+      'if not np.all(np.abs(log_mse) <= RATE_LOG_RANGE):',
+      'if False:',
+      (ROWS + '[cli-replay-c8-rates-mse-underflows]',)),
+]
