@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY"]
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED", "spell"]
 
 H = sp.Symbol("H", integer=True, positive=True)      # number of heads
 d = sp.Symbol("d", integer=True, positive=True)      # input (model) dimension
@@ -52,9 +52,31 @@ MACROS: dict[sp.Symbol, str] = {
 }
 
 
+#: LaTeX of symbols by their SymPy name, registered by the derivation modules with :func:`spell`
+#: (``bias_bar`` would otherwise print as ``bias_{bar}``).
+SPELLED: dict[str, str] = {}
+
+
+def spell(**names: str) -> None:
+    """Register how symbols print by their name: ``spell(bias_bar=r"\\bar{b}")`` (each module
+    registers its own symbols; a name registered twice with another spelling is an error)."""
+    from .errors import DefinitionError
+    from .markup import parse_math
+
+    for name, tex in names.items():
+        parse_math(tex, f"spelling of {name}")
+        if SPELLED.get(name, tex) != tex:
+            raise DefinitionError(f"symbol {name!r} spelled {SPELLED[name]!r} and {tex!r}")
+        SPELLED[name] = tex
+
+
 def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     """``sympy.latex`` with the project's symbol spelling (``macros=True`` for the export)."""
     names = dict(LATEX_NAMES)
+    if SPELLED:
+        for s in getattr(expr, "free_symbols", ()):
+            if isinstance(s, sp.Symbol) and s.name in SPELLED and s not in names:
+                names[s] = SPELLED[s.name]
     if macros:
         names.update(MACROS)
     return sp.latex(expr, symbol_names=names, **kwargs)
