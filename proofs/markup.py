@@ -578,6 +578,9 @@ _SUPER["−"] = "⁻"
 _SUB["−"] = "₋"
 _SUPER["′"] = "′"
 _RELATIONS = set("=<>")
+#: A script of at most this many characters (unless all digits and signs) is set in Unicode
+#: sub/superscript letters; a longer one as _(...) or ^(...), which reads better.
+MAX_UNICODE_SCRIPT = 3
 
 
 class _Plain:
@@ -703,7 +706,9 @@ class _Plain:
         text = self.nodes(nodes)
         compact = text.replace(" ", "")
         table = _SUB if kind == "_" else _SUPER
-        if not self.ascii and compact and all(ch in table for ch in compact):
+        # Unicode scripts for short ones (d_k, x², n⁻¹); longer ones read better as ^(...)
+        short = len(compact) <= MAX_UNICODE_SCRIPT or all(ch in "0123456789+-−=()" for ch in compact)
+        if not self.ascii and compact and short and all(ch in table for ch in compact):
             return "".join(table[ch] for ch in compact)
         return kind + (compact if len(compact) == 1 else f"({text})")
 
