@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles.
+"""Shared test configuration: hypothesis profiles, the run's own derivation cache.
 
 ``default`` keeps the suite inside its time budget; ``pytest --hypothesis-profile=thorough``
 runs ten times more examples per property.
@@ -11,11 +11,52 @@ import os
 # numpy is first imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-# The test suite always re-derives (never trusts the derivation cache of proofs/cache.py).
-os.environ.setdefault("MHA_NW_REDERIVE", "1")
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
+
+# The suite never trusts the user's derivation cache: it derives every claim afresh once per test
+# run into a cache of its own (MHA_NW_CACHE_DIR, inherited by every subprocess a test starts), so
+# that the CLI, README and notebook tests load what this run derived instead of deriving again.
+# The compiled NW kernel's cache is seeded from the user's (numba checks it against the source).
+_CACHE = Path(tempfile.mkdtemp(prefix="mha-nw-test-cache-"))
+_USER_NUMBA = Path(os.environ.get("MHA_NW_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                              Path.home() / ".cache") / "mha-nw-verify") / "numba"
+if _USER_NUMBA.is_dir():
+    shutil.copytree(_USER_NUMBA, _CACHE / "numba", dirs_exist_ok=True)
+os.environ["MHA_NW_CACHE_DIR"] = str(_CACHE)
+os.environ.pop("MHA_NW_REDERIVE", None)
+
+
+def _derive(claims: list[str]) -> None:
+    from proofs import derivation
+
+    for claim in claims:
+        derivation(claim, rederive=True)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Derive every claim once, in two processes (the machine's two cores), into the run's cache."""
+    import multiprocessing
+
+    from proofs import CLAIM_IDS
+
+    # the slow derivations (C8, C6, C7) apart, so that the two halves take about as long
+    halves = [["C8", "C1", "C3", "C4", "C9"], ["C6", "C7", "C5", "C2"]]
+    assert sorted(sum(halves, [])) == sorted(CLAIM_IDS)
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_derive, args=(h,)) for h in halves]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)
 
 settings.register_profile(
     "default",
