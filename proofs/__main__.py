@@ -26,39 +26,120 @@ results and the comparisons with the paper's statements.
 Exit status: 0 all steps checked, 1 a step failed to check, 2 bad arguments."""
 
 
-def describe(der: Derivation, *, width: int = 100) -> str:
-    """A plain-text account of a derivation: assumptions, steps with their status, check method
-    and what it computed, results, and the comparisons with the paper's statement."""
+def _formula(expr: object, ascii_only: bool) -> str:
+    """A SymPy object on one line, from the LaTeX SymPy prints, through the markup's renderer."""
+    from .markup import MarkupError, math_to_ascii, math_to_unicode, parse_math
+    from .notation import to_latex
 
-    def clip(text: str) -> str:
-        text = " ".join(str(text).split())
-        return text if len(text) <= width else text[: width - 3] + "..."
+    try:
+        nodes = parse_math(" ".join(to_latex(expr).split()), "formula")
+    except MarkupError:
+        return str(expr)
+    return math_to_ascii(nodes) if ascii_only else math_to_unicode(nodes)
+
+
+def _symbols(der: Derivation) -> list[str]:
+    """The names of the free symbols of every step and result, in order of first use."""
+    import sympy as sp
+
+    names: list[str] = []
+    for item in [*(s.relation for s in der.steps), *(r.expr for r in der.results.values())]:
+        syms = getattr(item, "free_symbols", set())
+        for s in sorted(syms, key=str):
+            if isinstance(s, (sp.Symbol, sp.MatrixSymbol, sp.Indexed, sp.IndexedBase)):
+                name = str(s.base.label if isinstance(s, sp.Indexed) else s)
+                if name not in names:
+                    names.append(name)
+    return names
+
+
+def describe(der: Derivation, *, width: int = 100, ascii_only: bool = False) -> str:
+    """The derivation in full, for a reader at a terminal: the statement, the assumptions, every
+    step (grouped, whole and wrapped) with its check method, why it holds and what the method
+    computed, the results, the comparisons with the paper and what decided them, and what every
+    symbol means."""
+    import textwrap
+
+    from .markup import render
+
+    medium = "ascii" if ascii_only else "unicode"
+
+    def text(value: object) -> str:
+        return render(" ".join(str(value).split()), medium)
+
+    def wrap(body: str, indent: str, first: str = "") -> list[str]:
+        return textwrap.wrap(body, width, initial_indent=indent + first, subsequent_indent=indent + " " * len(first),
+                             break_long_words=True, break_on_hyphens=False) or [indent + first]
 
     n_ok = sum(s.checked for s in der.steps)
-    lines = [
-        f"{der.claim}: {der.title}  [{der.status}; {n_ok}/{len(der.steps)} steps checked; {der.seconds:.2f} s]",
-        f"  stated: {clip(der.stated)}",
-        "  assumptions:",
-    ]
-    lines += [f"    - [{a.kind}] {a.name}: {clip(a.statement)}" for a in der.assumptions.values()]
-    lines.append("  steps:")
-    for s in der.steps:
+    lines = [f"{der.claim}: {text(der.title)}  [{der.status}; {n_ok}/{len(der.steps)} steps checked; "
+             f"{der.seconds:.2f} s]"]
+    lines += wrap(text(der.stated), "", "Stated: ")
+    lines += ["", "Assumptions:"]
+    for a in der.assumptions.values():
+        lines += wrap(text(a.statement), "  ", f"[{a.kind}] {a.name}: ")
+    # each step under the smallest group that holds it; steps in no group last
+    home: dict[str, str] = {}
+    for g in sorted(der.groups.values(), key=lambda g: -len(g.steps)):
+        for name in g.steps:
+            home[name] = g.name
+    lines += ["", "Steps:"]
+    shown: set[str] = set()
+    current = None
+    for k, s in enumerate(der.steps, 1):
+        gname = home.get(s.name, "")
+        if gname != current:
+            current = gname
+            if not gname:
+                lines.append("  (outside a group):")
+            else:
+                g = der.groups[gname]
+                label = f"{gname} (continued): " if gname in shown else f"{gname}: "
+                lines += wrap(text(g.description) if g.description and gname not in shown else "", "  ", label)
+                shown.add(gname)
         mark = {"checked": "ok", "failed": "FAILED", "unchecked": "UNCHECKED"}[s.status]
-        lines.append(f"    {mark:>9}  {s.name}  (by {s.method})  {clip(s.relation)}")
+        lines += wrap(f"[{mark}; by {s.method}: {s.method_summary}]", "       ", f"{k:>3}. {s.name}  ")
+        lines += wrap(_formula(s.relation, ascii_only), "       ")
+        if s.why:
+            lines += wrap(text(s.why), "       ", "why: ")
         if s.computed:
-            lines.append(f"               computed: {clip(s.computed)}")
+            lines += wrap(" ".join(s.computed.split()), "       ", "computed: ")
         if s.status != "checked" and s.detail:
-            lines.append(f"               {clip(s.detail)}")
-    lines.append("  results:")
-    lines += [f"    {r.name} = {clip(r.expr)}" for r in der.results.values()]
+            lines += wrap(" ".join(s.detail.split()), "       ", "detail: ")
+    lines += ["", "Results:"]
+    for r in der.results.values():
+        lines += wrap(_formula(r.expr, ascii_only), "  ", f"{r.name} = ")
+        if r.description:
+            lines += wrap(text(r.description), "    ")
     if der.comparisons:
-        lines.append("  derived vs stated:")
+        lines += ["", "Derived against stated:"]
         for c in der.comparisons:
-            lines.append(f"    {'holds' if c.holds else 'DOES NOT HOLD':>13}  {c.name}: {clip(c.derived)}")
+            verdict = {True: "holds", False: "DOES NOT HOLD", None: "UNDECIDED"}[c.holds]
+            lines.append(f"  {c.name}: {verdict}")
+            lines += wrap(text(c.stated), "    ", "stated: ")
+            lines += wrap(text(c.derived), "    ", "derived: ")
+            how = f"{c.decided_by} (steps {', '.join(c.steps)})" if c.decided_by else c.method
+            lines += wrap(" ".join(how.split()), "    ", "decided by: ")
+    entries: dict[str, str | None] = {}
+    for name in _symbols(der):
+        entry = der.glossary_entry(name)
+        entries.setdefault(entry[0] if entry else name, entry[1] if entry else None)
+    if entries:
+        lines += ["", "Symbols:"]
+        for key, meaning in entries.items():
+            lines += wrap(text(meaning) if meaning else "(not defined)", "  ", f"{key}: ")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:          # the reader closed the pipe (``| head``): stop quietly
+        sys.stdout = None
+        return 0
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
         print(USAGE)

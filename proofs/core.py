@@ -1226,14 +1226,23 @@ class Derivation:
             self._text(f"{self.claim}: meaning of {key}", text)
             self.glossary[key[:-1] + "*" if key.endswith("_") else key] = text
 
-    def meaning(self, symbol_name: str) -> str | None:
-        """What ``symbol_name`` means (its own entry, or the longest family that covers it)."""
+    def glossary_entry(self, symbol_name: str) -> tuple[str, str] | None:
+        """``(key, meaning)`` of ``symbol_name``: its own entry, the longest family that covers it
+        (``"w_*"``), or the shared notation's; None if it is not defined."""
         from .notation import GLOSSARY
 
         if symbol_name in self.glossary:
-            return self.glossary[symbol_name]
+            return symbol_name, self.glossary[symbol_name]
         fams = [k for k in self.glossary if k.endswith("*") and symbol_name.startswith(k[:-1])]
-        return self.glossary[max(fams, key=len)] if fams else GLOSSARY.get(symbol_name)
+        if fams:
+            key = max(fams, key=len)
+            return key, self.glossary[key]
+        return (symbol_name, GLOSSARY[symbol_name]) if symbol_name in GLOSSARY else None
+
+    def meaning(self, symbol_name: str) -> str | None:
+        """What ``symbol_name`` means (None if it is not defined)."""
+        entry = self.glossary_entry(symbol_name)
+        return entry[1] if entry else None
 
     def result(
         self,

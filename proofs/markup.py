@@ -51,6 +51,9 @@ __all__ = [
     "pm",
     "sci",
     "plain",
+    "render",
+    "escape",
+    "MEDIA",
     "COMMANDS",
     "MAX_CHARS",
     "MAX_DEPTH",
@@ -877,6 +880,40 @@ def to_latex(text: str, where: str = "text") -> str:
 def plain(text: str, where: str = "text") -> str:
     """The words of ``text`` without its markup (for a search index or a file name)."""
     return to_unicode(text, where)
+
+
+MEDIA = ("unicode", "ascii", "markdown", "latex")
+_RENDERERS = {"unicode": to_unicode, "ascii": to_ascii, "markdown": to_markdown, "latex": to_latex}
+_LATEX_ANY = {**_LATEX_CODE, "&": r"\&", "%": r"\%", "#": r"\#", "-": "-"}
+
+
+def escape(text: Any, medium: str) -> str:
+    """Text that is not markup (read from a file, or an old report) shown literally: control
+    characters as escapes, and every character the medium would interpret escaped."""
+    s = "".join(ch if unicodedata.category(ch)[0] != "C" else repr(ch)[1:-1] for ch in str(text))
+    if medium == "ascii":
+        return plain_ascii(s)
+    if medium == "latex":
+        return "".join(_LATEX_ANY.get(c, c) for c in plain_ascii(s))
+    if medium == "markdown":
+        return re.sub(r"([\\`*_{}\[\]<>()#+!|$~^])", r"\\\1", s)
+    return s
+
+
+def render(text: Any, medium: str, *, table: bool = False) -> str:
+    """``text`` for ``medium`` (one of :data:`MEDIA`): marked-up text rendered, anything else (a
+    text that the markup refuses, e.g. from a file written by another version) escaped."""
+    if medium not in _RENDERERS:
+        raise ValueError(f"medium must be one of {MEDIA}, got {medium!r}")
+    try:
+        spans = parse(text, "text") if isinstance(text, str) else None
+    except MarkupError:
+        spans = None
+    if spans is None:
+        return escape(text, medium)
+    if medium == "markdown":
+        return to_markdown(spans, table=table)
+    return _RENDERERS[medium](spans)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -275,7 +275,8 @@ def test_step_record_names_the_method_and_what_it_computed():
     sub = d.step("sub", _eq(sp.Subs(x**2, x, 3), 9), by="simplify")
     assert sub.computed == "lhs evaluates to 9"
     text = describe(d)
-    assert "(by solve)" in text and "computed: solutions: x = 2" in text and "computed: limit 1" in text
+    assert "1. root  [ok; by solve:" in text and "computed: solutions: x = 2" in text and "computed: limit 1" in text
+    assert "x: (not defined)" in text            # a symbol without a meaning is shown as such
 
 
 def test_unchecked_steps_are_marked_not_accepted():
@@ -370,4 +371,4 @@ def test_a_failed_step_exits_1_naming_it(monkeypatch, capsys):
     monkeypatch.setitem(proofs._CACHE, "C3", bad)
     assert main(["c3"]) == 1
     captured = capsys.readouterr()
-    assert "FAILED  wrong_square  (by expand)" in captured.out and "C3/wrong_square" in captured.err
+    assert "1. wrong_square  [FAILED; by expand:" in captured.out and "C3/wrong_square" in captured.err
