@@ -165,6 +165,7 @@ class Step:
         return {
             "name": self.name,
             "relation": str(self.relation),
+            "latex": " ".join(self.latex().split()),
             "method": self.method,
             "method_summary": self.method_summary,
             "params": {k: _param_text(v) for k, v in self.params.items()},

@@ -760,7 +760,7 @@ def _tex(n: Node, md: bool) -> str:
     if isinstance(n, Group):
         return _arg(n.nodes, md)
     if isinstance(n, Script):
-        base = "{}" if n.base is None else _tex(n.base, md)
+        base = "{}" if n.base is None else _tex(n.base, md).rstrip()
         out = base
         if n.sub is not None:
             out += "_" + _arg(n.sub, md)

@@ -9,6 +9,7 @@ what that parser cannot read is named formula by formula in UNPARSEABLE.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import random
@@ -142,7 +143,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> dict:
     plot = base / "report" / "plots" / "c3_demo.png"
     plot.parent.mkdir(parents=True)
     plot.write_bytes(b"\x89PNG\r\n\x1a\n")  # only copied, never opened by pytest
-    results[2].plots = {"c3_demo": "plots/c3_demo.png"}
+    results[2] = dataclasses.replace(results[2], plots={"c3_demo": "plots/c3_demo.png"})
     report = base / "report" / "report.json"
     write_json(report, document(results, seed=7, quick=True, crashed={"C8": "Traceback ...\nValueError: boom_1"}))
     out = base / "out"

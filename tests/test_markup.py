@@ -113,8 +113,8 @@ RENDERED = [
     # (source, unicode, ascii, markdown, latex)
     (r"the weights $\alpha_h = W_V^h W_O^h$ are free",
      "the weights αₕ = W_Vʰ W_Oʰ are free", "the weights alpha_h = W_V^h W_O^h are free",
-     r"the weights $\alpha _{h} = W_{V}^{h} W_{O}^{h}$ are free",
-     r"the weights $\alpha _{h} = W_{V}^{h} W_{O}^{h}$ are free"),
+     r"the weights $\alpha_{h} = W_{V}^{h} W_{O}^{h}$ are free",
+     r"the weights $\alpha_{h} = W_{V}^{h} W_{O}^{h}$ are free"),
     (r"bandwidth $d_k^{1/4}$", "bandwidth dₖ^(1/4)", "bandwidth d_k^(1/4)",
      r"bandwidth $d_{k}^{1/4}$", r"bandwidth $d_{k}^{1/4}$"),
     (r"$\frac{1}{\sqrt{d_k}}$", "1/√dₖ", "1/sqrt(d_k)", r"$\frac{1}{\sqrt{d_{k}}}$", r"$\frac{1}{\sqrt{d_{k}}}$"),
@@ -133,7 +133,7 @@ RENDERED = [
     (r"$\mathbb{R}^{d \times d_k}$", "ℝ^(d × dₖ)", "R^(d x d_k)", r"$\mathbb{R}^{d \times d_{k}}$",
      r"$\mathbb{R}^{d \times d_{k}}$"),
     (r"$\sum_h \alpha_h b_h + (\sum \alpha - 1) f$", "Σₕ αₕ bₕ + (Σ α − 1) f", "sum_h alpha_h b_h + (sum alpha - 1) f",
-     r"$\sum _{h} \alpha _{h} b_{h} + (\sum \alpha - 1) f$", r"$\sum _{h} \alpha _{h} b_{h} + (\sum \alpha - 1) f$"),
+     r"$\sum_{h} \alpha_{h} b_{h} + (\sum \alpha - 1) f$", r"$\sum_{h} \alpha_{h} b_{h} + (\sum \alpha - 1) f$"),
 ]
 
 

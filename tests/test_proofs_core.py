@@ -12,7 +12,13 @@ import sympy as sp
 import proofs
 from proofs import all_derivations
 from proofs.__main__ import describe, main
-from proofs.core import CHECK_METHODS, METHODS, DefinitionError, Derivation, DerivationError
+from proofs.core import (
+    CHECK_METHODS,
+    METHODS,
+    DefinitionError,
+    Derivation,
+    DerivationError,
+)
 from proofs.notation import to_latex
 
 x, y = sp.symbols("x y", positive=True)

@@ -24,6 +24,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
+from proofs.markup import render
 from verify.errors import VerifyError
 from verify.io import atomic_write_text, jsonable, read_json, write_json
 from verify.judgment.verdicts import ClaimResult
@@ -91,15 +92,17 @@ def verdict_rows(doc: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def table(doc: dict, *, width: int = 118) -> str:
-    """The terminal table: claim | verdict | corrections, premise, limits | headline (wrapped)."""
+def table(doc: dict, *, width: int = 118, ascii_only: bool = False) -> str:
+    """The terminal table: claim | verdict | corrections, premise, limits | headline (wrapped), its
+    mathematics in Unicode (``ascii_only``: in ASCII, for a terminal that cannot encode Unicode)."""
+    medium = "ascii" if ascii_only else "unicode"
     w_id, w_v, w_n = 5, 17, 8
     w_h = max(30, width - w_id - w_v - w_n - 9)
     rule = "-" * (w_id + w_v + w_n + w_h + 9)
     lines = [rule, f"{'claim':<{w_id}} | {'verdict':<{w_v}} | {'c/p/l':<{w_n}} | headline", rule]
     for r in verdict_rows(doc):
         counts = f"{r['corrections']}/{r['premise']}/{r['limits']}"
-        chunks = textwrap.wrap(r["headline"] or "-", w_h) or ["-"]
+        chunks = textwrap.wrap(render(r["headline"], medium) or "-", w_h, break_on_hyphens=False) or ["-"]
         lines.append(f"{r['id']:<{w_id}} | {r['verdict']:<{w_v}} | {counts:<{w_n}} | {chunks[0]}")
         lines += [f"{'':<{w_id}} | {'':<{w_v}} | {'':<{w_n}} | {c}" for c in chunks[1:]]
     lines += [rule, "c/p/l: corrections (details that are off), premise findings, limits (scope failures); "
@@ -107,37 +110,51 @@ def table(doc: dict, *, width: int = 118) -> str:
     return "\n".join(lines)
 
 
-def _md(text: Any) -> str:
-    return str(text).replace("|", "/").replace("\n", " ")
+def _md(text: Any, *, table: bool = False) -> str:
+    return render(" ".join(str(text).split()), "markdown", table=table)
 
 
 def readme_table(doc: dict) -> str:
     """The README's verdict table (markdown), from the same rows as every other view."""
     out = ["| claim | verdict | corrections / premise / limits | headline |", "|---|---|---|---|"]
     for r in verdict_rows(doc):
-        out.append(f"| {r['id']} {_md(r['title'])} | **{r['verdict']}** | {r['corrections']} / {r['premise']} / "
-                   f"{r['limits']} | {_md(r['headline'])} |")
+        out.append(f"| {r['id']} {_md(r['title'], table=True)} | **{r['verdict']}** | {r['corrections']} / "
+                   f"{r['premise']} / {r['limits']} | {_md(r['headline'], table=True)} |")
     return "\n".join(out)
 
 
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
-        return f"{len(value)} records (in report.json)"
-    if isinstance(value, (list, tuple)) and len(value) > 8:
-        return f"[{', '.join(_fmt(v) for v in value[:8])}, ...] ({len(value)} values)"
-    if isinstance(value, dict):
-        return f"{{{len(value)} entries, in report.json}}"
-    return str(value)
-
-
 _ROLE_ORDER = {"core": 0, "detail": 1, "premise": 2, "scope": 3}
+_ROLE_WORDS = {"core": "core (sets the verdict)", "detail": "detail (a stated constant, convention or word)",
+               "premise": "premise (is the model true of real NW heads?)", "scope": "scope (outside the stated scope)"}
+_AGREEMENT_WORDS = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo "
+                    "error", "measured": "a measurement", "disagree": "the numbers contradict what they check"}
+
+
+def _design_lines(design: dict) -> list[str]:
+    out = []
+    for key, value in design.items():
+        if isinstance(value, dict) and "value" in value:
+            why = f" ({_md(value['why'])})" if value.get("why") else ""
+            out.append(f"  - {key.replace('_', ' ')}: {_md(value['value'])}{why}")
+        else:
+            out.append(f"  - {key.replace('_', ' ')}: {_md(value)}")
+    return out
+
+
+def _formula_md(relation: str) -> str:
+    """A derivation step as display mathematics (its LaTeX as SymPy prints it), or as code if it
+    does not parse (a report written by another version)."""
+    from proofs.markup import MarkupError, math_to_latex, parse_math
+
+    try:
+        return "$$" + math_to_latex(parse_math(relation, "step")) + "$$"
+    except MarkupError:
+        return "`" + relation.replace("`", "'") + "`"
 
 
 def markdown(doc: dict) -> str:
     """``report.md``: the verdict table, then per claim its corrections, premise findings, limits
-    and every part's evidence (core parts first), the plots and the derivation steps."""
+    and every part's evidence (core parts first), the plots and the derivation steps, typeset."""
     meta = doc.get("meta", {})
     out = ["# Verification report", "",
            f"Paper: *Multi-Head Attention as Ensemble Nadaraya-Watson Estimation* (Fokoue, 2026). "
@@ -146,57 +163,86 @@ def markdown(doc: dict) -> str:
            "outside the stated scope are limits. Replay any counterexample with `python -m verify replay FILE`.", "",
            readme_table(doc)]
     for c in doc["claims"]:
-        out += ["", f"## {c['id']}: {c['title']}", "", f"**Stated:** {c['stated']}", "",
-                f"**Verdict:** {c['verdict']}" + (f" (reading {c['reading']})" if c.get("reading") else ""), "",
-                f"**Headline:** {c['headline']}"]
+        reading = next((r for r in c.get("readings", []) if r["id"] == c.get("reading")), None)
+        out += ["", f"## {c['id']}: {_md(c['title'])}", "", f"**Stated:** {_md(c['stated'])}", "",
+                f"**Verdict:** {c['verdict']}"
+                + (f" (reading {c['reading']}: {_md(reading['description'])})" if reading else ""), "",
+                f"**Headline:** {_md(c['headline'])}"]
         if c.get("readings"):
-            out += ["", "**Readings:**", *[f"- {r['id']} ({r['description']}): {r['verdict']}" for r in c["readings"]]]
+            out += ["", "**Readings:**",
+                    *[f"- {r['id']}, {_md(r['description'])}: {r['verdict']}" for r in c["readings"]]]
         if c["assumptions"]:
-            out += ["", "**The verdict rests on these model assumptions:**", *[f"- {a}" for a in c["assumptions"]]]
+            out += ["", "**The verdict rests on these model assumptions:**", *[f"- {_md(a)}" for a in c["assumptions"]]]
         if c["restored_by"]:
-            out += ["", "**Restored by:**", *[f"- {x}" for x in c["restored_by"]]]
+            out += ["", "**What restores the claim:**", *[f"- {_md(x)}" for x in c["restored_by"]]]
         if c["corrections"]:
             out += ["", "**Corrections:**"]
             for x in c["corrections"]:
-                out += [f"- *{x['part']}*: stated \"{x['stated']}\"; derived: {x['derived']}"
-                        + (f" (`{x['counterexample']}`)" if x.get("counterexample") else "")]
+                out += [f"- *{x['part']}*: the paper states {_md(x['stated'])}; derived: {_md(x['derived'])}"
+                        + (f" (replay: `{x['counterexample']}`)" if x.get("counterexample") else "")]
         if c["premise"]:
             out += ["", "**Premise:**"]
-            out += [f"- *{x['part']}*: {x['outcome']}: {x['finding']} (regime: {x['regime']})" for x in c["premise"]]
+            out += [f"- *{x['part']}*: {x['outcome']}: {_md(x['finding'])} (measured in: {_md(x['regime'])})"
+                    for x in c["premise"]]
         if c["limits"]:
             out += ["", "**Limits:**"]
-            out += [f"- *{x['part']}*: {x['finding']} (regime: {x['regime']}; holds under: {x['boundary']})"
-                    + (f" (`{x['counterexample']}`)" if x.get("counterexample") else "") for x in c["limits"]]
+            out += [f"- *{x['part']}*: {_md(x['finding'])} (measured in: {_md(x['regime'])}; the claim holds under: "
+                    f"{_md(x['boundary'])})" + (f" (replay: `{x['counterexample']}`)" if x.get("counterexample") else "")
+                    for x in c["limits"]]
         parts = sorted(c["evidence"]["parts"], key=lambda p: _ROLE_ORDER.get(p["role"], 9))
         for p in parts:
-            role = p["role"] + (f", reading {p['reading']}" if p.get("reading") else "")
-            out += ["", f"### {c['id']} / {p['id']} ({role}): {p['effect']}", "", p["statement"]]
+            role = _ROLE_WORDS.get(p["role"], p["role"]) + (f", reading {p['reading']}" if p.get("reading") else "")
+            out += ["", f"### {c['id']}, {p['id']}: {p['effect']}", "", f"*{role}.* {_md(p['statement'])}", ""]
+            if p.get("stated"):
+                out.append(f"- the paper states: {_md(p['stated'])}; derived: {_md(p['derived'])}")
             if p.get("symbolic"):
                 s = p["symbolic"]
-                out.append(f"- symbolic: {s['status']}, {s['n_checked']}/{s['n_steps']} steps checked"
-                           + (f"; results {', '.join(s['results'])}" if s["results"] else ""))
+                status = {"proved": "proved", "proved-with-unchecked-steps": "proved with unchecked steps",
+                          "failed": "a step failed"}.get(s["status"], s["status"])
+                groups = f" (the derivation's {', '.join(s['groups'])})" if s.get("groups") else ""
+                out.append(f"- symbolic: {status}, {s['n_checked']} of {s['n_steps']} steps checked{groups}")
+                for cmp in s.get("comparisons", []):
+                    word = {True: "holds", False: "does not hold", None: "undecided"}[cmp["holds"]]
+                    out.append(f"  - against the statement: {word}: {_md(cmp['derived'])}")
             if p.get("numeric"):
-                out.append(f"- numeric ({p['numeric']['agreement']}): {p['numeric']['summary']}")
-                out += [f"  - `{k}` = {_fmt(v)}" for k, v in p["numeric"]["figures"].items()]
+                n = p["numeric"]
+                out.append(f"- numeric ({_AGREEMENT_WORDS.get(n['agreement'], n['agreement'])}): {_md(n['summary'])}")
+            if p.get("r2"):
+                out.append("- how much of the target the estimators learn, R² = 1 − excess MSE / Var f: "
+                           + ", ".join(f"{k} {v:.3f}" for k, v in p["r2"].items()))
+            if p.get("design"):
+                out += ["- design:", *_design_lines(p["design"])]
+            for kind in ("positive", "negative"):
+                ctl = (p.get("controls") or {}).get(kind)
+                if ctl:
+                    out.append(f"- {kind} control: {_md(ctl.get('what', ''))}; measured: {_md(ctl.get('effect', ''))}")
+            if p.get("regime"):
+                out.append(f"- measured in: {_md(p['regime'])}")
             if p.get("counterexample"):
                 cx = p["counterexample"]
-                out.append(f"- counterexample: {cx['description']}" + (f" (`{cx['file']}`)" if cx.get("file") else ""))
+                out.append(f"- counterexample: {_md(cx['description'])}"
+                           + (f" (replay: `{cx['file']}`)" if cx.get("file") else ""))
             if p.get("restored_by"):
-                out.append(f"- restored by: {p['restored_by']}")
+                out.append(f"- holds under: {_md(p['restored_by'])}")
             if p.get("assumptions"):
-                out.append("- assumptions: " + "; ".join(p["assumptions"]))
+                out.append("- model assumptions: " + "; ".join(_md(a) for a in p["assumptions"]))
             if p.get("reason"):
-                out.append(f"- not checkable: {p['reason']}")
+                out.append(f"- not checkable: {_md(p['reason'])}")
         for name, plot in c["evidence"]["plots"].items():
             out += ["", f"![{name}]({plot})"]
         der = c["evidence"].get("derivation")
         if der:
-            out += ["", "<details><summary>Derivation steps</summary>", ""]
-            out += [f"- [{s['status']}] `{s['name']}` ({s['method']}): `{s['relation'][:300]}`" for s in der["steps"]]
+            out += ["", f"<details><summary>The derivation: {len(der['steps'])} steps "
+                        f"(<code>python -m verify proofs {c['id']}</code> prints it with every symbol)</summary>", ""]
+            for k, s in enumerate(der["steps"], 1):
+                status = "" if s["status"] == "checked" else f" **{s['status']}**"
+                out += [f"{k}. `{s['name']}`{status}, checked by {s['method']}"
+                        + (f": {_md(s['why'])}" if s.get("why") else ""), "",
+                        "   " + _formula_md(s.get("latex") or s["relation"]), ""]
             if der.get("comparisons"):
-                out += ["", "Derived vs stated:"]
-                out += [f"- {'holds' if x['holds'] else '**does not hold**'}: {x['name']}: {x['derived']}"
-                        for x in der["comparisons"]]
+                out += ["Derived against stated:", ""]
+                out += [f"- {({True: 'holds', False: '**does not hold**', None: 'undecided'})[x['holds']]}: "
+                        f"{_md(x['derived'])}" for x in der["comparisons"]]
             out += ["", "</details>"]
     for claim, err in doc.get("crashed", {}).items():
         out += ["", f"## {claim}: crashed", "", "```", err.rstrip(), "```"]
