@@ -56,10 +56,14 @@ CLAIM_IDS: tuple[str, ...] = tuple(DERIVATIONS)
 _CACHE: dict[str, Derivation] = {}
 
 
-def derivation(claim: str, *, rederive: bool = False) -> Derivation:
-    """The checked derivation of ``claim`` ("C1".."C8"), built once per process and cached on
-    disk keyed by the source of ``proofs/`` (:mod:`proofs.cache`); ``rederive=True`` or
-    ``MHA_NW_REDERIVE=1`` builds it afresh. ``der.from_cache`` says which happened."""
+def derivation(claim: str | ModuleType, *, rederive: bool = False) -> Derivation:
+    """The checked derivation of ``claim`` (an id "C1".."C9", or a derivation module of your own
+    with ``CLAIM``, ``TITLE``, ``STATED`` and ``build()``), built once per process. The package's
+    own are cached on disk keyed by the source of ``proofs/`` (:mod:`proofs.cache`);
+    ``rederive=True`` or ``MHA_NW_REDERIVE=1`` builds it afresh. ``der.from_cache`` says which
+    happened."""
+    if isinstance(claim, ModuleType):
+        return _external(claim)
     key = claim.upper()
     if key not in DERIVATIONS:
         raise KeyError(f"unknown claim {claim!r}; known: {', '.join(CLAIM_IDS)}")
@@ -79,6 +83,27 @@ def derivation(claim: str, *, rederive: bool = False) -> Derivation:
             der.from_cache = True
         _CACHE[key] = der
     return _CACHE[key]
+
+
+_EXTERNAL: dict[str, Derivation] = {}
+
+
+def _external(module: ModuleType) -> Derivation:
+    """A derivation module outside this package: built once per process, never cached on disk
+    (the disk cache is keyed by this package's source only)."""
+    from .errors import DefinitionError
+
+    if module in DERIVATIONS.values():
+        return derivation(module.CLAIM)
+    if not callable(getattr(module, "build", None)):
+        raise DefinitionError(f"{module.__name__}: a derivation module defines build() -> Derivation")
+    if module.__name__ not in _EXTERNAL:
+        t0 = time.perf_counter()
+        der = module.build()
+        der.seconds = time.perf_counter() - t0
+        der.from_cache = False
+        _EXTERNAL[module.__name__] = der
+    return _EXTERNAL[module.__name__]
 
 
 def all_derivations() -> list[Derivation]:

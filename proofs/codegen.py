@@ -19,6 +19,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter
 
 from . import CLAIM_IDS, derivation
+from .markup import render as render_text
 
 __all__ = ["render", "write", "TARGET", "function_name"]
 
@@ -128,7 +129,9 @@ def render() -> str:
         chunks.append(f"\n# --- {claim}: {der.title} " + "-" * max(3, 70 - len(der.title)))
         for r in results:
             fname = function_name(claim, r.name)
-            summary = (r.description or r.name).strip().replace('"""', "'''")
+            # the description's mathematics as Unicode: a docstring holds no LaTeX backslashes
+            summary = render_text(r.description, "unicode").strip().replace('"""', "'''") if r.description else r.name
+            summary = summary.replace("\\", "/")
             expr_text = sp.sstr(r.expr)
             doc = f"{claim} {r.name}: {summary}\n\n    {expr_text}\n    "
             for suffix, printer, convert in (

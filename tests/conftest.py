@@ -22,12 +22,16 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 # run into a cache of its own (MHA_NW_CACHE_DIR, inherited by every subprocess a test starts), so
 # that the CLI, README and notebook tests load what this run derived instead of deriving again.
 # The compiled NW kernel's cache is seeded from the user's (numba checks it against the source).
-_CACHE = Path(tempfile.mkdtemp(prefix="mha-nw-test-cache-"))
-_USER_NUMBA = Path(os.environ.get("MHA_NW_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or
-                                                              Path.home() / ".cache") / "mha-nw-verify") / "numba"
-if _USER_NUMBA.is_dir():
-    shutil.copytree(_USER_NUMBA, _CACHE / "numba", dirs_exist_ok=True)
-os.environ["MHA_NW_CACHE_DIR"] = str(_CACHE)
+# A pytest that a test starts (the ledger's tests collect this suite) shares the outer run's cache.
+_ENV_RUN_CACHE = "MHA_NW_TEST_RUN_CACHE"
+_OWN = not os.path.isdir(os.environ.get(_ENV_RUN_CACHE, ""))
+_CACHE = Path(tempfile.mkdtemp(prefix="mha-nw-test-cache-")) if _OWN else Path(os.environ[_ENV_RUN_CACHE])
+if _OWN:
+    _USER_NUMBA = Path(os.environ.get("MHA_NW_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                                  Path.home() / ".cache") / "mha-nw-verify") / "numba"
+    if _USER_NUMBA.is_dir():
+        shutil.copytree(_USER_NUMBA, _CACHE / "numba", dirs_exist_ok=True)
+os.environ["MHA_NW_CACHE_DIR"] = os.environ[_ENV_RUN_CACHE] = str(_CACHE)
 os.environ.pop("MHA_NW_REDERIVE", None)
 
 
@@ -35,7 +39,7 @@ def _derive(claims: list[str]) -> None:
     from proofs import derivation
 
     for claim in claims:
-        derivation(claim, rederive=True)
+        derivation(claim)          # the run's cache starts empty: derived here, loaded by everyone else
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -56,7 +60,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    shutil.rmtree(_CACHE, ignore_errors=True)
+    if _OWN:
+        shutil.rmtree(_CACHE, ignore_errors=True)
 
 settings.register_profile(
     "default",

@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from proofs.markup import render
+
 __all__ = ["PARTS", "QuickRun", "claim_of"]
 
 #: What a test may say it checks: a role of the claim's reading, or the derivation's steps.
@@ -39,9 +41,34 @@ _RUN = pytest.StashKey["QuickRun"]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--claims", default=None, metavar="C5,C6",
                      help="run only the tests that check these claims (their @pytest.mark.claim)")
+    parser.addini("verify_claims", type="linelist", default=[],
+                  help="modules of claims of your own (each with CLAIM = verify.judgment.claim.Claim(...)), "
+                       "checked and listed in the theorem ledger beside the paper's")
+
+
+#: Claims of the project's own (the ``verify_claims`` ini option): id -> its Claim.
+_EXTRA: dict[str, Any] = {}
+
+
+def _load_extra(config: pytest.Config) -> None:
+    import importlib
+
+    from verify.judgment.claim import Claim
+
+    _EXTRA.clear()
+    for name in config.getini("verify_claims"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise pytest.UsageError(f"verify_claims: cannot import {name!r} ({exc})") from None
+        claim = getattr(module, "CLAIM", None)
+        if not isinstance(claim, Claim):
+            raise pytest.UsageError(f"verify_claims: {name!r} has no CLAIM = verify.judgment.claim.Claim(...)")
+        _EXTRA[claim.id] = claim
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _load_extra(config)
     config.addinivalue_line("markers", "claim(id, part=None): the claim (C1..) and part "
                                        f"({', '.join(PARTS)}) a test checks; collected into the theorem ledger")
     config.stash[_LEDGER] = defaultdict(lambda: defaultdict(lambda: {"passed": 0, "failed": 0, "skipped": 0,
@@ -70,7 +97,7 @@ class _Recorder:
 def _known_claims() -> list[str]:
     from proofs import CLAIM_IDS
 
-    return list(CLAIM_IDS)
+    return [*CLAIM_IDS, *(c for c in _EXTRA if c not in CLAIM_IDS)]
 
 
 def claim_of(item: pytest.Item) -> tuple[tuple[str, ...], str] | None:
@@ -141,8 +168,10 @@ class QuickRun:
         claim = claim.upper()
         if claim not in self.results:
             out = self.factory.mktemp(claim.lower())
+            ctx = Context(seed=0, quick=True, out=out)
             try:
-                self.results[claim] = (run_claim(claim, Context(seed=0, quick=True, out=out)), out)
+                result = _EXTRA[claim].check(ctx) if claim in _EXTRA else run_claim(claim, ctx)
+                self.results[claim] = (result, out)
             except Exception as exc:
                 self.errors[claim] = f"{type(exc).__name__}: {exc}"
                 raise
@@ -187,7 +216,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         failed = sum(r["failed"] for r in parts.values())
         tr.write_line(f"{claim:<4} {verdict:<18} " + ("TESTS FAILED" if failed else "tests pass"),
                       red=bool(failed), green=not failed, bold=True)
-        for line in textwrap.wrap(headline, width - 6):
+        for line in textwrap.wrap(render(headline, "unicode"), width - 6, break_on_hyphens=False):
             tr.write_line(f"     {line}")
         order = [p for p in PARTS if p in parts] + [p for p in parts if p not in PARTS]
         tr.write_line("     " + " · ".join(_cell(p, parts[p]) for p in order))

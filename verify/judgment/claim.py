@@ -227,7 +227,7 @@ class Claim:
         from proofs import derivation
 
         t0 = time.perf_counter()
-        der = derivation(self.id)
+        der = derivation(self.module)
         parts, plots = [], {}
         for spec in self.parts:
             ctx.progress(spec.id)

@@ -252,7 +252,7 @@ def c1_gaussian_nw_estimate_n3_mp(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, 
 # --- C2: Multi-head attention is an ensemble of NW heads -----------------------
 
 def c2_head_weight_dv2(WV_1, WV_2, WO_1, WO_2):
-    """C2 head_weight_dv2: $\alpha_h = W_V^h W_O^h$ for scalar values and output, $d_v = 2$
+    """C2 head_weight_dv2: αₕ = W_Vʰ W_Oʰ for scalar values and output, dᵥ = 2
 
     WO_1*WV_1 + WO_2*WV_2
     """
@@ -263,7 +263,7 @@ def c2_head_weight_dv2(WV_1, WV_2, WO_1, WO_2):
     return WO_1*WV_1 + WO_2*WV_2
 
 def c2_head_weight_dv2_mp(WV_1, WV_2, WO_1, WO_2):
-    """C2 head_weight_dv2: $\alpha_h = W_V^h W_O^h$ for scalar values and output, $d_v = 2$
+    """C2 head_weight_dv2: αₕ = W_Vʰ W_Oʰ for scalar values and output, dᵥ = 2
 
     WO_1*WV_1 + WO_2*WV_2
     """
@@ -274,7 +274,7 @@ def c2_head_weight_dv2_mp(WV_1, WV_2, WO_1, WO_2):
     return WO_1*WV_1 + WO_2*WV_2
 
 def c2_mha_scalar_h2_n3(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV1_12, WV2_11, WV2_12, WO1_11, WO1_21, WO2_11, WO2_21, bV1_1, bV1_2, bV2_1, bV2_2, b_O):
-    """C2 mha_scalar_h2_n3: $\sum_h \alpha_h \hat{f}_h + \beta$, $H = 2$, $n = 3$, $d_v = 2$ ($w_{h3} = 1 - w_{h1} - w_{h2}$)
+    """C2 mha_scalar_h2_n3: Σₕ αₕ f̂ₕ + β, H = 2, n = 3, dᵥ = 2 (wₕ₃ = 1 − wₕ₁ − wₕ₂)
 
     WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
     """
@@ -301,7 +301,7 @@ def c2_mha_scalar_h2_n3(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV1_1
     return WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
 
 def c2_mha_scalar_h2_n3_mp(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV1_12, WV2_11, WV2_12, WO1_11, WO1_21, WO2_11, WO2_21, bV1_1, bV1_2, bV2_1, bV2_2, b_O):
-    """C2 mha_scalar_h2_n3: $\sum_h \alpha_h \hat{f}_h + \beta$, $H = 2$, $n = 3$, $d_v = 2$ ($w_{h3} = 1 - w_{h1} - w_{h2}$)
+    """C2 mha_scalar_h2_n3: Σₕ αₕ f̂ₕ + β, H = 2, n = 3, dᵥ = 2 (wₕ₃ = 1 − wₕ₁ − wₕ₂)
 
     WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
     """
