@@ -166,11 +166,16 @@ def _prose(text: Any) -> str:
 # --- derivations -----------------------------------------------------------------------------------
 
 
-def _der(claim: str) -> Any:
+def _der(claim: Any) -> Any:
+    """The derivation of a claim id, or of a derivation module of one's own (docs/adding-a-claim.md)."""
+    from types import ModuleType
+
     from proofs import CLAIM_IDS, derivation
 
+    if isinstance(claim, ModuleType):
+        return derivation(claim)
     if not isinstance(claim, str) or claim.upper() not in CLAIM_IDS:
-        raise VerifyError(f"claim: expected one of {', '.join(CLAIM_IDS)}, got {claim!r}")
+        raise VerifyError(f"claim: expected one of {', '.join(CLAIM_IDS)} or a derivation module, got {claim!r}")
     return derivation(claim)
 
 
