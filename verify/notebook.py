@@ -7,7 +7,7 @@ plots (:func:`check`, :func:`show_numeric`, :func:`show_plot`), the verdict
 (:func:`show_verdict`), and at the end every step (:func:`show_checks`, :func:`show_steps`).
 The notebooks call these helpers and define no logic of their own. Formulas are printed by
 SymPy from the checked objects; the package's prose is shown with its mathematics typeset
-(:mod:`verify.outputs.texify`). Without IPython the same content is printed as text.
+(:mod:`proofs.markup`). Without IPython the same content is printed as text.
 
 Every text a notebook shows must be the same on every machine (a test re-executes the notebooks
 and compares): claim checks run with a fixed seed, numbers at rounding level are never shown
@@ -105,13 +105,18 @@ def _image(path: str | Path) -> None:
 # --- text ------------------------------------------------------------------------------------------
 
 _ROUNDING = re.compile(r"(?<![\w.])\d(?:\.\d+)?e-(\d+)\b")
+# a residual written as mathematics by proofs.markup.sci: $2.2 \times 10^{-16}$ or $10^{-16}$
+_ROUNDING_MATH = re.compile(r"\$(?:\d(?:\.\d+)? \\times )?10\^\{-(\d+)\}\$")
 
 
 def stable_text(text: Any) -> str:
-    """``text`` with rounding residuals (``2.2e-16``, ``7e-52``: exponent >= 12) replaced by
-    ``<1e-12``: they differ from one CPU to the next, the bound does not."""
-    return _ROUNDING.sub(lambda m: f"<1e-{ROUNDING_EXPONENT}" if int(m.group(1)) >= ROUNDING_EXPONENT
+    """``text`` with rounding residuals (``2.2e-16``, ``$7 \\times 10^{-52}$``: exponent >= 12)
+    replaced by a bound (``<1e-12``, ``$< 10^{-12}$``): they differ from one CPU to the next, the
+    bound does not."""
+    text = _ROUNDING.sub(lambda m: f"<1e-{ROUNDING_EXPONENT}" if int(m.group(1)) >= ROUNDING_EXPONENT
                          else m.group(0), str(text))
+    return _ROUNDING_MATH.sub(lambda m: f"$< 10^{{-{ROUNDING_EXPONENT}}}$" if int(m.group(1)) >= ROUNDING_EXPONENT
+                              else m.group(0), text)
 
 
 def _md(text: Any) -> str:
@@ -119,48 +124,12 @@ def _md(text: Any) -> str:
     return re.sub(r"([\\`*_\[\]<>#|$])", r"\\\1", stable_text(text))
 
 
-_TEXTTT = re.compile(r"\\texttt\{((?:[^{}]|\{\})*)\}")
-_MATH_SPAN = re.compile(r"(\$[^$]*\$)")
-# LaTeX that verify.outputs.texify writes in running text, and its plain spelling in Markdown
-_TEXT_BACK = [("\\allowbreak{}", ""), ("\\ldots{}", "…"), ("\\_", "_"), ("\\%", "%"), ("\\&", "&"),
-              ("\\#", "#"), ("\\,", " "), ("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("~", " ")]
-
-
-def _back(text: str) -> str:
-    for tex, plain in _TEXT_BACK:
-        text = text.replace(tex, plain)
-    return text
-
-
 def _prose(text: Any) -> str:
-    """The package's prose as Markdown with its mathematics typeset: :func:`verify.outputs.texify.texify`
-    finds the spans (``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``), code names become code, and the
-    rest stays text. Where the text needs TeX that Markdown cannot show, the plain text."""
-    from verify.outputs.texify import texify
+    """The package's marked-up text as Markdown with ``$`` mathematics (:mod:`proofs.markup`);
+    text that is not markup is shown literally."""
+    from proofs.markup import render
 
-    plain = stable_text(text)
-    codes: list[str] = []
-
-    def code(m: re.Match) -> str:
-        codes.append(_back(m.group(1)).replace("$<$", "<").replace("$>$", ">"))
-        return f"\x00{len(codes) - 1}\x00"
-
-    tex = _TEXTTT.sub(code, texify(plain))
-    if any("\\" in c or "$" in c or "`" in c for c in codes):
-        return _md(plain)
-    out = []
-    for k, piece in enumerate(_MATH_SPAN.split(tex)):
-        if k % 2:
-            if "\x00" in piece:
-                return _md(plain)
-            out.append(piece)
-            continue
-        piece = _back(piece)
-        if re.search(r"[\\{}$]", piece.replace("\x00", "")):
-            return _md(plain)
-        out.append(re.sub(r"\x00(\d+)\x00", lambda m: f"`{codes[int(m.group(1))]}`",
-                          re.sub(r"([`*_\[\]<>#|])", r"\\\1", piece)))
-    return "".join(out)
+    return render(" ".join(stable_text(text).split()), "markdown")
 
 
 # --- derivations -----------------------------------------------------------------------------------
@@ -229,14 +198,11 @@ def show_assumptions(claim: str, names: Iterable[str] | None = None) -> None:
 
 
 def _formula(claim: str, kind: str, name: str, expr: Any) -> None:
+    """A formula, whole, as display mathematics; a long one split at its relation and its terms
+    (``verify.outputs.latex.formula_lines``), never replaced by a note."""
     from verify.outputs.latex import Formula
 
-    f = Formula(claim, name, kind, expr)
-    if not f.typesettable():
-        _markdown(f"*(a formula of {len(f.latex(macros=False))} characters of LaTeX, too wide to read here: "
-                  f"see `snippets/{f.filename}` written by `python -m verify latex`)*")
-        return
-    lines = f.lines(macros=False)
+    lines = Formula(claim, name, kind, expr).lines(macros=False)
     _math(lines[0] if len(lines) == 1 and "&" not in lines[0]
           else "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}")
 
@@ -411,13 +377,15 @@ def show_reading(result: Any) -> None:
     _markdown("\n".join(rows))
 
 
+_AGREEMENT = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo error",
+              "measured": "a measurement", "disagree": "the numbers contradict what they check"}
+
+
 def _numeric_line(p: Any) -> str:
+    """What the numbers showed, with the numbers (residuals at rounding level shown as a bound)."""
     if p.numeric is None:
         return "no numeric check (symbolic only)"
-    if p.numeric.agreement == "rounding":
-        return ("agrees to floating-point rounding" + (f": {_prose(p.finding)}" if p.finding else "")
-                + " (the residuals are in the report of `python -m verify`)")
-    return f"{p.numeric.agreement}: {_prose(p.numeric.summary)}"
+    return f"{_AGREEMENT.get(p.numeric.agreement, p.numeric.agreement)}: {_prose(p.numeric.summary)}"
 
 
 def _run_note() -> str:
