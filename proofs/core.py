@@ -598,8 +598,9 @@ def _rational_zero(diff: Any, rng: random.Random) -> tuple[bool, str]:
     """``diff`` vanishes exactly at RATIONAL_POINTS random points (a point where it is not finite
     is replaced by the next draw)."""
     syms = _sampled_symbols(diff)
+    # exact values only: nsimplify would round a nonzero rational below its tolerance (10^-40 x) to 0
     if not syms:
-        v = sp.nsimplify(sp.simplify(_value(diff)))
+        v = sp.simplify(_value(diff))
         return _is_zero(v), "no free symbols: exact value checked"
     done = 0
     for _ in range(RATIONAL_POINTS):
@@ -608,7 +609,7 @@ def _rational_zero(diff: Any, rng: random.Random) -> tuple[bool, str]:
             val = diff.xreplace(subs) if not isinstance(diff, sp.MatrixBase) else diff.subs(subs)
             val = _value(val)
             if not _is_zero(val):
-                val = sp.nsimplify(sp.simplify(val))
+                val = sp.simplify(val)
             if not (val.has(sp.nan, sp.zoo, sp.oo, -sp.oo)):
                 break
         else:

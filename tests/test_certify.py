@@ -78,3 +78,44 @@ def test_decomposition_identity_certified_for_any_weights():
         chk = dec.arb_check(256)
         assert chk.points == 3 and chk.certifies(1e-60), chk
         assert not chk.certifies(0.0) or chk.bound == 0.0
+
+
+# -- by a hair: each helper at its boundary, on each side ----------------------------------------
+
+#: 2^-200: far below float64 and far above the 256-bit working precision (~1e-77)
+HAIR = Fraction(1, 2**200)
+
+
+def _exact(q: Fraction):
+    return certify.ball(q)
+
+
+def _straddling(centre: Fraction, radius: Fraction):
+    """A ball around ``centre`` with at least ``radius`` (arb rounds a radius up, never down)."""
+    from flint import arb, fmpq
+
+    return arb(fmpq(centre.numerator, centre.denominator), fmpq(radius.numerator, radius.denominator))
+
+
+@pytest.mark.parametrize("make, holds", [
+    # |x| <= b: the ball's upper end decides, equality included
+    (lambda: certify.abs_at_most("x", _exact(Fraction(1, 2)), 0.5), True),
+    (lambda: certify.abs_at_most("x", _exact(Fraction(1, 2) + HAIR), 0.5), False),
+    (lambda: certify.abs_at_most("x", _exact(-Fraction(1, 2) - HAIR), 0.5), False),
+    (lambda: certify.abs_at_most("x", _straddling(Fraction(1, 4), Fraction(1, 4) + HAIR), 0.5), False),
+    # x > t: strict, the ball's lower end decides
+    (lambda: certify.greater_than("x", _exact(Fraction(3)), 3), False),
+    (lambda: certify.greater_than("x", _exact(Fraction(3) + HAIR), 3), True),
+    (lambda: certify.greater_than("x", _straddling(Fraction(3) + HAIR, 2 * HAIR), 3), False),
+    # lo <= x <= hi: both ends, equality included
+    (lambda: certify.between("x", _exact(Fraction(1)), 1, 2), True),
+    (lambda: certify.between("x", _exact(Fraction(2)), 1, 2), True),
+    (lambda: certify.between("x", _exact(Fraction(1) - HAIR), 1, 2), False),
+    (lambda: certify.between("x", _exact(Fraction(2) + HAIR), 1, 2), False),
+    (lambda: certify.between("x", _straddling(Fraction(3, 2), Fraction(1, 2) + HAIR), 1, 2), False),
+], ids=["abs-equal", "abs-hair-above", "abs-hair-below-negative", "abs-ball-hair-over",
+        "gt-equal", "gt-hair-above", "gt-ball-straddles", "between-lo", "between-hi",
+        "between-hair-below", "between-hair-above", "between-ball-hair-over"])
+def test_certificates_at_their_boundary(make, holds):
+    with certify.precision():
+        assert make().holds is holds

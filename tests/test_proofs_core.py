@@ -210,6 +210,62 @@ def test_false_steps_fail_and_are_named(relation, method, extra):
         d.raise_on_failure()
 
 
+# -- by a hair: each method at the smallest difference it claims to resolve -----------------------
+#: An exact method must see a difference of 10^-40 (exact arithmetic resolves any nonzero rational).
+HAIR = sp.Rational(1, 10**40)
+#: descartes_root brackets its root to 10^-digits: a stated root 100 brackets away must fail,
+#: one 10^-2 brackets away must pass.
+DIGITS = 25
+
+HAIR_STEPS = [
+    pytest.param(_eq((x + 1) ** 2, x**2 + 2 * x + 1 + HAIR), "expand", {}, False, id="expand-hair"),
+    pytest.param(_eq(sp.sin(x) ** 2 + sp.cos(x) ** 2, 1 + HAIR), "simplify", {}, False, id="simplify-hair"),
+    pytest.param(_eq(sp.sqrt(x**2), x + HAIR), "equals", {}, False, id="equals-hair"),
+    pytest.param(_eq((x**3 - y**3) / (x - y), x**2 + x * y + y**2 + HAIR * x), "rational", {}, False,
+                 id="rational-hair"),
+    pytest.param(_eq(sp.Sum(kappa[i] / sp.Sum(kappa[j], (j, 1, m)), (i, 1, m)), 1 + HAIR), "identically_zero", {},
+                 False, id="identically_zero-hair"),
+    # an inequality at equality: holds when not strict, fails when strict, fails a hair beyond
+    pytest.param(sp.Ge(a**2 + 1, 1, evaluate=False), "nonneg", {}, True, id="nonneg-equality"),
+    pytest.param(sp.Gt(a**2 + 1, 1, evaluate=False), "nonneg", {}, False, id="nonneg-strict-at-equality"),
+    pytest.param(sp.Ge(a**2 + 1, 1 + HAIR, evaluate=False), "nonneg", {}, False, id="nonneg-hair"),
+    pytest.param(sp.Ge(a**2 + 1, 1, evaluate=False), "certificate", {"certificate": a**2}, True,
+                 id="certificate-equality"),
+    pytest.param(sp.Gt(a**2 + 1, 1, evaluate=False), "certificate", {"certificate": a**2}, False,
+                 id="certificate-strict-at-equality"),
+    pytest.param(sp.Ge(a**2 + 1, 1, evaluate=False), "certificate", {"certificate": a**2 + HAIR}, False,
+                 id="certificate-hair"),
+    pytest.param(_eq(x, 2 + HAIR), "solve", {"equation": _eq(x**2, 4)}, False, id="solve-hair"),
+    pytest.param(_eq(sp.Limit(1 / x, x, sp.oo), HAIR), "limit", {}, False, id="limit-hair"),
+    pytest.param(_eq(sp.Limit(2**H / (2**H + 1), H, sp.oo), 1 - HAIR), "power_limit", {}, False, id="power_limit-hair"),
+    pytest.param(_eq(sp.Limit(sp.Sum(h, (h, 1, H)) / H**2, H, sp.oo), sp.Rational(1, 2) + HAIR), "stolz_cesaro", {},
+                 False, id="stolz_cesaro-hair"),
+    pytest.param(_eq(sp.Sum(r ** (h - 1), (h, 1, H)), (1 - r**H) / (1 - r) + HAIR), "induction", {}, False,
+                 id="induction-hair"),
+    pytest.param(sp.Ge(x * sp.log(x), -sp.exp(-1) + HAIR, evaluate=False), "convex_bound", {}, False,
+                 id="convex_bound-hair"),
+    pytest.param(sp.Ge(x * sp.log(x), -sp.exp(-1), evaluate=False), "convex_bound", {}, True,
+                 id="convex_bound-at-the-minimum"),
+    pytest.param(_eq(G_ROOT, 0), "descartes_root",
+                 {"instances": [({}, sp.Float(2, 40) + sp.Float(10, 40) ** (2 - DIGITS))], "unknown": beta,
+                  "digits": DIGITS},
+                 False, id="descartes_root-100-brackets-off"),
+    pytest.param(_eq(G_ROOT, 0), "descartes_root",
+                 {"instances": [({}, sp.Float(2, 40) + sp.Float(10, 40) ** (-2 - DIGITS))], "unknown": beta,
+                  "digits": DIGITS}, True, id="descartes_root-within-its-bracket"),
+    pytest.param(sp.And(_eq(x + x, 2 * x), sp.Ge(x + y, x + HAIR, evaluate=False)), "conjunction", {}, False,
+                 id="conjunction-hair"),
+]
+
+
+@pytest.mark.parametrize("relation,method,extra,holds", HAIR_STEPS)
+def test_methods_at_their_resolution(relation, method, extra, holds):
+    """A step off by the least amount the method claims to resolve fails; one at the boundary of a
+    non-strict inequality passes and fails when strict."""
+    st = fresh().step("s", relation, by=method, uses=["pos"], **extra)
+    assert (st.status == "checked") is holds, st.detail
+
+
 # -- rational: the sample set ------------------------------------------------------------------
 #: The checker's documented number of points. A relation that vanishes at fewer of its points
 #: must be rejected; lowering RATIONAL_POINTS below this breaks test_rational_uses_all_its_points.

@@ -80,8 +80,10 @@ def _text(v: Any, digits: int = 20) -> str:
 
 def abs_at_most(what: str, value: Any, bound: float) -> Certificate:
     """Certified ``|value| ≤ bound`` (the upper end of the ball's absolute value)."""
-    ub = float(abs(value).upper())
-    return Certificate(what, f"|x| ≤ {bound:.0e} (the ball's bound {ub:.1e})", _text(value), ub <= bound)
+    ub = abs(value).upper()
+    # compared as balls: a float64 of the upper end would round a hair above the bound down to it
+    return Certificate(what, f"|x| ≤ {bound:.0e} (the ball's bound {float(ub):.1e})", _text(value),
+                       bool(ub <= ball(bound)))
 
 
 def greater_than(what: str, value: Any, threshold: float | Fraction | int = 0) -> Certificate:
