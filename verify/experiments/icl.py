@@ -114,12 +114,27 @@ def _forward(P: dict[str, np.ndarray], Z: np.ndarray) -> dict[str, np.ndarray]:
     return {"yhat": out[..., -1], "out": out, "q": q, "K": K, "V": V, "w": w, "o": o}
 
 
+def _check(params: Any, Z: Any, y: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray | None]:
+    P = _check_params(params)
+    Z = as_array("Z", Z, min_ndim=3, keep_float32=False)
+    lead = P["WQ"].shape[:-3]
+    p = P["WQ"].shape[-2]
+    if Z.ndim != len(lead) + 3 or Z.shape[:len(lead)] != lead or Z.shape[-1] != p:
+        raise fail("Z", f"shape {Z.shape}", f"contexts {(*lead, 'C', 'T', p)} (the params' leading axes, width p)")
+    if y is not None:
+        y = as_array("y", y, min_ndim=1, keep_float32=False)
+        if y.shape != Z.shape[:-2]:
+            raise fail("y", f"shape {y.shape}", f"{Z.shape[:-2]} (one target per context)")
+    return P, Z, y
+
+
 def forward(params: dict[str, np.ndarray], Z: np.ndarray) -> dict[str, np.ndarray]:
     """The layer at the query (last) token of each context ``Z`` (..., C, T, p), params
     (..., H, ·, ·). Returns ``yhat`` (..., C), ``out`` (..., C, p) and, with the leading axes
     folded into one (B), the intermediates ``q`` (B, C, H, d_k), ``K`` (B, C, H, d_k, T), ``V``
     (B, C, H, d_v, T), ``w`` (B, C, H, T), ``o`` (B, C, H, d_v)."""
-    lead, P, Zf = _flat(params, Z)
+    P, Z, _ = _check(params, Z)
+    lead, P, Zf = _flat(P, Z)
     fw = _forward(P, Zf)
     fw["yhat"] = fw["yhat"].reshape(*lead, -1)
     fw["out"] = fw["out"].reshape(*lead, *fw["out"].shape[1:])
@@ -127,7 +142,12 @@ def forward(params: dict[str, np.ndarray], Z: np.ndarray) -> dict[str, np.ndarra
 
 
 def loss_and_grad(params: dict[str, np.ndarray], Z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``L = mean_c (ŷ_c − y_c)²`` per run (...,) and its gradient (module docstring)."""
+    """``L = mean_c (ŷ_c − y_c)²`` per run (...,) and its gradient (module docstring); validated."""
+    P, Z, y = _check(params, Z, y)
+    return _loss_and_grad(P, Z, y)
+
+
+def _loss_and_grad(params: dict[str, np.ndarray], Z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     lead, P, Zf = _flat(params, Z)
     B, H, p, k = P["WQ"].shape
     v = P["WV"].shape[-1]
@@ -292,13 +312,14 @@ def train_icl(settings: list[ICLSetting]) -> list[ICLTrace]:
             chunk = (np.stack([p[0] for p in parts]), np.stack([p[1] for p in parts]))
             lo = t
         Z, y = chunk[0][:, t - lo], chunk[1][:, t - lo]
-        loss, grads = loss_and_grad(P, Z, y)
+        loss, grads = _loss_and_grad(P, Z, y)
         if t % s0.record_every == 0 or t == s0.steps:
             dg = _diag(P, s0.d)
             rec["steps"].append(t)
             for k2, v in dg.items():
                 rec[k2].append(v)
-            rec["test_mse"].append(np.mean((forward(P, EZ)["yhat"] - Ef) ** 2, axis=-1))
+            fw = _forward(*_flat(P, EZ)[1:])
+            rec["test_mse"].append(np.mean((fw["yhat"].reshape(Ef.shape) - Ef) ** 2, axis=-1))
             rec["train_mse"].append(loss)
             rec["alpha"].append(_alpha(P))
         if t < s0.steps:
