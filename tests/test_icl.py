@@ -145,6 +145,9 @@ def test_the_layer_learns_a_linear_target_in_context():
 
 def test_c9_icl_quick_reports_every_diagnostic_against_its_baseline():
     r = icl.c9_icl("quick", seed=0)
+    import json
+
+    json.dumps(r, allow_nan=False)
     assert {s["target"] for s in r["settings"]} == {"block", "single-index"}
     for s in r["settings"]:
         for k in ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi"):

@@ -5,6 +5,7 @@ against the Jacobi-Anger series and against NW at large n, and the regimes' cont
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -135,6 +136,7 @@ def test_circle_heads_have_equal_key_norms_and_the_stated_concentration():
 
 
 def _common(r):
+    json.dumps(r, allow_nan=False)                                            # strict JSON for report.json
     assert set(r["design"]) >= set(G.DESIGN_KEYS)
     for k, v in r["design"].items():
         assert v["reason"].strip(), k
@@ -163,13 +165,22 @@ def test_c6_regime_shared_signal_beats_orthogonal_with_controls():
     assert r["negative_control"]["orthogonal_minus_sharing"]["diff"] < 0
 
 
+def test_plain_gives_strict_json():
+    out = G.plain({1: np.float64(2.5), "a": (np.int64(3), np.array([1.0, np.inf])), "b": np.bool_(True),
+                   "c": float("nan")})
+    assert out == {"1": 2.5, "a": [3, [1.0, None]], "b": True, "c": None}
+    json.dumps(out, allow_nan=False)
+
+
 def test_c7_regime_is_informative_and_reports_the_models():
     r = G.c7_regime("quick", seed=0)
+    json.dumps(r, allow_nan=False)
     assert set(r["design"]) >= set(G.DESIGN_KEYS)
     assert len(r["best_d_k"]) == len(r["n"]) and min(r["best_r2"][1:]) > 0.3
     np.testing.assert_allclose(np.asarray(r["r2"]), 1 - np.asarray(r["mse"]) / r["var_f"], rtol=1e-12)
     assert r["analysis"]["complete"] and "best_model" in r["analysis"]
     assert r["positive_control"]["population_r2"]["16"] > 0.9                 # the one head sees the signal
+    assert r["positive_control"]["bias_lowest_at_largest_d_k"] and r["positive_control"]["variance_rises_with_d_k_at_smallest_n"]
 
 
 def test_today_labels_measured_mse_with_r2():

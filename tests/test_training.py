@@ -466,6 +466,9 @@ def test_c9_training_free_settings_really_train_alpha(c9_quick):
 
 
 def test_c9_training_effects_are_paired_over_seeds(c9_quick):
+    import json
+
+    json.dumps(c9_quick, allow_nan=False)
     s = c9_quick["settings"][0]
     for k in ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi"):
         e = s[k]

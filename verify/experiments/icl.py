@@ -47,7 +47,7 @@ from verify.experiments.training import adam_step, convergence, effect, learning
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, make_dgp
 
 __all__ = ["PARAMS", "ICLSetting", "ICLTrace", "init_params", "forward", "loss_and_grad", "contexts", "train_icl",
-           "c9_icl", "ICL_SIZES", "ICL_TARGETS", "MAX_ICL_WORK"]
+           "c9_icl", "icl_settings", "ICL_SIZES", "ICL_TARGETS", "MAX_ICL_WORK"]
 
 PARAMS = ("WQ", "WK", "WV", "WO")
 #: The most token projections a setting may compute, seeds · steps · C · (n + 1) · H
@@ -369,7 +369,12 @@ def c9_icl(size: str = "default", seed: int = 0) -> dict[str, Any]:
     Returns ``{"design", "haar", "settings": [{"target", "design", "kind", "seeds", "var_f",
     "key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi" (effect dicts), "test_mse",
     "r2_init", "r2_end", "convergence", "alpha", "trajectory"}], "size", "seconds"}``."""
-    from verify.experiments.regimes import design_record, r_squared, variance_of_f
+    from verify.experiments.regimes import (
+        design_record,
+        plain,
+        r_squared,
+        variance_of_f,
+    )
 
     size, seed = one_of("size", size, tuple(ICL_SIZES)), valid_seed("seed", seed)
     t0 = time.process_time()
@@ -417,4 +422,4 @@ def c9_icl(size: str = "default", seed: int = 0) -> dict[str, Any]:
         seeds=(z["seeds"], "independent initialisations and data streams per setting"),
         diagnostic=("key HDI, query HDI, score-form diversity, form-subspace HDI of the x-rows of W_Q, W_K, tracked "
                     "over training", "the same diagnostics as reading (i), on a real layer"))
-    return {"design": design, "haar": base, "settings": rows, "size": size, "seconds": time.process_time() - t0}
+    return plain({"design": design, "haar": base, "settings": rows, "size": size, "seconds": time.process_time() - t0})

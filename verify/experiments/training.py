@@ -20,7 +20,16 @@ it with torch.autograd): with ``r_j = f̂(x_j) − y_j`` and ``g_j = 2 r_j / n``
     ∂L/∂W_Q^h = Xᵀ G^h K^h / sqrt(d_k),   ∂L/∂W_K^h = Xᵀ G^hᵀ Q^h / sqrt(d_k)
 
 (``Q^h = X W_Q^h``, ``K^h = X W_K^h``). The optimiser is Adam (Kingma & Ba 2015: β1 = 0.9,
-β2 = 0.999, ε = 1e-8, bias-corrected moments), full batch, a fixed learning rate.
+β2 = 0.999, ε = 1e-8, bias-corrected moments), full batch, a fixed learning rate or a cosine
+schedule to 0 (``schedule``).
+
+Split mode (``queries`` > 0, the C9 (i) redesign): each step draws n fresh keys and ``queries``
+fresh query points; the loss is the MSE at the queries against the keys (no key left out), a
+stochastic gradient of the population risk ``E(f̂_n(x) − y)² = MSE + σ²`` at n keys, with the same
+gradient formulas (``∂L/∂W_Q = X_qᵀ G K``, ``∂L/∂W_K = X_kᵀ Gᵀ Q``); it is cheaper than leave-one-out
+(H·n·queries scores a step instead of H·n²). :func:`c9_training` is the redesigned experiment:
+positive controls (block targets, :func:`c9_population_optima`) and scope targets, free and fixed
+head weights, the diagnostics of :mod:`verify.experiments.forms`, convergence (:data:`CONV_RTOL`).
 
 Every array carries optional leading batch axes ``R`` (independent runs trained together, one
 numpy call per operation for all of them): a run's numbers do not depend on the others in the
@@ -36,12 +45,23 @@ from typing import Any
 import numpy as np
 
 from verify._validate import as_array, fail, positive_int, positive_number
+from verify.experiments.forms import form_diversity
 from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, haar_frame, make_dgp
 from verify.numeric.diversity import hdi_bound
-from verify.experiments.forms import form_diversity
 
 __all__ = [
+    "c9_training",
+    "c9_settings",
+    "c9_population_optima",
+    "setting_summary",
+    "effect",
+    "convergence",
+    "learning_rate",
+    "C9_SIZES",
+    "C9_TARGETS",
+    "CONV_RTOL",
+    "SCHEDULES",
     "forward",
     "loss_and_grad",
     "adam_step",
@@ -598,8 +618,10 @@ def c9_training(size: str = "default", seed: int = 0) -> dict[str, Any]:
     rows = [setting_summary(tr, kinds[(tr.setting.dgp, tr.setting.design)], base) for tr in traces]
     z = C9_SIZES[size]
     pcs = [c9_population_optima(g, d, n=z["n"], seed=seed) for g, d, k in C9_TARGETS if k == "positive"]
-    return {"design": _c9_design(size), "haar": base, "positive_controls": pcs, "settings": rows,
-            "by_kind": _by_kind(rows), "size": size, "seconds": time.process_time() - t0}
+    from verify.experiments.regimes import plain
+
+    return plain({"design": _c9_design(size), "haar": base, "positive_controls": pcs, "settings": rows,
+                  "by_kind": _by_kind(rows), "size": size, "seconds": time.process_time() - t0})
 
 
 def _by_kind(rows: list[dict]) -> list[dict[str, Any]]:
@@ -617,6 +639,17 @@ def _by_kind(rows: list[dict]) -> list[dict[str, Any]]:
             entry["r2_end"] = [r["r2_end"] for r in sel]
             entry["test_mse_relative_change"] = [r["test_mse_relative_change"]["mean"] for r in sel]
             entry["converged"] = [r["convergence"]["converged"] for r in sel]
+            names = {"key_hdi": "key HDI", "query_hdi": "query HDI", "form_diversity": "score-form diversity",
+                     "form_subspace_hdi": "form-subspace HDI"}
+            parts = []
+            for k, label in names.items():
+                vals = ", ".join(f"{r[k]['mean']:+.3f} ± {r[k]['se']:.3f}" for r in sel)
+                parts.append(f"{label} {vals}")
+            entry["text"] = (f"{kind} targets ({', '.join(entry['targets'])}), head weights {hw}: ΔHDI over training "
+                             + "; ".join(parts) + "; held-out MSE " + ", ".join(f"{c:+.0%}" for c in
+                                                                             entry["test_mse_relative_change"])
+                             + ", R² at the end " + ", ".join(f"{v:.2f}" for v in entry["r2_end"]) + f" ({sel[0]['seeds']} "
+                             "seeds each; converged: " + ", ".join("yes" if c else "no" for c in entry["converged"]) + ")")
             out.append(entry)
     return out
 
@@ -626,8 +659,10 @@ def _c9_design(size: str) -> dict[str, Any]:
 
     z = C9_SIZES[size]
     return design_record(
-        head_weights=("free (trained with the heads) and fixed 1/H, both", "C2: α_h = W_V^h W_O^h are free reals, so the "
-                      "free setting is the model the claim is about; fixed 1/H is today's and the C5 model's"),
+        head_weights=("free (trained with the heads) and fixed 1/H" + ("" if z["scope_fixed"] else
+                      "; the scope targets free only (both at the large size)"),
+                      "C2: α_h = W_V^h W_O^h are free reals, so the free setting is the model the claim is about; "
+                      "fixed 1/H is today's and the C5 model's"),
         kernel_scale=("s = 1/sqrt(d_k) with learned W_Q, W_K (their norms set the effective scale)",
                       "the paper's head; training chooses how sharp the attention is"),
         design_density=("N(0, I_8) (positive controls and scope) and the torus (block target)",
