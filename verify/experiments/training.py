@@ -78,9 +78,8 @@ __all__ = [
 INITS = ("gaussian", "haar")
 #: Adam's constants (Kingma & Ba 2015, the defaults).
 ADAM = {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
-#: The most score entries × steps one setting may compute (seeds · H · (n² + n m) · steps;
-#: ~20-40 ns each on one core): about a minute. A setting beyond it (from a saved file, say) is
-#: refused, not run.
+#: The most score entries one setting may compute (:attr:`TrainSetting.work`; ~20-40 ns each on
+#: one core): about a minute. A setting beyond it (from a saved file, say) is refused, not run.
 MAX_WORK = 2e9
 
 
@@ -249,8 +248,10 @@ class TrainSetting:
 
     @property
     def work(self) -> float:
+        """Score entries of the setting: H·n·(queries or n) per run and step, H·n·m per record."""
+        records = self.steps // self.record_every + 2
         per_step = self.n * (self.queries or self.n)
-        return float(self.seeds) * self.H * (per_step + self.n * self.m) * (self.steps + 1)
+        return float(self.seeds) * self.H * (per_step * (self.steps + 1) + self.n * self.m * records)
 
     @property
     def bound(self) -> float:
@@ -495,7 +496,7 @@ C9_TARGETS = (("block", "normal", "positive"), ("sin-block", "normal", "positive
 #: controls always are); off at quick and default sizes to keep the default run's time.
 C9_SIZES = {"quick": {"n": 64, "queries": 8, "steps": 150, "seeds": 8, "lr": 0.05, "m": 128, "scope_fixed": False},
             "default": {"n": 128, "queries": 8, "steps": 300, "seeds": 8, "lr": 0.05, "m": 128, "scope_fixed": False},
-            "large": {"n": 256, "queries": 32, "steps": 2000, "seeds": 16, "lr": 0.03, "m": 512, "scope_fixed": True}}
+            "large": {"n": 256, "queries": 32, "steps": 2000, "seeds": 16, "lr": 0.03, "m": 256, "scope_fixed": True}}
 #: Converged: the held-out MSE (mean over seeds) at the end differs from its value at 3/4 of the
 #: steps by at most this fraction of the end value (a plateau over the last quarter).
 CONV_RTOL = 0.05
