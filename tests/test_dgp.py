@@ -45,18 +45,65 @@ def _reference_f(name: str, x: np.ndarray) -> float:
         return math.exp(-sum(v * v for v in x) / 2.0)
     if name == "linear":
         return float(x[0])
+    B = len(x) // 2
+    if name == "block":
+        return sum(x[2 * b] * x[2 * b + 1] for b in range(B)) / math.sqrt(B)
+    if name == "sin-block":
+        v = ((1 - math.exp(-2)) / 2) ** 2          # Var sin(X1) sin(X2), X ~ N(0, I_2): (E sin² X)²
+        return sum(math.sin(x[2 * b]) * math.sin(x[2 * b + 1]) for b in range(B)) / math.sqrt(B * v)
+    if name == "zero":
+        return 0.0
     raise AssertionError(name)
 
 
 @pytest.mark.parametrize("name", DGP_NAMES)
 def test_regression_function_matches_its_formula_pointwise(name):
-    dgp = make_dgp(name, d=3, sigma=0.3)
-    x = np.random.default_rng(0).standard_normal((4, 5, 3))
+    dgp = make_dgp(name, d=4, sigma=0.3)
+    x = np.random.default_rng(0).standard_normal((4, 5, 4))
     fx = dgp.f(x)
     assert fx.shape == (4, 5)
     for idx in np.ndindex(4, 5):
         assert fx[idx] == pytest.approx(_reference_f(name, x[idx]), rel=1e-14, abs=1e-15)
-    assert dgp.d == 3 and dgp.sigma == 0.3 and dgp.name == name
+    assert dgp.d == 4 and dgp.sigma == 0.3 and dgp.name == name
+
+
+@pytest.mark.parametrize("name", ["block", "sin-block"])
+def test_block_targets_have_unit_variance_and_no_linear_part(name):
+    """Var f = 1 under N(0, I) (the normalisation), and E f x_j = 0: no linear part (Monte Carlo)."""
+    N = 200_000
+    x = np.random.default_rng(3).standard_normal((N, 8))
+    fx = make_dgp(name, d=8).f(x)
+    v = fx.var()
+    assert abs(v - 1.0) <= Z_MC * math.sqrt(np.var((fx - fx.mean()) ** 2) / N)
+    lin = (x * fx[:, None]).mean(axis=0)
+    assert np.all(np.abs(lin) <= Z_MC * np.sqrt(np.var(x * fx[:, None], axis=0) / N))
+
+
+def test_block_targets_and_torus_need_an_even_dimension():
+    for name in ("block", "sin-block"):
+        with pytest.raises(VerifyError, match="^d: "):
+            make_dgp(name, d=5)
+    with pytest.raises(VerifyError, match="^d: "):
+        make_dgp("single-index", d=5, design="torus")
+    with pytest.raises(VerifyError, match="^design: "):
+        make_dgp("single-index", d=4, design="sphere")
+
+
+def test_torus_design_puts_each_pair_on_a_circle_with_uniform_angle():
+    """Each coordinate pair has norm sqrt 2 exactly, angles uniform (mean of cos, sin, cos 2t ~ 0)
+    and the pairs independent (correlation of their angles' cosines ~ 0); unit variance per
+    coordinate."""
+    dgp = make_dgp("block", d=6, design="torus")
+    N = 40_000
+    x = dgp.sample_x(np.random.default_rng(2), (N,))
+    pairs = x.reshape(N, 3, 2)
+    np.testing.assert_allclose(np.linalg.norm(pairs, axis=-1), math.sqrt(2.0), rtol=1e-14)
+    t = np.arctan2(pairs[..., 1], pairs[..., 0])
+    for stat in (np.cos(t), np.sin(t), np.cos(2 * t)):
+        assert np.all(np.abs(stat.mean(axis=0)) <= Z_MC / math.sqrt(2 * N) * 1.5)
+    c = np.corrcoef(np.cos(t[:, 0]), np.cos(t[:, 1]))[0, 1]
+    assert abs(c) <= Z_MC / math.sqrt(N)
+    assert np.all(np.abs((x**2).mean(axis=0) - 1.0) <= Z_MC * math.sqrt(0.5 / N))
 
 
 def test_extra_parameters_change_the_function():

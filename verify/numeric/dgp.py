@@ -21,7 +21,8 @@ import numpy as np
 from verify._validate import fail, fits_in_memory, memory_error_as, positive_int
 from verify._validate import seed as valid_seed
 
-__all__ = ["DGP", "make_dgp", "DGP_NAMES", "head_projections", "HEAD_KINDS", "haar_frame"]
+__all__ = ["DGP", "make_dgp", "DGP_NAMES", "DESIGN_NAMES", "head_projections", "HEAD_KINDS", "haar_frame",
+           "TORUS_RADIUS", "SIN_BLOCK_VAR"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,34 @@ def _uniform_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], 
     return sample_x
 
 
+#: Radius of each circle of the torus design: sqrt(2) gives every coordinate unit variance.
+TORUS_RADIUS = math.sqrt(2.0)
+
+
+def _torus_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
+    # x = r (cos t_1, sin t_1, ..., cos t_B, sin t_B), t_b ~ U[0, 2 pi) i.i.d., B = d/2: every
+    # coordinate pair (2b-1, 2b) lies on a circle of radius r. A head whose projection keeps whole
+    # circles (a union of coordinate pairs, rotated within each) has keys of equal norm, so its
+    # softmax kernel exp(s <q, k>) is a Gaussian kernel in the keys (C1): a von Mises kernel of
+    # concentration s r^2 on each of its circles -- a local smoother, unlike on the Gaussian design.
+    def sample_x(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        t = rng.uniform(0.0, 2.0 * math.pi, (*shape, d // 2))
+        x = np.empty((*shape, d))
+        x[..., 0::2] = TORUS_RADIUS * np.cos(t)
+        x[..., 1::2] = TORUS_RADIUS * np.sin(t)
+        return x
+
+    return sample_x
+
+
 _DESIGNS = {
     "normal": (_normal_design, "x ~ N(0, I_d)"),
     "uniform": (_uniform_design, "x ~ U[-sqrt(3), sqrt(3)]^d (unit variance per coordinate)"),
+    "torus": (_torus_design, "x on the torus: each coordinate pair uniform on a circle of radius sqrt(2) "
+                             "(unit variance per coordinate, equal norms of whole-circle keys)"),
 }
+#: Designs that need an even dimension d (coordinate pairs).
+_EVEN_DESIGNS = ("torus",)
 
 
 def _single_index(d: int, freq: float = 2.0) -> tuple[Callable, str]:
@@ -98,14 +123,61 @@ def _linear(d: int) -> tuple[Callable, str]:
     return f, "f(x) = x_1"
 
 
+def _pairs(d: int, name: str) -> int:
+    if d % 2:
+        raise fail("d", repr(d), f"an even dimension (the {name!r} target is a sum over coordinate pairs)")
+    return d // 2
+
+
+def _block(d: int) -> tuple[Callable, str]:
+    # f(x) = (1/sqrt(B)) sum_b x_{2b-1} x_{2b}, B = d/2: a sum of functions of disjoint 2-d blocks
+    # (Var f = 1 under N(0, I)); a d_k = 2 head can represent one block, so H = B heads that
+    # specialise (one block each) are needed (C9's positive control). No linear part: E f x = 0.
+    B = _pairs(d, "block")
+    c = 1.0 / math.sqrt(B)
+
+    def f(x: np.ndarray) -> np.ndarray:
+        return c * np.sum(x[..., 0::2] * x[..., 1::2], axis=-1)
+
+    return f, "f(x) = sum_b x_(2b-1) x_(2b) / sqrt(d/2)"
+
+
+#: Var of sin(X_1) sin(X_2) for X ~ N(0, I_2): (E sin^2 X)^2 = ((1 - e^-2)/2)^2.
+SIN_BLOCK_VAR = ((1.0 - math.exp(-2.0)) / 2.0) ** 2
+
+
+def _sin_block(d: int) -> tuple[Callable, str]:
+    # f(x) = c sum_b sin(x_{2b-1}) sin(x_{2b}), c = 1/sqrt(B SIN_BLOCK_VAR) (Var f = 1 under N(0, I)):
+    # another sum over disjoint 2-d blocks, bounded and with no linear or constant part.
+    B = _pairs(d, "sin-block")
+    c = 1.0 / math.sqrt(B * SIN_BLOCK_VAR)
+
+    def f(x: np.ndarray) -> np.ndarray:
+        return c * np.sum(np.sin(x[..., 0::2]) * np.sin(x[..., 1::2]), axis=-1)
+
+    return f, "f(x) = sum_b sin(x_(2b-1)) sin(x_(2b)) / sqrt(d/2 * ((1 - e^-2)/2)^2)"
+
+
+def _zero(d: int) -> tuple[Callable, str]:
+    # f = 0: noise only, no head's subspace can change the bias (a negative control)
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.zeros(np.shape(x)[:-1])
+
+    return f, "f(x) = 0 (noise only)"
+
+
 # name -> (builder, accepted extra parameters)
 _REGISTRY: dict[str, tuple[Callable[..., tuple[Callable, str]], tuple[str, ...]]] = {
     "single-index": (_single_index, ("freq",)),
     "additive": (_additive, ()),
     "bump": (_bump, ("width",)),
     "linear": (_linear, ()),
+    "block": (_block, ()),
+    "sin-block": (_sin_block, ()),
+    "zero": (_zero, ()),
 }
 DGP_NAMES = tuple(_REGISTRY)
+DESIGN_NAMES = tuple(_DESIGNS)
 
 
 def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal", **params: Any) -> DGP:
@@ -113,8 +185,10 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
 
     Processes: ``single-index`` (``sin(freq x_1)``, ``freq=2``), ``additive``
     (``sum_j sin(x_j)/sqrt(d)``), ``bump`` (``exp(-||x||^2/(2 width^2))``, ``width=1``),
-    ``linear`` (``x_1``). Design density ``design``: ``normal`` (``N(0, I_d)``, default) or
-    ``uniform`` (``U[-sqrt3, sqrt3]^d``).
+    ``linear`` (``x_1``), ``block`` (``sum_b x_(2b-1) x_(2b) / sqrt(d/2)``, even d), ``sin-block``
+    (``c sum_b sin x_(2b-1) sin x_(2b)``, even d, Var 1 under N(0, I)), ``zero`` (noise only).
+    Design density ``design``: ``normal`` (``N(0, I_d)``, default), ``uniform``
+    (``U[-sqrt3, sqrt3]^d``) or ``torus`` (each coordinate pair on a circle of radius sqrt 2; even d).
     """
     if not isinstance(name, str) or name not in _REGISTRY:
         raise fail("name", repr(name), f"one of {', '.join(map(repr, DGP_NAMES))}")
@@ -123,6 +197,8 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
         raise fail("sigma", repr(sigma), "a positive finite noise standard deviation")
     if not isinstance(design, str) or design not in _DESIGNS:
         raise fail("design", repr(design), f"one of {', '.join(map(repr, _DESIGNS))}")
+    if design in _EVEN_DESIGNS and d % 2:
+        raise fail("d", repr(d), f"an even dimension (design {design!r} pairs the coordinates)")
     builder, accepted = _REGISTRY[name]
     for key, value in params.items():
         if key not in accepted:

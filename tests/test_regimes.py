@@ -1,0 +1,222 @@
+"""verify.experiments.regimes against computations written here: Var f by Monte Carlo over the
+design, R² from a Monte Carlo of the ensemble's MSE, the fixed-design MSE as a brute-force loop,
+the von Mises smoothing against Bessel functions (scipy.special), the torus population MSE
+against the Jacobi-Anger series and against NW at large n, and the regimes' controls."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.special import iv, jv
+
+from verify.errors import VerifyError
+from verify.experiments import regimes as G
+from verify.numeric.dgp import make_dgp
+
+Z_MC = 5.0
+# Quadrature on 512 points vs Bessel series: both ~1e-15 for κ <= 16; the series' tail (k > 20)
+# is below 1e-20 for ω r <= 3.
+QUAD_ATOL = 1e-12
+
+
+@pytest.mark.parametrize("name, d, design, params", [
+    ("single-index", 8, "normal", {}), ("single-index", 6, "torus", {"freq": 2.0}), ("single-index", 6, "torus",
+                                                                                  {"freq": 1.0}),
+    ("linear", 4, "torus", {}), ("additive", 5, "normal", {}), ("bump", 4, "normal", {"width": 1.5}),
+    ("block", 8, "normal", {}), ("block", 8, "torus", {}), ("sin-block", 8, "normal", {}), ("linear", 3, "normal", {}),
+])
+def test_variance_of_f_closed_forms_match_monte_carlo(name, d, design, params):
+    dgp = make_dgp(name, d=d, sigma=0.1, design=design, **params)
+    N = 400_000
+    fx = dgp.f(dgp.sample_x(np.random.default_rng(1), (N,)))
+    z = fx - fx.mean()
+    se = math.sqrt(np.var(z * z) / N)
+    closed = G.variance_of_f(name, d, design, **params)
+    assert abs(closed - z.var()) <= Z_MC * se
+    mc = G.variance_of_f_mc(dgp, seed=2, samples=N)
+    assert abs(mc["var_f"] - closed) <= Z_MC * mc["se"]
+
+
+def test_r_squared_against_a_monte_carlo_of_the_ensemble():
+    """R² = 1 − MSE/Var f for an ensemble of two circle heads, with MSE and Var f both estimated
+    here by Monte Carlo (fresh designs, NW loop over queries), and with noise = σ² for an MSE
+    measured against y."""
+    rng = np.random.default_rng(3)
+    dgp = make_dgp("single-index", d=6, sigma=0.2, design="torus", freq=1.0)
+    WQ, WK = G.circle_heads([[0], [1]], 6, gain=1.5)
+    reps = []
+    for _ in range(40):
+        X = dgp.sample_x(rng, (200,))
+        y = dgp.f(X) + 0.2 * rng.standard_normal(200)
+        xq = dgp.sample_x(rng, (50,))
+        est = 0
+        for h in range(2):
+            s = (xq @ WQ[h]) @ (X @ WK[h]).T / math.sqrt(2)
+            w = np.exp(s - s.max(1, keepdims=True))
+            est = est + 0.5 * (w @ y) / w.sum(1)
+        reps.append(np.mean((est - dgp.f(xq)) ** 2))
+    mse = float(np.mean(reps))
+    fx = dgp.f(dgp.sample_x(rng, (200_000,)))
+    vf = float(fx.var())
+    assert G.r_squared(mse, vf) == pytest.approx(1 - mse / vf, rel=1e-14)
+    assert G.r_squared(mse + 0.04, vf, noise=0.04) == pytest.approx(1 - mse / vf, rel=1e-12)
+    # and the package's measured MSE agrees with this Monte Carlo in law
+    pm = G.paired_mse(dgp, {"a": (WQ, WK, np.full(2, 0.5), 1 / math.sqrt(2))}, n=200, R=40, m=50, seed=4)["a"]["mse"]
+    se = math.sqrt(np.var(reps, ddof=1) / 40 + pm.var(ddof=1) / 40)
+    assert abs(pm.mean() - mse) <= Z_MC * se
+    np.testing.assert_allclose(G.r_squared(np.array([0.1, 0.2]), 0.5), [0.8, 0.6])
+
+
+def test_paired_mse_matches_a_brute_force_loop():
+    """Replicate r: design and evaluation points from SeedSequence([seed, r]); MSE = mean over x of
+    (Σ α_h Σ_i w_i^h f(x_i) − f(x))² + σ² Σ_i (Σ_h α_h w_i^h)², by loops."""
+    dgp = make_dgp("single-index", d=4, sigma=0.3, design="torus")
+    WQ, WK = G.circle_heads([[0, 1], [1, 0]], 4, gain=1.2)
+    alpha = np.array([0.7, 0.3])
+    out = G.paired_mse(dgp, {"c": (WQ, WK, alpha, 0.4)}, n=7, R=3, m=5, seed=9)["c"]
+    for r in range(3):
+        rng = np.random.default_rng(np.random.SeedSequence([9, r]))
+        X = dgp.sample_x(rng, (7,))
+        xe = dgp.sample_x(rng, (5,))
+        tot = 0.0
+        for x in xe:
+            mean, wsum = 0.0, np.zeros(7)
+            for h in range(2):
+                sc = [math.exp(0.4 * float((x @ WQ[h]) @ (xi @ WK[h]))) for xi in X]
+                w = np.array(sc) / sum(sc)
+                mean += alpha[h] * float(w @ dgp.f(X))
+                wsum += alpha[h] * w
+            tot += (mean - float(dgp.f(x))) ** 2 + 0.09 * float(wsum @ wsum)
+        assert out["mse"][r] == pytest.approx(tot / 5, rel=1e-11)
+
+
+@pytest.mark.parametrize("kappa", [0.5, 2.0, 8.0, 32.0])
+def test_von_mises_smoothing_multiplies_harmonics_by_bessel_ratios(kappa):
+    t = 2 * math.pi * np.arange(G.QUAD_POINTS) / G.QUAD_POINTS
+    for mm in (1, 2, 3, 5):
+        got = G.von_mises_smooth(np.cos(mm * t + 0.3), kappa)
+        np.testing.assert_allclose(got, iv(mm, kappa) / iv(0, kappa) * np.cos(mm * t + 0.3), atol=QUAD_ATOL)
+
+
+def test_torus_population_mse_against_the_jacobi_anger_series_and_large_n():
+    """sin(ω r cos θ) = 2 Σ_k (−1)^k J_{2k+1}(ω r) cos((2k+1)θ): a head on circle 0 tends to the series
+    with each harmonic m multiplied by I_m(κ)/I_0(κ); the ensemble (1/H of it when one of H heads
+    sees circle 0) has MSE Σ_m c_m² (1 − β A_m)²/2. Checked against NW with 1e5 keys too."""
+    w, r, kappa = 2.0, math.sqrt(2.0), 4.0
+    c = {2 * k + 1: 2 * (-1) ** k * jv(2 * k + 1, w * r) for k in range(20)}
+
+    def series(beta):
+        return sum(cm**2 * (1 - beta * iv(mm, kappa) / iv(0, kappa)) ** 2 / 2 for mm, cm in c.items())
+
+    heads_shared = [[(0, 0), (1, 1)], [(0, 0), (2, 2)], [(0, 0), (3, 3)]]
+    heads_orth = [[(0, 0), (1, 1)], [(2, 2), (3, 3)], [(4, 4), (5, 5)]]
+    a = np.full(3, 1 / 3)
+    assert G.torus_population_mse("single-index", 14, heads_shared, a, kappa) == pytest.approx(series(1.0), abs=1e-12)
+    assert G.torus_population_mse("single-index", 14, heads_orth, a, kappa) == pytest.approx(series(1 / 3), abs=1e-12)
+    # NW at large n on the shared configuration: the MSE tends to the population value
+    dgp = make_dgp("single-index", d=14, sigma=0.1, design="torus")
+    WQ, WK = G.circle_heads([[0, 1], [0, 2], [0, 3]], 14, gain=G._gain(kappa, 4))
+    pm = G.paired_mse(dgp, {"s": (WQ, WK, a, 0.5)}, n=20_000, R=4, m=64, seed=1)["s"]["mse"]
+    assert abs(pm.mean() - series(1.0)) <= 0.01 + Z_MC * pm.std(ddof=1) / 2
+
+
+def test_circle_heads_have_equal_key_norms_and_the_stated_concentration():
+    dgp = make_dgp("zero", d=8, design="torus")
+    x = dgp.sample_x(np.random.default_rng(0), (50,))
+    WQ, WK = G.circle_heads([[0, 2], [1, 3]], 8, query_circles=[[1, 2], [0, 3]], gain=1.7)
+    for h in range(2):
+        np.testing.assert_allclose(np.linalg.norm(x @ WK[h], axis=1), 1.7 * math.sqrt(2) * math.sqrt(2), rtol=1e-13)
+    # score of head 0 between x and x_i: gain² r² (cos(θ_1 − θ'_0) + cos(θ_2 − θ'_2))
+    t = np.arctan2(x[:, 1::2], x[:, 0::2])
+    s = (x[0] @ WQ[0]) @ (x[1] @ WK[0])
+    assert s == pytest.approx(1.7**2 * 2 * (math.cos(t[0, 1] - t[1, 0]) + math.cos(t[0, 2] - t[1, 2])), rel=1e-12)
+
+
+def _common(r):
+    json.dumps(r, allow_nan=False)                                            # strict JSON for report.json
+    assert set(r["design"]) >= set(G.DESIGN_KEYS)
+    for k, v in r["design"].items():
+        assert v["reason"].strip(), k
+    for row in r["rows"]:
+        assert row["r2"] == pytest.approx(1 - row["mse"] / r["var_f"], rel=1e-12)
+
+
+def test_c5_regime_is_informative_and_has_its_controls():
+    r = G.c5_regime("quick", seed=0)
+    _common(r)
+    rows = {x["config"]: x for x in r["rows"]}
+    assert rows["sharing the signal circle"]["r2"] > 0.6                      # the heads learn the target
+    pos = r["positive_control"]
+    assert pos["population_effect"] > 0.1 and pos["measured"]["z"] > 5      # turning away pays, measured
+    assert abs(pos["measured"]["diff"] - pos["population_effect"]) < 0.05   # and it is the population effect
+    assert r["negative_control"]["mse_falls_with_hdi"]
+    assert r["today"]["var_f"] == pytest.approx((1 - math.exp(-8)) / 2)
+
+
+def test_c6_regime_shared_signal_beats_orthogonal_with_controls():
+    r = G.c6_regime("quick", seed=1)
+    _common(r)
+    assert r["shared_vs_orthogonal"]["z"] > 5
+    assert r["positive_control"]["population_effect"] > 0.1
+    assert r["negative_control"]["best"] == "orthogonal, one on the signal"    # noise only: least variance
+    assert r["negative_control"]["orthogonal_minus_sharing"]["diff"] < 0
+
+
+def test_plain_gives_strict_json():
+    out = G.plain({1: np.float64(2.5), "a": (np.int64(3), np.array([1.0, np.inf])), "b": np.bool_(True),
+                   "c": float("nan")})
+    assert out == {"1": 2.5, "a": [3, [1.0, None]], "b": True, "c": None}
+    json.dumps(out, allow_nan=False)
+
+
+def test_c7_regime_is_informative_and_reports_the_models():
+    r = G.c7_regime("quick", seed=0)
+    json.dumps(r, allow_nan=False)
+    assert set(r["design"]) >= set(G.DESIGN_KEYS)
+    assert len(r["best_d_k"]) == len(r["n"]) and min(r["best_r2"][1:]) > 0.3
+    np.testing.assert_allclose(np.asarray(r["r2"]), 1 - np.asarray(r["mse"]) / r["var_f"], rtol=1e-12)
+    assert r["analysis"]["complete"] and "best_model" in r["analysis"]
+    assert r["positive_control"]["population_r2"]["16"] > 0.9                 # the one head sees the signal
+    assert r["positive_control"]["bias_lowest_at_largest_d_k"] and r["positive_control"]["variance_rises_with_d_k_at_smallest_n"]
+
+
+def test_today_labels_measured_mse_with_r2():
+    t = G.today("C6", {"shared": 0.403, "orthogonal": 0.467})
+    v = (1 - math.exp(-8)) / 2
+    assert t["r2"]["shared"] == pytest.approx(1 - 0.403 / v)
+    assert G.today("C7", [0.5, 0.45])["r2"] == pytest.approx([1 - 0.5 / v, 1 - 0.45 / v])
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: G.r_squared(0.1, 0.0), "var_f"),
+    (lambda: G.r_squared(-0.1, 1.0), "mse"),
+    (lambda: G.r_squared(0.1, 1.0, noise=float("nan")), "noise"),
+    (lambda: G.variance_of_f("sine", 4), "name"),
+    (lambda: G.variance_of_f("block", 5), "d"),
+    (lambda: G.variance_of_f_mc("dgp", seed=0), "dgp"),
+    (lambda: G.variance_of_f_mc(make_dgp("zero", d=2), seed=-1), "seed"),
+    (lambda: G.design_record(head_weights=(1, "x")), "design"),
+    (lambda: G.design_record(**{k: (1, "") for k in G.DESIGN_KEYS}), "design.head_weights"),
+    (lambda: G.circle_heads([[0, 0]], 4), "circles[0]"),
+    (lambda: G.circle_heads([[0]], 5), "d"),
+    (lambda: G.circle_heads([[0], [1]], 4, query_circles=[[0]]), "query_circles"),
+    (lambda: G.von_mises_smooth(np.ones(3), 1.0), "values"),
+    (lambda: G.von_mises_smooth(np.ones(G.QUAD_POINTS), 1e6), "kappa"),
+    (lambda: G.torus_population_mse("bump", 4, [[(0, 0)]], [1.0], 1.0), "name"),
+    (lambda: G.torus_population_mse("zero", 4, [[(0, 5)]], [1.0], 1.0), "heads[0]"),
+    (lambda: G.torus_population_mse("zero", 4, [[(0, 1)]], [1.0, 2.0], 1.0), "alpha"),
+    (lambda: G.paired_mse(make_dgp("zero", d=4), {}, n=1, R=2, m=2, seed=0), "n"),
+    (lambda: G.paired_mse(make_dgp("zero", d=4), {"a": (np.ones((1, 4, 1)),) * 2 + (np.ones(1), 1.0)}, n=10**6, R=10**3,
+                          m=10, seed=0), "n, R, m"),
+    (lambda: G.c5_regime("huge"), "size"),
+    (lambda: G.c6_regime("quick", seed=1.5), "seed"),
+    (lambda: G.c7_regime("large", seed=-1), "seed"),
+    (lambda: G.today("C9"), "claim"),
+])
+def test_bad_input_names_the_argument(call, name):
+    with pytest.raises(VerifyError) as exc:
+        call()
+    assert str(exc.value).startswith(f"{name}: "), str(exc.value)

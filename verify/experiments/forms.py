@@ -1,0 +1,149 @@
+"""Diversity of trained heads beyond the key HDI (claim C9): queries, score forms, Haar baselines.
+
+A head's attention scores are the bilinear form ``s_i = xᵀ M_h x_i / sqrt(d_k)`` with the
+*score form* ``M_h = W_Q^h (W_K^h)ᵀ`` (d × d, rank d_k). Two heads compute the same scores iff
+their forms agree, whatever their key subspaces: shared keys with orthogonal queries
+(``W_K^h = W_K``, ``W_Q^hᵀ W_Q^h' = 0``) give ``<M_h, M_h'>_F = tr(W_Q^hᵀ W_Q^h' W_Kᵀ W_K) = 0``,
+i.e. heads with key HDI 0 and entirely different score functions. So C9 is read on three
+diagnostics, each in [0, 1] with 0 for identical and 1 for orthogonal heads:
+
+- key HDI ``1 − mean_{h<h'} ρ(W_K^h, W_K^h')`` (the paper's, C4) and query HDI (the same on W_Q);
+- score-form diversity ``1 − mean_{h<h'} cos²(M_h, M_h')``, ``cos(M, M') = <M, M'>_F/(‖M‖_F ‖M'‖_F)``:
+  the forms as vectors of R^{d×d}. It sees the pairing of query and key directions (two forms
+  with the same row and column spaces but different pairings count as different), is invariant
+  to rescaling a head, and not to ``W → W A`` (the form changes with A);
+- form-subspace HDI ``1 − mean ρ(W_Q^h, W_Q^h') ρ(W_K^h, W_K^h')``: the overlap of the d_k²-dim
+  subspaces ``Range(W_Q^h) ⊗ Range(W_K^h)`` of R^{d×d} in which each form lives
+  (``tr(P_{U⊗V} P_{U'⊗V'}) / d_k² = ρ_Q ρ_K``), a function of the four ranges only.
+
+Baselines for independent Haar frames U, V (d × d_k) per head, ``M = U Vᵀ``:
+``E cos²(M, M') = 1/d²`` (``<M, M'> = tr(A B)`` with ``A = Uᵀ U'``, ``B = V'ᵀ V`` independent; B is
+a d_k × d_k block of a Haar orthogonal matrix, ``E B_ji B_lk = δ_jl δ_ik / d``, so
+``E tr(AB)² = E‖A‖²/d = d_k²/d²``, and ``‖M‖² = d_k``), so the score-form diversity of Haar heads
+has mean ``1 − 1/d²``; the form-subspace HDI has mean ``1 − (d_k/d)²`` (ρ_Q and ρ_K independent,
+each of mean d_k/d). Their SDs are drawn (:func:`haar_form_draws`). Bounds: H unit vectors of
+R^{d²} have ``mean_{h<h'} cos² ≥ (H/d² − 1)/(H − 1)`` (Welch), so the score-form diversity is at most
+1 for H ≤ d² and ``1 − (H/d² − 1)/(H − 1)`` beyond; the key and query HDI have the fusion-frame
+bound of C6.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from verify._validate import as_array, fail, positive_int
+from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
+from verify.numeric.diversity import hdi_bound
+
+__all__ = ["score_forms", "form_cos2", "form_diversity", "form_subspace_hdi", "form_bound", "haar_form_mean",
+           "haar_form_draws", "haar_baselines", "diagnostics", "DIAGNOSTICS", "MAX_FORM_DRAWS"]
+
+#: The most Haar draws one baseline call makes (draws · H · d · d_k each for U and V): ~1 s.
+MAX_FORM_DRAWS = 200_000
+
+
+def _pair(WQ: Any, WK: Any) -> tuple[np.ndarray, np.ndarray]:
+    WQ = as_array("WQ", WQ, min_ndim=3, keep_float32=False)
+    WK = as_array("WK", WK, min_ndim=3, keep_float32=False)
+    if WQ.shape != WK.shape:
+        raise fail("WK", f"shape {WK.shape}", f"the shape of WQ, {WQ.shape}")
+    if WQ.shape[-3] < 2:
+        raise fail("WQ", f"shape {WQ.shape}", "heads (..., H, d, d_k) with H >= 2")
+    return WQ, WK
+
+
+def score_forms(WQ: Any, WK: Any) -> np.ndarray:
+    """``M_h = W_Q^h (W_K^h)ᵀ``: (..., H, d, d) from heads (..., H, d, d_k)."""
+    WQ, WK = _pair(WQ, WK)
+    return WQ @ np.swapaxes(WK, -1, -2)
+
+
+def form_cos2(WQ: Any, WK: Any) -> np.ndarray:
+    """``cos²(M_h, M_h')`` (..., H, H) of the score forms as vectors of R^{d×d}."""
+    M = score_forms(WQ, WK)
+    flat = M.reshape(*M.shape[:-2], -1)                            # (..., H, d²)
+    norm2 = np.einsum("...hi,...hi->...h", flat, flat)
+    if np.any(norm2 <= 0):
+        raise fail("WQ, WK", "a head whose score form is 0", "non-zero score forms W_Q W_Kᵀ")
+    G = flat @ np.swapaxes(flat, -1, -2)                            # <M_h, M_h'>_F
+    return G * G / (norm2[..., :, None] * norm2[..., None, :])
+
+
+def form_diversity(WQ: Any, WK: Any) -> np.ndarray:
+    """``1 − mean_{h<h'} cos²(M_h, M_h')`` per stack of heads."""
+    return hdi_from_overlaps(form_cos2(WQ, WK))
+
+
+def form_subspace_hdi(WQ: Any, WK: Any) -> np.ndarray:
+    """``1 − mean_{h<h'} ρ_Q ρ_K``: overlap of the tensor subspaces Range(W_Q^h) ⊗ Range(W_K^h)."""
+    WQ, WK = _pair(WQ, WK)
+    return hdi_from_overlaps(overlaps(WQ) * overlaps(WK))
+
+
+def form_bound(H: int, d: int) -> float:
+    """Largest score-form diversity of H heads in R^{d×d}: 1 for H ≤ d², else Welch's bound."""
+    H, d = positive_int("H", H, minimum=2), positive_int("d", d)
+    N = d * d
+    return 1.0 if H <= N else 1.0 - (H / N - 1.0) / (H - 1.0)
+
+
+def haar_form_mean(d_k: int, d: int) -> dict[str, float]:
+    """Means of the score-form diversity (``1 − 1/d²``) and of the form-subspace HDI
+    (``1 − (d_k/d)²``) of Haar heads (module docstring)."""
+    d_k, d = positive_int("d_k", d_k), positive_int("d", d)
+    if d_k > d:
+        raise fail("d_k", repr(d_k), f"d_k <= d = {d}")
+    return {"form_diversity": 1.0 - 1.0 / d**2, "form_subspace_hdi": 1.0 - (d_k / d) ** 2}
+
+
+def _haar(rng: np.random.Generator, shape: tuple[int, ...], d: int, k: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((*shape, d, k)))
+    return q * np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)[..., None, :]
+
+
+def haar_form_draws(rng: np.random.Generator, H: int, d_k: int, d: int, draws: int) -> dict[str, np.ndarray]:
+    """``draws`` values of the score-form diversity and form-subspace HDI of H heads with
+    independent Haar frames U_h, V_h (``W_Q^h = U_h``, ``W_K^h = V_h``)."""
+    if not isinstance(rng, np.random.Generator):
+        raise fail("rng", repr(rng), "a numpy Generator")
+    H, d_k, d = positive_int("H", H, minimum=2), positive_int("d_k", d_k), positive_int("d", d, minimum=2)
+    if d_k > d:
+        raise fail("d_k", repr(d_k), f"d_k <= d = {d}")
+    draws = positive_int("draws", draws, minimum=2)
+    if draws > MAX_FORM_DRAWS:
+        raise fail("draws", repr(draws), f"at most {MAX_FORM_DRAWS}")
+    U, V = _haar(rng, (draws, H), d, d_k), _haar(rng, (draws, H), d, d_k)
+    return {"form_diversity": form_diversity(U, V), "form_subspace_hdi": form_subspace_hdi(U, V)}
+
+
+def haar_baselines(H: int, d_k: int, d: int, *, seed: int, draws: int = 4000) -> dict[str, dict[str, float]]:
+    """Per diagnostic: Haar mean and SD (keys and queries: closed forms of
+    :func:`verify.numeric.baseline.haar_hdi_moments`; forms: closed-form mean, SD from
+    ``draws`` draws of ``SeedSequence(seed)``) and the largest value possible (the bound)."""
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
+    mu, sd = haar_hdi_moments(H, d_k, d)
+    dr = haar_form_draws(rng, H, d_k, d, draws)
+    means = haar_form_mean(d_k, d)
+    b = hdi_bound(H, d_k, d)
+    return {
+        "key_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
+        "query_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
+        "form_diversity": {"haar_mean": means["form_diversity"], "haar_sd": float(dr["form_diversity"].std(ddof=1)),
+                           "haar_mean_drawn": float(dr["form_diversity"].mean()), "bound": form_bound(H, d)},
+        "form_subspace_hdi": {"haar_mean": means["form_subspace_hdi"],
+                              "haar_sd": float(dr["form_subspace_hdi"].std(ddof=1)),
+                              "haar_mean_drawn": float(dr["form_subspace_hdi"].mean()), "bound": 1.0},
+    }
+
+
+DIAGNOSTICS = ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi")
+
+
+def diagnostics(WQ: Any, WK: Any) -> dict[str, np.ndarray]:
+    """The four diversity diagnostics of each stack of heads (..., H, d, d_k)."""
+    WQ, WK = _pair(WQ, WK)
+    rq, rk = overlaps(WQ), overlaps(WK)
+    return {"key_hdi": hdi_from_overlaps(rk), "query_hdi": hdi_from_overlaps(rq),
+            "form_diversity": form_diversity(WQ, WK), "form_subspace_hdi": hdi_from_overlaps(rq * rk)}

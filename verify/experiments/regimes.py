@@ -1,0 +1,615 @@
+"""Informative regimes for the real-NW-head parts of C5, C6 and C7, and the helpers every
+empirical part uses to say how informative it is (SPEC, "How an experiment is designed").
+
+Informativeness. ``R² = 1 − (MSE − noise)/Var f``. Every MSE here is measured against the
+noiseless target f (the engine's exact fixed-design path: ``mean_x (Σ_h α_h m_h(x|X) − f(x))²
++ σ² ‖Σ_h α_h w^h(x)‖²`` per design X, noise averaged exactly), so it has no σ² part and
+``noise = 0``; an MSE measured against noisy y would pass ``noise = σ²``. ``Var f`` is computed
+without the estimator: a closed form of the design (:func:`variance_of_f`) or Monte Carlo over
+the design (:func:`variance_of_f_mc`).
+
+Why a new regime. On the Gaussian design a softmax head is an exponentially tilted average:
+weights ``∝ exp(aᵀx_i)`` tilt N(0, I) to N(a, I), so the head tends to ``E f(X + a)`` (f smoothed at
+unit bandwidth whatever n), and its effective sample size is ``n e^{−‖a‖²}``. With today's
+``sin(2 x_1)`` the smoothing factor is ``e^{−2}``: every head sits near ``Var f``. On the *torus*
+design (:mod:`verify.numeric.dgp`: each coordinate pair on a circle of radius r = √2) a head whose
+projection keeps whole circles has keys of equal norm, so ``exp(s q·k) ∝ exp(−s‖q − k‖²/2)``: a
+Gaussian NW smoother (C1: bandwidth ``s^{−1/2}``, ``d_k^{1/4}`` at ``s = 1/sqrt(d_k)``), i.e. a von
+Mises kernel of concentration ``κ = s r²`` on each of its circles, local in the angles. There the
+population head of a circle head (query circles ``q_l`` paired with key circles ``k_l``) is
+``Σ_l (P_κ g_{k_l})(θ_{q_l})`` for a target ``f = Σ_b g_b(θ_b)``, with ``P_κ`` the von Mises
+smoothing ``(P_κ g)(θ) = ∫ e^{κ cos(θ−φ)} g(φ) dφ / ∫ e^{κ cos(θ−φ)} dφ`` (harmonic m multiplied by
+``I_m(κ)/I_0(κ)``); the other circles' kernels cancel in the population ratio. That is the
+positive control's population computation (:func:`torus_population_mse`).
+
+Each regime function returns a plain dict: per configuration the integrated MSE, its SE over
+design replicates, R², the population MSE and R², HDI; the paired differences; the design as
+data (:func:`design_record`); the positive control (configuration, population effect, measured
+effect) and the negative control (the ``zero`` target: noise only, no subspace can change the
+bias); and today's regime's R² (:func:`today`), for the claim modules to label their figures.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from verify._validate import at_most, fail, finite_number, one_of, positive_int
+from verify._validate import seed as valid_seed
+from verify.numeric.dgp import DGP, TORUS_RADIUS, make_dgp
+from verify.numeric.diversity import hdi
+from verify.numeric.nw import nw_weights
+
+__all__ = ["plain", "r_squared", "variance_of_f", "variance_of_f_mc", "design_record", "DESIGN_KEYS", "SIZES",
+           "circle_heads", "von_mises_smooth", "torus_population_mse", "paired_mse", "c5_regime", "c6_regime",
+           "c7_regime", "today", "TODAY", "MAX_REGIME_WORK", "QUAD_POINTS"]
+
+#: The design choices every empirical part states, each with a one-line reason.
+DESIGN_KEYS = ("head_weights", "kernel_scale", "design_density", "target", "noise", "n", "steps", "convergence",
+               "seeds", "diagnostic")
+SIZES = ("quick", "default", "large")
+#: Quadrature points on a circle: the trapezoid rule is spectrally accurate for smooth periodic
+#: integrands; 512 points resolve harmonics far beyond those of e^{κ cos θ} for κ <= 64 (error
+#: below 1e-14, checked against Bessel functions in the tests).
+QUAD_POINTS = 512
+#: The largest kernel concentration the quadrature is trusted for.
+MAX_KAPPA = 64.0
+#: The most kernel terms R·n·m·H (summed over configurations) one regime call may compute
+#: (~10-20 ns each): a few seconds, so a size from a file cannot ask for unbounded work.
+MAX_REGIME_WORK = 5e8
+
+
+# --------------------------------------------------------------------------- R² and design
+def r_squared(mse: Any, var_f: Any, noise: Any = 0.0) -> Any:
+    """``1 − (mse − noise)/var_f`` (arrays broadcast). ``noise``: the σ² part of ``mse`` (0 for an
+    MSE against the noiseless f, σ² for one against y)."""
+    v = finite_number("var_f", var_f, minimum=0.0, strict_minimum=True) if np.ndim(var_f) == 0 else None
+    mse_a = np.asarray(mse, dtype=float)
+    noise_a = np.asarray(noise, dtype=float)
+    if not np.all(np.isfinite(mse_a)) or np.any(mse_a < 0):
+        raise fail("mse", repr(mse)[:80], "finite non-negative mean squared errors")
+    if not np.all(np.isfinite(noise_a)) or np.any(noise_a < 0):
+        raise fail("noise", repr(noise)[:80], "a finite non-negative noise part")
+    if v is None:
+        va = np.asarray(var_f, dtype=float)
+        if not np.all(np.isfinite(va)) or np.any(va <= 0):
+            raise fail("var_f", repr(var_f)[:80], "positive finite variances of f")
+        v = va
+    out = 1.0 - (mse_a - noise_a) / v
+    return float(out) if out.ndim == 0 else out
+
+
+def _j0(z: float) -> float:
+    return float(mpmath.besselj(0, z))
+
+
+def variance_of_f(name: str, d: int, design: str = "normal", **params: Any) -> float | None:
+    """Var f under the design density, in closed form where the package knows one (else None):
+
+    - ``single-index`` sin(ω x_1): normal ``(1 − e^{−2ω²})/2``; torus (x_1 = r cos θ)
+      ``(1 − J_0(2ωr))/2`` (``E sin² = (1 − E cos(2ωr cos θ))/2``, ``E cos(z cos θ) = J_0(z)``);
+    - ``linear`` x_1: normal 1, torus r²/2 = 1;
+    - ``additive``: normal ``(1 − e^{−2})/2``; ``bump`` (width w): normal
+      ``(1 + 2/w²)^{−d/2} − (1 + 1/w²)^{−d}``;
+    - ``block``: normal 1 (normalised), torus 1/2 (``x_{2b−1}x_{2b} = r² cos θ sin θ = sin 2θ``);
+    - ``sin-block``: normal 1 (normalised); ``zero``: 0.
+    """
+    make_dgp(name, d=d, sigma=1.0, design=design, **params)   # validates the arguments
+    w = float(params.get("freq", 2.0))
+    r = TORUS_RADIUS
+    if design == "normal":
+        forms = {"single-index": (1 - math.exp(-2 * w * w)) / 2, "linear": 1.0, "additive": (1 - math.exp(-2)) / 2,
+                 "block": 1.0, "sin-block": 1.0, "zero": 0.0}
+        if name == "bump":
+            wd = float(params.get("width", 1.0)) ** 2
+            return (1 + 2 / wd) ** (-d / 2) - (1 + 1 / wd) ** (-d)
+        return forms.get(name)
+    if design == "torus":
+        forms = {"single-index": (1 - _j0(2 * w * r)) / 2, "linear": r * r / 2, "block": 0.5, "zero": 0.0}
+        return forms.get(name)
+    return None
+
+
+def variance_of_f_mc(dgp: DGP, *, seed: int, samples: int = 200_000) -> dict[str, float]:
+    """Var f by Monte Carlo over the design: ``samples`` draws of ``SeedSequence(seed)``; the
+    estimate and its standard error (delta method: ``SE ≈ sqrt((μ₄ − s⁴)/N)``)."""
+    if not isinstance(dgp, DGP):
+        raise fail("dgp", type(dgp).__name__, "a verify.numeric.dgp.DGP")
+    seed_ = valid_seed("seed", seed)
+    samples = at_most("samples", positive_int("samples", samples, minimum=2), 10**7, "memory: 8 d samples floats")
+    fx = dgp.f(dgp.sample_x(np.random.default_rng(np.random.SeedSequence(seed_)), (samples,)))
+    z = fx - fx.mean()
+    v = float(np.mean(z * z))
+    return {"var_f": v, "se": float(math.sqrt(max(np.mean(z**4) - v * v, 0.0) / samples)), "samples": samples}
+
+
+def design_record(**entries: Any) -> dict[str, dict[str, Any]]:
+    """The design choices of an experiment as data: each of :data:`DESIGN_KEYS` (and any other)
+    given as ``(value, reason)``; returns ``{key: {"value": ..., "reason": ...}}``."""
+    missing = [k for k in DESIGN_KEYS if k not in entries]
+    if missing:
+        raise fail("design", f"no entry for {', '.join(missing)}", f"every one of {', '.join(DESIGN_KEYS)}")
+    out = {}
+    for k, v in entries.items():
+        if not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], str) and v[1].strip()):
+            raise fail(f"design.{k}", repr(v)[:80], "a (value, reason) pair with a non-empty reason")
+        out[k] = {"value": v[0], "reason": v[1]}
+    return out
+
+
+def plain(obj: Any) -> Any:
+    """``obj`` with numpy scalars and arrays turned into Python numbers and lists, tuples into
+    lists, dict keys into strings, and non-finite floats into None: strict JSON, as report.json
+    needs (an infinite z of a zero standard error becomes None)."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return plain(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    return obj
+
+
+def _size(size: Any) -> str:
+    return one_of("size", size, SIZES)
+
+
+# --------------------------------------------------------------------------- torus heads
+def circle_heads(circles: Any, d: int, query_circles: Any = None, gain: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(W_Q, W_K)`` (H, d, 2c) of circle heads on the torus design: head h's keys read the
+    coordinate pairs of the circles ``circles[h]`` (0-based), its queries those of
+    ``query_circles[h]`` (default: the same), paired in order; columns of norm ``gain``."""
+    d = positive_int("d", d, minimum=2)
+    if d % 2:
+        raise fail("d", repr(d), "an even dimension (circles are coordinate pairs)")
+    B = d // 2
+    qc = circles if query_circles is None else query_circles
+
+    def check(name: str, cs: Any) -> list[list[int]]:
+        if not isinstance(cs, (list, tuple)) or not cs:
+            raise fail(name, repr(cs)[:80], "a non-empty list of per-head circle lists")
+        out = []
+        for h, c in enumerate(cs):
+            if not isinstance(c, (list, tuple)) or not c or any(isinstance(b, bool) or not isinstance(b, (int, np.integer))
+                                                                or not 0 <= b < B for b in c) or len(set(c)) != len(c):
+                raise fail(f"{name}[{h}]", repr(c)[:80], f"distinct circle indices in 0..{B - 1}")
+            out.append([int(b) for b in c])
+        return out
+
+    kc, qc = check("circles", circles), check("query_circles", qc)
+    if len(kc) != len(qc) or any(len(a) != len(b) for a, b in zip(kc, qc)):
+        raise fail("query_circles", repr(query_circles)[:80], "as many heads and circles per head as circles")
+    if len({len(c) for c in kc}) != 1:
+        raise fail("circles", repr(circles)[:80], "the same number of circles in every head")
+    gain = finite_number("gain", gain, minimum=0.0, strict_minimum=True)
+    H, c = len(kc), len(kc[0])
+    WQ, WK = np.zeros((H, d, 2 * c)), np.zeros((H, d, 2 * c))
+    for h in range(H):
+        for j, (bq, bk) in enumerate(zip(qc[h], kc[h])):
+            WQ[h, 2 * bq:2 * bq + 2, 2 * j:2 * j + 2] = gain * np.eye(2)
+            WK[h, 2 * bk:2 * bk + 2, 2 * j:2 * j + 2] = gain * np.eye(2)
+    return WQ, WK
+
+
+def _grid() -> np.ndarray:
+    return 2 * math.pi * np.arange(QUAD_POINTS) / QUAD_POINTS
+
+
+@functools.lru_cache(maxsize=64)
+def _vm_weights(kappa: float) -> np.ndarray:
+    t = _grid()
+    K = np.exp(kappa * (np.cos(t[:, None] - t[None, :]) - 1.0))    # shifted by e^-κ (cancels in the ratio)
+    K /= K.sum(axis=1, keepdims=True)
+    K.setflags(write=False)
+    return K
+
+
+def von_mises_smooth(values: Any, kappa: float) -> np.ndarray:
+    """``(P_κ g)(θ_j)`` on the quadrature grid from ``g(θ_j)`` (QUAD_POINTS values): the population
+    NW head of one circle with the von Mises kernel ``e^{κ cos(θ − φ)}`` (uniform design)."""
+    g = np.asarray(values, dtype=float)
+    if g.shape != (QUAD_POINTS,) or not np.all(np.isfinite(g)):
+        raise fail("values", f"shape {g.shape}", f"{QUAD_POINTS} finite values on the circle grid")
+    kappa = finite_number("kappa", kappa, minimum=0.0, maximum=MAX_KAPPA)
+    return _vm_weights(kappa) @ g
+
+
+def _circle_terms(name: str, d: int, params: dict) -> list[np.ndarray]:
+    """g_b on the grid for a target f = Σ_b g_b(θ_b) on the torus (x_{2b−1} = r cos θ_b, x_{2b} = r sin θ_b)."""
+    B, t, r = d // 2, _grid(), TORUS_RADIUS
+    zero = np.zeros(QUAD_POINTS)
+    if name == "single-index":
+        w = float(params.get("freq", 2.0))
+        return [np.sin(w * r * np.cos(t))] + [zero] * (B - 1)
+    if name == "linear":
+        return [r * np.cos(t)] + [zero] * (B - 1)
+    if name == "block":
+        return [r * r * np.cos(t) * np.sin(t) / math.sqrt(B)] * B
+    if name == "zero":
+        return [zero] * B
+    raise fail("name", repr(name), "a target that is a sum over circles: single-index, linear, block, zero")
+
+
+def torus_population_mse(name: str, d: int, heads: Any, alpha: Any, kappa: Any, **params: Any) -> float:
+    """Population (n → ∞) MSE of an ensemble of circle heads on the torus design, by quadrature.
+
+    ``heads[h]``: list of (query circle, key circle) pairs; ``kappa[h]``: its concentration
+    ``s r² gain²``; ``alpha``: the head weights. Head h tends to ``Σ_l (P_κ g_{k_l})(θ_{q_l})`` plus
+    the means of the g_b it does not read; the MSE is ``Σ_b Var_θ G_b + (Σ_b mean G_b)²`` with
+    ``G_b = Σ_{(h, l): q_l = b} α_h P_κ g_{k_l} − g_b`` (+ the constants), circles independent."""
+    d = positive_int("d", d, minimum=2)
+    make_dgp(name, d=d, sigma=1.0, design="torus", **params)
+    g = _circle_terms(name, d, params)
+    B = d // 2
+    if not isinstance(heads, (list, tuple)) or not heads:
+        raise fail("heads", repr(heads)[:80], "a non-empty list of per-head (query, key) circle pairs")
+    alpha = np.asarray(alpha, dtype=float)
+    kap = np.broadcast_to(np.asarray(kappa, dtype=float), (len(heads),))
+    if alpha.shape != (len(heads),) or not np.all(np.isfinite(alpha)):
+        raise fail("alpha", repr(alpha)[:80], f"{len(heads)} finite head weights")
+    G = [-gb.copy() for gb in g]
+    const = 0.0
+    means = [float(gb.mean()) for gb in g]
+    for h, pairs in enumerate(heads):
+        read = set()
+        for pair in pairs:
+            if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
+                    isinstance(b, (int, np.integer)) and not isinstance(b, bool) and 0 <= b < B for b in pair)):
+                raise fail(f"heads[{h}]", repr(pairs)[:80], f"(query circle, key circle) pairs in 0..{B - 1}")
+            bq, bk = int(pair[0]), int(pair[1])
+            G[bq] += alpha[h] * von_mises_smooth(g[bk], float(kap[h]))
+            read.add(bk)
+        const += alpha[h] * sum(means[b] for b in range(B) if b not in read)
+    var = sum(float(np.var(Gb)) for Gb in G)
+    mean = sum(float(Gb.mean()) for Gb in G) + const
+    return var + mean * mean
+
+
+# --------------------------------------------------------------------------- measured MSE
+def paired_mse(dgp: DGP, configs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, float]], *, n: int, R: int,
+               m: int, seed: int) -> dict[str, dict[str, np.ndarray]]:
+    """Integrated MSE against f of each configuration (``W_Q``, ``W_K``, α, scale s) on the same
+    R design replicates: replicate r draws its design X (n) and evaluation points (m) from
+    ``SeedSequence([seed, r])``; per replicate ``mean_x (Σ α_h m_h(x|X) − f(x))²`` (``"bias_design"``)
+    plus ``σ² mean_x ‖Σ α_h w^h(x)‖²`` (``"noise"``, the noise averaged exactly), ``"mse"`` their sum."""
+    if not isinstance(dgp, DGP):
+        raise fail("dgp", type(dgp).__name__, "a verify.numeric.dgp.DGP")
+    n, R, m = positive_int("n", n, minimum=2), positive_int("R", R, minimum=2), positive_int("m", m)
+    seed_ = valid_seed("seed", seed)
+    work = sum(R * n * m * W[0].shape[0] for W in configs.values())
+    at_most("n, R, m", work, MAX_REGIME_WORK, "kernel terms R·n·m·H over the configurations; MAX_REGIME_WORK")
+    X, xe = [], []
+    for r in range(R):
+        rng = np.random.default_rng(np.random.SeedSequence([seed_, r]))
+        X.append(dgp.sample_x(rng, (n,)))
+        xe.append(dgp.sample_x(rng, (m,)))
+    X, xe = np.stack(X), np.stack(xe)                        # (R, n, d), (R, m, d)
+    fX, fe = dgp.f(X), dgp.f(xe)
+    out = {}
+    for name, (WQ, WK, alpha, s) in configs.items():
+        Q = xe[:, None] @ WQ                                  # (R, H, m, d_k)
+        K = X[:, None] @ WK                                   # (R, H, n, d_k)
+        w = nw_weights(Q, K, scale=s)                         # (R, H, m, n)
+        heads = np.einsum("rhmn,rn->rhm", w, fX)
+        ens = np.einsum("h,rhm->rm", alpha, heads)
+        wens = np.einsum("h,rhmn->rmn", alpha, w)
+        bias = np.mean((ens - fe) ** 2, axis=-1)
+        noise = dgp.sigma**2 * np.mean(np.sum(wens * wens, axis=-1), axis=-1)
+        out[name] = {"bias_design": bias, "noise": noise, "mse": bias + noise}
+    return out
+
+
+def _se(x: np.ndarray) -> float:
+    return float(x.std(ddof=1) / math.sqrt(x.size))
+
+
+def _table(reps: dict[str, dict[str, np.ndarray]], var_f: float, pop: dict[str, float],
+           hdis: dict[str, float]) -> list[dict[str, Any]]:
+    rows = []
+    for name, v in reps.items():
+        mse = v["mse"]
+        rows.append({"config": name, "hdi": hdis[name], "mse": float(mse.mean()), "se": _se(mse),
+                     "r2": r_squared(float(mse.mean()), var_f) if var_f > 0 else None,
+                     "noise_part": float(v["noise"].mean()), "population_mse": pop[name],
+                     "population_r2": r_squared(pop[name], var_f) if var_f > 0 else None})
+    return rows
+
+
+def _paired(reps: dict, a: str, b: str) -> dict[str, float]:
+    diff = reps[b]["mse"] - reps[a]["mse"]
+    se = _se(diff)
+    return {"from": a, "to": b, "diff": float(diff.mean()), "se": se, "z": float(diff.mean() / se) if se > 0 else math.inf}
+
+
+# --------------------------------------------------------------------------- C5 and C6
+#: C5/C6 informative regime: the torus design, H = 3 heads of two circles each (d_k = 4), the
+#: paper's scale 1/sqrt(d_k) with head columns of norm GAIN (so κ = GAIN² r²/sqrt(d_k) = 4 per
+#: circle, a von Mises bandwidth ≈ 1/sqrt(κ) = 0.5 rad), today's target sin(2 x_1), σ = 0.1.
+SIGNAL = {"dgp": "single-index", "freq": 2.0, "d": 14, "H": 3, "d_k": 4, "sigma": 0.1, "kappa": 4.0}
+#: n, design replicates R, evaluation points m per replicate, by size.
+SIGNAL_SIZES = {"quick": (128, 12, 32), "default": (256, 16, 48), "large": (1024, 48, 64)}
+#: Circle configurations (0-based circles; circle 0 carries the signal), with their key geometry.
+C5_CONFIGS = {
+    "identical, on the signal": [[0, 1]] * 3,
+    "sharing the signal circle": [[0, 1], [0, 2], [0, 3]],
+    "orthogonal, one on the signal": [[0, 1], [2, 3], [4, 5]],
+    "orthogonal, none on the signal": [[1, 2], [3, 4], [5, 6]],
+}
+C6_CONFIGS = ("identical, on the signal", "sharing the signal circle", "orthogonal, one on the signal")
+
+
+def _gain(kappa: float, d_k: int) -> float:
+    """Column norm giving concentration κ = gain² r² / sqrt(d_k) per circle at scale 1/sqrt(d_k)."""
+    return math.sqrt(kappa * math.sqrt(d_k)) / TORUS_RADIUS
+
+
+def _signal_experiment(size: str, seed: int, names: tuple[str, ...], dgp_name: str) -> dict[str, Any]:
+    p = SIGNAL
+    n, R, m = SIGNAL_SIZES[size]
+    params = {"freq": p["freq"]} if dgp_name == "single-index" else {}
+    dgp = make_dgp(dgp_name, d=p["d"], sigma=p["sigma"], design="torus", **params)
+    g = _gain(p["kappa"], p["d_k"])
+    s = 1.0 / math.sqrt(p["d_k"])
+    configs, pop, hdis = {}, {}, {}
+    alpha = np.full(p["H"], 1.0 / p["H"])
+    for name in names:
+        WQ, WK = circle_heads(C5_CONFIGS[name], p["d"], gain=g)
+        configs[name] = (WQ, WK, alpha, s)
+        hdis[name] = round(hdi(WK), 12)
+        pairs = [[(b, b) for b in c] for c in C5_CONFIGS[name]]
+        pop[name] = float(torus_population_mse(dgp_name, p["d"], pairs, alpha, p["kappa"], **params))
+    reps = paired_mse(dgp, configs, n=n, R=R, m=m, seed=seed)
+    vf = variance_of_f(dgp_name, p["d"], "torus", **params)
+    return {"rows": _table(reps, vf, pop, hdis), "reps": reps, "var_f": vf, "n": n, "R": R, "m": m}
+
+
+def _signal_design(size: str, seeds_text: str) -> dict[str, Any]:
+    n, R, m = SIGNAL_SIZES[size]
+    p = SIGNAL
+    return design_record(
+        head_weights=("fixed 1/H", "the C5 model's uniform α; C6's single-index limit is stated for it"),
+        kernel_scale=(f"s = 1/sqrt(d_k) with head columns of norm {_gain(p['kappa'], p['d_k']):.3f}: κ = s·gain²·r² = "
+                      f"{p['kappa']:g} per circle", "a local von Mises smoother of bandwidth ≈ 1/sqrt(κ) = 0.5 rad; "
+                      "the paper's 1/sqrt(d_k) with unit columns gives κ = 1, a near-flat kernel"),
+        design_density=("torus: each coordinate pair uniform on a circle of radius sqrt 2 (d = 14, 7 circles)",
+                        "whole-circle heads have keys of equal norm, so the softmax head is a Gaussian NW smoother "
+                        "(C1), not an exponentially tilted average"),
+        target=(f"sin({p['freq']:g} x_1) = sin(2 sqrt(2) cos θ_1)", "today's single-index target, on circle 0 only"),
+        noise=(f"σ = {p['sigma']:g}; MSE against the noiseless f (no σ² part), noise averaged exactly per design",
+               "lower noise than today's 0.5, so the bias the subspaces cause is not drowned"),
+        n=(n, "keys per design; the population MSE (n → ∞) is shown beside each measurement"),
+        steps=(None, "no training: fixed head configurations"),
+        convergence=(None, "no iteration; the exact fixed-design path has no convergence to check"),
+        seeds=(f"{R} design replicates × {m} evaluation points, paired across configurations", seeds_text),
+        diagnostic=("integrated MSE against f, R² = 1 − MSE/Var f, key HDI",
+                    "the C5/C6 statements are about the MSE as a function of the heads' subspaces"))
+
+
+def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
+    """C5's real-head scope part in an informative regime: heads on the torus turned away from
+    the signal circle (``C5_CONFIGS``), HDI 0 → 1/2 → 1 → 1. Positive control: the population
+    MSE (n → ∞, von Mises quadrature) rises from the shared-signal heads (HDI 1/2) to the
+    orthogonal ones (HDI 1) because only one orthogonal head sees the signal; the measured
+    paired difference is the effect. Negative control: the ``zero`` target (noise only), where no
+    subspace changes the bias and the MSE must fall with HDI, as C5's model says.
+
+    Returns ``{"claim", "regime", "design", "var_f", "rows" (config, hdi, mse, se, r2, noise_part,
+    population_mse, population_r2), "pairs" (paired MSE differences along the family),
+    "positive_control", "negative_control", "today", "seconds"}``."""
+    size, seed = _size(size), valid_seed("seed", seed)
+    t0 = time.process_time()
+    names = tuple(C5_CONFIGS)
+    main = _signal_experiment(size, seed, names, "single-index")
+    neg = _signal_experiment(size, seed, names, "zero")
+    rows = {r["config"]: r for r in main["rows"]}
+    a, b = "sharing the signal circle", "orthogonal, one on the signal"
+    pos = {"statement": "turning heads away from the signal circle raises HDI and the population MSE",
+           "from": a, "to": b, "hdi": [rows[a]["hdi"], rows[b]["hdi"]],
+           "population_mse": [rows[a]["population_mse"], rows[b]["population_mse"]],
+           "population_effect": float(rows[b]["population_mse"] - rows[a]["population_mse"]),
+           "measured": _paired(main["reps"], a, b)}
+    nrows = {r["config"]: r for r in neg["rows"]}
+    negc = {"statement": "noise only (f = 0): no subspace changes the bias; the MSE (pure variance) falls with HDI",
+            "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
+            "pairs": [_paired(neg["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
+            "mse_falls_with_hdi": bool(nrows[names[0]]["mse"] > nrows[names[1]]["mse"] > nrows[names[2]]["mse"])}
+    return plain({"claim": "C5", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
+            "the SE of every difference"), "var_f": main["var_f"], "rows": main["rows"],
+            "pairs": [_paired(main["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
+            "positive_control": pos, "negative_control": negc, "today": today("C5"), "size": size,
+            "seconds": time.process_time() - t0})
+
+
+def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
+    """C6's single-index scope part in an informative regime: heads sharing the signal circle
+    against orthogonal heads of which one sees it (torus, ``C6_CONFIGS``). Positive control: the
+    population MSE of the shared heads is below the orthogonal heads' (closed form by quadrature);
+    negative control: noise only (f = 0), where orthogonal heads are best (variance only).
+
+    Returns ``{"claim", "regime", "design", "var_f", "rows", "shared_vs_orthogonal" (paired
+    difference orthogonal − best sharing configuration), "positive_control", "negative_control",
+    "today", "seconds"}``."""
+    size, seed = _size(size), valid_seed("seed", seed)
+    t0 = time.process_time()
+    main = _signal_experiment(size, seed, C6_CONFIGS, "single-index")
+    neg = _signal_experiment(size, seed, C6_CONFIGS, "zero")
+    rows = {r["config"]: r for r in main["rows"]}
+    best = min(C6_CONFIGS[:2], key=lambda c: rows[c]["mse"])
+    orth = C6_CONFIGS[2]
+    pos = {"statement": "heads sharing the signal circle have the lower population MSE than orthogonal heads",
+           "from": best, "to": orth, "population_mse": [rows[best]["population_mse"], rows[orth]["population_mse"]],
+           "population_effect": float(rows[orth]["population_mse"] - rows[best]["population_mse"]),
+           "measured": _paired(main["reps"], best, orth)}
+    nrows = {r["config"]: r for r in neg["rows"]}
+    nbest = min(nrows, key=lambda c: nrows[c]["mse"])
+    negc = {"statement": "noise only (f = 0): sharing the signal cannot pay; orthogonal heads have the least variance",
+            "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
+            "best": nbest, "orthogonal_minus_sharing": _paired(neg["reps"], C6_CONFIGS[1], orth)}
+    return plain({"claim": "C6", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
+            "the SE of every difference"), "var_f": main["var_f"], "rows": main["rows"],
+            "shared_vs_orthogonal": _paired(main["reps"], best, orth), "positive_control": pos,
+            "negative_control": negc, "today": today("C6"), "size": size, "seconds": time.process_time() - t0})
+
+
+def _regime_text(main: dict) -> str:
+    p = SIGNAL
+    return (f"torus design, single-index sin({p['freq']:g} x_1), d = {p['d']}, H = {p['H']}, d_k = {p['d_k']}, "
+            f"κ = {p['kappa']:g} per circle, σ = {p['sigma']:g}, n = {main['n']}, {main['R']} design replicates")
+
+
+# --------------------------------------------------------------------------- C7
+#: C7 informative regime: torus, d = 16 (8 circles), budget D = 16, divisor pairs with whole
+#: circles (d_k even), random circle heads (each head d_k/2 distinct circles drawn uniformly,
+#: independently per head: the torus analogue of Haar-random heads), α = 1/H, κ = C7_KAPPA2 at
+#: d_k = 2 and the paper's scaling with d_k (κ ∝ 1/sqrt(d_k): bandwidth ∝ d_k^{1/4}).
+C7 = {"dgp": "single-index", "freq": 1.0, "d": 16, "D": 16, "sigma": 0.1, "kappa2": 8.0}
+#: Head draws for the mean population MSE of random circle heads (quadrature only: cheap).
+C7_POP_DRAWS = 64
+C7_SIZES = {"quick": ((32, 64, 128, 256), 3, 4, 24), "default": ((32, 64, 128, 256, 512), 4, 4, 32),
+            "large": ((32, 64, 128, 256, 512, 1024, 2048, 4096), 12, 12, 64)}
+
+
+def _c7_heads(rng: np.random.Generator, H: int, d_k: int, B: int) -> list[list[int]]:
+    return [sorted(int(b) for b in rng.choice(B, d_k // 2, replace=False)) for _ in range(H)]
+
+
+def c7_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
+    """C7's empirical optimum in an informative regime (``C7``): for every even divisor pair
+    (H, d_k) of D and each n of the grid, the integrated MSE of random circle heads, per head draw
+    (seed) and mean over seeds; the best d_k per n and its R²; the fits of the candidate models
+    (:func:`verify.experiments.scaling.analyse` on the same records). Positive control: the
+    population MSE (n → ∞) of each pair, which falls with d_k (a larger head more often contains
+    the signal circle), against the variance, which rises with d_k: the trade-off the law is
+    about. Returns ``{"claim", "regime", "design", "var_f", "n", "d_k", "mse" (n × d_k, mean over
+    seeds), "se", "r2", "best_d_k", "best_r2", "population_mse" (per d_k, mean over seeds),
+    "analysis" (scaling.analyse's config), "positive_control", "today", "seconds"}``."""
+    from verify.experiments.scaling import analyse
+
+    size, seed = _size(size), valid_seed("seed", seed)
+    t0 = time.process_time()
+    p = C7
+    ns, seeds, R, m = C7_SIZES[size]
+    B = p["d"] // 2
+    dgp = make_dgp(p["dgp"], d=p["d"], sigma=p["sigma"], design="torus", freq=p["freq"])
+    pairs = [(p["D"] // k, k) for k in range(2, p["D"] + 1, 2) if p["D"] % k == 0 and k <= p["d"]]
+    dks = [k for _, k in pairs]
+    vf = variance_of_f(p["dgp"], p["d"], "torus", freq=p["freq"])
+    records, mse, pop = [], np.zeros((len(ns), len(dks), seeds)), np.zeros((len(dks), seeds))
+    se = np.zeros((len(ns), len(dks), seeds))
+    for s in range(seeds):
+        configs = {}
+        for j, (H, k) in enumerate(pairs):
+            rng = np.random.default_rng(np.random.SeedSequence([seed, s, H, k]))
+            cs = _c7_heads(rng, H, k, B)
+            kappa = p["kappa2"] * math.sqrt(2.0 / k)
+            WQ, WK = circle_heads(cs, p["d"], gain=_gain(kappa, k))
+            alpha = np.full(H, 1.0 / H)
+            configs[(H, k)] = (WQ, WK, alpha, 1.0 / math.sqrt(k))
+            pop[j, s] = torus_population_mse(p["dgp"], p["d"], [[(b, b) for b in c] for c in cs], alpha, kappa,
+                                             freq=p["freq"])
+        for i, n in enumerate(ns):
+            reps = paired_mse(dgp, configs, n=n, R=R, m=m, seed=int(np.random.SeedSequence([seed, s, n]).generate_state(1)[0]))
+            for j, key in enumerate(pairs):
+                v = reps[key]["mse"]
+                mse[i, j, s], se[i, j, s] = float(v.mean()), _se(v)
+                records.append({"params": {"dgp": f"{p['dgp']} (torus)", "d": p["d"], "sigma": p["sigma"], "D": p["D"],
+                                           "H": key[0], "d_k": key[1], "n": n, "seed": seed + s, "R": R, "m": m},
+                                "result": {"mse": float(v.mean()), "identity_error": 0.0}})
+    Y = mse.mean(axis=-1)
+    Yse = np.sqrt(np.sum(se**2, axis=-1)) / seeds
+    best = [dks[int(np.argmin(row))] for row in Y]
+    r2 = r_squared(Y, vf)
+    best_r2 = [float(r2[i, dks.index(b)]) for i, b in enumerate(best)]
+    an = analyse(records)["configs"][0]
+    popm = pop.mean(axis=-1)
+    # the population MSE averaged over many head draws (cheap: quadrature only), the curve the
+    # few measured draws scatter around
+    draws = np.zeros(len(pairs))
+    for j, (H, k) in enumerate(pairs):
+        kappa = p["kappa2"] * math.sqrt(2.0 / k)
+        vals = []
+        for s_ in range(C7_POP_DRAWS):
+            cs = _c7_heads(np.random.default_rng(np.random.SeedSequence([seed, 7, s_, H, k])), H, k, B)
+            vals.append(torus_population_mse(p["dgp"], p["d"], [[(b, b) for b in c] for c in cs], np.full(H, 1.0 / H),
+                                             kappa, freq=p["freq"]))
+        draws[j] = np.mean(vals)
+    excess0, excess1 = Y[0] - popm, Y[-1] - popm
+    pos = {"statement": "C7's trade-off is present: the population MSE (bias, n → ∞) is lowest for the largest heads "
+                        "(a head of more circles more often reads the signal circle) while the variance part (MSE − "
+                        "population MSE, at the smallest n) rises with d_k, so the best d_k can move with n",
+           "population_mse": dict(zip(map(str, dks), popm.tolist())),
+           "population_mse_mean_over_draws": dict(zip(map(str, dks), draws.tolist())), "draws": C7_POP_DRAWS,
+           "population_r2": dict(zip(map(str, dks), np.asarray(r_squared(popm, vf)).tolist())),
+           "bias_lowest_at_largest_d_k": bool(np.argmin(draws) == len(dks) - 1),
+           "variance_at_smallest_n": dict(zip(map(str, dks), excess0.tolist())),
+           "variance_at_largest_n": dict(zip(map(str, dks), excess1.tolist())),
+           "variance_rises_with_d_k_at_smallest_n": bool(np.all(np.diff(excess0) > 0))}
+    return plain({"claim": "C7", "regime": (f"torus design, single-index sin({p['freq']:g} x_1), d = {p['d']}, D = {p['D']}, "
+                                      f"random circle heads, α = 1/H, κ = {p['kappa2']:g}·sqrt(2/d_k) per circle, "
+                                      f"σ = {p['sigma']:g}, {seeds} head draws × {R} designs"),
+            "design": _c7_design(size), "var_f": vf, "n": list(ns), "d_k": dks, "H": [H for H, _ in pairs],
+            "mse": Y.tolist(), "se": Yse.tolist(), "r2": np.asarray(r2).tolist(), "best_d_k": best,
+            "best_r2": best_r2, "population_mse": popm.tolist(), "analysis": an, "positive_control": pos,
+            "today": today("C7"), "size": size, "seconds": time.process_time() - t0})
+
+
+def _c7_design(size: str) -> dict[str, Any]:
+    ns, seeds, R, m = C7_SIZES[size]
+    p = C7
+    return design_record(
+        head_weights=("fixed 1/H", "the C7 candidate models are stated for uniform weights"),
+        kernel_scale=(f"s = 1/sqrt(d_k), head columns scaled so that κ = {p['kappa2']:g}·sqrt(2/d_k) per circle",
+                      "keeps the paper's d_k-dependence of the scale (Gaussian bandwidth ∝ d_k^{1/4}) with a local "
+                      "kernel at d_k = 2"),
+        design_density=("torus, d = 16 (8 circles)", "equal key norms for whole-circle heads: the heads are Gaussian "
+                        "NW smoothers, so the MSE can fall with n instead of sitting at a tilt floor"),
+        target=(f"sin({p['freq']:g} x_1) on circle 0", "smooth on the circle, so the bias is the kernel's and the "
+                "subspace's, not a floor"),
+        noise=(f"σ = {p['sigma']:g}; MSE against the noiseless f (no σ² part)", "lower noise: the variance of a head "
+               "comes mostly from the circles it reads besides the signal"),
+        n=(list(ns), "a grid over which the best divisor pair can move"),
+        steps=(None, "no training"), convergence=(None, "exact fixed-design MSE, no iteration"),
+        seeds=(f"{seeds} random head draws × {R} designs × {m} points", "the heads are random, as today's Haar heads: "
+               "the optimum is read from the mean over draws"),
+        diagnostic=("best d_k per n (mean over draws), its R², and the candidate models' fits (scaling.analyse)",
+                    "C7 is a statement about the MSE-optimal split of D"))
+
+
+# --------------------------------------------------------------------------- today's regimes
+#: Today's real-NW regimes of C5, C6 and C7 (the base parameters of verify/claims/c5.py
+#: ``_nw_search``, c6.py ``_signal`` and verify/experiments/scaling.py ``GRIDS``): Gaussian design,
+#: the softmax scale 1/sqrt(d_k) on orthonormal heads.
+TODAY = {
+    "C5": {"dgp": "single-index", "d": 8, "design": "normal", "sigma": 0.5, "freq": 2.0},
+    "C6": {"dgp": "single-index", "d": 8, "design": "normal", "sigma": 0.5, "freq": 2.0},
+    "C7": {"dgp": "single-index", "d": 16, "design": "normal", "sigma": 1.0, "freq": 2.0},
+}
+
+
+def today(claim: str, mse: Any = None) -> dict[str, Any]:
+    """Today's regime of ``claim`` (C5, C6, C7): its Var f (closed form) and, given its measured
+    MSE values (a number, a list or a dict of them: MSE against f, no σ² part), their R²."""
+    claim = one_of("claim", claim, tuple(TODAY))
+    t = TODAY[claim]
+    vf = variance_of_f(t["dgp"], t["d"], t["design"], freq=t["freq"])
+    out: dict[str, Any] = {"regime": f"{t['dgp']} sin({t['freq']:g} x_1), d = {t['d']}, {t['design']} design, "
+                                     f"σ = {t['sigma']:g}, scale 1/sqrt(d_k)", "var_f": vf, **t}
+    if mse is not None:
+        if isinstance(mse, dict):
+            out["r2"] = {k: r_squared(v, vf) for k, v in mse.items()}
+        else:
+            r = r_squared(mse, vf)
+            out["r2"] = r.tolist() if isinstance(r, np.ndarray) else r
+    return out
