@@ -44,8 +44,9 @@ WDI = sp.Symbol("WDI", real=True)           # weighted diversity index
 beta = sp.Symbol("beta", positive=True)     # common scaled weight α_h sqrt(V_h)
 
 # How the module's multi-letter and two-index symbols print (proofs.notation.spell).
-spell(WDI=r"\mathrm{WDI}", x_lo=r"x_{\mathrm{lo}}", x_hi=r"x_{\mathrm{hi}}",
-      **{f"w{h}_{i}": f"w_{{{i}}}^{{{h}}}" for h in (1, 2) for i in range(1, SHARED_NOISE_N + 1)})
+# (The NW weights are named w_i^h, which SymPy itself prints as w^{h}_{i}, also where a
+# substitution binds them.)
+spell(WDI=r"\mathrm{WDI}", x_lo=r"x_{\mathrm{lo}}", x_hi=r"x_{\mathrm{hi}}")
 
 # Counterexamples outside the model: H = 3 heads, d = 3, d_k = 1; each head's W_K is one
 # integer column (rho only depends on its span). The stated numbers are checked in build().
@@ -220,8 +221,7 @@ def _glossary(der: Derivation) -> None:
         V_=r"the variance $V_h$ of head $h$",
         u_=r"the coordinates of a vector $u$ spanning a line (a head with $d_k = 1$)",
         v_=r"the coordinates of a vector $v$ spanning a second line",
-        w1_=r"the NW weights $w_i^1$ of head 1 at the query",
-        w2_=r"the NW weights $w_i^2$ of head 2 at the query",
+        w_=r"the NW weights $w_i^h$ of head $h$ at the query",
         f_=r"the target values $f(x_i)$ at the training points",
         epsilon_=r"the noise $\varepsilon_i$ of the training responses",
         s_=r"the scores $s_i$ of one softmax head",
@@ -319,8 +319,9 @@ def _weighted_form(der: Derivation) -> None:
     with der.group("weighted", r"for any weights the MSE is affine in the weighted index $\mathrm{WDI}$ with slope "
                                r"$-S$; $S \ge 0$ when every $\alpha_h \ge 0$, and $\mathrm{WDI} = \mathrm{HDI}$ for "
                                r"uniform $\alpha$ with equal $V_h$"):
-        der.step("weighted_affine", eq(sp.Subs(B ** 2 + Q + S * (1 - WDI), WDI, 1 - W / S), B ** 2 + Q + W),
-                 by="expand", why=r"with $\mathrm{WDI} = 1 - W/S$ the cross term $W$ equals $S (1 - \mathrm{WDI})$",
+        der.step("weighted_affine", eq(W, S * (1 - WDI)), by="solve", equation=eq(WDI, 1 - W / S),
+                 why=r"solve $\mathrm{WDI} = 1 - W/S$ for the cross term: $W = S (1 - \mathrm{WDI})$, so "
+                     r"$\mathrm{MSE} = B^2 + Q + W = B^2 + Q + S (1 - \mathrm{WDI})$",
                  uses=["c3_decomposition", "covariance_model"])
         for n in WEIGHTED_H:
             a = list(sp.symbols(f"alpha_1:{n + 1}", real=True))
@@ -467,8 +468,8 @@ def _outside_model(der: Derivation) -> None:
 
 def _shared_noise(der: Derivation) -> None:
     n = SHARED_NOISE_N
-    w1 = list(sp.symbols(f"w1_1:{n + 1}", positive=True))
-    w2 = list(sp.symbols(f"w2_1:{n + 1}", positive=True))
+    w1 = [sp.Symbol(f"w_{i}^1", positive=True) for i in range(1, n + 1)]
+    w2 = [sp.Symbol(f"w_{i}^2", positive=True) for i in range(1, n + 1)]
     f = list(sp.symbols(f"f_1:{n + 1}", real=True))
     eps = list(sp.symbols(f"epsilon_1:{n + 1}", real=True))
     y = [f[i] + eps[i] for i in range(n)]

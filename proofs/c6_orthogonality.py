@@ -38,12 +38,15 @@ TIGHT_FRAMES = ((3, 1, 2), (3, 2, 3), (3, 2, 4))
 #: (H, d_k, d) with H d_k <= d whose orthogonal coordinate blocks are checked explicitly.
 ORTHOGONAL_BLOCKS = ((2, 2, 4), (3, 1, 3), (2, 1, 3), (3, 2, 7))
 
-# How the module's multi-letter and entry symbols print (proofs.notation.spell).
-spell(MSE=r"\mathrm{MSE}",
-      **{f"u{h}_{k}": f"u^{{({h})}}_{{{k}}}" for h in (1, 2) for k in range(1, 7)},
-      **{f"delta{h}_{k}": rf"\delta^{{({h})}}_{{{k}}}" for h in (1, 2, 3) for k in range(1, 9)},
-      **{f"G{h}_{k}": f"G^{{({h})}}_{{{k}}}" for h in (1, 2) for k in range(1, 5)},
-      **{f"p{h}_{ij}": f"p^{{({h})}}_{{{ij}}}" for h in (1, 2, 3) for ij in ("11", "12", "22")})
+# How the module's multi-letter symbol prints (proofs.notation.spell). Matrix entries are named
+# x^(h)_k (the entry k of head h's matrix), which SymPy itself prints as x^{(h)}_{k}, also where
+# a substitution binds them.
+spell(MSE=r"\mathrm{MSE}")
+
+
+def _entries(stem: str, h: int, count: int) -> list[sp.Symbol]:
+    """The real symbols ``stem^(h)_1 .. stem^(h)_count``."""
+    return [sp.Symbol(f"{stem}^({h})_{k}", real=True) for k in range(1, count + 1)]
 
 
 def hdi_bound_expr() -> sp.Expr:
@@ -144,13 +147,14 @@ def _glossary(der: Derivation) -> None:
         U_=r"the orthonormal basis $U_h$ of head $h$",
         A_=r"an invertible $d_k \times d_k$ matrix $A_h$ with $W_K^h = U_h A_h$",
         Delta_=r"a tangent direction $\Delta_h$ at $U_h$",
-        u1_=r"the entries of the basis $U_1$", u2_=r"the entries of the basis $U_2$",
-        delta1_=r"the entries of the direction $\Delta_1$", delta2_=r"the entries of the direction $\Delta_2$",
-        delta3_=r"the entries of the direction $\Delta_3$",
-        G1_=r"the entries of $G_1 = (M_1^\top M_1)^{-1}$", G2_=r"the entries of $G_2 = (M_2^\top M_2)^{-1}$",
+        **{"u^(1)_": r"the entries of the basis $U_1$", "u^(2)_": r"the entries of the basis $U_2$",
+           "delta^(1)_": r"the entries of the direction $\Delta_1$",
+           "delta^(2)_": r"the entries of the direction $\Delta_2$",
+           "delta^(3)_": r"the entries of the direction $\Delta_3$",
+           "G^(1)_": r"the entries of $G_1 = (M_1^\top M_1)^{-1}$", "G^(2)_": r"the entries of $G_2 = (M_2^\top M_2)^{-1}$",
+           "p^(1)_": r"the entries of a symmetric $2 \times 2$ matrix $P_1$", "p^(2)_": r"the entries of $P_2$",
+           "p^(3)_": r"the entries of $P_3$"},
         g=r"the pair term $\mathrm{tr}(G_1 N G_2 N^\top) / t^2$ along the curve, a smooth function of $t$",
-        p1_=r"the entries of a symmetric $2 \times 2$ matrix $P_1$", p2_=r"the entries of $P_2$",
-        p3_=r"the entries of $P_3$",
         tau=r"the rational parameter of a rotation of $\mathbb{R}^2$",
         a="an entry of a skew-symmetric matrix", b="an entry of a skew-symmetric matrix",
         c="an entry of a skew-symmetric matrix",
@@ -192,7 +196,7 @@ def _literal_condition(der: Derivation) -> None:
 
 
 def _orthogonal_optimum(der: Derivation) -> None:
-    u = [sp.Matrix(3, 2, sp.symbols(f"u{h}_1:7", real=True)) for h in (1, 2)]
+    u = [sp.Matrix(3, 2, _entries("u", h, 6)) for h in (1, 2)]
     phi = 2 * sum(x ** 2 for x in (u[0].T * u[1]))
     der.step("potential_sum_of_squares", ge(phi, 0), by="nonneg",
              why=r"$\Phi$ is a sum of squared entries (shown for $d = 3$, $d_k = 2$, $H = 2$; general by definition)",
@@ -226,7 +230,7 @@ def _stationarity(der: Derivation) -> None:
              by="simplify", why=r"its second derivative at $t = 0$ is $2 g(0)$", uses=["subspaces"])
 
     # d = 4, d_k = 2, H = 2: explicit blocks.
-    dl = [sp.Matrix(4, 2, sp.symbols(f"delta{h}_1:9", real=True)) for h in (1, 2)]
+    dl = [sp.Matrix(4, 2, _entries("delta", h, 8)) for h in (1, 2)]
     us = [sp.eye(4)[:, 0:2], sp.eye(4)[:, 2:4]]
     ms = [us[h] + t * dl[h] for h in range(2)]
     n1 = us[0].T * dl[1] + dl[0].T * us[1]
@@ -234,7 +238,7 @@ def _stationarity(der: Derivation) -> None:
     der.step("planes_d4_block", eq(ms[0].T * ms[1], t * (n1 + t * n2)), by="expand",
              why=r"$d = 4$, $d_k = 2$, $H = 2$, $U_1 = [e_1\, e_2]$, $U_2 = [e_3\, e_4]$, $\Delta_h$ arbitrary",
              uses=["subspaces"])
-    gs = [sp.Matrix(2, 2, sp.symbols(f"G{h}_1:5", real=True)) for h in (1, 2)]
+    gs = [sp.Matrix(2, 2, _entries("G", h, 4)) for h in (1, 2)]
     nn = ms[0].T * ms[1]
     der.step("planes_d4_trace_cyclic",
              eq((ms[0] * gs[0] * ms[0].T * ms[1] * gs[1] * ms[1].T).trace(), (gs[0] * nn * gs[1] * nn.T).trace()),
@@ -251,7 +255,7 @@ def _stationarity(der: Derivation) -> None:
                  r"\rVert_F^2 \ge 0$", uses=["subspaces"])
 
     # d = 3, d_k = 1, H = 3: three lines m_h = e_h + tδ_h, Φ differentiated directly.
-    dv = [sp.Matrix(sp.symbols(f"delta{h}_1:4", real=True)) for h in (1, 2, 3)]
+    dv = [sp.Matrix(_entries("delta", h, 3)) for h in (1, 2, 3)]
     m = [sp.eye(3)[:, h] + t * dv[h] for h in range(3)]
     pairs = [(a, b) for a in range(3) for b in range(a + 1, 3)]
     phi = 2 * sum(m[a].dot(m[b]) ** 2 / (m[a].dot(m[a]) * m[b].dot(m[b])) for a, b in pairs)
@@ -268,7 +272,7 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
                                    r"\max(0, (H d_k/d - 1)/(H - 1))$ and the model $\mathrm{MSE} \ge B^2 + V \max(1/H, "
                                    r"d_k/d)$, with equality exactly for tight fusion frames"):
         # Σ_{h,h'} tr(P_hP_h') = tr(S²): bilinearity, H = 3 symmetric 2×2 matrices.
-        ps = [sp.Matrix(2, 2, lambda i, j, h=h: sp.Symbol(f"p{h}_{min(i, j) + 1}{max(i, j) + 1}", real=True))
+        ps = [sp.Matrix(2, 2, lambda i, j, h=h: sp.Symbol(f"p^({h})_{min(i, j) + 1}{max(i, j) + 1}", real=True))
               for h in (1, 2, 3)]
         s_ = ps[0] + ps[1] + ps[2]
         der.step("frame_operator_norm", eq(sum((a * b).trace() for a in ps for b in ps), (s_ * s_).trace()),

@@ -40,7 +40,7 @@ from verify.numeric.dgp import DGP, DGP_NAMES, head_projections, make_dgp
 from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
 from verify.numeric.exact import exact_sqrt, projector_overlap, rational
-from verify.numeric.informativeness import r_squared, target_variance
+from verify.numeric.informativeness import R2_LOW, TARGET_POINTS, learns_little, r_squared, target_variance
 from verify.numeric.stats import mean_se, paired, z_score
 from verify.outputs import plots
 
@@ -447,7 +447,8 @@ def premise_experiment(ctx: Context) -> dict[str, Any]:
     allb = [b for bs in levels.values() for b in bs]
     # informativeness: the same heads and designs without the noise part (NOISELESS_SIGMA)
     dgp = _dgp(params)
-    var_f, var_f_se = target_variance(dgp, ctx.seed_for("c5/premise/var-f"))
+    var_f_seed = ctx.seed_for("c5/premise/var-f")
+    var_f, var_f_se = target_variance(dgp, var_f_seed)
     noiseless = {rho: float(np.mean([b["mse"] for b in premise_batches({**params, "sigma": NOISELESS_SIGMA}, rho)]))
                  for rho in RHO_LEVELS}
     r2 = {f"rho {rho:g}": r_squared(per_level[rho]["mse"], per_level[rho]["mse"] - noiseless[rho], var_f)
@@ -472,13 +473,14 @@ def premise_experiment(ctx: Context) -> dict[str, Any]:
                       r"predicts to be 0; criterion: above " + f"{CORR_EXCESS_MIN:g} and above {Z_MIN:g} standard errors",
         "informativeness": r"$R^2 = 1 - (\mathrm{MSE} - \mathrm{noise\ part}) / \mathrm{Var}\, f$ at each overlap, "
                            r"the noise part from the same designs at $\sigma \to 0$, $\mathrm{Var}\, f = "
-                           f"{_tex_float(var_f)}$ from {2**20} independent design draws",
+                           f"{_tex_float(var_f)}$ from {TARGET_POINTS} independent design draws",
     }
     return {"params": params, "levels": per_level, "slope": float(slope), "intercept": float(intercept),
             "fit_r2": fit_r2, "judge": _premise_judgement(levels[0.0]),
             "B2": float(np.mean([b["bias2"] for b in allb])), "V": float(np.mean([b["V"] for b in allb])),
             "model_points": [(b["hdi"], b["rho_full"]) for b in allb],
-            "regimes": _premise_regimes(ctx, params), "var_f": var_f, "var_f_se": var_f_se, "r2": r2,
+            "regimes": _premise_regimes(ctx, params), "var_f": var_f, "var_f_se": var_f_se, "var_f_seed": var_f_seed,
+            "r2": r2,
             "design": design}
 
 
@@ -487,9 +489,16 @@ def _tex_float(x: float, spec: str = ".4g") -> str:
     return num(x, spec)[1:-1]
 
 
-def _affine(a: float, b: float, var: str = r"\rho") -> str:
+def _affine(a: float, b: float, var: str = r"\rho", digits: int = 3) -> str:
     """``a + b var`` as one math span, signs typeset."""
-    return f"${a:.3f} {'+' if b >= 0 else '-'} {abs(b):.3f} {var}$"
+    return f"${a:.{digits}f} {'+' if b >= 0 else '-'} {abs(b):.{digits}f} {var}$"
+
+
+def _caveat(r2: dict[str, float]) -> str:
+    """What R² says of a comparison: a clause when some configuration learns little of the target."""
+    low = [k for k, v in r2.items() if learns_little(v)]
+    return (f"; $R^2$ below {R2_LOW:g} for {len(low)} of {len(r2)} configurations: the heads learn little of the "
+            "target, so this comparison says little of a learning ensemble") if low else ""
 
 
 def _range(lo: float, hi: float) -> str:
@@ -535,7 +544,8 @@ def nw_experiment(ctx: Context) -> dict[str, Any]:
     table = [{"rho": c["rho"], "HDI": round(c["hdi"], 12), "MSE": mean_se(c["mse"])[0],
               "SE": mean_se(c["mse"])[1], "noise_part": float(c["noise"].mean())} for c in cands]
     params = {**base, "rho_A": best[0]["rho"], "rho_B": best[1]["rho"]}
-    var_f, var_f_se = target_variance(dgp, ctx.seed_for("c5/nw-search/var-f"))
+    var_f_seed = ctx.seed_for("c5/nw-search/var-f")
+    var_f, var_f_se = target_variance(dgp, var_f_seed)
     r2 = {f"rho {c['rho']:g}": r_squared(float(c["mse"].mean()), float(c["noise"].mean()), var_f) for c in cands}
     design = {
         "target": r"$f(x) = \sin(2 x_1)$ on a normal design: a single-index target, so a head's bias depends on "
@@ -553,11 +563,12 @@ def nw_experiment(ctx: Context) -> dict[str, Any]:
                       " paired standard errors; the pair with the largest z is reported",
         "informativeness": r"$R^2 = 1 - (\mathrm{MSE} - \mathrm{noise\ part}) / \mathrm{Var}\, f$ per configuration, "
                            r"the noise part $\sigma^2 \lVert \sum_h \alpha_h w^h \rVert^2$ of each replicate, "
-                           f"$\\mathrm{{Var}}\\, f = {_tex_float(var_f)}$ from {2**20} independent design draws",
+                           f"$\\mathrm{{Var}}\\, f = {_tex_float(var_f)}$ from {TARGET_POINTS} independent design draws",
     }
     outcome = _replay_nw(params)
     return {"params": params, "table": table, "pairs": n_pairs, "violating_pairs": int(n_viol), "best_z": best[2],
-            "outcome": outcome, "var_f": var_f, "var_f_se": var_f_se, "r2": r2, "design": design}
+            "outcome": outcome, "var_f": var_f, "var_f_se": var_f_se, "var_f_seed": var_f_seed, "r2": r2,
+            "design": design}
 
 
 # --------------------------------------------------------------------------- plots
@@ -679,7 +690,7 @@ def premise_on_nw_heads(ctx: Context) -> Evidence:
                "corr_at_rho0": j["corr_at_rho0"], "se_at_rho0": j["se"], "z_at_rho0": j["z"],
                "thresholds": {"corr_excess_min": CORR_EXCESS_MIN, "z_min": Z_MIN},
                "levels": {str(k): v for k, v in lv.items()}, "B2": prem["B2"], "V": prem["V"], "regimes": regimes,
-               "var_f": prem["var_f"], "var_f_se": prem["var_f_se"],
+               "var_f": prem["var_f"], "var_f_se": prem["var_f_se"], "var_f_seed": prem["var_f_seed"],
                # descriptive: the point estimates, ordered by HDI (ρ = 1 → 0)
                "measured_mse_non_increasing_in_hdi": all(
                    lv[hi]["mse"] <= lv[lo]["mse"] for hi, lo in zip(RHO_LEVELS, RHO_LEVELS[1:]))}
@@ -700,8 +711,8 @@ def premise_on_nw_heads(ctx: Context) -> Evidence:
             f"{p0['sigma']:g}$): correlation against $\\rho$ {_affine(a, b)} (fit $R^2 = {fit_r2:.3f}$); at "
             f"$\\rho = 0$ {pm(j['corr_at_rho0'], j['se'])} ($z = {j['z']:.1f}$, standard error from independent "
             f"batches); bias squared {min(b2s):.4f} to {max(b2s):.4f} across the levels (radial target, isotropic "
-            f"design). Informativeness: $R^2$ {r2_text} ($\\mathrm{{Var}}\\, f = {_tex_float(prem['var_f'])}$): the "
-            "heads learn little of this target, whose variance is small against the noise", figures),
+            f"design). Informativeness: $R^2$ {r2_text} ($\\mathrm{{Var}}\\, f = {_tex_float(prem['var_f'])}$)"
+            + _caveat(r2), figures),
         counterexample=cx, restored_by=restored if cx else "",
         regime=(f"{p0['dgp']} target, $d = {p0['d']}$, $H = {p0['H']}$, $d_k = {p0['d_k']}$, normal design; softmax "
                 f"scale $c / \\sqrt{{d_k}}$ with $c$ in {list(REGIME_SCALES)}, $n$ in {list(REGIME_NS)}, $\\sigma$ in "
@@ -793,8 +804,10 @@ def outside_real_nw_heads(ctx: Context) -> Evidence:
             f"standard errors, the criterion): $\\mathrm{{HDI}}$ {f['HDI_A']:.3f} $\\to$ {f['HDI_B']:.3f}, integrated "
             f"MSE {f['MSE_A']:.4f} $\\to$ {f['MSE_B']:.4f}, higher by {pm(f['diff'], f['se'], '.4f')} ($z = "
             f"{f['z']:.1f}$, {sp_['R']} paired replicates). Informativeness: $R^2$ {num(r2[key['A']], '.2f')} and "
-            f"{num(r2[key['B']], '.2f')} for the two ($\\mathrm{{Var}}\\, f = {_tex_float(exp['var_f'])}$)",
-            {"search": exp["table"], "params": sp_, **f}),
+            f"{num(r2[key['B']], '.2f')} for the two ($\\mathrm{{Var}}\\, f = {_tex_float(exp['var_f'])}$)"
+            + _caveat({k: r2[k] for k in key.values()}),
+            {"search": exp["table"], "params": sp_, "var_f": exp["var_f"], "var_f_se": exp["var_f_se"],
+             "var_f_seed": exp["var_f_seed"], "r2": r2, **f}),
         counterexample=cx, r2=r2, design=exp["design"],
         regime=(f"{sp_['dgp']} target, $d = {sp_['d']}$, $H = {sp_['H']}$, $d_k = {sp_['d_k']}$, $\\sigma = "
                 f"{sp_['sigma']:g}$, $n = {sp_['n']}$, heads of the aligned family; $R^2$ {num(min(r2.values()), '.2f')} "
@@ -818,7 +831,7 @@ def summary(ctx: Context, parts: tuple) -> str:
     uv = exact_cases(ctx)["unequal_variance"]["outcome"].figures
     return (f"line to {sci(line['max_rel_error'], 0)} on {line['sets']} sets; NW correlation at $\\rho = 0$ "
             f"{regimes['min']:.2f} to {regimes['max']:.2f} over {regimes['cells']} regimes (base "
-            f"{pm(j['corr_at_rho0'], j['se'], '.2f')}, fit {_affine(prem['intercept'], prem['slope'])}); "
+            f"{pm(j['corr_at_rho0'], j['se'], '.2f')}, fit {_affine(prem['intercept'], prem['slope'], digits=2)}); "
             f"aligned heads $\\mathrm{{HDI}}$ {nw['HDI_A']:.2f} $\\to$ {nw['HDI_B']:.2f}: MSE {nw['MSE_A']:.3f} $\\to$ "
             f"{nw['MSE_B']:.3f} ($z = {nw['z']:.0f}$); exact: $\\mathrm{{HDI}}$ {uv['A_HDI']} $\\to$ {uv['B_HDI']}, "
             f"$\\mathrm{{MSE}} - B^2$ {uv['A_mse_minus_bias_sq']} $\\to$ {uv['B_mse_minus_bias_sq']}")

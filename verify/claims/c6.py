@@ -46,14 +46,14 @@ from verify.numeric import certify, formulas
 from verify.numeric.dgp import DGP, DGP_NAMES, haar_frame, head_projections, make_dgp
 from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
-from verify.numeric.informativeness import TARGET_POINTS, r_squared, target_variance
+from verify.numeric.informativeness import R2_LOW, TARGET_POINTS, learns_little, r_squared, target_variance
 from verify.numeric.stats import mean_se, paired, z_score
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "SIGNAL_CONFIGS", "SIGNAL_Z_MIN", "signal_heads", "signal_replicates", "signal_terms",
            "judge_shared_signal", "model_mse", "overlap_potential", "tangent_move", "retract", "minimise_overlap",
            "OverlapRun", "STEP_SIZES", "PHI_STOP", "BOUND_TOL", "MOVE_TOL", "MSE_RTOL", "BELOW_TOL", "ORTH_EPS",
-           "FEASIBLE", "BEYOND", "NOT_ATTAINED", "R2_LOW", "lowers_mse", "local_agreement", "reaches_bound",
+           "FEASIBLE", "BEYOND", "NOT_ATTAINED", "lowers_mse", "local_agreement", "reaches_bound",
            "below_bound", "beyond_agreement", "infeasible_violated", "signal_violated", "local_moves", "optimise",
            "signal_experiment"]
 
@@ -84,9 +84,6 @@ BEYOND = ((3, 1, 2), (4, 1, 3), (5, 1, 2), (3, 2, 4), (3, 2, 3))
 NOT_ATTAINED = (2, 2, 3)
 #: An MSE difference counts only beyond this many paired standard errors (one-sided normal tail 3e-7).
 SIGNAL_Z_MIN = 5.0
-#: Below this R² an ensemble learns less than half of the target's variance: the report says that
-#: its comparison says little (SPEC, "How an experiment is designed").
-R2_LOW = 0.5
 
 
 # --------------------------------------------------------------------------- judges
@@ -480,7 +477,8 @@ def signal_experiment(ctx: Context) -> dict[str, Any]:
     dgp, H, d_k, n, R, m, _, seed = _signal_params({**base, "configs": [names[0], names[2]]})
     terms = _signal_terms(dgp, H, d_k, n, R, m, names, seed)
     orth = terms[names[2]]["mse"]
-    var_f, var_f_se = target_variance(dgp, ctx.seed_for("c6/signal/var-f"))
+    var_f_seed = ctx.seed_for("c6/signal/var-f")
+    var_f, var_f_se = target_variance(dgp, var_f_seed)
     rows = []
     for c in names:
         diff_mean, diff_se = paired(terms[c]["mse"], orth)
@@ -510,7 +508,8 @@ def signal_experiment(ctx: Context) -> dict[str, Any]:
                            "draws",
     }
     return {"params": params, "rows": rows, "best": best, "outcome": judge_shared_signal(params),
-            "var_f": var_f, "var_f_se": var_f_se, "r2": {r["config"]: r["r2"] for r in rows}, "design": design}
+            "var_f": var_f, "var_f_se": var_f_se, "var_f_seed": var_f_seed, "r2": {r["config"]: r["r2"] for r in rows},
+            "design": design}
 
 
 def _plot(ctx: Context, opt: dict[str, Any]) -> dict[str, str]:
@@ -613,7 +612,7 @@ def real_nw_heads(ctx: Context) -> Evidence:
     f = js.figures
     table = "; ".join(f"{r['config']} ($\\mathrm{{HDI}}$ {r['hdi']:.2f}): {pm(r['mse'], r['se'], '.4f')}, $R^2$ "
                       f"{num(r['r2'], '.2f')}" for r in exp["rows"])
-    low = [r["config"] for r in exp["rows"] if r["r2"] < R2_LOW]
+    low = [r["config"] for r in exp["rows"] if learns_little(r["r2"])]
     r2 = exp["r2"]
     caveat = (f"; $R^2$ below {R2_LOW:g} for {len(low)} of {len(exp['rows'])} configurations: the heads learn little "
               "of the target, so the comparison says little of a learning ensemble" if low else "")
@@ -624,7 +623,8 @@ def real_nw_heads(ctx: Context) -> Evidence:
             f"{num(exp['var_f'], '.4g')[1:-1]}$): {table}. '{sp_['configs'][0]}' against '{sp_['configs'][1]}': "
             f"MSE {f['mse'][0]:.4f} against {f['mse'][1]:.4f}, orthogonal higher by {pm(f['diff'], f['se'], '.4f')} "
             f"($z = {f['z']:.1f}$; criterion: positive and above {SIGNAL_Z_MIN:g} paired standard errors){caveat}",
-            {"rows": exp["rows"], "params": sp_, **f}),
+            {"rows": exp["rows"], "params": sp_, "var_f": exp["var_f"], "var_f_se": exp["var_f_se"],
+             "var_f_seed": exp["var_f_seed"], **f}),
         counterexample=cx, r2=r2, design=exp["design"],
         regime=(f"$f(x) = \\sin(2 x_1)$, $d = {sp_['d']}$, $H = {sp_['H']}$, $d_k = {sp_['d_k']}$, $\\sigma = "
                 f"{sp_['sigma']:g}$, $n = {sp_['n']}$, {sp_['R']} paired design replicates; $R^2$ "

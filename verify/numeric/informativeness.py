@@ -14,11 +14,14 @@ import numpy as np
 
 from verify.numeric.dgp import DGP
 
-__all__ = ["target_variance", "r_squared", "TARGET_POINTS"]
+__all__ = ["target_variance", "r_squared", "learns_little", "TARGET_POINTS", "R2_LOW"]
 
 #: Draws of the design for Var f: its relative standard error is ~sqrt(kurtosis − 1)/sqrt(N), about
 #: 0.5% for the bump target in d = 8 (the most peaked the checks use) and 0.1% for sin(2 x_1).
 TARGET_POINTS = 2**20
+#: Below this R² an ensemble learns less than half of the target's variance: a comparison of such
+#: ensembles says little, and the report says so (SPEC, "How an experiment is designed").
+R2_LOW = 0.5
 #: Draws per block (memory ~ CHUNK · d floats).
 CHUNK = 2**16
 
@@ -37,3 +40,8 @@ def target_variance(dgp: DGP, seed: int, points: int = TARGET_POINTS) -> tuple[f
 def r_squared(mse: float, noise: float, var_f: float) -> float:
     """``1 − (mse − noise) / var_f``: the share of the target's variance the estimator learns."""
     return 1.0 - (mse - noise) / var_f
+
+
+def learns_little(r2: float) -> bool:
+    """An ensemble with this R² learns less than R2_LOW of the target's variance."""
+    return bool(r2 < R2_LOW)
