@@ -601,3 +601,14 @@ def test_every_text_is_markup_and_states_its_criterion(result):
     markup_check(result.summary)
     experiments = {p.id for p in result.parts if p.r2}
     assert experiments == {"premise on real NW heads", "outside the model: real NW heads"}
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_straight_line_detail(result):
+    """The words "a straight line": the derivation's group straight_line decides it, and on the random
+    head sets the least-squares slope of the model MSE against HDI is the derived −V(H−1)/H."""
+    part = _part(result, "a straight line")
+    assert part.effect.value == "detail holds" and part.symbolic.groups == ["straight_line"]
+    assert [c["name"] for c in part.symbolic.comparisons] == ["a_straight_line"]
+    for H, (fitted, derived) in part.numeric.figures["fitted_vs_derived_slope"].items():
+        assert fitted == pytest.approx(derived, rel=1e-9, abs=1e-12), H

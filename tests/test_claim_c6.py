@@ -18,7 +18,7 @@ from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
 from proofs.markup import check as markup_check
-from proofs.markup import pm
+from proofs.markup import pm, sci
 from verify.claims import Context, c6, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
@@ -353,6 +353,8 @@ def test_fusion_frame_boundary_and_counts_by_brute_force(result):
     assert (figs["starts_reaching_bound"], figs["starts"]) == (reached, starts) == (15, 15)
     assert f"in {reached} of {starts} starts" in part.numeric.summary
     assert max(gaps) <= BOUND_TOL
+    tight = [r for r in figs["configs"] if (r["H"], r["d_k"], r["d"]) != c6.NOT_ATTAINED]
+    assert f"the largest gap {sci(max(r['max_gap'] for r in tight))}" in part.numeric.summary
     assert part.finding.endswith(r"with $\mathrm{HDI} = 1 - (H d_k/d - 1)/(H - 1)$ where one exists")
 
 

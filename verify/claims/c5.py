@@ -370,6 +370,30 @@ def _replay_nw(params: dict) -> ReplayOutcome:
     return ReplayOutcome(violates=violates, summary=summary, figures=figures)
 
 
+# --------------------------------------------------------------------------- text helpers
+def _tex_float(x: float, spec: str = ".4g") -> str:
+    """A float inside a math span (no ``$``)."""
+    return num(x, spec)[1:-1]
+
+
+def _affine(a: float, b: float, var: str = r"\rho", digits: int = 3) -> str:
+    """``a + b var`` as one math span, signs typeset."""
+    return f"${a:.{digits}f} {'+' if b >= 0 else '-'} {abs(b):.{digits}f} {var}$"
+
+
+def _caveat(r2: dict[str, float]) -> str:
+    """What R² says of a comparison: a clause when some configuration learns little of the target."""
+    low = [k for k, v in r2.items() if learns_little(v)]
+    return (f"; $R^2$ below {R2_LOW:g} for {len(low)} of {len(r2)} configurations: the heads learn little of the "
+            "target, so this comparison says little of a learning ensemble") if low else ""
+
+
+def _range(lo: float, hi: float) -> str:
+    """``lo..hi`` with two decimals (as mathematics if a bound is negative)."""
+    text = f"{lo:.2f}..{hi:.2f}"
+    return text if lo >= 0 and hi >= 0 else f"${text}$"
+
+
 # --------------------------------------------------------------------------- experiments
 @shared
 def line_sets(ctx: Context) -> dict[str, Any]:
@@ -482,29 +506,6 @@ def premise_experiment(ctx: Context) -> dict[str, Any]:
             "regimes": _premise_regimes(ctx, params), "var_f": var_f, "var_f_se": var_f_se, "var_f_seed": var_f_seed,
             "r2": r2,
             "design": design}
-
-
-def _tex_float(x: float, spec: str = ".4g") -> str:
-    """A float inside a math span (no ``$``)."""
-    return num(x, spec)[1:-1]
-
-
-def _affine(a: float, b: float, var: str = r"\rho", digits: int = 3) -> str:
-    """``a + b var`` as one math span, signs typeset."""
-    return f"${a:.{digits}f} {'+' if b >= 0 else '-'} {abs(b):.{digits}f} {var}$"
-
-
-def _caveat(r2: dict[str, float]) -> str:
-    """What R² says of a comparison: a clause when some configuration learns little of the target."""
-    low = [k for k, v in r2.items() if learns_little(v)]
-    return (f"; $R^2$ below {R2_LOW:g} for {len(low)} of {len(r2)} configurations: the heads learn little of the "
-            "target, so this comparison says little of a learning ensemble") if low else ""
-
-
-def _range(lo: float, hi: float) -> str:
-    """``lo..hi`` with two decimals (as mathematics if a bound is negative)."""
-    text = f"{lo:.2f}..{hi:.2f}"
-    return text if lo >= 0 and hi >= 0 else f"${text}$"
 
 
 @shared
