@@ -205,7 +205,7 @@ def _orthogonal_optimum(der: Derivation) -> None:
     products, zeros = [], []
     for H_, dk, dim in ORTHOGONAL_BLOCKS:
         us = [sp.ImmutableMatrix(sp.eye(dim)[:, h * dk:(h + 1) * dk]) for h in range(H_)]
-        for a_, b_ in ((a_, b_) for a_ in range(H_) for b_ in range(a_ + 1, H_)):
+        for a_, b_ in ((i, j) for i in range(H_) for j in range(i + 1, H_)):
             products.append(sp.MatMul(sp.Transpose(us[a_]), us[b_]))     # U_aᵀU_b (and U_bᵀU_a, its transpose)
             zeros.append(sp.ImmutableMatrix(sp.zeros(dk, dk)))
     der.step("orthogonal_blocks", eq(sp.Tuple(*products), sp.Tuple(*zeros)), by="matrix_expand",

@@ -7,11 +7,10 @@ both sides of every threshold; the headline figures are recomputed from the same
 from __future__ import annotations
 
 import math
+from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from fractions import Fraction as F
-
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.linalg import subspace_angles

@@ -18,7 +18,6 @@ import pytest
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
-
 from sympy.core.function import AppliedUndef
 
 from proofs import derivation, markup

@@ -30,7 +30,15 @@ import numpy as np
 import proofs
 from proofs.c5_hdi_mse import counterexamples as exact_counterexamples
 from proofs.markup import num, pm, sci
-from verify._validate import at_most, fail, fields, finite_number, integer_valued, one_of, within
+from verify._validate import (
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+    within,
+)
 from verify._validate import seed as valid_seed
 from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
@@ -40,7 +48,13 @@ from verify.numeric.dgp import DGP, DGP_NAMES, head_projections, make_dgp
 from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
 from verify.numeric.exact import exact_sqrt, projector_overlap, rational
-from verify.numeric.informativeness import R2_LOW, TARGET_POINTS, learns_little, r_squared, target_variance
+from verify.numeric.informativeness import (
+    R2_LOW,
+    TARGET_POINTS,
+    learns_little,
+    r_squared,
+    target_variance,
+)
 from verify.numeric.stats import mean_se, paired, z_score
 from verify.outputs import plots
 
@@ -725,15 +739,15 @@ def premise_on_nw_heads(ctx: Context) -> Evidence:
                  f"{regimes['cells']} regimes{more}, below {CORR_EXCESS_MIN:g} in {regimes['below_excess_min']}"))
 
 
-_EXACT_LABELS = {
-    "unequal_variance": (r"unequal $V_h$", "outside-unequal-variance", r"unequal $V_h$ with uniform $\alpha$ (exact "
-                         "rationals)",
-                         r"$\alpha_h \sqrt{V_h}$ equal for every head, i.e. $\alpha_h \propto 1/\sqrt{V_h}$ (with "
-                         r"uniform $\alpha$: equal $V_h$), under the covariance model with a subspace-free bias"),
-    "nonuniform_weights": (r"non-uniform $\alpha$", "outside-nonuniform-weights", r"non-uniform $\alpha$ with equal "
-                           "$V_h$ (exact rationals)",
-                           r"uniform $\alpha$ (for equal $V_h$; in general $\alpha_h \sqrt{V_h}$ equal for every head), "
-                           "under the covariance model with a subspace-free bias"),
+_EXACT_LABELS = {  # name: (label, file slug, regime, restoring assumption)
+    "unequal_variance": (
+        r"unequal $V_h$", "outside-unequal-variance", r"unequal $V_h$ with uniform $\alpha$ (exact rationals)",
+        (r"$\alpha_h \sqrt{V_h}$ equal for every head, i.e. $\alpha_h \propto 1/\sqrt{V_h}$ (with uniform "
+         r"$\alpha$: equal $V_h$), under the covariance model with a subspace-free bias")),
+    "nonuniform_weights": (
+        r"non-uniform $\alpha$", "outside-nonuniform-weights", r"non-uniform $\alpha$ with equal $V_h$ (exact rationals)",
+        (r"uniform $\alpha$ (for equal $V_h$; in general $\alpha_h \sqrt{V_h}$ equal for every head), under the "
+         "covariance model with a subspace-free bias")),
 }
 
 

@@ -46,7 +46,13 @@ from verify.numeric import certify, formulas
 from verify.numeric.dgp import DGP, DGP_NAMES, haar_frame, head_projections, make_dgp
 from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
-from verify.numeric.informativeness import R2_LOW, TARGET_POINTS, learns_little, r_squared, target_variance
+from verify.numeric.informativeness import (
+    R2_LOW,
+    TARGET_POINTS,
+    learns_little,
+    r_squared,
+    target_variance,
+)
 from verify.numeric.stats import mean_se, paired, z_score
 from verify.outputs import plots
 
