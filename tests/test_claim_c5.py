@@ -1,11 +1,14 @@
 """C5 check (verify.claims.c5) against independent computations written here: the C3 quadratic
 form as a double loop with ρ from scipy.linalg.subspace_angles, exact projectors in SymPy
 rationals, NW weights by scipy.special.softmax with the engine's documented draws re-derived
-from SeedSequence, and the law of total covariance as explicit loops."""
+from SeedSequence, the law of total covariance as explicit loops, and Var f in closed form. The
+judges are tables of synthetic inputs on both sides of every threshold; the headline figures are
+recomputed from the same seeded inputs."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction as F
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +19,15 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
+from proofs.markup import check as markup_check
+from proofs.markup import pm, to_unicode
 from verify.claims import Context, c5, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
 from verify.judgment.counterexamples import replayer_for
 from verify.judgment.verdicts import Role
-from verify.numeric import formulas
-from verify.numeric.dgp import head_projections
+from verify.numeric import exact, formulas, informativeness, stats
+from verify.numeric.dgp import head_projections, make_dgp
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
 
@@ -35,6 +40,12 @@ HDI_TIE = 1e-12
 # The engine (vectorised, max-shifted softmax, einsum) vs softmax + loops here: the same sums
 # of <= 256 products rounded differently; measured ~1e-16 relative.
 REF_RTOL = 1e-10
+# Var f of the check is a Monte Carlo over 2**20 design draws, the reference here its closed form:
+# they agree within this many of the Monte Carlo's standard errors (a false failure ~6e-7).
+VAR_F_Z = 5.0
+# A pooled decomposition at m evaluation points and the mean of R replicates with their own points
+# estimate the same integrated MSE: they agree within this many standard errors of the difference.
+POOLED_Z = 5.0
 
 #: the SPEC's reading of C5: the in-model line is the core, the premise and the probes outside the model are
 #: reported beside the verdict
@@ -296,3 +307,308 @@ def test_mse_plot_shows_the_derived_line(saved):
     assert len(line["x"]) > 50
     for x, y in zip(line["x"], line["y"]):
         assert abs(y - (B2 + V - V * (H - 1) / H * x)) <= 1e-12 * (B2 + V)
+
+
+# -- judges: both sides of every threshold, equality included -----------------------------------
+@pytest.mark.parametrize("err,inc,agreement", [
+    (0.0, -1.0, "rounding"),
+    (c5.LINE_RTOL, c5.LINE_RTOL, "rounding"),           # at the tolerance: still rounding
+    (2 * c5.LINE_RTOL, 0.0, "disagree"),
+    (0.0, 2 * c5.LINE_RTOL, "disagree"),
+    (2 * c5.LINE_RTOL, 2 * c5.LINE_RTOL, "disagree"),
+], ids=["clean", "at-tolerance", "error-above", "increase-above", "both-above"])
+def test_line_agreement_judge(err, inc, agreement):
+    assert c5.line_agreement(err, inc) == agreement
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+@pytest.mark.parametrize("corr,se,violated", [
+    (0.2, 0.01, True),                  # above both criteria
+    (0.1, 0.001, False),                # correlation exactly CORR_EXCESS_MIN: not above it
+    (0.1000001, 0.001, True),
+    (0.625, 0.125, False),              # z exactly Z_MIN: not above it
+    (0.625, 0.12499, True),
+    (0.05, 0.001, False),               # many standard errors, negligible correlation
+    (0.5, 0.2, False),                  # large correlation, z = 2.5
+    (0.2, 0.0, True),                   # no spread: infinite z
+    (-0.3, 0.01, False),
+], ids=["above-both", "corr-at-min", "corr-just-above", "z-at-min", "z-just-above", "small-corr-large-z",
+        "large-corr-small-z", "zero-se", "negative"])
+def test_premise_judge(corr, se, violated):
+    assert c5.premise_violated(corr, se) is violated
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("ha,hb,ma,mb,violated", [
+    (F(2, 3), F(7, 10), F(104, 9), F(40, 3), True),
+    (F(2, 3), F(2, 3), F(1), F(2), False),               # equal HDI: no direction to be monotone in
+    (F(2, 3), F(7, 10), F(1), F(1), False),              # equal MSE: non-increasing holds
+    (F(2, 3), F(7, 10), F(2), F(1), False),
+    (F(7, 10), F(2, 3), F(1), F(2), False),              # B has the lower HDI
+], ids=["higher-hdi-higher-mse", "equal-hdi", "equal-mse", "lower-mse", "lower-hdi"])
+def test_exact_judge(ha, hb, ma, mb, violated):
+    assert c5.exact_violated(ha, hb, ma, mb) is violated
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("ha,hb,diff,se,violated", [
+    (0.0, 1.0, 0.1, 0.01, True),
+    (0.0, 1.0, 0.625, 0.125, False),                     # exactly Z_MIN standard errors
+    (0.0, 1.0, 0.625 + 1e-9, 0.125, True),
+    (0.5, 0.5, 1.0, 0.01, False),                        # equal HDI
+    (1.0, 0.0, 1.0, 0.01, False),                        # B has the lower HDI
+    (0.0, 1.0, 0.1, 0.0, True),                          # no spread, positive difference
+    (0.0, 1.0, -0.1, 0.01, False),
+], ids=["above", "at-z-min", "just-above", "equal-hdi", "lower-hdi", "zero-se", "negative-difference"])
+def test_nw_judge(ha, hb, diff, se, violated):
+    assert c5.nw_violated(ha, hb, diff, se) is violated
+
+
+def _cells(values):
+    """Rows of a regime table over scale factors (0.5, 1) x n (64, 256), one σ: {(c, n): (corr, se)}."""
+    return [{"scale_factor": c, "n": n, "sigma": 1.0, "corr_at_rho0": v[0], "se": v[1]}
+            for (c, n), v in values.items()]
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+@pytest.mark.parametrize("cells,want", [
+    ({(0.5, 64): (0.5, 0.01), (0.5, 256): (0.3, 0.1), (1.0, 64): (0.1, 0.001), (1.0, 256): (0.05, 0.001)},
+     {"min": 0.05, "max": 0.5, "violating": 1, "below_excess_min": 1, "falls_with_sharper_attention": True,
+      "falls_with_larger_n": True}),
+    ({(0.5, 64): (0.5, 0.01), (0.5, 256): (0.4, 0.01), (1.0, 64): (0.09, 0.001), (1.0, 256): (0.09, 0.001)},
+     {"min": 0.09, "max": 0.5, "violating": 2, "below_excess_min": 2, "falls_with_sharper_attention": True,
+      "falls_with_larger_n": False}),
+    ({(0.5, 64): (0.2, 0.01), (0.5, 256): (0.1, 0.01), (1.0, 64): (0.2, 0.01), (1.0, 256): (0.05, 0.01)},
+     {"min": 0.05, "max": 0.2, "violating": 2, "below_excess_min": 1, "falls_with_sharper_attention": False,
+      "falls_with_larger_n": True}),
+], ids=["z-3-and-at-min", "tie-in-n", "tie-in-scale"])
+def test_regime_summary_counts_from_the_rows(cells, want):
+    """"violating" counts the cells that break the premise (criterion of premise_violated), "below" the
+    cells whose correlation is below CORR_EXCESS_MIN: not the same list (0.3 at z = 3 is neither;
+    0.1 exactly is neither)."""
+    got = c5.regime_summary(_cells(cells))
+    assert {k: got[k] for k in want} == want
+    assert got["cells"] == 4
+
+
+# -- the numeric helper modules ------------------------------------------------------------------
+@pytest.mark.claim(CLAIM, part="premise")
+@pytest.mark.parametrize("values,mean,se", [
+    ([1.0, 3.0], 2.0, 1.0),                   # sd (ddof 1) = sqrt 2, SE = sqrt 2 / sqrt 2
+    ([0.0, 0.0, 0.0, 4.0], 1.0, 1.0),         # sd = 2, SE = 2 / sqrt 4 (not 2/4)
+    ([2.0, 2.0, 2.0], 2.0, 0.0),
+    ([5.0], 5.0, math.inf),
+], ids=["two", "four", "constant", "one"])
+def test_mean_se(values, mean, se):
+    assert stats.mean_se(values) == (mean, se)
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_paired_and_z_score():
+    assert stats.paired([1.0, 2.0], [3.0, 6.0]) == (3.0, 1.0)          # differences 2, 4
+    assert [stats.z_score(m, s) for m, s in ((1.0, 0.5), (1.0, 0.0), (-1.0, 0.0), (0.0, 0.0))] == \
+        [2.0, math.inf, -math.inf, 0.0]
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_exact_linear_algebra():
+    col = lambda *x: [[F(v)] for v in x]  # noqa: E731
+    assert exact.projector_overlap(col(1, 0, 0), col(3, 0, 1), "W") == F(9, 10)
+    assert exact.inverse([[F(2), F(1)], [F(1), F(1)]], "A") == [[1, -1], [-1, 2]]
+    with pytest.raises(VerifyError, match="^W: .*rank-deficient"):
+        exact.projector_overlap(col(0, 0, 0), col(1, 0, 0), "W")
+    assert exact.exact_sqrt(F(9, 4)) == F(3, 2) and exact.exact_sqrt(F(2)) is None
+    assert [exact.rational("x", v) for v in ("1/3", 0.25, 3, " 2.5 ")] == [F(1, 3), F(1, 4), F(3), F(5, 2)]
+    for bad in ("1e5", "1/0", "1" * 41, True, float("nan")):
+        with pytest.raises(VerifyError, match="^x: "):
+            exact.rational("x", bad)
+
+
+def _bump_var(d, width=1.0):
+    """Var exp(−|x|²/(2w²)) for x ~ N(0, I_d): E f = (1 + 1/w²)^(−d/2), E f² = (1 + 2/w²)^(−d/2)."""
+    return (1 + 2 / width**2) ** (-d / 2) - (1 + 1 / width**2) ** (-d)
+
+
+def _sin_moments(a):
+    """E sin²(a x), E sin⁴(a x) for x ~ N(0, 1) (E cos(b x) = exp(−b²/2); E sin(a x) = 0)."""
+    return (1 - math.exp(-2 * a * a)) / 2, 3 / 8 - math.exp(-2 * a * a) / 2 + math.exp(-8 * a * a) / 8
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+def test_target_variance_against_closed_forms():
+    m2, m4 = _sin_moments(2.0)
+    for dgp, want, se_want in ((make_dgp("bump", d=8, sigma=1.0), _bump_var(8), None),
+                               (make_dgp("single-index", d=8, sigma=1.0), m2,
+                                math.sqrt((m4 - m2 * m2) / informativeness.TARGET_POINTS))):
+        var, se = informativeness.target_variance(dgp, seed=7)
+        assert abs(var - want) <= VAR_F_Z * se
+        if se_want is not None:
+            assert se == pytest.approx(se_want, rel=0.02)
+    assert informativeness.r_squared(0.6, 0.1, 0.5) == pytest.approx(0.0)
+    assert [informativeness.learns_little(r) for r in (0.49, 0.5, 0.51)] == [True, False, False]
+
+
+# -- headline figures, recomputed ----------------------------------------------------------------
+PREMISE_HEADLINE = ("shared noise: orthogonal heads correlate 0.02..0.79 over 16 regimes, more for flatter attention "
+                    "and smaller n, below 0.1 in 6")
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+def test_premise_headline_by_brute_force(result):
+    """Every cell of the regime table recomputed here (all batches), its mean and SE (ddof 1, /sqrt k)
+    and the counts and trends the finding states, against the finding's text."""
+    part = _part(result, "premise on real NW heads")
+    rows = part.numeric.figures["regimes"]["rows"]
+    cells = {}
+    for row in rows:
+        vals = [_corr_at_rho0_brute_force(row["params"], k) for k in range(row["params"]["batches"])]
+        assert np.allclose(vals, row["batch_values"], rtol=REF_RTOL, atol=0)
+        mean = sum(vals) / len(vals)
+        se = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) / math.sqrt(len(vals))
+        assert mean == pytest.approx(row["corr_at_rho0"], rel=REF_RTOL) and se == pytest.approx(row["se"], rel=1e-8)
+        cells[(row["scale_factor"], row["n"], row["sigma"])] = (mean, se)
+    corr = [m for m, _ in cells.values()]
+    violating = sum(m > c5.CORR_EXCESS_MIN and m / s > c5.Z_MIN for m, s in cells.values())
+    below = sum(m < c5.CORR_EXCESS_MIN for m in corr)
+    flatter = all(cells[(a, n, s)][0] > cells[(b, n, s)][0] for a, b in zip(c5.REGIME_SCALES, c5.REGIME_SCALES[1:])
+                  for n in c5.REGIME_NS for s in c5.REGIME_SIGMAS)
+    smaller_n = all(cells[(c, 64, s)][0] > cells[(c, 256, s)][0] for c in c5.REGIME_SCALES for s in c5.REGIME_SIGMAS)
+    assert flatter and smaller_n
+    want = (f"shared noise: orthogonal heads correlate {min(corr):.2f}..{max(corr):.2f} over {len(cells)} regimes, "
+            f"more for flatter attention and smaller n, below {c5.CORR_EXCESS_MIN:g} in {below}")
+    assert part.finding == want == PREMISE_HEADLINE
+    assert f"premise violated in {violating} of {len(cells)}" in part.numeric.summary
+    assert "criterion: correlation above 0.1 and above 5 standard errors" in part.numeric.summary
+
+
+def _noiseless_mse_brute_force(p, rho, batch):
+    """MSE − noise part of the premise's heads of overlap ``rho`` in batch ``batch``: the mean over the
+    evaluation points and the R designs of (mean_h m_h − f)², m_h = Σ_i w_i^h f(x_i) (softmax + loops)."""
+    head_seed, engine_seed = np.random.SeedSequence([p["seed"], batch]).generate_state(2)
+    kind = "orthogonal" if rho == 0 else "identical"
+    W = head_projections(kind, p["H"], p["d"], p["d_k"], rng=np.random.default_rng(int(head_seed)))
+    f = lambda x: np.exp(-np.sum(x * x, axis=-1) / 2)  # noqa: E731
+    x_eval = np.random.default_rng(np.random.SeedSequence(int(engine_seed))).standard_normal((p["m"], p["d"]))
+    total = 0.0
+    for child in np.random.SeedSequence(int(engine_seed)).spawn(p["R"]):
+        X = np.random.default_rng(child).standard_normal((p["n"], p["d"]))
+        est = sum(softmax((x_eval @ U) @ (X @ U).T / math.sqrt(p["d_k"]), axis=1) @ f(X) for U in W) / p["H"]
+        total += float(np.mean((est - f(x_eval)) ** 2)) / p["R"]
+    return total
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+def test_premise_r2_by_brute_force(result):
+    """R² = 1 − (MSE − noise part)/Var f at ρ = 0 and 1, with the noiseless MSE by loops and Var f in
+    closed form (the check's is a Monte Carlo: compared within VAR_F_Z of its standard errors)."""
+    part = _part(result, "premise on real NW heads")
+    figs, p = part.numeric.figures, part.numeric.figures["params"]
+    var_f = _bump_var(p["d"])
+    assert abs(figs["var_f"] - var_f) <= VAR_F_Z * figs["var_f_se"]
+    for rho in (0.0, 1.0):
+        noiseless = np.mean([_noiseless_mse_brute_force(p, rho, k) for k in range(p["batches"])])
+        level = figs["levels"][str(rho)]
+        assert level["mse"] - level["noise_part"] == pytest.approx(noiseless, rel=1e-9)
+        want = 1 - noiseless / var_f
+        assert abs(part.r2[f"rho {rho:g}"] - want) <= (1 - want) * VAR_F_Z * figs["var_f_se"] / var_f + 1e-9
+    assert set(part.design) >= {"target", "weights", "kernel scale", "sizes", "replicates", "diagnostic"}
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("name,label,hdis,mses", [
+    ("unequal_variance", "unequal Vₕ", ("2/3", "7/10"), ("104/9", "40/3")),
+    ("nonuniform_weights", "non-uniform α", ("2/3", "7/10"), ("1/2", "3/5")),
+])
+def test_exact_limits_headline(result, name, label, hdis, mses):
+    """The limits' quoted rationals, recomputed in SymPy from the saved integer W_K."""
+    pid = {"unequal_variance": "outside the model: unequal V_h",
+           "nonuniform_weights": "outside the model: non-uniform α"}[name]
+    part = _part(result, pid)
+    (ha, ma), (hb, mb) = _sympy_case(part.counterexample.data["params"]).values()
+    assert (str(ha), str(hb), str(ma), str(mb)) == (*hdis, *mses)
+    assert to_unicode(part.finding) == f"{label}: HDI {hdis[0]} → {hdis[1]} raises MSE − B² {mses[0]} → {mses[1]}"
+
+
+def _replicate_terms_here(p, rho):
+    """Per replicate (squared error of the ensemble's conditional mean, noise part σ²||w_ens||²)."""
+    heads = _aligned(p["H"], p["d"], p["d_k"], rho)
+    f = lambda x: np.sin(2.0 * x[..., 0])  # noqa: E731
+    sq, noise = [], []
+    for r in range(p["R"]):
+        s = int(np.random.SeedSequence([p["seed"], r]).generate_state(1)[0])
+        x_eval = np.random.default_rng(np.random.SeedSequence(s)).standard_normal((p["m"], p["d"]))
+        X = np.random.default_rng(np.random.SeedSequence(s, spawn_key=(0,))).standard_normal((p["n"], p["d"]))
+        w_ens = sum(softmax((x_eval @ U) @ (X @ U).T / math.sqrt(p["d_k"]), axis=1) for U in heads) / p["H"]
+        sq.append(float(np.mean((w_ens @ f(X) - f(x_eval)) ** 2)))
+        noise.append(float(np.mean(p["sigma"] ** 2 * np.sum(w_ens ** 2, axis=1))))
+    return np.array(sq), np.array(noise)
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_real_head_limit_headline_by_brute_force(result):
+    """The pair reported is the one with the largest z among all pairs (recomputed here), its
+    difference ± SE is the finding's, and R² of every configuration is 1 − (MSE − noise)/Var f."""
+    part = _part(result, "outside the model: real NW heads")
+    figs, p = part.numeric.figures, part.counterexample.data["params"]
+    terms = {rho: _replicate_terms_here(p, rho) for rho in c5.ALIGNED_RHOS}
+    hdi_of = {rho: _hdi(_rho_scipy(_aligned(p["H"], p["d"], p["d_k"], rho))) for rho in c5.ALIGNED_RHOS}
+    best = None
+    for a in c5.ALIGNED_RHOS:
+        for b in c5.ALIGNED_RHOS:
+            if hdi_of[a] < hdi_of[b] - HDI_TIE:
+                diff = sum(terms[b]) - sum(terms[a])
+                z = diff.mean() / (diff.std(ddof=1) / math.sqrt(diff.size))
+                best = max(best or (z, a, b), (z, a, b))
+    z, ra, rb = best
+    assert (p["rho_A"], p["rho_B"]) == (ra, rb)
+    diff = sum(terms[rb]) - sum(terms[ra])
+    mean, se = diff.mean(), diff.std(ddof=1) / math.sqrt(diff.size)
+    assert figs["diff"] == pytest.approx(mean, rel=1e-9) and figs["se"] == pytest.approx(se, rel=1e-7)
+    assert pm(mean, se) in part.finding and f"{pm(mean, se)} ($\\mathrm{{HDI}}$ 0 $\\to$ 1)" in part.finding
+    m2, _ = _sin_moments(2.0)
+    assert abs(figs["var_f"] - m2) <= VAR_F_Z * figs["var_f_se"]
+    for rho, (sq, _) in terms.items():
+        want = 1 - sq.mean() / m2
+        assert abs(part.r2[f"rho {rho:g}"] - want) <= (1 - want) * VAR_F_Z * figs["var_f_se"] / m2 + 1e-9
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_real_head_limit_figures_add_up(result):
+    """The restoring text quotes the pooled decomposition: its terms add up to its MSE, and that MSE
+    differs from the replicate MSE by no more than the sampling of the evaluation points explains."""
+    part = _part(result, "outside the model: real NW heads")
+    figs = part.numeric.figures
+    for c in ("A", "B"):
+        t = figs["pooled_terms"][c]
+        assert t["bias2"] + t["var_term"] + t["cov_term"] == pytest.approx(t["mse"], rel=1e-12)
+        assert f"{t['mse']:.4f}" in part.restored_by and f"{t['bias2']:.4f}" in part.restored_by
+        assert f"{t['var_term'] + t['cov_term']:.4f}" in part.restored_by
+        se_rep = next(r["SE"] for r in figs["search"] if r["rho"] == figs["params"][f"rho_{c}"])
+        gap = abs(figs[f"MSE_{c}"] - t["mse"])
+        assert gap <= POOLED_Z * math.hypot(t["mse_se_over_points"], se_rep)
+    assert "sampling error of the evaluation points" in part.restored_by
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+def test_every_text_is_markup_and_states_its_criterion(result):
+    for p in result.parts:
+        texts = [p.statement, p.finding, p.stated, p.derived, p.regime, p.restored_by, p.numeric.summary,
+                 *p.design.values(), p.counterexample.description if p.counterexample else ""]
+        for t in texts:
+            markup_check(t, p.id)
+        if p.role is not Role.CORE and p.role is not Role.DETAIL:
+            assert "criterion" in p.numeric.summary, p.id
+    markup_check(result.summary)
+    experiments = {p.id for p in result.parts if p.r2}
+    assert experiments == {"premise on real NW heads", "outside the model: real NW heads"}
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_straight_line_detail(result):
+    """The words "a straight line": the derivation's group straight_line decides it, and on the random
+    head sets the least-squares slope of the model MSE against HDI is the derived −V(H−1)/H."""
+    part = _part(result, "a straight line")
+    assert part.effect.value == "detail holds" and part.symbolic.groups == ["straight_line"]
+    assert [c["name"] for c in part.symbolic.comparisons] == ["a_straight_line"]
+    for H, (fitted, derived) in part.numeric.figures["fitted_vs_derived_slope"].items():
+        assert fitted == pytest.approx(derived, rel=1e-9, abs=1e-12), H

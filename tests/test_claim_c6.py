@@ -1,10 +1,13 @@
 """C6 check (verify.claims.c6) against independent computations written here: the model MSE as a
 brute-force loop over head pairs with ρ from scipy.linalg.subspace_angles, the fusion-frame
-bound written out, and a dimension count by matrix rank."""
+bound written out, a dimension count by matrix rank, NW heads by scipy.special.softmax with the
+engine's documented draws, and Var f in closed form. The judges are tables of synthetic inputs on
+both sides of every threshold; the headline figures are recomputed from the same seeded inputs."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction as F
 
 import numpy as np
 import pytest
@@ -13,6 +16,8 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.special import softmax
 
+from proofs.markup import check as markup_check
+from proofs.markup import pm, sci
 from verify.claims import Context, c6, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
@@ -77,7 +82,7 @@ def test_parts_and_roles(saved):
         "beyond d (H·d_k > d)": Role.SCOPE,
         "real NW heads, single-index target": Role.SCOPE}
     beyond = _part(result, "beyond d (H·d_k > d)")
-    assert beyond.numeric.agreement == "measured" and beyond.restored_by.startswith("H·d_k ≤ d")
+    assert beyond.numeric.agreement == "measured" and beyond.restored_by.startswith(r"$H d_k \le d$")
     figs = beyond.numeric.figures
     assert figs["starts_reaching_bound"] == figs["starts"] and figs["below_bound"] == 0
     assert abs(figs["two_planes_phi"] - 2.0) <= BOUND_TOL
@@ -255,3 +260,177 @@ def test_bound_certificates_enclose_the_bound_written_here(result):
             assert abs(mid - (2 - 4 / 3)) <= 1e-9                    # Φ = 2 against the bound 4/3
         else:
             assert abs(mid - (_bound(row["H"], row["d_k"], row["d"]) - row["final_hdi_max"])) <= 1e-12
+
+
+# Var f of the check is a Monte Carlo over 2**20 design draws, the reference here its closed form:
+# they agree within this many of the Monte Carlo's standard errors (a false failure ~6e-7).
+VAR_F_Z = 5.0
+
+
+# -- judges: both sides of every threshold, equality included -----------------------------------
+@pytest.mark.parametrize("increase,lowers", [
+    (-2 * c6.MOVE_TOL, True), (-c6.MOVE_TOL, False), (0.0, False), (1e-9, False)],
+    ids=["below", "at-tolerance", "zero", "increase"])
+def test_lowers_mse_judge(increase, lowers):
+    assert c6.lowers_mse(increase) is lowers
+
+
+@pytest.mark.parametrize("lowered,err,agreement", [
+    (0, 0.0, "rounding"), (0, c6.MSE_RTOL, "rounding"), (0, 2 * c6.MSE_RTOL, "disagree"), (1, 0.0, "disagree")],
+    ids=["clean", "err-at-tolerance", "err-above", "one-lowering-move"])
+def test_local_agreement_judge(lowered, err, agreement):
+    assert c6.local_agreement(lowered, err) == agreement
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("bound,final,reached", [
+    (c6.BOUND_TOL, 0.0, True), (2 * c6.BOUND_TOL, 0.0, False), (0.5, 0.5, True), (0.5, 0.6, True)],
+    ids=["gap-at-tolerance", "gap-above", "on-the-bound", "above-the-bound"])
+def test_reaches_bound_judge(bound, final, reached):
+    assert c6.reaches_bound(bound, final) is reached
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("phi,lb,below", [
+    (0.0, c6.BELOW_TOL, False), (-1e-12, c6.BELOW_TOL, True), (1.0, 1.0, False), (0.5, 1.0, True)],
+    ids=["at-tolerance", "beyond-tolerance", "on-the-bound", "far-below"])
+def test_below_bound_judge(phi, lb, below):
+    assert c6.below_bound(phi, lb) is below
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("below,holds,agreement", [
+    (0, True, "measured"), (1, True, "disagree"), (0, False, "disagree")], ids=["clean", "one-below", "a-certificate-fails"])
+def test_beyond_agreement_judge(below, holds, agreement):
+    assert c6.beyond_agreement(below, holds) == agreement
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("infeasible,bound,phi,violated", [
+    (True, F(4, 3), 2.0, True),
+    (False, F(0), 2.0, False),                          # H d_k <= d: orthogonal heads exist
+    (True, F(0), 1.0, False),                           # no positive lower bound
+    (True, F(1, 3), c6.ORTH_EPS, False),                # optimum at the orthogonality threshold
+    (True, F(1, 3), 2 * c6.ORTH_EPS, True),
+], ids=["beyond-d", "feasible", "zero-bound", "phi-at-eps", "phi-above-eps"])
+def test_infeasible_judge(infeasible, bound, phi, violated):
+    assert c6.infeasible_violated(infeasible, bound, phi) is violated
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("diff,se,violated", [
+    (0.625, 0.125, False), (0.626, 0.125, True), (0.1, 0.0, True), (-0.1, 0.001, False), (0.0, 0.0, False),
+    (0.05, 0.02, False)],
+    ids=["z-at-min", "z-above", "zero-se", "orthogonal-better", "no-difference", "z-2.5"])
+def test_signal_judge(diff, se, violated):
+    assert c6.signal_violated(diff, se) is violated
+
+
+# -- headline figures, recomputed ----------------------------------------------------------------
+@pytest.mark.claim(CLAIM, part="scope")
+def test_fusion_frame_boundary_and_counts_by_brute_force(result):
+    """Every configuration's bound is 1 − max(0, (H d_k/d − 1)/(H − 1)) (written here); the starts that
+    reach it are recounted from descents at the check's seeds, with the HDI from scipy's angles, over
+    the configurations with tight frames only (the two planes in R³ are reported apart)."""
+    part = _part(result, "beyond d (H·d_k > d)")
+    figs = part.numeric.figures
+    ctx = Context(seed=0, quick=True)
+    reached = starts = 0
+    gaps = []
+    for row in figs["configs"]:
+        H, d_k, d = row["H"], row["d_k"], row["d"]
+        assert row["bound_hdi"] == pytest.approx(_bound(H, d_k, d), abs=1e-15)
+        seeds = np.random.SeedSequence(ctx.seed_for(f"c6/opt/{H}-{d_k}-{d}")).generate_state(row["starts"])
+        finals = [_hdi(c6.minimise_overlap(H, d_k, d, rng=int(s)).U) for s in seeds]
+        assert max(finals) <= _bound(H, d_k, d) + BOUND_TOL
+        if (H, d_k, d) == c6.NOT_ATTAINED:
+            assert max(finals) < _bound(H, d_k, d) - 0.1
+            continue
+        reached += sum(_bound(H, d_k, d) - f <= BOUND_TOL for f in finals)
+        starts += len(finals)
+        gaps += [_bound(H, d_k, d) - f for f in finals]
+    assert (figs["starts_reaching_bound"], figs["starts"]) == (reached, starts) == (15, 15)
+    assert f"in {reached} of {starts} starts" in part.numeric.summary
+    assert max(gaps) <= BOUND_TOL
+    tight = [r for r in figs["configs"] if (r["H"], r["d_k"], r["d"]) != c6.NOT_ATTAINED]
+    assert f"the largest gap {sci(max(r['max_gap'] for r in tight))}" in part.numeric.summary
+    assert part.finding.endswith(r"with $\mathrm{HDI} = 1 - (H d_k/d - 1)/(H - 1)$ where one exists")
+
+
+def _signal_terms_here(p, config):
+    """Per replicate (squared error of the ensemble's conditional mean, its MSE) on sin(2 x_1)."""
+    H, d, d_k = p["H"], p["d"], p["d_k"]
+    eye = np.eye(d)
+    cols = {"identical, on the signal": [list(range(d_k))] * H,
+            "sharing the signal direction": [[0, *range(1 + h * (d_k - 1), 1 + (h + 1) * (d_k - 1))] for h in range(H)],
+            "orthogonal, one on the signal": [list(range(h * d_k, (h + 1) * d_k)) for h in range(H)]}[config]
+    heads = [eye[:, c] for c in cols]
+    sq, mse = [], []
+    for r in range(p["R"]):
+        s = int(np.random.SeedSequence([p["seed"], r]).generate_state(1)[0])
+        x_eval = np.random.default_rng(np.random.SeedSequence(s)).standard_normal((p["m"], d))
+        X = np.random.default_rng(np.random.SeedSequence(s, spawn_key=(0,))).standard_normal((p["n"], d))
+        w = sum(softmax((x_eval @ U) @ (X @ U).T / math.sqrt(d_k), axis=1) for U in heads) / H
+        err = (w @ np.sin(2 * X[:, 0]) - np.sin(2 * x_eval[:, 0])) ** 2
+        sq.append(err.mean())
+        mse.append((err + p["sigma"] ** 2 * np.sum(w ** 2, axis=1)).mean())
+    return np.array(sq), np.array(mse)
+
+
+def _signal_headline(p):
+    """The single-index limit from scratch: every configuration's MSE, the better non-orthogonal one,
+    its paired difference to the orthogonal heads, and R² with Var f = E sin²(2 x) = (1 − e⁻⁸)/2."""
+    terms = {c: _signal_terms_here(p, c) for c in c6.SIGNAL_CONFIGS}
+    orth = "orthogonal, one on the signal"
+    best = min((c for c in terms if c != orth), key=lambda c: terms[c][1].mean())
+    diff = terms[orth][1] - terms[best][1]
+    var_f = (1 - math.exp(-8)) / 2
+    return {"best": best, "mse": (terms[best][1].mean(), terms[orth][1].mean()), "diff": diff.mean(),
+            "se": diff.std(ddof=1) / math.sqrt(diff.size),
+            "r2": {c: 1 - t[0].mean() / var_f for c, t in terms.items()}, "var_f": var_f}
+
+
+def _signal_finding(h):
+    return (f"a single-index target: heads sharing the signal beat orthogonal ones (MSE {h['mse'][0]:.3f} vs "
+            f"{h['mse'][1]:.3f}, difference {pm(h['diff'], h['se'])})")
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_single_index_headline_by_brute_force(result):
+    """The configuration reported is the better of the two that share the signal (min, recomputed),
+    and the finding's MSEs, difference ± SE and the part's R² are those recomputed here."""
+    part = _part(result, "real NW heads, single-index target")
+    p, figs = part.counterexample.data["params"], part.numeric.figures
+    h = _signal_headline(p)
+    assert p["configs"] == [h["best"], "orthogonal, one on the signal"]
+    assert np.allclose(figs["mse"], h["mse"], rtol=REF_RTOL, atol=0)
+    assert figs["diff"] == pytest.approx(h["diff"], rel=1e-9) and figs["se"] == pytest.approx(h["se"], rel=1e-7)
+    assert part.finding == _signal_finding(h)
+    assert abs(figs["var_f"] - h["var_f"]) <= VAR_F_Z * figs["var_f_se"]
+    for c, want in h["r2"].items():
+        assert abs(part.r2[c] - want) <= (1 - want) * VAR_F_Z * figs["var_f_se"] / h["var_f"] + 1e-9
+    assert "criterion: positive and above 5 paired standard errors" in part.numeric.summary
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_single_index_headline_of_the_full_run():
+    """The README's figures (the full default run, seed 0): MSE 0.403 vs 0.467, difference 0.064 ± 0.002,
+    recomputed here from the experiment's full-size parameters and against the experiment itself."""
+    exp = c6.signal_experiment(Context(seed=0))
+    p = exp["params"]
+    assert (p["n"], p["R"], p["m"], p["seed"]) == (256, 48, 64, Context(seed=0).seed_for("c6/signal"))
+    h = _signal_headline(p)
+    assert (f"{h['mse'][0]:.3f}", f"{h['mse'][1]:.3f}", f"{h['diff']:.3f}", f"{h['se']:.3f}") == \
+        ("0.403", "0.467", "0.064", "0.002")
+    assert np.allclose(exp["outcome"].figures["mse"], h["mse"], rtol=REF_RTOL, atol=0)
+    assert exp["outcome"].violates
+
+
+def test_every_text_is_markup_and_states_its_criterion(result):
+    for p in result.parts:
+        for t in [p.statement, p.finding, p.stated, p.derived, p.regime, p.restored_by, p.numeric.summary,
+                  *p.design.values(), p.counterexample.description if p.counterexample else ""]:
+            markup_check(t, p.id)
+        assert "criterion" in p.numeric.summary, p.id
+    markup_check(result.summary)
+    assert {p.id for p in result.parts if p.r2} == {"real NW heads, single-index target"}

@@ -1,11 +1,14 @@
 """C5/C6 derivations against independent computations: brute-force quadratic forms over
 covariance matrices built from random subspaces (numpy QR), exact rationals (fractions), a
-Monte Carlo of shared-noise NW heads, and tight frames constructed here in numpy."""
+Monte Carlo of shared-noise NW heads, and tight frames constructed here in numpy; and what the
+printed derivations tell a reader: every symbol defined, every name spelled, every comparison
+decided by the group of steps named here."""
 
 from __future__ import annotations
 
 import math
 import random
+import re
 from fractions import Fraction
 from itertools import combinations
 
@@ -15,8 +18,9 @@ import pytest
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
+from sympy.core.function import AppliedUndef
 
-from proofs import derivation
+from proofs import derivation, markup
 from proofs.c5_hdi_mse import counterexamples
 from proofs.notation import HDI, B, H, V
 
@@ -328,3 +332,115 @@ def test_c6_results_print_for_numpy_and_mpmath(c6):
         assert abs(got - mpmath.mpf(3) / 4) < mpmath.mpf(10) ** -45
     finally:
         mpmath.mp.dps = 15
+
+
+# -- what the printed derivations tell a reader ---------------------------------------------------
+def _symbol_names(expr) -> set[str]:
+    """Names of every symbol, indexed base, matrix symbol and undefined function in ``expr``, free or
+    bound (a substitution's or a sum's variables print as well)."""
+    items = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+    out = set()
+    for e in items:
+        if not isinstance(e, sp.Basic):
+            continue
+        for a in e.atoms(sp.Symbol, sp.IndexedBase, sp.MatrixSymbol, AppliedUndef):
+            out.add(a.func.__name__ if isinstance(a, AppliedUndef) else str(a.name))
+    return out
+
+
+@pytest.mark.claim(part="derivation")
+@pytest.mark.parametrize("claim", ["C5", "C6"])
+def test_every_symbol_has_a_meaning(claim):
+    der = derivation(claim)
+    names = set()
+    for s in der.steps:
+        names |= _symbol_names(s.relation)
+    for r in der.results.values():
+        names |= _symbol_names(r.expr)
+    for a in der.assumptions.values():
+        if a.expr is not None:
+            names |= _symbol_names(a.expr)
+    assert "WDI" in names or claim == "C6"
+    undefined = sorted(n for n in names if der.meaning(n) is None)
+    assert not undefined, f"{claim}: symbols without a meaning: {undefined}"
+    for meaning in der.glossary.values():
+        markup.check(meaning)
+
+
+# LaTeX of a SymPy name that leaked: a multi-letter subscript (x_{lo}, bias_{bar}), two indices
+# run together (w_{1 1}), or a multi-letter name printed as a product of italic letters (WDI).
+LEAK = re.compile(r"_\{[a-z]{2,}\}|_\{\d+ \d+\}|(?<![{\\a-zA-Z])(WDI|MSE)(?![a-zA-Z])")
+
+
+@pytest.mark.claim(part="derivation")
+@pytest.mark.parametrize("claim", ["C5", "C6"])
+def test_symbol_names_do_not_leak_into_formulas(claim):
+    der = derivation(claim)
+    leaks = {}
+    for item in [*der.steps, *der.results.values()]:
+        tex = item.latex()
+        markup.parse_math(" ".join(tex.split()), item.name)
+        found = sorted({m.group(0) for m in LEAK.finditer(tex)})
+        if found:
+            leaks[item.name] = found
+    assert not leaks, leaks
+    if claim == "C5":
+        assert r"\mathrm{WDI}" in der.results["mse_wdi"].latex()
+        corr = next(s for s in der.steps if s.name == "orthogonal_example_correlation").latex()
+        assert "w^{1}_{1}" in corr and "x_{\\mathrm{lo}}" in next(
+            s for s in der.steps if s.name == "integrated_line").latex()
+
+
+#: comparison -> (its deciding group, how, whether the statement holds)
+DECIDED = {
+    "C5": {"line_under_model": ("supported_by line", True),
+           "a_straight_line": ("supported_by straight_line", True),
+           "non_increasing_any_weights": ("refuted_by mixed_sign", False),
+           "restored_by_equal_scaled_weights": ("supported_by restored", True),
+           "monotone_in_hdi_outside_model": ("refuted_by outside_model", False),
+           "premise_on_nw_heads": ("refuted_by shared_noise", False)},
+    "C6": {"orthogonal_optimal_when_feasible": ("supported_by feasible", True),
+           "orthogonal_optimal_beyond_d": ("refuted_by beyond_d", False),
+           "fusion_bound_always_attained": ("refuted_by not_attained", False)},
+}
+#: steps each group must hold (the steps that carry its decision)
+GROUP_STEPS = {
+    "C5": {"line": {"cross_term", "mse_line", "non_increasing", "integrated_line", "mse_line_H5", "c3_split_H2"},
+           "straight_line": {"mse_line", "slope", "straight_line"},
+           "mixed_sign": {"mixed_sign_line", "mixed_sign_increasing"},
+           "outside_model": {"cx_unequal_variance_hdi_higher", "cx_unequal_variance_mse_higher",
+                             "cx_nonuniform_weights_hdi_higher", "cx_nonuniform_weights_mse_higher"},
+           "shared_noise": {"conditional_covariance_n3", "orthogonal_example_correlation"},
+           "restored": {"scaled_line_H3", "equal_pair_weights_force_equal_scaled_weights_H3"}},
+    "C6": {"feasible": {"mse_increasing_in_potential", "potential_sum_of_squares", "orthogonal_blocks",
+                        "order_t2_is_stationary", "lines_d3_stationary"},
+           "beyond_d": {"pair_sum_bound", "hdi_bound_frame", "orthogonality_infeasible", "tight_frame_H3_dk1_d2"},
+           "not_attained": {"two_planes_potential", "two_planes_above_bound"}},
+}
+
+
+@pytest.mark.claim(part="derivation")
+@pytest.mark.parametrize("claim", ["C5", "C6"])
+def test_every_comparison_is_decided_by_its_group(claim):
+    der = derivation(claim)
+    got = {c.name: (c.decided_by, c.holds) for c in der.comparisons}
+    assert got == DECIDED[claim]
+    for name, steps in GROUP_STEPS[claim].items():
+        g = der.groups[name]
+        assert g.proved and steps <= set(g.steps), (name, steps - set(g.steps))
+    for c in der.comparisons:
+        group = der.groups[c.decided_by.split()[-1]]
+        assert c.steps == tuple(group.steps)
+        for text in (c.stated, c.derived, c.detail):
+            markup.check(text, c.name)
+
+
+@pytest.mark.claim("C5", part="derivation")
+def test_c5_ensemble_bias_is_stated_as_c3_derives_it(c5):
+    """The setting quotes C3's corrected ensemble bias, Σ α_h b_h + (Σα − 1) f, and says when the
+    f term drops (Σα = 1, which the uniform weights satisfy), not "B = Σ α_h b_h for any α"."""
+    text = c5.assumptions["c3_decomposition"].statement
+    assert r"B = \sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f" in text
+    assert r"only when $\sum_h \alpha_h = 1$" in text and "uniform" in text
+    for a in c5.assumptions.values():
+        markup.check(a.statement, a.name)
