@@ -73,8 +73,9 @@ def spell(**names: str) -> None:
 def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     """``sympy.latex`` with the project's symbol spelling (``macros=True`` for the export)."""
     names = dict(LATEX_NAMES)
-    if SPELLED:
-        for s in getattr(expr, "free_symbols", ()):
+    if SPELLED:   # every symbol, bound ones too (a Sum's index, a Subs's variable)
+        atoms = expr.atoms(sp.Symbol) if isinstance(expr, (sp.Basic, sp.MatrixBase)) else ()
+        for s in atoms:
             if isinstance(s, sp.Symbol) and s.name in SPELLED and s not in names:
                 names[s] = SPELLED[s.name]
     if macros:

@@ -936,7 +936,7 @@ CASES = [
     pytest.param(rp("c5.premise-shared-noise", dgp_params=[1]), ("params.dgp_params", "[1]"), id="cli-replay-c5-dgp-params-list"),
     pytest.param(rp("c5.premise-shared-noise", dgp_params={"width": -1.0}), ("params.bump parameter 'width'", "-1.0"),
                  id="cli-replay-c5-dgp-param-negative"),
-    pytest.param(rp("c5.premise-shared-noise", seed=DROP), ("params", "with key 'seed'"), id="cli-replay-c5-no-seed"),
+    pytest.param(rp("c5.premise-shared-noise", seed=DROP), ("params", "without 'seed'"), id="cli-replay-c5-no-seed"),
     pytest.param(rp("c5.nw-heads-bias", kind="random"), ("params.kind", "'random'", "'aligned'"), id="cli-replay-c5-kind-random"),
     pytest.param(rp("c5.nw-heads-bias", rho_A=1.5), ("params.rho_A", "1.5", "<= 1"), id="cli-replay-c5-rho-above-one"),
     pytest.param(rp("c5.nw-heads-bias", rho_B="0"), ("params.rho_B", "'0'"), id="cli-replay-c5-rho-string"),

@@ -269,6 +269,18 @@ class Part:
         if self.markup:
             for name in TEXT_FIELDS:
                 markup.check(getattr(self, name), f"part {self.id!r}: {name}")
+            if self.numeric is not None:
+                markup.check(self.numeric.summary, f"part {self.id!r}: numeric summary")
+            if self.counterexample is not None:
+                markup.check(self.counterexample.description, f"part {self.id!r}: counterexample")
+            for key, entry in self.design.items():
+                for field_, text in (entry.items() if isinstance(entry, dict) else [("value", entry)]):
+                    if isinstance(text, str):
+                        markup.check(text, f"part {self.id!r}: design {key}.{field_}")
+            for kind, ctl in self.controls.items():
+                for field_ in ("what", "effect"):
+                    if isinstance(ctl, dict) and isinstance(ctl.get(field_), str):
+                        markup.check(ctl[field_], f"part {self.id!r}: {kind} control {field_}")
 
     @property
     def violated(self) -> bool:

@@ -986,10 +986,28 @@ def c4_subspace_hdi_h2_d3dk2_mp(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11,
     Wb_31 = _m(Wb_31)
     Wb_32 = _m(Wb_32)
     return -mpmath.mpf(1)/mpmath.mpf(2)*(Wa_11*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_11*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_11*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_21*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_21*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_21*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_31*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_31*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - mpmath.mpf(1)/mpmath.mpf(2)*(Wa_31*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) + 1
-# --- C5: HDI governs the MSE ---------------------------------------------------
+# --- C5: HDI governs the MSE (Thm 4.2) -----------------------------------------
+
+def c5_slope(V, H):
+    """C5 slope: ∂ MSE / ∂ HDI = −V (H − 1)/H ≤ 0
+
+    -V*(H - 1)/H
+    """
+    V = _f(V)
+    H = _f(H)
+    return -V*(H - 1)/H
+
+def c5_slope_mp(V, H):
+    """C5 slope: ∂ MSE / ∂ HDI = −V (H − 1)/H ≤ 0
+
+    -V*(H - 1)/H
+    """
+    V = _m(V)
+    H = _m(H)
+    return -V*(H - 1)/H
 
 def c5_mse_line(B, V, H, HDI):
-    """C5 mse_line: MSE = B² + V − V(H−1)/H · HDI under the covariance model (B², V integrated over x for the integrated MSE)
+    """C5 mse_line: MSE = B² + V − V (H − 1)/H · HDI under the covariance model (B² and V integrated over x for the integrated MSE)
 
     B**2 + V - HDI*V*(H - 1)/H
     """
@@ -1000,7 +1018,7 @@ def c5_mse_line(B, V, H, HDI):
     return B**2 + V - HDI*V*(H - 1)/H
 
 def c5_mse_line_mp(B, V, H, HDI):
-    """C5 mse_line: MSE = B² + V − V(H−1)/H · HDI under the covariance model (B², V integrated over x for the integrated MSE)
+    """C5 mse_line: MSE = B² + V − V (H − 1)/H · HDI under the covariance model (B² and V integrated over x for the integrated MSE)
 
     B**2 + V - HDI*V*(H - 1)/H
     """
@@ -1010,26 +1028,8 @@ def c5_mse_line_mp(B, V, H, HDI):
     HDI = _m(HDI)
     return B**2 + V - HDI*V*(H - 1)/H
 
-def c5_slope(V, H):
-    """C5 slope: d MSE / d HDI = −V (H−1)/H ≤ 0
-
-    -V*(H - 1)/H
-    """
-    V = _f(V)
-    H = _f(H)
-    return -V*(H - 1)/H
-
-def c5_slope_mp(V, H):
-    """C5 slope: d MSE / d HDI = −V (H−1)/H ≤ 0
-
-    -V*(H - 1)/H
-    """
-    V = _m(V)
-    H = _m(H)
-    return -V*(H - 1)/H
-
 def c5_mse_wdi(B, Q, S, WDI):
-    """C5 mse_wdi: MSE = B² + Q + S(1 − WDI), Q = Σα_h²V_h, S = Σ_{h≠h'} α_hα_h' sqrt(V_hV_h'), WDI = 1 − Σ_{h≠h'} α_hα_h' sqrt(V_hV_h') ρ_hh' / S
+    """C5 mse_wdi: MSE = B² + Q + S (1 − WDI), Q = Σₕ αₕ² Vₕ, S = Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)), WDI = 1 − Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)) ρ_(hh′) / S
 
     B**2 + Q + S*(1 - WDI)
     """
@@ -1040,7 +1040,7 @@ def c5_mse_wdi(B, Q, S, WDI):
     return B**2 + Q + S*(1 - WDI)
 
 def c5_mse_wdi_mp(B, Q, S, WDI):
-    """C5 mse_wdi: MSE = B² + Q + S(1 − WDI), Q = Σα_h²V_h, S = Σ_{h≠h'} α_hα_h' sqrt(V_hV_h'), WDI = 1 − Σ_{h≠h'} α_hα_h' sqrt(V_hV_h') ρ_hh' / S
+    """C5 mse_wdi: MSE = B² + Q + S (1 − WDI), Q = Σₕ αₕ² Vₕ, S = Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)), WDI = 1 − Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)) ρ_(hh′) / S
 
     B**2 + Q + S*(1 - WDI)
     """
@@ -1049,10 +1049,10 @@ def c5_mse_wdi_mp(B, Q, S, WDI):
     S = _m(S)
     WDI = _m(WDI)
     return B**2 + Q + S*(1 - WDI)
-# --- C6: Orthogonal heads are optimal ------------------------------------------
+# --- C6: Orthogonal heads are optimal (Thm 5.1) --------------------------------
 
 def c6_hdi_bound(H, d_k, d):
-    """C6 hdi_bound: upper bound on HDI over all subspace configurations (H ≥ 2); attained by orthogonal subspaces (H d_k ≤ d) or a tight fusion frame where one exists
+    """C6 hdi_bound: upper bound on HDI over all subspace configurations (H ≥ 2); attained by orthogonal subspaces (H dₖ ≤ d) or a tight fusion frame where one exists
 
     1 - Max(0, (H*d_k/d - 1)/(H - 1))
     """
@@ -1062,7 +1062,7 @@ def c6_hdi_bound(H, d_k, d):
     return 1 - functools.reduce(numpy.maximum, [0, (H*d_k/d - 1)/(H - 1)])
 
 def c6_hdi_bound_mp(H, d_k, d):
-    """C6 hdi_bound: upper bound on HDI over all subspace configurations (H ≥ 2); attained by orthogonal subspaces (H d_k ≤ d) or a tight fusion frame where one exists
+    """C6 hdi_bound: upper bound on HDI over all subspace configurations (H ≥ 2); attained by orthogonal subspaces (H dₖ ≤ d) or a tight fusion frame where one exists
 
     1 - Max(0, (H*d_k/d - 1)/(H - 1))
     """
@@ -1072,7 +1072,7 @@ def c6_hdi_bound_mp(H, d_k, d):
     return 1 - max(0, (H*d_k/d - 1)/(H - 1))
 
 def c6_min_overlap_potential(H, d_k, d):
-    """C6 min_overlap_potential: lower bound on Φ = Σ_{h≠h'} ||U_hᵀU_h'||_F²: max(0, H d_k (H d_k/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, d_k, d) = (2, 2, 3) has min Φ = 2 > 4/3)
+    """C6 min_overlap_potential: lower bound on Φ = Σ_(h ≠ h′) ‖Uₕᵀ U_(h′) ‖_F²: max(0, H dₖ (H dₖ/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, dₖ, d) = (2, 2, 3) has min Φ = 2 > 4/3)
 
     H*d_k*Max(0, H*d_k/d - 1)
     """
@@ -1082,7 +1082,7 @@ def c6_min_overlap_potential(H, d_k, d):
     return H*d_k*functools.reduce(numpy.maximum, [0, H*d_k/d - 1])
 
 def c6_min_overlap_potential_mp(H, d_k, d):
-    """C6 min_overlap_potential: lower bound on Φ = Σ_{h≠h'} ||U_hᵀU_h'||_F²: max(0, H d_k (H d_k/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, d_k, d) = (2, 2, 3) has min Φ = 2 > 4/3)
+    """C6 min_overlap_potential: lower bound on Φ = Σ_(h ≠ h′) ‖Uₕᵀ U_(h′) ‖_F²: max(0, H dₖ (H dₖ/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, dₖ, d) = (2, 2, 3) has min Φ = 2 > 4/3)
 
     H*d_k*Max(0, H*d_k/d - 1)
     """
@@ -1092,7 +1092,7 @@ def c6_min_overlap_potential_mp(H, d_k, d):
     return H*d_k*max(0, H*d_k/d - 1)
 
 def c6_min_mse(B, V, H, d_k, d):
-    """C6 min_mse: lower bound on the model MSE over subspaces, B² + V max(1/H, d_k/d); attained where min_overlap_potential is
+    """C6 min_mse: lower bound on the model MSE over subspaces, B² + V max(1/H, dₖ/d); attained where min_overlap_potential is
 
     B**2 + V*Max(0, H*d_k/d - 1)/H + V/H
     """
@@ -1104,7 +1104,7 @@ def c6_min_mse(B, V, H, d_k, d):
     return B**2 + V*functools.reduce(numpy.maximum, [0, H*d_k/d - 1])/H + V/H
 
 def c6_min_mse_mp(B, V, H, d_k, d):
-    """C6 min_mse: lower bound on the model MSE over subspaces, B² + V max(1/H, d_k/d); attained where min_overlap_potential is
+    """C6 min_mse: lower bound on the model MSE over subspaces, B² + V max(1/H, dₖ/d); attained where min_overlap_potential is
 
     B**2 + V*Max(0, H*d_k/d - 1)/H + V/H
     """
@@ -2454,10 +2454,10 @@ __all__ = [
     'c4_literal_hdi_h2_d3dk2_mp',
     'c4_subspace_hdi_h2_d3dk2',
     'c4_subspace_hdi_h2_d3dk2_mp',
-    'c5_mse_line',
-    'c5_mse_line_mp',
     'c5_slope',
     'c5_slope_mp',
+    'c5_mse_line',
+    'c5_mse_line_mp',
     'c5_mse_wdi',
     'c5_mse_wdi_mp',
     'c6_hdi_bound',
