@@ -555,3 +555,123 @@ def test_c8_threshold_tables(c8):
             V = [Fraction(h) ** b for h in range(1, H + 1)]
             geom_wins = W_exact(alpha, V) < W_exact(weights("uniform", H), V)
             assert geom_wins == (b > rows[(H, sp.Rational(r.numerator, r.denominator))]), (H, r, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# the framework: glossary, titles, comparisons decided by groups
+
+
+def _named_symbols(expr) -> set[str]:
+    if not isinstance(expr, (sp.Basic, sp.MatrixBase)):
+        return set()
+    return {s.name for s in expr.free_symbols if isinstance(s, sp.Symbol) and not isinstance(s, sp.Dummy)}
+
+
+@pytest.mark.claim("C7", "C8", part="derivation")
+@pytest.mark.parametrize("claim", ["C7", "C8"])
+def test_every_symbol_has_a_meaning_and_prints_as_markup(claim):
+    """Every free symbol of every step and result is in the glossary, and every relation and
+    result prints (SymPy LaTeX with the registered spellings) as mathematics the markup accepts."""
+    from proofs import markup
+    from proofs.notation import to_latex
+
+    der = derivation(claim)
+    names = set()
+    for item in [s.relation for s in der.steps] + [r.expr for r in der.results.values()]:
+        names |= _named_symbols(item)
+    assert not sorted(n for n in names if der.meaning(n) is None)
+    for n in names:                          # no leaked SymPy name such as beta_{star}
+        tex = to_latex(sp.Symbol(n))
+        markup.parse_math(tex, n)
+        assert "{star" not in tex and "{pos" not in tex and "{bar" not in tex, (n, tex)
+
+
+@pytest.mark.claim("C7", "C8", part="derivation")
+@pytest.mark.parametrize("claim", ["C7", "C8"])
+def test_one_title_and_markup_everywhere(claim):
+    import importlib
+
+    from proofs import DERIVATIONS, markup
+    from verify.claims import CLAIMS
+
+    module, der = DERIVATIONS[claim], derivation(claim)
+    assert der.title == module.TITLE == CLAIMS[claim].CLAIM.title and der.stated == module.STATED
+    assert der.markup and not any(hasattr(module, h) for h in ("_eq", "_ge", "_gt", "_le", "_lt", "_checked"))
+    for c in der.comparisons:
+        assert c.decided_by, c.name                 # no holds= typed in or computed in Python
+        for text in (c.stated, c.derived, c.detail):
+            markup.check(text, c.name)
+    src = importlib.util.find_spec(f"verify.claims.{claim.lower()}").origin
+    text = open(src, encoding="utf-8").read()
+    assert "steps=[" not in text and "step_names" not in text and "Symbolic.from_derivation" not in text
+
+
+C8_DECISIONS = {
+    "faster_rate_in_n": (False, "refuted_by rates_in_n"),
+    "faster_decay_geometric": (False, "refuted_by geometric_floor"),
+    "faster_decay_fibonacci": (False, "refuted_by fibonacci_floor"),
+    "geometric_lower_mse_poly": (False, "refuted_by uniform_wins_mild"),
+    "fibonacci_lower_mse_poly": (False, "refuted_by uniform_wins_mild"),
+    "lower_mse_exp": (True, "supported_by exp_profile"),
+    "lower_mse_correlated": (True, "supported_by correlated"),
+    "uniform_optimal_equal_V": (True, "supported_by uniform_equal_V"),
+    "inverse_variance_optimal": (True, "supported_by inverse_variance"),
+}
+
+
+@pytest.mark.claim("C8", part="derivation")
+def test_c8_comparisons_decided_by_their_groups(c8):
+    """Each finding is decided by a group whose steps prove the fact: the floors' positivity
+    certificates sit in the groups that refute "decay", uniform's decay for β < 1 in the one that
+    refutes "lower MSE" for mild heterogeneity."""
+    assert {c.name: (c.holds, c.decided_by) for c in c8.comparisons} == C8_DECISIONS
+    for _, how in C8_DECISIONS.values():
+        assert c8.groups[how.split()[-1]].proved
+    g = c8.groups
+    assert {"geom_first_weight_floor", "geom_floor_positive"} <= set(g["geometric_floor"].steps)
+    assert {"fib_weight_limit", "fib_best_poly_limit", "fib_floor_positive"} <= set(g["fibonacci_floor"].steps)
+    assert set(g["uniform_orders"].steps) | set(g["geometric_floor"].steps) | set(g["fibonacci_floor"].steps) \
+        == set(g["uniform_wins_mild"].steps)
+    assert "uniform_poly_decays_mild" in g["uniform_orders"].steps
+    steps = {s.name: s for s in c8.steps}
+    # the floors, as proved: (1 − r)² V_1 with r = 1/(1+t), and V_1/φ⁴
+    r_, t_, V1_ = sp.Symbol("r", positive=True), sp.Symbol("t", positive=True), sp.Symbol("V_1", positive=True)
+    floor = steps["geom_floor_positive"].relation.lhs
+    assert sp.simplify(floor - ((1 - r_) ** 2 * V1_).subs(r_, 1 / (1 + t_))) == 0
+    phi = (1 + sp.sqrt(5)) / 2
+    assert sp.simplify(steps["fib_floor_positive"].relation.lhs - V1_ / phi**4) == 0
+
+
+@pytest.mark.claim("C8", part="derivation")
+def test_c8_reading_ii_rate_and_constant(c8):
+    """Reading ii: the derived rate of fixed weights is the worst head's, n^(−min γ), the n-adaptive
+    one the best head's, and the geometric/uniform constant is 16/225, from fractions here."""
+    steps = {s.name: s for s in c8.steps}
+    gammas = [Fraction(1), Fraction(4, 5), Fraction(3, 5), Fraction(2, 5)]
+    assert _as_fraction(steps["rate_fixed_weights_H4"].relation.rhs) == -min(gammas)
+    assert _as_fraction(steps["rate_inverse_mse_weights_H4"].relation.rhs) == -max(gammas)
+    same = steps["rates_geometric_uniform_same_H4"].relation.rhs
+    assert [_as_fraction(x) for x in same] == [-min(gammas)] * 2
+    geom = weights("geom", 4, Fraction(1, 2))
+    const = (geom[-1] / Fraction(1, 4)) ** 2              # the worst head dominates both sums
+    assert const == Fraction(16, 225)
+    assert _as_fraction(c8.results["rates_geom_over_uniform_H4"].expr) == const
+    assert _as_fraction(steps["geometric_constant_H4"].relation.rhs) == const
+    # the check's counterexample uses the derivation's rates
+    from verify.claims import c8 as check8
+
+    assert check8.RATE_PARAMS["gammas"] == [float(g) for g in gammas]
+
+
+@pytest.mark.claim("C8", part="derivation")
+def test_c8_beta_1_threshold_is_sqrt2_minus_1(c8):
+    """β = 1: the derived threshold r* solves (1 + r)² = 2 (computed here), and W_geom → V_1/(1 + r)²
+    against W_unif → V_1/2 gives geometric wins exactly above it."""
+    steps = {s.name: s for s in c8.steps}
+    r_star = steps["geom_beats_uniform_beta1"].relation.rhs
+    assert sp.simplify(r_star - (sp.sqrt(2) - 1)) == 0
+    with mp.workdps(40):
+        rs = mp.sqrt(2) - 1
+        assert abs((1 + rs) ** 2 - 2) <= mp.mpf(10) ** -38
+        for r, wins in ((rs - mp.mpf(10) ** -6, False), (rs + mp.mpf(10) ** -6, True)):
+            assert (1 / (1 + r) ** 2 < mp.mpf(1) / 2) is wins
