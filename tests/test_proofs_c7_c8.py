@@ -675,3 +675,74 @@ def test_c8_beta_1_threshold_is_sqrt2_minus_1(c8):
         assert abs((1 + rs) ** 2 - 2) <= mp.mpf(10) ** -38
         for r, wins in ((rs - mp.mpf(10) ** -6, False), (rs + mp.mpf(10) ** -6, True)):
             assert (1 / (1 + r) ** 2 < mp.mpf(1) / 2) is wins
+
+
+C7_DECISIONS = {
+    "bandwidth_convention": (False, "refuted_by bandwidth"),
+    **{f"law_{m}": (False, f"refuted_by law_{m}") for m in ("a_corr", "a_orth", "a_frame", "b_corr", "b_orth",
+                                                           "b_frame", "gauss_a_corr", "gauss_a_orth", "gauss_a_frame")},
+    "H_nearly_linear": (True, "supported_by H_nearly_linear"),
+    "reverse_engineered_law": (True, "supported_by law_reverse"),
+    "more_heads_for_large_n": (False, "refuted_by dk_grows_in_n"),
+}
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_comparisons_decided_by_their_groups(c7):
+    """Each finding is decided by the group whose steps prove it: a positive (models (a)) or negative
+    (Gaussian models) exponent of n with its log-log limit, the limit 1 > 2/(4+d) (models (b)), the
+    exponents of D below 1 and tending to 1, the two bandwidths at d_k = 16."""
+    assert {c.name: (c.holds, c.decided_by) for c in c7.comparisons} == C7_DECISIONS
+    g = c7.groups
+    for _, how in C7_DECISIONS.values():
+        assert g[how.split()[-1]].proved
+    for m in ("a_corr", "a_orth", "a_frame"):
+        assert set(g[f"law_{m}"].steps) == {f"{m}_exponent_n", f"{m}_exponent_positive", f"{m}_beats_loglog"}
+    for m in ("b_corr", "b_orth", "b_frame"):
+        assert set(g[f"law_{m}"].steps) == {"b_asymptotic_root", "b_growth_loglog", "b_loglog_exponent_not_stated"}
+    for m in ("gauss_a_corr", "gauss_a_orth", "gauss_a_frame"):
+        assert set(g[f"law_{m}"].steps) == {f"{m}_exponent_n", f"{m}_exponent_negative"}
+    assert {"a_orth_H_exponent_below_1", "a_orth_H_exponent_to_1", "b_optimum_free_of_D"} <= set(
+        g["H_nearly_linear"].steps)
+    steps = {s.name: s for s in c7.steps}
+    d = sp.Symbol("d", integer=True, positive=True)
+    assert sp.simplify(steps["b_loglog_exponent_not_stated"].relation.rhs - 2 / (4 + d)) == 0   # the stated one
+    assert steps["a_corr_beats_loglog"].relation.rhs == sp.oo
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_exponent_tables_against_own_optima(c7):
+    """EXPONENT_N, EXPONENT_D (which the check quotes) are the checked steps' right-hand sides, and
+    equal the slopes of optima of the MSE written here (golden section and findroot, 30 digits)."""
+    from proofs import c7_scaling as mod
+
+    steps = {s.name: s for s in c7.steps}
+    dsym = sp.Symbol("d", integer=True, positive=True)
+    for m, e in mod.EXPONENT_N.items():
+        assert sp.simplify(steps[f"{m}_exponent_n"].relation.rhs - e) == 0
+    for m, e in mod.EXPONENT_D.items():
+        assert sp.simplify(steps[f"{m}_H_exponent_D"].relation.rhs - e) == 0
+    assert sp.simplify(steps["reverse_exponent_logn"].relation.rhs - mod.REVERSE_EXPONENT_LOG_N) == 0
+    with mp.workdps(DPS):
+        for m in mod.EXPONENT_N:
+            d = 10
+            D = {"corr": 720, "orth": 10, "frame": 60}[m.rsplit("_", 1)[1]]
+            cv = 1e9 if m.startswith("gauss") else 10          # an interior optimum inside the search bracket
+            x1, x2 = (_reference_optimum(m, n, D, d, 1, cv) for n in (1e6, 1e8))
+            slope = mp.log(x2 / x1) / mp.log(100)
+            e_n, e_D = (sp.Rational(t[m].subs(dsym, d)) for t in (mod.EXPONENT_N, mod.EXPONENT_D))
+            assert abs(slope - mp.mpf(e_n.p) / e_n.q) <= 1e-20, m
+            D1, D2 = {"corr": (360, 720), "orth": (5, 10), "frame": (30, 60)}[m.rsplit("_", 1)[1]]
+            H1, H2 = D1 / _reference_optimum(m, 1e6, D1, d, 1, cv), D2 / _reference_optimum(m, 1e6, D2, d, 1, cv)
+            assert abs(mp.log(H2 / H1) / mp.log(2) - mp.mpf(e_D.p) / e_D.q) <= 1e-20, m
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_model_names_are_defined_once():
+    from proofs import c7_scaling as mod
+    from verify.experiments.allocate import MODELS
+
+    assert set(mod.MODEL_NAMES) == set(MODELS) and set(mod.STANDARD_MODELS) == set(MODELS) - {"reverse"}
+    assert mod.model_name("a_corr") == "model (a), correlated heads"
+    assert mod.model_name("gauss_a_orth") == "Gaussian model (a), orthogonal heads"
+    assert mod.LAW_GROUPS == tuple(f"law_{m}" for m in mod.STANDARD_MODELS)
