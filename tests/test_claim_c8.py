@@ -539,3 +539,19 @@ def test_monte_carlo_threshold_is_a_family_wise_bound(result):
     comparisons = len(_part(result, "closed forms").numeric.figures["monte_carlo"]["rows"])
     assert comparisons <= 60
     assert 60 * 2 * norm.sf(c8.Z_MAX) <= 1e-3 and c8.Z_MAX < 5
+
+
+def test_every_text_is_markup_and_readings_are_named_as_text(result):
+    """Every text of C8 is marked up; the readings are named by their ids as text ("reading i",
+    "reading ii"), never as mathematics."""
+    texts = [result.title, result.stated, result.summary, result.headline]
+    for p in result.parts:
+        texts += [p.statement, p.finding, p.derived, p.stated, p.restored_by, p.regime]
+        texts += [p.numeric.summary] if p.numeric else []
+    for text in texts:
+        markup.check(text)
+    assert [r.id for r in result.readings] == ["i", "ii"]
+    head = result.headline
+    assert "(reading i, in $H$" in head and "; reading ii, in $n$" in head
+    assert "$i$" not in head and "$ii$" not in head
+    assert not any("$i$" in markup.check(r.description) for r in result.readings)
