@@ -542,12 +542,12 @@ def build() -> Derivation:
     _define(der)
     groups: dict = {}
     for name, text, fn in (
-            ("ensemble_variance", r"the ensemble variance of the C5 model: $V$, $V/H$, and $V d_k/d$ at the "
-                                  "fusion-frame bound", _ensemble_variance),
+            ("ensemble_variance", (r"the ensemble variance of the C5 model: $V$, $V/H$, and $V d_k/d$ at the "
+                                   "fusion-frame bound"), _ensemble_variance),
             ("lemma", r"the minimiser of $A x^{-a} + B x^b$: unique, $x^* = (a A/(b B))^{1/(a+b)}$", _lemma),
             ("optima_a", r"models (a): closed-form optima ($h = d_k^{-1/2}$, variance exponent $d$)", _optima_a),
-            ("optima_b", r"models (b): the optimum is the unique root of a stationarity residual ($h = d_k^{-1/2}$, "
-                         r"variance exponent $d_k$)", _optima_b),
+            ("optima_b", (r"models (b): the optimum is the unique root of a stationarity residual ($h = d_k^{-1/2}$, "
+                          r"variance exponent $d_k$)"), _optima_b),
             ("optima_gauss", r"Gaussian models (a): closed-form optima ($h = d_k^{1/4}$)", _optima_gauss),
             ("bandwidth", r"the Gaussian bandwidth $d_k^{1/4}$ differs from the summary's $d_k^{-1/2}$", _bandwidth)):
         with der.group(name, text) as g:

@@ -28,7 +28,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from .core import Derivation, eq, ge, gt, lt
+from .core import Derivation, eq, ge, gt
 from .notation import H, spell
 
 __all__ = ["build", "CLAIM", "TITLE", "STATED", "PHI", "PSI", "fib", "GRID_GEOM", "GRID_FIB", "RATE_GAMMAS",

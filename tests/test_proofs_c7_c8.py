@@ -602,7 +602,9 @@ def test_one_title_and_markup_everywhere(claim):
         for text in (c.stated, c.derived, c.detail):
             markup.check(text, c.name)
     src = importlib.util.find_spec(f"verify.claims.{claim.lower()}").origin
-    text = open(src, encoding="utf-8").read()
+    from pathlib import Path
+
+    text = Path(src).read_text(encoding="utf-8")
     assert "steps=[" not in text and "step_names" not in text and "Symbolic.from_derivation" not in text
 
 

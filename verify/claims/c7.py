@@ -26,10 +26,24 @@ import mpmath
 import numpy as np
 
 import proofs
-from proofs.c7_scaling import EXPONENT_D, EXPONENT_N, LAW_GROUPS, REVERSE_EXPONENT_LOG_N, model_name
+from proofs.c7_scaling import (
+    EXPONENT_D,
+    EXPONENT_N,
+    LAW_GROUPS,
+    REVERSE_EXPONENT_LOG_N,
+    model_name,
+)
 from proofs.markup import num, sci, to_unicode
 from proofs.notation import d as d_sym
-from verify._validate import at_most, fail, fields, finite_number, integer_valued, one_of, seed
+from verify._validate import (
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+    seed,
+)
 from verify.experiments import scaling
 from verify.experiments.allocate import (
     MAX_BUDGET,

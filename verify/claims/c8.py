@@ -28,14 +28,30 @@ import numpy as np
 import proofs
 from proofs.c8_weighting import READINGS
 from proofs.markup import num, sci
-from verify._validate import as_array, at_most, fail, fields, finite_number, integer_valued, one_of
+from verify._validate import (
+    as_array,
+    at_most,
+    fail,
+    fields,
+    finite_number,
+    integer_valued,
+    one_of,
+)
 from verify.errors import VerifyError
 from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
 from verify.judgment.verdicts import Numeric, Reading, Role
 from verify.numeric import certify, formulas
-from verify.numeric.weights import FLOAT_FIB_MAX_H, SCHEMES, closed_form, fib_int, mpq, profile_variances, weights, \
-    weighted_variance
+from verify.numeric.weights import (
+    FLOAT_FIB_MAX_H,
+    SCHEMES,
+    closed_form,
+    fib_int,
+    mpq,
+    profile_variances,
+    weighted_variance,
+    weights,
+)
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "RATE_PARAMS", "RATE_TOL", "rate_mse", "judge_rates", "decay_case", "decay_fails",
@@ -525,6 +541,10 @@ def _plot(ctx: Context, mc: dict[str, Any]) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- the claim
+#: The model assumption under which structured weights win (the derived conditions, markup).
+STRUCTURED_WINS = (r"$V_h = V_1 h^\beta$ with $\beta > 1$ ($\beta = 1$: geometric $r > \sqrt{2} - 1$, best-first "
+                   r"Fibonacci), or $V_h = V_1 q^{h-1}$ with $q > 1$, or $C_{hh'} = \rho \sqrt{V_h V_{h'}}$ with "
+                   r"$\rho > 0$")
 CLAIM = Claim(proofs.c8_weighting, readings=tuple(Reading(rid, text) for rid, text in READINGS))
 
 _PROFILES = r"$V_h = V_1 h^\beta$ and $V_h = V_1 q^{h-1}$"
@@ -598,9 +618,7 @@ def structured_beat_uniform(ctx: Context) -> Evidence:
                         f"certified in {certify.PREC}-bit arb: the $\\beta = 1$ threshold $r^* = \\sqrt{{2}} - 1$ in "
                         "$[0.41421, 0.41422]$ and the sign of $(1 + r)^2 - 2$ at $r = 1/4, 1/2, 3/4$ and $1/\\varphi$",
                         {"conditions": cond["rows"], "certificates": cond["certificates"]}),
-        assumptions=(r"$V_h = V_1 h^\beta$ with $\beta > 1$ ($\beta = 1$: geometric $r > \sqrt{2} - 1$, best-first "
-                     r"Fibonacci), or $V_h = V_1 q^{h-1}$ with $q > 1$, or $C_{hh'} = \rho \sqrt{V_h V_{h'}}$ with "
-                     r"$\rho > 0$",),
+        assumptions=(STRUCTURED_WINS,),
         finding=r"structured weights win for large $H$ iff $\beta > 1$ (or $\beta = 1$, $r > \sqrt{2} - 1$), $q > 1$, "
                 "or positive correlation")
 
