@@ -261,8 +261,9 @@ def test_heads_plot_marks_the_derived_optimum(saved):
     labelled = [ln for ln in lines if len(ln["x"]) > 1]
     interior = [ln["label"] for ln in labelled if "boundary" not in ln["label"]]
     assert len(stars) == len(interior) > 0
+    by_name = {markup.to_unicode(name): m for m, name in MODEL_NAMES.items()}    # the legend names each model once
     for label, star in zip(interior, stars):
-        H_star = p["D"] / float(golden_argmin(label, p["n"], p["D"], p["d"]))
+        H_star = p["D"] / float(golden_argmin(by_name[label], p["n"], p["D"], p["d"]))
         assert abs(star["x"][0] - H_star) <= 1e-9 * H_star, label
 
 

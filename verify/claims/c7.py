@@ -485,7 +485,7 @@ def _plot(ctx: Context) -> dict[str, str]:
         color = f"C{i}"
         keep = [j for j, r in enumerate(ratio) if r <= PLOT_MAX_LOG10]   # beyond: off the scale
         ax.plot([pairs[j][0] for j in keep], [ratio[j] for j in keep], "o-", ms=3, color=color,
-                label=model + ("" if star is not None else f" (d_k* = {float(x):.2g} < 1: boundary)"))
+                label=_name(model) + ("" if star is not None else f" (d_k* = {float(x):.2g} < 1: boundary)"))
         if star is not None:
             ax.plot([p["D"] / float(x)], [star], "*", ms=12, color=color, mec="k")
     ax.set_xscale("log")
