@@ -8,10 +8,13 @@ from __future__ import annotations
 import math
 
 import mpmath as mp
+import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from proofs import markup
+from proofs.c7_scaling import MODEL_NAMES, model_name
 from verify.claims import Context, c7, run_claim
 from verify.errors import VerifyError
 from verify.experiments.allocate import MODELS, STANDARD_MODELS, continuous_optimum
@@ -89,7 +92,8 @@ def test_parts_and_roles(saved):
     assert result.id == "C7" and result.stated
     assert {p.id: p.role for p in result.parts} == ROLES
     law = _part(result, "stated law d_k* ~ (log n)^(2/(4+d))")
-    assert law.counterexample is not None and "log n" in law.restored_by and "a_corr" in law.restored_by
+    restored = markup.to_unicode(law.restored_by)
+    assert law.counterexample is not None and "log n" in restored and model_name("a_corr") in law.restored_by
     opt = _part(result, "derived optimum")
     assert opt.numeric.agreement == "rounding"
     assert set(opt.numeric.figures["models"]) == set(STANDARD_MODELS)
@@ -257,8 +261,9 @@ def test_heads_plot_marks_the_derived_optimum(saved):
     labelled = [ln for ln in lines if len(ln["x"]) > 1]
     interior = [ln["label"] for ln in labelled if "boundary" not in ln["label"]]
     assert len(stars) == len(interior) > 0
+    by_name = {markup.to_unicode(name): m for m, name in MODEL_NAMES.items()}    # the legend names each model once
     for label, star in zip(interior, stars):
-        H_star = p["D"] / float(golden_argmin(label, p["n"], p["D"], p["d"]))
+        H_star = p["D"] / float(golden_argmin(by_name[label], p["n"], p["D"], p["d"]))
         assert abs(star["x"][0] - H_star) <= 1e-9 * H_star, label
 
 
@@ -278,3 +283,210 @@ def test_empirical_growth_judged_by_per_seed_factors(saved):
     # the optimum is the argmin over the divisor pairs of the recorded mean MSE
     for n, mse, dk in zip(c["n"], c["mse_mean"], c["optimum_d_k"]):
         assert c["d_k_grid"][min(range(len(mse)), key=lambda i: mse[i])] == dk, n
+
+
+# -- the judges, on both sides of every threshold (synthetic inputs) ----------------------------
+F = c7.LAW_FACTOR
+EPS = 1e-9
+
+
+@pytest.mark.parametrize("observed,law,violated", [
+    (1.0, 1.0, False), (F, 1.0, False), (F + EPS, 1.0, True), (1.0, F, False), (1.0, F + EPS, True),
+    (10.0, 1.26, True), (1.26, 1.26, False),
+], ids=["equal", "at-factor-above", "just-beyond-above", "at-factor-below", "just-beyond-below", "a-power",
+        "the-reverse-model"])
+def test_law_judge_both_sides_of_the_factor(observed, law, violated):
+    assert c7.law_violated(observed, law, F) is violated
+
+
+def test_growth_law_replay_is_violated_only_when_every_case_misses():
+    """One standard model (misses) and the reverse-engineered one (follows the law): not violated."""
+    cases = [{"model": "a_corr", "d": 8, "D": 4096}, {"model": "reverse", "d": 8, "D": 4096}]
+    out = replayer_for("c7.growth-law")({"cases": cases, "n1": 1e3, "n2": 1e12, "factor": F})
+    assert [r["violates"] for r in out.figures["cases"]] == [True, False] and out.violates is False
+
+
+@pytest.mark.parametrize("s1,s2,kind", [
+    (1.0, -EPS, "decreasing"), (1.0, 0.0, "logarithmic"), (1.0, 0.5, "logarithmic"),
+    (1.0, 1 - c7.SLOW_SLOPE_DROP, "logarithmic"), (1.0, 1 - c7.SLOW_SLOPE_DROP + EPS, "a power of n"),
+    (1.0, 1.0, "a power of n"), (-0.5, -0.5, "decreasing"),
+], ids=["falls", "flat-at-n2", "halves", "drops-by-exactly-the-threshold", "drops-by-less", "steady", "negative"])
+@pytest.mark.claim(CLAIM, part="detail")
+def test_slow_growth_judge_both_sides_of_the_drop(s1, s2, kind):
+    assert c7.growth_kind(s1, s2) == kind
+    assert abs(c7.SLOW_SLOPE_DROP - 0.3) <= 1e-15      # a power law keeps its slope; 2 log n/log log n loses ~70 %
+
+
+@pytest.mark.parametrize("growth,law,violates", [
+    ([10.4, 16.0], 1.09, True), ([1.09 * F, 16.0], 1.09, False), ([1.09 * F * (1 + EPS), 16.0], 1.09, True),
+    ([1.09, 1.09], 1.09, False), ([], 1.09, False), ([1.09 / F / (1 + EPS), 1.09 / F / (1 + EPS)], 1.09, True),
+], ids=["both-seeds-off", "one-seed-at-factor", "one-seed-just-beyond", "on-the-law", "no-complete-seed",
+        "both-too-slow"])
+@pytest.mark.claim(CLAIM, part="detail")
+def test_empirical_judge_every_seed_beyond_the_factor(growth, law, violates):
+    assert c7.empirical_violates(growth, law) is violates
+
+
+def _stats(**change):
+    base = {"cases": 2, "adjacent": 2, "continuous_below_best": 2, "max_rel_err_mp": 0.0, "max_rel_err_float": 0.0}
+    return {**base, **change}
+
+
+@pytest.mark.parametrize("stats,agrees", [
+    (_stats(), True), (_stats(max_rel_err_mp=c7.MP_RTOL, max_rel_err_float=c7.CLOSED_RTOL), True),
+    (_stats(max_rel_err_mp=c7.MP_RTOL * 1.01), False), (_stats(max_rel_err_float=c7.CLOSED_RTOL * 1.01), False),
+    (_stats(adjacent=1), False), (_stats(continuous_below_best=1), False),
+], ids=["exact", "at-tolerances", "mp-above", "float-above", "one-not-adjacent", "one-below-the-continuous"])
+def test_optimum_agreement_judge(stats, agrees):
+    assert c7.optimum_agrees(stats) is agrees
+
+
+def test_r_squared_formula():
+    assert c7.r_squared(0.6, 0.1, 0.5) == 0.0 and c7.r_squared(0.1, 0.1, 0.5) == 1.0
+    assert abs(c7.r_squared(0.7, 0.1, 0.5) - (1 - 0.6 / 0.5)) <= 1e-15
+
+
+# -- headline figures and corrections, recomputed here -------------------------------------------
+def test_derived_exponents_against_own_optima(result):
+    """The exponents the law part quotes: model (a) d_k* ∝ n^(2/(d+4)) (all closed-form models by the
+    two-point slope of golden-section optima here), models (b) d_k* ~ 2 log n/log log n (the root here
+    against 2L/log L), the reverse model (log n)^(2/(d+4))."""
+    g = _part(result, "stated law d_k* ~ (log n)^(2/(4+d))").numeric.figures["models"]
+    for model, row in g.items():
+        d, D = c7.GROWTH_CASES[model]
+        lo, hi = golden_argmin(model, 1e4, D, d), golden_argmin(model, 1e8, D, d)
+        with mp.workdps(50):
+            slope_n = float(mp.log(hi / lo) / (mp.log(1e8) - mp.log(1e4)))
+            slope_loglog = float(mp.log(hi / lo) / (mp.log(mp.log(1e8)) - mp.log(mp.log(1e4))))
+        if "derived_exponent_n" in row:
+            own = {"a_corr": 2 / (d + 4), "a_orth": 2 / (d + 6), "a_frame": 2 / (d + 6), "gauss_a_corr": -4 / (d + 4),
+                   "gauss_a_orth": -4 / d, "gauss_a_frame": -4 / d}[model]
+            assert abs(row["derived_exponent_n"] - own) <= 1e-15 and abs(slope_n - own) <= SLOPE_ATOL, model
+        if model == "reverse":
+            assert abs(row["derived_exponent_log_n"] - 2 / (d + 4)) <= 1e-15 and abs(slope_loglog - 2 / (d + 4)) <= 1e-12
+        if model.startswith("b_"):
+            N = {"corr": 1, "orth": D, "frame": d}[model.rsplit("_", 1)[1]]
+            with mp.workdps(50):
+                L = mp.log(4 * mp.mpf(1e12) * N)
+                ratio = golden_argmin(model, 1e12, D, d) / (2 * L / mp.log(L))
+            assert abs(row["ratio_to_asymptotic_2L_over_logL_at_1e12"] - float(ratio)) <= 1e-12, model
+            assert 0.5 < float(ratio) < 1.5 and slope_loglog > 4 * 2 / (4 + d)   # ~ log n, far from 2/(4+d)
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_more_heads_correction_recomputed_here(result):
+    """H*(10^12)/H*(10^3) per model from golden-section optima here: falls for the summary's bandwidth
+    (models (a), (b)), rises for the Gaussian one; the derived text lists them so."""
+    part = _part(result, "more heads for larger n")
+    falls, rises = [], []
+    for model in STANDARD_MODELS:
+        d, D = c7.GROWTH_CASES[model]
+        ratio = golden_argmin(model, 1e3, D, d) / golden_argmin(model, 1e12, D, d)
+        (falls if ratio < 1 else rises).append(model_name(model))
+    assert part.numeric.figures == {"H_star_falls_with_n": falls, "H_star_rises_with_n": rises}
+    assert all(model_name(m) in falls for m in STANDARD_MODELS if not m.startswith("gauss"))
+    assert all(model_name(m) in rises for m in STANDARD_MODELS if m.startswith("gauss"))
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_slow_growth_correction_lists_every_model_by_its_kind(result):
+    """The derived form: per model its kind, each recomputed from slopes of golden-section optima here."""
+    part = _part(result, "d_k* grows slowly in n")
+    for model in STANDARD_MODELS:
+        d, D = c7.GROWTH_CASES[model]
+        s1, s2 = _slope_here(model, 1e3, D, d), _slope_here(model, 1e12, D, d)
+        kind = "decreasing" if s2 < 0 else ("logarithmic" if s2 <= 0.7 * s1 else "a power of n")
+        block = part.derived.split(f"{kind}: ")[1].split(";")[0]
+        assert model_name(model) in block, (model, kind)
+
+
+def _engine_draws(params):
+    """The experiment's heads, design replicates and evaluation points, drawn here as documented
+    (verify.numeric.engine, verify.experiments.scaling)."""
+    from verify.numeric.dgp import head_projections
+
+    seed, H, d_k, d = params["seed"], params["H"], params["d_k"], params["d"]
+    W = head_projections("random", H, d, d_k, rng=np.random.default_rng(np.random.SeedSequence([seed, params["D"],
+                                                                                                H, d_k, 7])))
+    x_eval = np.random.default_rng(np.random.SeedSequence(seed)).standard_normal((params["m"], d))
+    designs = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r,))).standard_normal((params["n"], d))
+               for r in range(params["R"])]
+    return W, x_eval, designs
+
+
+def _softmax_weights(W, x_eval, X):
+    """(H, m, n) NW weights of softmax heads with scale 1/sqrt(d_k), written here with scipy."""
+    from scipy.special import softmax
+
+    d_k = W.shape[-1]
+    return np.stack([softmax((x_eval @ Wh) @ (X @ Wh).T / math.sqrt(d_k), axis=-1) for Wh in W])
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_empirical_r2_recomputed_here(result):
+    """R² = 1 − (MSE − noise part)/Var f at the optimum of each n: Var f = (1 − e^−8)/2 for sin(2 x_1),
+    x_1 ~ N(0, 1) (closed form, mpmath); the noise part σ² E‖Σ_h w^h/H‖² and the signal part
+    E(Σ_h w^h f(X)/H − f)² from the experiment's draws and softmax weights computed here."""
+    from verify.experiments import scaling
+
+    part = _part(result, "optimum on real NW ensembles")
+    fig = part.numeric.figures
+    var_f = float((1 - mp.exp(-8)) / 2)
+    assert abs(fig["var_f"] - var_f) <= 1e-14
+    rows = fig["r2_rows"]
+    assert part.r2 == {f"n = {r['n']}, d_k* = {r['d_k']}": r["r2"] for r in rows}
+    tasks = scaling.grid_tasks("quick", 0)
+    for row in (rows[0], rows[-1]):
+        noise, signal = [], []
+        for t in tasks:
+            p = t.params
+            if p["n"] != row["n"] or p["d_k"] != row["d_k"]:
+                continue
+            W, x_eval, designs = _engine_draws(p)
+            f_eval = np.sin(2 * x_eval[:, 0])
+            for X in designs:
+                w_ens = _softmax_weights(W, x_eval, X).mean(axis=0)          # (m, n): Σ_h w^h / H
+                noise.append(p["sigma"] ** 2 * np.mean(np.sum(w_ens**2, axis=1)))
+                signal.append(np.mean((w_ens @ np.sin(2 * X[:, 0]) - f_eval) ** 2))
+        assert abs(row["noise"] - np.mean(noise)) <= 1e-9 * row["noise"], row
+        assert abs(row["excess"] - np.mean(signal)) <= 1e-9 * row["excess"], row
+        assert abs(row["r2"] - (1 - np.mean(signal) / var_f)) <= 1e-9
+    r2 = [r["r2"] for r in rows]
+    bound = float(part.finding.split(r"R^2 \le ")[1].split("$")[0])
+    assert max(r2) <= bound < max(r2) + 1e-3 and max(r2) < 0         # the regime learns nothing: reported so
+    assert part.design and all(markup.check(v) for v in part.design.values())
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_empirical_criteria_are_stated(result):
+    """The judgements of the real-NW detail state their criteria beside the figures."""
+    from verify.experiments import scaling
+
+    part = _part(result, "optimum on real NW ensembles")
+    text = markup.to_unicode(part.numeric.summary) + " " + markup.to_unicode(part.derived)
+    assert f"at most {scaling.DESCRIBES_RMS_LOG:.2f}" in text and f"{scaling.DESCRIBES_AGREEMENT:.0%}" in text
+    assert f"more than {c7.LAW_FACTOR:g} times" in text
+    f = part.numeric.figures["figures"]
+    assert f["best_model_describes"] is False and f["best_model_rms_log_error"] > scaling.DESCRIBES_RMS_LOG
+
+
+_CODE_NAMES = [m for m in MODELS if "_" in m]          # "reverse" is also an English word
+
+
+def _texts(part):
+    out = [part.statement, part.finding, part.derived, part.stated, part.restored_by, part.regime]
+    return out + ([part.numeric.summary] if part.numeric else [])
+
+
+def test_every_text_is_markup_and_names_models_one_way(result):
+    """Every text of C7 is marked up, and no model appears by its code name or in other spellings
+    (``a_corr``, ``\\texttt``, ``$\\mathrm{gauss}$``): each by its one display name."""
+    texts = [result.title, result.stated, result.summary] + [t for p in result.parts for t in _texts(p)]
+    for text in texts:
+        markup.check(text)
+        prose = "".join(s.text for s in markup.parse(text) if isinstance(s, markup.Text))
+        maths = " ".join(s.src for s in markup.parse(text) if isinstance(s, markup.Math))
+        assert not any(m in prose for m in _CODE_NAMES), text
+        assert "texttt" not in maths and "gauss" not in maths and "corr" not in maths, text
+    assert set(MODEL_NAMES) == set(MODELS)
+    assert len(set(MODEL_NAMES.values())) == len(MODEL_NAMES)

@@ -555,3 +555,196 @@ def test_c8_threshold_tables(c8):
             V = [Fraction(h) ** b for h in range(1, H + 1)]
             geom_wins = W_exact(alpha, V) < W_exact(weights("uniform", H), V)
             assert geom_wins == (b > rows[(H, sp.Rational(r.numerator, r.denominator))]), (H, r, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# the framework: glossary, titles, comparisons decided by groups
+
+
+def _named_symbols(expr) -> set[str]:
+    if not isinstance(expr, (sp.Basic, sp.MatrixBase)):
+        return set()
+    return {s.name for s in expr.free_symbols if isinstance(s, sp.Symbol) and not isinstance(s, sp.Dummy)}
+
+
+@pytest.mark.claim("C7", "C8", part="derivation")
+@pytest.mark.parametrize("claim", ["C7", "C8"])
+def test_every_symbol_has_a_meaning_and_prints_as_markup(claim):
+    """Every free symbol of every step and result is in the glossary, and every relation and
+    result prints (SymPy LaTeX with the registered spellings) as mathematics the markup accepts."""
+    from proofs import markup
+    from proofs.notation import to_latex
+
+    der = derivation(claim)
+    names = set()
+    for item in [s.relation for s in der.steps] + [r.expr for r in der.results.values()]:
+        names |= _named_symbols(item)
+    assert not sorted(n for n in names if der.meaning(n) is None)
+    for n in names:                          # no leaked SymPy name such as beta_{star}
+        tex = to_latex(sp.Symbol(n))
+        markup.parse_math(tex, n)
+        assert "{star" not in tex and "{pos" not in tex and "{bar" not in tex, (n, tex)
+
+
+@pytest.mark.claim("C7", "C8", part="derivation")
+@pytest.mark.parametrize("claim", ["C7", "C8"])
+def test_one_title_and_markup_everywhere(claim):
+    import importlib
+
+    from proofs import DERIVATIONS, markup
+    from verify.claims import CLAIMS
+
+    module, der = DERIVATIONS[claim], derivation(claim)
+    assert der.title == module.TITLE == CLAIMS[claim].CLAIM.title and der.stated == module.STATED
+    assert der.markup and not any(hasattr(module, h) for h in ("_eq", "_ge", "_gt", "_le", "_lt", "_checked"))
+    for c in der.comparisons:
+        assert c.decided_by, c.name                 # no holds= typed in or computed in Python
+        for text in (c.stated, c.derived, c.detail):
+            markup.check(text, c.name)
+    src = importlib.util.find_spec(f"verify.claims.{claim.lower()}").origin
+    from pathlib import Path
+
+    text = Path(src).read_text(encoding="utf-8")
+    assert "steps=[" not in text and "step_names" not in text and "Symbolic.from_derivation" not in text
+
+
+C8_DECISIONS = {
+    "faster_rate_in_n": (False, "refuted_by rates_in_n"),
+    "faster_decay_geometric": (False, "refuted_by geometric_floor"),
+    "faster_decay_fibonacci": (False, "refuted_by fibonacci_floor"),
+    "geometric_lower_mse_poly": (False, "refuted_by uniform_wins_mild"),
+    "fibonacci_lower_mse_poly": (False, "refuted_by uniform_wins_mild"),
+    "lower_mse_exp": (True, "supported_by exp_profile"),
+    "lower_mse_correlated": (True, "supported_by correlated"),
+    "uniform_optimal_equal_V": (True, "supported_by uniform_equal_V"),
+    "inverse_variance_optimal": (True, "supported_by inverse_variance"),
+}
+
+
+@pytest.mark.claim("C8", part="derivation")
+def test_c8_comparisons_decided_by_their_groups(c8):
+    """Each finding is decided by a group whose steps prove the fact: the floors' positivity
+    certificates sit in the groups that refute "decay", uniform's decay for β < 1 in the one that
+    refutes "lower MSE" for mild heterogeneity."""
+    assert {c.name: (c.holds, c.decided_by) for c in c8.comparisons} == C8_DECISIONS
+    for _, how in C8_DECISIONS.values():
+        assert c8.groups[how.split()[-1]].proved
+    g = c8.groups
+    assert {"geom_first_weight_floor", "geom_floor_positive"} <= set(g["geometric_floor"].steps)
+    assert {"fib_weight_limit", "fib_best_poly_limit", "fib_floor_positive"} <= set(g["fibonacci_floor"].steps)
+    assert set(g["uniform_orders"].steps) | set(g["geometric_floor"].steps) | set(g["fibonacci_floor"].steps) \
+        == set(g["uniform_wins_mild"].steps)
+    assert "uniform_poly_decays_mild" in g["uniform_orders"].steps
+    steps = {s.name: s for s in c8.steps}
+    # the floors, as proved: (1 − r)² V_1 with r = 1/(1+t), and V_1/φ⁴
+    r_, t_, V1_ = sp.Symbol("r", positive=True), sp.Symbol("t", positive=True), sp.Symbol("V_1", positive=True)
+    floor = steps["geom_floor_positive"].relation.lhs
+    assert sp.simplify(floor - ((1 - r_) ** 2 * V1_).subs(r_, 1 / (1 + t_))) == 0
+    phi = (1 + sp.sqrt(5)) / 2
+    assert sp.simplify(steps["fib_floor_positive"].relation.lhs - V1_ / phi**4) == 0
+
+
+@pytest.mark.claim("C8", part="derivation")
+def test_c8_reading_ii_rate_and_constant(c8):
+    """Reading ii: the derived rate of fixed weights is the worst head's, n^(−min γ), the n-adaptive
+    one the best head's, and the geometric/uniform constant is 16/225, from fractions here."""
+    steps = {s.name: s for s in c8.steps}
+    gammas = [Fraction(1), Fraction(4, 5), Fraction(3, 5), Fraction(2, 5)]
+    assert _as_fraction(steps["rate_fixed_weights_H4"].relation.rhs) == -min(gammas)
+    assert _as_fraction(steps["rate_inverse_mse_weights_H4"].relation.rhs) == -max(gammas)
+    same = steps["rates_geometric_uniform_same_H4"].relation.rhs
+    assert [_as_fraction(x) for x in same] == [-min(gammas)] * 2
+    geom = weights("geom", 4, Fraction(1, 2))
+    const = (geom[-1] / Fraction(1, 4)) ** 2              # the worst head dominates both sums
+    assert const == Fraction(16, 225)
+    assert _as_fraction(c8.results["rates_geom_over_uniform_H4"].expr) == const
+    assert _as_fraction(steps["geometric_constant_H4"].relation.rhs) == const
+    # the check's counterexample uses the derivation's rates
+    from verify.claims import c8 as check8
+
+    assert check8.RATE_PARAMS["gammas"] == [float(g) for g in gammas]
+
+
+@pytest.mark.claim("C8", part="derivation")
+def test_c8_beta_1_threshold_is_sqrt2_minus_1(c8):
+    """β = 1: the derived threshold r* solves (1 + r)² = 2 (computed here), and W_geom → V_1/(1 + r)²
+    against W_unif → V_1/2 gives geometric wins exactly above it."""
+    steps = {s.name: s for s in c8.steps}
+    r_star = steps["geom_beats_uniform_beta1"].relation.rhs
+    assert sp.simplify(r_star - (sp.sqrt(2) - 1)) == 0
+    with mp.workdps(40):
+        rs = mp.sqrt(2) - 1
+        assert abs((1 + rs) ** 2 - 2) <= mp.mpf(10) ** -38
+        for r, wins in ((rs - mp.mpf(10) ** -6, False), (rs + mp.mpf(10) ** -6, True)):
+            assert (1 / (1 + r) ** 2 < mp.mpf(1) / 2) is wins
+
+
+C7_DECISIONS = {
+    "bandwidth_convention": (False, "refuted_by bandwidth"),
+    **{f"law_{m}": (False, f"refuted_by law_{m}") for m in ("a_corr", "a_orth", "a_frame", "b_corr", "b_orth",
+                                                           "b_frame", "gauss_a_corr", "gauss_a_orth", "gauss_a_frame")},
+    "H_nearly_linear": (True, "supported_by H_nearly_linear"),
+    "reverse_engineered_law": (True, "supported_by law_reverse"),
+    "more_heads_for_large_n": (False, "refuted_by dk_grows_in_n"),
+}
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_comparisons_decided_by_their_groups(c7):
+    """Each finding is decided by the group whose steps prove it: a positive (models (a)) or negative
+    (Gaussian models) exponent of n with its log-log limit, the limit 1 > 2/(4+d) (models (b)), the
+    exponents of D below 1 and tending to 1, the two bandwidths at d_k = 16."""
+    assert {c.name: (c.holds, c.decided_by) for c in c7.comparisons} == C7_DECISIONS
+    g = c7.groups
+    for _, how in C7_DECISIONS.values():
+        assert g[how.split()[-1]].proved
+    for m in ("a_corr", "a_orth", "a_frame"):
+        assert set(g[f"law_{m}"].steps) == {f"{m}_exponent_n", f"{m}_exponent_positive", f"{m}_beats_loglog"}
+    for m in ("b_corr", "b_orth", "b_frame"):
+        assert set(g[f"law_{m}"].steps) == {"b_asymptotic_root", "b_growth_loglog", "b_loglog_exponent_not_stated"}
+    for m in ("gauss_a_corr", "gauss_a_orth", "gauss_a_frame"):
+        assert set(g[f"law_{m}"].steps) == {f"{m}_exponent_n", f"{m}_exponent_negative"}
+    assert {"a_orth_H_exponent_below_1", "a_orth_H_exponent_to_1", "b_optimum_free_of_D"} <= set(
+        g["H_nearly_linear"].steps)
+    steps = {s.name: s for s in c7.steps}
+    d = sp.Symbol("d", integer=True, positive=True)
+    assert sp.simplify(steps["b_loglog_exponent_not_stated"].relation.rhs - 2 / (4 + d)) == 0   # the stated one
+    assert steps["a_corr_beats_loglog"].relation.rhs == sp.oo
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_exponent_tables_against_own_optima(c7):
+    """EXPONENT_N, EXPONENT_D (which the check quotes) are the checked steps' right-hand sides, and
+    equal the slopes of optima of the MSE written here (golden section and findroot, 30 digits)."""
+    from proofs import c7_scaling as mod
+
+    steps = {s.name: s for s in c7.steps}
+    dsym = sp.Symbol("d", integer=True, positive=True)
+    for m, e in mod.EXPONENT_N.items():
+        assert sp.simplify(steps[f"{m}_exponent_n"].relation.rhs - e) == 0
+    for m, e in mod.EXPONENT_D.items():
+        assert sp.simplify(steps[f"{m}_H_exponent_D"].relation.rhs - e) == 0
+    assert sp.simplify(steps["reverse_exponent_logn"].relation.rhs - mod.REVERSE_EXPONENT_LOG_N) == 0
+    with mp.workdps(DPS):
+        for m in mod.EXPONENT_N:
+            d = 10
+            D = {"corr": 720, "orth": 10, "frame": 60}[m.rsplit("_", 1)[1]]
+            cv = 1e9 if m.startswith("gauss") else 10          # an interior optimum inside the search bracket
+            x1, x2 = (_reference_optimum(m, n, D, d, 1, cv) for n in (1e6, 1e8))
+            slope = mp.log(x2 / x1) / mp.log(100)
+            e_n, e_D = (sp.Rational(t[m].subs(dsym, d)) for t in (mod.EXPONENT_N, mod.EXPONENT_D))
+            assert abs(slope - mp.mpf(e_n.p) / e_n.q) <= 1e-20, m
+            D1, D2 = {"corr": (360, 720), "orth": (5, 10), "frame": (30, 60)}[m.rsplit("_", 1)[1]]
+            H1, H2 = D1 / _reference_optimum(m, 1e6, D1, d, 1, cv), D2 / _reference_optimum(m, 1e6, D2, d, 1, cv)
+            assert abs(mp.log(H2 / H1) / mp.log(2) - mp.mpf(e_D.p) / e_D.q) <= 1e-20, m
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_model_names_are_defined_once():
+    from proofs import c7_scaling as mod
+    from verify.experiments.allocate import MODELS
+
+    assert set(mod.MODEL_NAMES) == set(MODELS) and set(mod.STANDARD_MODELS) == set(MODELS) - {"reverse"}
+    assert mod.model_name("a_corr") == "model (a), correlated heads"
+    assert mod.model_name("gauss_a_orth") == "Gaussian model (a), orthogonal heads"
+    assert mod.LAW_GROUPS == tuple(f"law_{m}" for m in mod.STANDARD_MODELS)

@@ -1,0 +1,130 @@
+"""Ensemble weight schemes and the weighted variance ``W(α) = Σ α_h² V_h`` (C8), from the generated code.
+
+The schemes order heads best first: ``uniform`` (``1/H``), ``geom`` (``r^(h−1)(1 − r)/(1 − r^H)``),
+``fib_best`` (``F_{H+1−h}/(F_{H+2} − 1)``, largest weight on the best head), ``fib_worst``
+(``F_h/(F_{H+2} − 1)``) and ``inverse`` (``α_h ∝ 1/V_h``). The quality profiles are polynomial
+``V_h = V_1 h^β`` and exponential ``V_h = V_1 q^(h−1)``. :func:`closed_form` evaluates the
+derived ``c8_W_*`` of ``proofs/c8_weighting.py`` (closed forms, or the generated finite sums);
+nothing here is a formula typed by hand except the uniform and inverse weights themselves.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from verify._validate import as_array, fail, positive_int, positive_number
+from verify.numeric import formulas
+
+__all__ = ["SCHEMES", "FLOAT_FIB_MAX_H", "fib_int", "profile_variances", "weights", "weighted_variance",
+           "closed_form", "mpq"]
+
+SCHEMES = ("uniform", "geom", "fib_best", "fib_worst", "inverse")
+#: Above this H the float64 Binet forms overflow (phi^1475 > 1.8e308): mpmath is used instead.
+FLOAT_FIB_MAX_H = 700
+#: Digits of the mpmath evaluations (``mp=True`` and Fibonacci weights beyond FLOAT_FIB_MAX_H).
+MP_DPS = 30
+
+
+def fib_int(k: int) -> int:
+    """The Fibonacci number F_k in integers (F_0 = 0, F_1 = F_2 = 1)."""
+    a, b = 0, 1
+    for _ in range(k):
+        a, b = b, a + b
+    return a
+
+
+def profile_variances(profile: str, H: int, V_1: float, param: float) -> np.ndarray:
+    """V_h for h = 1..H: ``poly`` V_1 h^β (param β > 0) or ``exp`` V_1 q^(h−1) (param q > 0)."""
+    H = positive_int("H", H)
+    V_1, param = positive_number("V_1", V_1), positive_number("param", param)
+    h = np.arange(1, H + 1, dtype=float)
+    if profile == "poly":
+        return V_1 * h**param
+    if profile == "exp":
+        return V_1 * param ** (h - 1)
+    raise fail("profile", repr(profile), "'poly' or 'exp'")
+
+
+def weights(scheme: str, H: int, *, r: float = 0.5, V: Any = None) -> np.ndarray:
+    """The weight vector of ``scheme`` (sums to one), from the generated ``c8_alpha_*``;
+    ``inverse`` needs the variances ``V`` (α_h ∝ 1/V_h)."""
+    H = positive_int("H", H)
+    h = np.arange(1, H + 1, dtype=float)
+    if scheme == "uniform":
+        return np.full(H, 1.0 / H)
+    if scheme == "geom":
+        r = positive_number("r", r)
+        if r >= 1:
+            raise fail("r", repr(r), "a ratio 0 < r < 1")
+        return np.asarray(formulas.c8_alpha_geom(h, H, r), dtype=float)
+    if scheme in ("fib_best", "fib_worst"):
+        if H <= FLOAT_FIB_MAX_H:
+            return np.asarray(getattr(formulas, f"c8_alpha_{scheme}")(h, H), dtype=float)
+        f = getattr(formulas, f"c8_alpha_{scheme}_mp")
+        with mpmath.workdps(MP_DPS):
+            return np.array([float(f(k, H)) for k in range(1, H + 1)])
+    if scheme == "inverse":
+        V = as_array("V", V, ndim=1)
+        if V.shape != (H,) or np.any(V <= 0):
+            raise fail("V", f"shape {V.shape} (min {V.min() if V.size else 'n/a'})", f"{H} positive variances")
+        return (1 / V) / np.sum(1 / V)
+    raise fail("scheme", repr(scheme), f"one of {', '.join(SCHEMES)}")
+
+
+def weighted_variance(alpha: Any, V: Any, C: Any = None) -> float:
+    """W(α) = αᵀCα with C = diag(V) when no covariance matrix is given."""
+    alpha, V = as_array("alpha", alpha, ndim=1), as_array("V", V, ndim=1)
+    if alpha.shape != V.shape:
+        raise fail("alpha", f"shape {alpha.shape}", f"the shape of V, {V.shape}")
+    if C is None:
+        return float(np.sum(alpha * alpha * V))
+    C = as_array("C", C, ndim=2)
+    if C.shape != (V.size, V.size):
+        raise fail("C", f"shape {C.shape}", f"({V.size}, {V.size})")
+    return float(alpha @ C @ alpha)
+
+
+def _closed_fn(scheme: str, profile: str, param: float) -> tuple[str, bool]:
+    """(generated function name, takes r)."""
+    short = {"inverse": "inv"}.get(scheme, scheme)
+    if profile == "exp":
+        return f"c8_W_{short}_exp", scheme == "geom"
+    if scheme in ("uniform", "geom") and param in (1, 2):
+        return f"c8_W_{short}_poly{int(param)}", scheme == "geom"
+    return f"c8_W_{short}_poly", scheme == "geom"
+
+
+def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: float = 0.5, *, mp: bool = False) -> Any:
+    """W of ``scheme`` for the profile from the generated code: the closed forms (exponential
+    profile; β = 1, 2 for uniform/geometric) or the generated finite sums (other β). ``mp=True``
+    evaluates the ``_mp`` variant at max(current mpmath precision, MP_DPS digits) (also used for
+    Fibonacci weights beyond :data:`FLOAT_FIB_MAX_H`, where float64 Binet powers overflow)."""
+    if scheme not in SCHEMES:
+        raise fail("scheme", repr(scheme), f"one of {', '.join(SCHEMES)}")
+    if profile not in ("poly", "exp"):
+        raise fail("profile", repr(profile), "'poly' or 'exp'")
+    H = positive_int("H", H)
+    name, takes_r = _closed_fn(scheme, profile, param)
+    use_mp = mp or (scheme.startswith("fib") and H > FLOAT_FIB_MAX_H)
+    f = getattr(formulas, name + ("_mp" if use_mp else ""))
+    if profile == "exp":
+        args = (V_1, param, H)
+    elif name.endswith(("poly1", "poly2")):
+        args = (V_1, H)
+    else:
+        args = (V_1, param, H)
+    args = args + ((r,) if takes_r else ())
+    if use_mp:
+        with mpmath.workdps(max(mpmath.mp.dps, MP_DPS)):
+            val = f(*[a if isinstance(a, int) else mpq(a) for a in args])
+        return val if mp else float(val)
+    return float(f(*args))
+
+
+def mpq(x: Any) -> mpmath.mpf:
+    """A Fraction, float or mpf as an mpf at the current precision (a Fraction exactly rounded)."""
+    return mpmath.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mpmath.mpf(x)
