@@ -1003,7 +1003,7 @@ CASES = [
     pytest.param(rp("c7.growth-law", n2=[1e12]), ("params.n2", "[1000000000000.0]"), id="cli-replay-c7-n2-list"),
     pytest.param(rp("c7.growth-law", factor=1.0), ("params.factor", "1.0", "> 1"), id="cli-replay-c7-factor-one"),
     pytest.param(rp("c7.growth-law", factor="x"), ("params.factor", "'x'"), id="cli-replay-c7-factor-string"),
-    pytest.param(rp("c7.growth-law", factor=DROP), ("params", "with key 'factor'"), id="cli-replay-c7-no-factor"),
+    pytest.param(rp("c7.growth-law", factor=DROP), ("params", "without 'factor'"), id="cli-replay-c7-no-factor"),
     pytest.param(rp("c7.growth-law", cases=[]), ("params.cases", "[]", "a non-empty list"), id="cli-replay-c7-no-cases"),
     pytest.param(rp("c7.growth-law", cases=[{"model": "a_corr", "d": 8, "D": 64}] * 129), ("params.cases", "at most 128", "129"),
                  id="cli-replay-c7-too-many-cases"),

@@ -1114,10 +1114,10 @@ def c6_min_mse_mp(B, V, H, d_k, d):
     d_k = _m(d_k)
     d = _m(d)
     return B**2 + V*max(0, H*d_k/d - 1)/H + V/H
-# --- C7: Scaling law for heads vs head dimension under a fixed budget ----------
+# --- C7: Heads versus head size at a fixed budget (Thm 6.1) --------------------
 
 def c7_mse_a_corr(d_k, n, D, d, c_b, c_v):
-    """C7 mse_a_corr: MSE(d_k) of model a_corr: c_b/d_k^2 + c_v d_k^(d/2+0)/(n*1)
+    """C7 mse_a_corr: MSE(dₖ) of model (a), correlated heads: c_b/dₖ² + (cᵥ dₖ^(d/2))/n
 
     c_b/d_k**2 + c_v*d_k**(d/2)/n
     """
@@ -1130,7 +1130,7 @@ def c7_mse_a_corr(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d)/n
 
 def c7_mse_a_corr_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_a_corr: MSE(d_k) of model a_corr: c_b/d_k^2 + c_v d_k^(d/2+0)/(n*1)
+    """C7 mse_a_corr: MSE(dₖ) of model (a), correlated heads: c_b/dₖ² + (cᵥ dₖ^(d/2))/n
 
     c_b/d_k**2 + c_v*d_k**(d/2)/n
     """
@@ -1143,7 +1143,7 @@ def c7_mse_a_corr_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d)/n
 
 def c7_dk_opt_a_corr(n, D, d, c_b, c_v):
-    """C7 dk_opt_a_corr: continuous optimum d_k* of model a_corr
+    """C7 dk_opt_a_corr: the continuous optimum dₖ* of model (a), correlated heads
 
     (4*c_b*n/(c_v*d))**(2/(d + 4))
     """
@@ -1155,7 +1155,7 @@ def c7_dk_opt_a_corr(n, D, d, c_b, c_v):
     return (4*c_b*n/(c_v*d))**(2/(d + 4))
 
 def c7_dk_opt_a_corr_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_a_corr: continuous optimum d_k* of model a_corr
+    """C7 dk_opt_a_corr: the continuous optimum dₖ* of model (a), correlated heads
 
     (4*c_b*n/(c_v*d))**(2/(d + 4))
     """
@@ -1167,7 +1167,7 @@ def c7_dk_opt_a_corr_mp(n, D, d, c_b, c_v):
     return (4*c_b*n/(c_v*d))**(2/(d + 4))
 
 def c7_H_opt_a_corr(n, D, d, c_b, c_v):
-    """C7 H_opt_a_corr: H* = D/d_k* of model a_corr
+    """C7 H_opt_a_corr: H* = D/dₖ* of model (a), correlated heads
 
     D/(4*c_b*n/(c_v*d))**(2/(d + 4))
     """
@@ -1179,7 +1179,7 @@ def c7_H_opt_a_corr(n, D, d, c_b, c_v):
     return D*(4*c_b*n/(c_v*d))**(-2/(d + 4))
 
 def c7_H_opt_a_corr_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_a_corr: H* = D/d_k* of model a_corr
+    """C7 H_opt_a_corr: H* = D/dₖ* of model (a), correlated heads
 
     D/(4*c_b*n/(c_v*d))**(2/(d + 4))
     """
@@ -1191,7 +1191,7 @@ def c7_H_opt_a_corr_mp(n, D, d, c_b, c_v):
     return D*(4*c_b*n/(c_v*d))**(-2/(d + 4))
 
 def c7_mse_a_orth(d_k, n, D, d, c_b, c_v):
-    """C7 mse_a_orth: MSE(d_k) of model a_orth: c_b/d_k^2 + c_v d_k^(d/2+1)/(n*D)
+    """C7 mse_a_orth: MSE(dₖ) of model (a), orthogonal heads: c_b/dₖ² + (cᵥ dₖ^(d/2 + 1))/(D n)
 
     c_b/d_k**2 + c_v*d_k**(d/2 + 1)/(D*n)
     """
@@ -1204,7 +1204,7 @@ def c7_mse_a_orth(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d + 1)/(D*n)
 
 def c7_mse_a_orth_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_a_orth: MSE(d_k) of model a_orth: c_b/d_k^2 + c_v d_k^(d/2+1)/(n*D)
+    """C7 mse_a_orth: MSE(dₖ) of model (a), orthogonal heads: c_b/dₖ² + (cᵥ dₖ^(d/2 + 1))/(D n)
 
     c_b/d_k**2 + c_v*d_k**(d/2 + 1)/(D*n)
     """
@@ -1217,7 +1217,7 @@ def c7_mse_a_orth_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d + 1)/(D*n)
 
 def c7_dk_opt_a_orth(n, D, d, c_b, c_v):
-    """C7 dk_opt_a_orth: continuous optimum d_k* of model a_orth
+    """C7 dk_opt_a_orth: the continuous optimum dₖ* of model (a), orthogonal heads
 
     (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1229,7 +1229,7 @@ def c7_dk_opt_a_orth(n, D, d, c_b, c_v):
     return (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
 
 def c7_dk_opt_a_orth_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_a_orth: continuous optimum d_k* of model a_orth
+    """C7 dk_opt_a_orth: the continuous optimum dₖ* of model (a), orthogonal heads
 
     (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1241,7 +1241,7 @@ def c7_dk_opt_a_orth_mp(n, D, d, c_b, c_v):
     return (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
 
 def c7_H_opt_a_orth(n, D, d, c_b, c_v):
-    """C7 H_opt_a_orth: H* = D/d_k* of model a_orth
+    """C7 H_opt_a_orth: H* = D/dₖ* of model (a), orthogonal heads
 
     D/(4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1253,7 +1253,7 @@ def c7_H_opt_a_orth(n, D, d, c_b, c_v):
     return D*(4*D*c_b*n/(c_v*(d + 2)))**(-2/(d + 6))
 
 def c7_H_opt_a_orth_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_a_orth: H* = D/d_k* of model a_orth
+    """C7 H_opt_a_orth: H* = D/dₖ* of model (a), orthogonal heads
 
     D/(4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1265,7 +1265,7 @@ def c7_H_opt_a_orth_mp(n, D, d, c_b, c_v):
     return D*(4*D*c_b*n/(c_v*(d + 2)))**(-2/(d + 6))
 
 def c7_mse_a_frame(d_k, n, D, d, c_b, c_v):
-    """C7 mse_a_frame: MSE(d_k) of model a_frame: c_b/d_k^2 + c_v d_k^(d/2+1)/(n*d)
+    """C7 mse_a_frame: MSE(dₖ) of model (a), fusion-frame heads: c_b/dₖ² + (cᵥ dₖ^(d/2 + 1))/(d n)
 
     c_b/d_k**2 + c_v*d_k**(d/2 + 1)/(d*n)
     """
@@ -1278,7 +1278,7 @@ def c7_mse_a_frame(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d + 1)/(d*n)
 
 def c7_mse_a_frame_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_a_frame: MSE(d_k) of model a_frame: c_b/d_k^2 + c_v d_k^(d/2+1)/(n*d)
+    """C7 mse_a_frame: MSE(dₖ) of model (a), fusion-frame heads: c_b/dₖ² + (cᵥ dₖ^(d/2 + 1))/(d n)
 
     c_b/d_k**2 + c_v*d_k**(d/2 + 1)/(d*n)
     """
@@ -1291,7 +1291,7 @@ def c7_mse_a_frame_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d + 1)/(d*n)
 
 def c7_dk_opt_a_frame(n, D, d, c_b, c_v):
-    """C7 dk_opt_a_frame: continuous optimum d_k* of model a_frame
+    """C7 dk_opt_a_frame: the continuous optimum dₖ* of model (a), fusion-frame heads
 
     (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1303,7 +1303,7 @@ def c7_dk_opt_a_frame(n, D, d, c_b, c_v):
     return (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
 
 def c7_dk_opt_a_frame_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_a_frame: continuous optimum d_k* of model a_frame
+    """C7 dk_opt_a_frame: the continuous optimum dₖ* of model (a), fusion-frame heads
 
     (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1315,7 +1315,7 @@ def c7_dk_opt_a_frame_mp(n, D, d, c_b, c_v):
     return (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
 
 def c7_H_opt_a_frame(n, D, d, c_b, c_v):
-    """C7 H_opt_a_frame: H* = D/d_k* of model a_frame
+    """C7 H_opt_a_frame: H* = D/dₖ* of model (a), fusion-frame heads
 
     D/(4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1327,7 +1327,7 @@ def c7_H_opt_a_frame(n, D, d, c_b, c_v):
     return D*(4*c_b*d*n/(c_v*(d + 2)))**(-2/(d + 6))
 
 def c7_H_opt_a_frame_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_a_frame: H* = D/d_k* of model a_frame
+    """C7 H_opt_a_frame: H* = D/dₖ* of model (a), fusion-frame heads
 
     D/(4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
     """
@@ -1339,7 +1339,7 @@ def c7_H_opt_a_frame_mp(n, D, d, c_b, c_v):
     return D*(4*c_b*d*n/(c_v*(d + 2)))**(-2/(d + 6))
 
 def c7_mse_b_corr(d_k, n, D, d, c_b, c_v):
-    """C7 mse_b_corr: MSE(d_k) of model b_corr: c_b/d_k^2 + c_v d_k^(d_k/2+0)/(n*1)
+    """C7 mse_b_corr: MSE(dₖ) of model (b), correlated heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2))/n
 
     c_b/d_k**2 + c_v*d_k**(d_k/2)/n
     """
@@ -1352,7 +1352,7 @@ def c7_mse_b_corr(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d_k)/n
 
 def c7_mse_b_corr_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_b_corr: MSE(d_k) of model b_corr: c_b/d_k^2 + c_v d_k^(d_k/2+0)/(n*1)
+    """C7 mse_b_corr: MSE(dₖ) of model (b), correlated heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2))/n
 
     c_b/d_k**2 + c_v*d_k**(d_k/2)/n
     """
@@ -1365,7 +1365,7 @@ def c7_mse_b_corr_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k)/n
 
 def c7_stationarity_b_corr(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_corr: MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*
+    """C7 stationarity_b_corr: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
     -4*c_b*n/c_v + d_k**(d_k/2 + 3)*(log(d_k) + 1)
     """
@@ -1378,7 +1378,7 @@ def c7_stationarity_b_corr(d_k, n, D, d, c_b, c_v):
     return -4*c_b*n/c_v + d_k**((1/2)*d_k + 3)*(numpy.log(d_k) + 1)
 
 def c7_stationarity_b_corr_mp(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_corr: MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*
+    """C7 stationarity_b_corr: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
     -4*c_b*n/c_v + d_k**(d_k/2 + 3)*(log(d_k) + 1)
     """
@@ -1391,7 +1391,7 @@ def c7_stationarity_b_corr_mp(d_k, n, D, d, c_b, c_v):
     return -4*c_b*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 3)*(mpmath.log(d_k) + 1)
 
 def c7_dk_asym_b_corr(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_corr: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
+    """C7 dk_asym_b_corr: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
 
     2*log(4*c_b*n/c_v)/log(log(4*c_b*n/c_v))
     """
@@ -1403,7 +1403,7 @@ def c7_dk_asym_b_corr(n, D, d, c_b, c_v):
     return 2*numpy.log(4*c_b*n/c_v)/numpy.log(numpy.log(4*c_b*n/c_v))
 
 def c7_dk_asym_b_corr_mp(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_corr: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
+    """C7 dk_asym_b_corr: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
 
     2*log(4*c_b*n/c_v)/log(log(4*c_b*n/c_v))
     """
@@ -1415,7 +1415,7 @@ def c7_dk_asym_b_corr_mp(n, D, d, c_b, c_v):
     return 2*mpmath.log(4*c_b*n/c_v)/mpmath.log(mpmath.log(4*c_b*n/c_v))
 
 def c7_mse_b_orth(d_k, n, D, d, c_b, c_v):
-    """C7 mse_b_orth: MSE(d_k) of model b_orth: c_b/d_k^2 + c_v d_k^(d_k/2+1)/(n*D)
+    """C7 mse_b_orth: MSE(dₖ) of model (b), orthogonal heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2 + 1))/(D n)
 
     c_b/d_k**2 + c_v*d_k**(d_k/2 + 1)/(D*n)
     """
@@ -1428,7 +1428,7 @@ def c7_mse_b_orth(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d_k + 1)/(D*n)
 
 def c7_mse_b_orth_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_b_orth: MSE(d_k) of model b_orth: c_b/d_k^2 + c_v d_k^(d_k/2+1)/(n*D)
+    """C7 mse_b_orth: MSE(dₖ) of model (b), orthogonal heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2 + 1))/(D n)
 
     c_b/d_k**2 + c_v*d_k**(d_k/2 + 1)/(D*n)
     """
@@ -1441,7 +1441,7 @@ def c7_mse_b_orth_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 1)/(D*n)
 
 def c7_stationarity_b_orth(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_orth: MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*
+    """C7 stationarity_b_orth: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
     -4*D*c_b*n/c_v + d_k**(d_k/2 + 4)*(log(d_k) + 1 + 2/d_k)
     """
@@ -1454,7 +1454,7 @@ def c7_stationarity_b_orth(d_k, n, D, d, c_b, c_v):
     return -4*D*c_b*n/c_v + d_k**((1/2)*d_k + 4)*(numpy.log(d_k) + 1 + 2/d_k)
 
 def c7_stationarity_b_orth_mp(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_orth: MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*
+    """C7 stationarity_b_orth: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
     -4*D*c_b*n/c_v + d_k**(d_k/2 + 4)*(log(d_k) + 1 + 2/d_k)
     """
@@ -1467,7 +1467,7 @@ def c7_stationarity_b_orth_mp(d_k, n, D, d, c_b, c_v):
     return -4*D*c_b*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 4)*(mpmath.log(d_k) + 1 + 2/d_k)
 
 def c7_dk_asym_b_orth(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_orth: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
+    """C7 dk_asym_b_orth: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
 
     2*log(4*D*c_b*n/c_v)/log(log(4*D*c_b*n/c_v))
     """
@@ -1479,7 +1479,7 @@ def c7_dk_asym_b_orth(n, D, d, c_b, c_v):
     return 2*numpy.log(4*D*c_b*n/c_v)/numpy.log(numpy.log(4*D*c_b*n/c_v))
 
 def c7_dk_asym_b_orth_mp(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_orth: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
+    """C7 dk_asym_b_orth: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
 
     2*log(4*D*c_b*n/c_v)/log(log(4*D*c_b*n/c_v))
     """
@@ -1491,7 +1491,7 @@ def c7_dk_asym_b_orth_mp(n, D, d, c_b, c_v):
     return 2*mpmath.log(4*D*c_b*n/c_v)/mpmath.log(mpmath.log(4*D*c_b*n/c_v))
 
 def c7_mse_b_frame(d_k, n, D, d, c_b, c_v):
-    """C7 mse_b_frame: MSE(d_k) of model b_frame: c_b/d_k^2 + c_v d_k^(d_k/2+1)/(n*d)
+    """C7 mse_b_frame: MSE(dₖ) of model (b), fusion-frame heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2 + 1))/(d n)
 
     c_b/d_k**2 + c_v*d_k**(d_k/2 + 1)/(d*n)
     """
@@ -1504,7 +1504,7 @@ def c7_mse_b_frame(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d_k + 1)/(d*n)
 
 def c7_mse_b_frame_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_b_frame: MSE(d_k) of model b_frame: c_b/d_k^2 + c_v d_k^(d_k/2+1)/(n*d)
+    """C7 mse_b_frame: MSE(dₖ) of model (b), fusion-frame heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2 + 1))/(d n)
 
     c_b/d_k**2 + c_v*d_k**(d_k/2 + 1)/(d*n)
     """
@@ -1517,7 +1517,7 @@ def c7_mse_b_frame_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 1)/(d*n)
 
 def c7_stationarity_b_frame(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_frame: MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*
+    """C7 stationarity_b_frame: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
     -4*c_b*d*n/c_v + d_k**(d_k/2 + 4)*(log(d_k) + 1 + 2/d_k)
     """
@@ -1530,7 +1530,7 @@ def c7_stationarity_b_frame(d_k, n, D, d, c_b, c_v):
     return -4*c_b*d*n/c_v + d_k**((1/2)*d_k + 4)*(numpy.log(d_k) + 1 + 2/d_k)
 
 def c7_stationarity_b_frame_mp(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_frame: MSE'(d_k) * 2 n N d_k^3 / c_v: one sign change (- to +), its root is d_k*
+    """C7 stationarity_b_frame: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
     -4*c_b*d*n/c_v + d_k**(d_k/2 + 4)*(log(d_k) + 1 + 2/d_k)
     """
@@ -1543,7 +1543,7 @@ def c7_stationarity_b_frame_mp(d_k, n, D, d, c_b, c_v):
     return -4*c_b*d*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 4)*(mpmath.log(d_k) + 1 + 2/d_k)
 
 def c7_dk_asym_b_frame(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_frame: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
+    """C7 dk_asym_b_frame: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
 
     2*log(4*c_b*d*n/c_v)/log(log(4*c_b*d*n/c_v))
     """
@@ -1555,7 +1555,7 @@ def c7_dk_asym_b_frame(n, D, d, c_b, c_v):
     return 2*numpy.log(4*c_b*d*n/c_v)/numpy.log(numpy.log(4*c_b*d*n/c_v))
 
 def c7_dk_asym_b_frame_mp(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_frame: leading asymptotic of d_k*: 2L/log L, L = log(4 c_b n N/c_v); ratio -> 1
+    """C7 dk_asym_b_frame: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
 
     2*log(4*c_b*d*n/c_v)/log(log(4*c_b*d*n/c_v))
     """
@@ -1567,7 +1567,7 @@ def c7_dk_asym_b_frame_mp(n, D, d, c_b, c_v):
     return 2*mpmath.log(4*c_b*d*n/c_v)/mpmath.log(mpmath.log(4*c_b*d*n/c_v))
 
 def c7_mse_gauss_a_corr(d_k, n, D, d, c_b, c_v):
-    """C7 mse_gauss_a_corr: MSE(d_k) of model gauss_a_corr: c_b d_k + c_v d_k^(-d/4)/n
+    """C7 mse_gauss_a_corr: MSE(dₖ) of Gaussian model (a), correlated heads: c_b dₖ + (cᵥ dₖ^(−d/4))/n
 
     c_b*d_k + c_v/(d_k**(d/4)*n)
     """
@@ -1580,7 +1580,7 @@ def c7_mse_gauss_a_corr(d_k, n, D, d, c_b, c_v):
     return c_b*d_k + c_v*d_k**(-1/4*d)/n
 
 def c7_mse_gauss_a_corr_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_gauss_a_corr: MSE(d_k) of model gauss_a_corr: c_b d_k + c_v d_k^(-d/4)/n
+    """C7 mse_gauss_a_corr: MSE(dₖ) of Gaussian model (a), correlated heads: c_b dₖ + (cᵥ dₖ^(−d/4))/n
 
     c_b*d_k + c_v/(d_k**(d/4)*n)
     """
@@ -1593,7 +1593,7 @@ def c7_mse_gauss_a_corr_mp(d_k, n, D, d, c_b, c_v):
     return c_b*d_k + c_v*d_k**(-mpmath.mpf(1)/mpmath.mpf(4)*d)/n
 
 def c7_dk_opt_gauss_a_corr(n, D, d, c_b, c_v):
-    """C7 dk_opt_gauss_a_corr: continuous optimum d_k* of model gauss_a_corr
+    """C7 dk_opt_gauss_a_corr: the continuous optimum dₖ* of Gaussian model (a), correlated heads
 
     (c_v*d/(4*c_b*n))**(4/(d + 4))
     """
@@ -1605,7 +1605,7 @@ def c7_dk_opt_gauss_a_corr(n, D, d, c_b, c_v):
     return ((1/4)*c_v*d/(c_b*n))**(4/(d + 4))
 
 def c7_dk_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_gauss_a_corr: continuous optimum d_k* of model gauss_a_corr
+    """C7 dk_opt_gauss_a_corr: the continuous optimum dₖ* of Gaussian model (a), correlated heads
 
     (c_v*d/(4*c_b*n))**(4/(d + 4))
     """
@@ -1617,7 +1617,7 @@ def c7_dk_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*d/(c_b*n))**(4/(d + 4))
 
 def c7_H_opt_gauss_a_corr(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_corr: H* = D/d_k* of model gauss_a_corr
+    """C7 H_opt_gauss_a_corr: H* = D/dₖ* of Gaussian model (a), correlated heads
 
     D/(c_v*d/(4*c_b*n))**(4/(d + 4))
     """
@@ -1629,7 +1629,7 @@ def c7_H_opt_gauss_a_corr(n, D, d, c_b, c_v):
     return D*((1/4)*c_v*d/(c_b*n))**(-4/(d + 4))
 
 def c7_H_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_corr: H* = D/d_k* of model gauss_a_corr
+    """C7 H_opt_gauss_a_corr: H* = D/dₖ* of Gaussian model (a), correlated heads
 
     D/(c_v*d/(4*c_b*n))**(4/(d + 4))
     """
@@ -1641,7 +1641,7 @@ def c7_H_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
     return D*((mpmath.mpf(1)/mpmath.mpf(4))*c_v*d/(c_b*n))**(-4/(d + 4))
 
 def c7_mse_gauss_a_orth(d_k, n, D, d, c_b, c_v):
-    """C7 mse_gauss_a_orth: MSE(d_k) of model gauss_a_orth: c_b d_k + c_v d_k^(1-d/4)/(n*D), interior optimum needs d > 4
+    """C7 mse_gauss_a_orth: MSE(dₖ) of Gaussian model (a), orthogonal heads: c_b dₖ + (cᵥ dₖ^(1 − d/4))/(D n)
 
     c_b*d_k + c_v*d_k**(1 - d/4)/(D*n)
     """
@@ -1654,7 +1654,7 @@ def c7_mse_gauss_a_orth(d_k, n, D, d, c_b, c_v):
     return c_b*d_k + c_v*d_k**(1 - 1/4*d)/(D*n)
 
 def c7_mse_gauss_a_orth_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_gauss_a_orth: MSE(d_k) of model gauss_a_orth: c_b d_k + c_v d_k^(1-d/4)/(n*D), interior optimum needs d > 4
+    """C7 mse_gauss_a_orth: MSE(dₖ) of Gaussian model (a), orthogonal heads: c_b dₖ + (cᵥ dₖ^(1 − d/4))/(D n)
 
     c_b*d_k + c_v*d_k**(1 - d/4)/(D*n)
     """
@@ -1667,7 +1667,7 @@ def c7_mse_gauss_a_orth_mp(d_k, n, D, d, c_b, c_v):
     return c_b*d_k + c_v*d_k**(1 - mpmath.mpf(1)/mpmath.mpf(4)*d)/(D*n)
 
 def c7_dk_opt_gauss_a_orth(n, D, d, c_b, c_v):
-    """C7 dk_opt_gauss_a_orth: continuous optimum d_k* of model gauss_a_orth
+    """C7 dk_opt_gauss_a_orth: the continuous optimum dₖ* of Gaussian model (a), orthogonal heads
 
     (c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
@@ -1679,7 +1679,7 @@ def c7_dk_opt_gauss_a_orth(n, D, d, c_b, c_v):
     return ((1/4)*c_v*(d - 4)/(D*c_b*n))**(4/d)
 
 def c7_dk_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_gauss_a_orth: continuous optimum d_k* of model gauss_a_orth
+    """C7 dk_opt_gauss_a_orth: the continuous optimum dₖ* of Gaussian model (a), orthogonal heads
 
     (c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
@@ -1691,7 +1691,7 @@ def c7_dk_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(D*c_b*n))**(4/d)
 
 def c7_H_opt_gauss_a_orth(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_orth: H* = D/d_k* of model gauss_a_orth
+    """C7 H_opt_gauss_a_orth: H* = D/dₖ* of Gaussian model (a), orthogonal heads
 
     D/(c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
@@ -1703,7 +1703,7 @@ def c7_H_opt_gauss_a_orth(n, D, d, c_b, c_v):
     return D*((1/4)*c_v*(d - 4)/(D*c_b*n))**(-4/d)
 
 def c7_H_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_orth: H* = D/d_k* of model gauss_a_orth
+    """C7 H_opt_gauss_a_orth: H* = D/dₖ* of Gaussian model (a), orthogonal heads
 
     D/(c_v*(d - 4)/(4*D*c_b*n))**(4/d)
     """
@@ -1715,7 +1715,7 @@ def c7_H_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
     return D*((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(D*c_b*n))**(-4/d)
 
 def c7_mse_gauss_a_frame(d_k, n, D, d, c_b, c_v):
-    """C7 mse_gauss_a_frame: MSE(d_k) of model gauss_a_frame: c_b d_k + c_v d_k^(1-d/4)/(n*d), interior optimum needs d > 4
+    """C7 mse_gauss_a_frame: MSE(dₖ) of Gaussian model (a), fusion-frame heads: c_b dₖ + (cᵥ dₖ^(1 − d/4))/(d n)
 
     c_b*d_k + c_v*d_k**(1 - d/4)/(d*n)
     """
@@ -1728,7 +1728,7 @@ def c7_mse_gauss_a_frame(d_k, n, D, d, c_b, c_v):
     return c_b*d_k + c_v*d_k**(1 - 1/4*d)/(d*n)
 
 def c7_mse_gauss_a_frame_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_gauss_a_frame: MSE(d_k) of model gauss_a_frame: c_b d_k + c_v d_k^(1-d/4)/(n*d), interior optimum needs d > 4
+    """C7 mse_gauss_a_frame: MSE(dₖ) of Gaussian model (a), fusion-frame heads: c_b dₖ + (cᵥ dₖ^(1 − d/4))/(d n)
 
     c_b*d_k + c_v*d_k**(1 - d/4)/(d*n)
     """
@@ -1741,7 +1741,7 @@ def c7_mse_gauss_a_frame_mp(d_k, n, D, d, c_b, c_v):
     return c_b*d_k + c_v*d_k**(1 - mpmath.mpf(1)/mpmath.mpf(4)*d)/(d*n)
 
 def c7_dk_opt_gauss_a_frame(n, D, d, c_b, c_v):
-    """C7 dk_opt_gauss_a_frame: continuous optimum d_k* of model gauss_a_frame
+    """C7 dk_opt_gauss_a_frame: the continuous optimum dₖ* of Gaussian model (a), fusion-frame heads
 
     (c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
@@ -1753,7 +1753,7 @@ def c7_dk_opt_gauss_a_frame(n, D, d, c_b, c_v):
     return ((1/4)*c_v*(d - 4)/(c_b*d*n))**(4/d)
 
 def c7_dk_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_gauss_a_frame: continuous optimum d_k* of model gauss_a_frame
+    """C7 dk_opt_gauss_a_frame: the continuous optimum dₖ* of Gaussian model (a), fusion-frame heads
 
     (c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
@@ -1765,7 +1765,7 @@ def c7_dk_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(c_b*d*n))**(4/d)
 
 def c7_H_opt_gauss_a_frame(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_frame: H* = D/d_k* of model gauss_a_frame
+    """C7 H_opt_gauss_a_frame: H* = D/dₖ* of Gaussian model (a), fusion-frame heads
 
     D/(c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
@@ -1777,7 +1777,7 @@ def c7_H_opt_gauss_a_frame(n, D, d, c_b, c_v):
     return D*((1/4)*c_v*(d - 4)/(c_b*d*n))**(-4/d)
 
 def c7_H_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_frame: H* = D/d_k* of model gauss_a_frame
+    """C7 H_opt_gauss_a_frame: H* = D/dₖ* of Gaussian model (a), fusion-frame heads
 
     D/(c_v*(d - 4)/(4*c_b*d*n))**(4/d)
     """
@@ -1789,7 +1789,7 @@ def c7_H_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
     return D*((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(c_b*d*n))**(-4/d)
 
 def c7_mse_reverse(d_k, n, D, d, c_b, c_v):
-    """C7 mse_reverse: reverse-engineered model reproducing the stated law (effective sample size log n)
+    """C7 mse_reverse: the reverse-engineered model, reproducing the stated law (effective sample size log n): c_b/dₖ² + (cᵥ dₖ^(d/2))/log(n)
 
     c_b/d_k**2 + c_v*d_k**(d/2)/log(n)
     """
@@ -1802,7 +1802,7 @@ def c7_mse_reverse(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((1/2)*d)/numpy.log(n)
 
 def c7_mse_reverse_mp(d_k, n, D, d, c_b, c_v):
-    """C7 mse_reverse: reverse-engineered model reproducing the stated law (effective sample size log n)
+    """C7 mse_reverse: the reverse-engineered model, reproducing the stated law (effective sample size log n): c_b/dₖ² + (cᵥ dₖ^(d/2))/log(n)
 
     c_b/d_k**2 + c_v*d_k**(d/2)/log(n)
     """
@@ -1815,7 +1815,7 @@ def c7_mse_reverse_mp(d_k, n, D, d, c_b, c_v):
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d)/mpmath.log(n)
 
 def c7_dk_opt_reverse(n, D, d, c_b, c_v):
-    """C7 dk_opt_reverse: its optimum (4 c_b log n/(d c_v))^(2/(d+4))
+    """C7 dk_opt_reverse: its optimum ((4 c_b log(n))/(cᵥ d))^(2/(d + 4))
 
     (4*c_b*log(n)/(c_v*d))**(2/(d + 4))
     """
@@ -1827,7 +1827,7 @@ def c7_dk_opt_reverse(n, D, d, c_b, c_v):
     return (4*c_b*numpy.log(n)/(c_v*d))**(2/(d + 4))
 
 def c7_dk_opt_reverse_mp(n, D, d, c_b, c_v):
-    """C7 dk_opt_reverse: its optimum (4 c_b log n/(d c_v))^(2/(d+4))
+    """C7 dk_opt_reverse: its optimum ((4 c_b log(n))/(cᵥ d))^(2/(d + 4))
 
     (4*c_b*log(n)/(c_v*d))**(2/(d + 4))
     """
@@ -1837,10 +1837,10 @@ def c7_dk_opt_reverse_mp(n, D, d, c_b, c_v):
     c_b = _m(c_b)
     c_v = _m(c_v)
     return (4*c_b*mpmath.log(n)/(c_v*d))**(2/(d + 4))
-# --- C8: Structured head weights (geometric, Fibonacci) versus uniform averaging ---
+# --- C8: Structured head weights versus uniform averaging (Thm 7.1) ------------
 
 def c8_fibonacci(h):
-    """C8 fibonacci: F_h by Binet's form
+    """C8 fibonacci: Fₕ by the form of Binet
 
     sqrt(5)*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)/5
     """
@@ -1848,7 +1848,7 @@ def c8_fibonacci(h):
     return (1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**h + (1/2 + (1/2)*numpy.sqrt(5))**h)
 
 def c8_fibonacci_mp(h):
-    """C8 fibonacci: F_h by Binet's form
+    """C8 fibonacci: Fₕ by the form of Binet
 
     sqrt(5)*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)/5
     """
@@ -1876,7 +1876,7 @@ def c8_alpha_geom_mp(h, H, r):
     return r**(h - 1)*(1 - r)/(1 - r**H)
 
 def c8_alpha_fib_best(h, H):
-    """C8 alpha_fib_best: Fibonacci weight F_{H+1-h}/(F_{H+2}-1), largest on head 1
+    """C8 alpha_fib_best: Fibonacci weight F_(H + 1 − h)/(F_(H + 2) − 1), largest on head 1
 
     sqrt(5)*(-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1))
     """
@@ -1885,7 +1885,7 @@ def c8_alpha_fib_best(h, H):
     return (1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H - h + 1) + (1/2 + (1/2)*numpy.sqrt(5))**(H - h + 1))/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)
 
 def c8_alpha_fib_best_mp(h, H):
-    """C8 alpha_fib_best: Fibonacci weight F_{H+1-h}/(F_{H+2}-1), largest on head 1
+    """C8 alpha_fib_best: Fibonacci weight F_(H + 1 − h)/(F_(H + 2) − 1), largest on head 1
 
     sqrt(5)*(-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1))
     """
@@ -1894,7 +1894,7 @@ def c8_alpha_fib_best_mp(h, H):
     return (mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H - h + 1) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H - h + 1))/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)
 
 def c8_alpha_fib_worst(h, H):
-    """C8 alpha_fib_worst: Fibonacci weight F_h/(F_{H+2}-1), largest on head H
+    """C8 alpha_fib_worst: Fibonacci weight Fₕ/(F_(H + 2) − 1), largest on head H
 
     sqrt(5)*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1))
     """
@@ -1903,7 +1903,7 @@ def c8_alpha_fib_worst(h, H):
     return (1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**h + (1/2 + (1/2)*numpy.sqrt(5))**h)/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)
 
 def c8_alpha_fib_worst_mp(h, H):
-    """C8 alpha_fib_worst: Fibonacci weight F_h/(F_{H+2}-1), largest on head H
+    """C8 alpha_fib_worst: Fibonacci weight Fₕ/(F_(H + 2) − 1), largest on head H
 
     sqrt(5)*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1))
     """
@@ -1912,7 +1912,7 @@ def c8_alpha_fib_worst_mp(h, H):
     return (mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**h + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**h)/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)
 
 def c8_alpha_inv_exp(h, H, q):
-    """C8 alpha_inv_exp: inverse-variance weight for V_h = V_1 q^(h-1)
+    """C8 alpha_inv_exp: inverse-variance weight for Vₕ = V₁ qʰ⁻¹
 
     q**(H - h)*(q - 1)/(q**H - 1)
     """
@@ -1922,7 +1922,7 @@ def c8_alpha_inv_exp(h, H, q):
     return q**(H - h)*(q - 1)/(q**H - 1)
 
 def c8_alpha_inv_exp_mp(h, H, q):
-    """C8 alpha_inv_exp: inverse-variance weight for V_h = V_1 q^(h-1)
+    """C8 alpha_inv_exp: inverse-variance weight for Vₕ = V₁ qʰ⁻¹
 
     q**(H - h)*(q - 1)/(q**H - 1)
     """
@@ -1932,7 +1932,7 @@ def c8_alpha_inv_exp_mp(h, H, q):
     return q**(H - h)*(q - 1)/(q**H - 1)
 
 def c8_W_opt_cov_H2(V_1, V_2, C_12):
-    """C8 W_opt_cov_H2: optimal variance of two heads with covariance C_12
+    """C8 W_opt_cov_H2: optimal variance of two heads with covariance C₁₂
 
     (-C_12**2 + V_1*V_2)/(-2*C_12 + V_1 + V_2)
     """
@@ -1942,7 +1942,7 @@ def c8_W_opt_cov_H2(V_1, V_2, C_12):
     return (-C_12**2 + V_1*V_2)/(-2*C_12 + V_1 + V_2)
 
 def c8_W_opt_cov_H2_mp(V_1, V_2, C_12):
-    """C8 W_opt_cov_H2: optimal variance of two heads with covariance C_12
+    """C8 W_opt_cov_H2: optimal variance of two heads with covariance C₁₂
 
     (-C_12**2 + V_1*V_2)/(-2*C_12 + V_1 + V_2)
     """
@@ -1972,7 +1972,7 @@ def c8_alpha1_opt_cov_H2_mp(V_1, V_2, C_12):
     return (-C_12 + V_2)/(-2*C_12 + V_1 + V_2)
 
 def c8_W_uniform_exp(V_1, q, H):
-    """C8 W_uniform_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_uniform_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*(q**H - 1)/(H**2*(q - 1))
     """
@@ -1982,7 +1982,7 @@ def c8_W_uniform_exp(V_1, q, H):
     return V_1*(q**H - 1)/(H**2*(q - 1))
 
 def c8_W_uniform_exp_mp(V_1, q, H):
-    """C8 W_uniform_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_uniform_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*(q**H - 1)/(H**2*(q - 1))
     """
@@ -1992,7 +1992,7 @@ def c8_W_uniform_exp_mp(V_1, q, H):
     return V_1*(q**H - 1)/(H**2*(q - 1))
 
 def c8_W_geom_exp(V_1, q, H, r):
-    """C8 W_geom_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_geom_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*(1 - r)**2*((q*r**2)**H - 1)/((1 - r**H)**2*(q*r**2 - 1))
     """
@@ -2003,7 +2003,7 @@ def c8_W_geom_exp(V_1, q, H, r):
     return V_1*(1 - r)**2*((q*r**2)**H - 1)/((1 - r**H)**2*(q*r**2 - 1))
 
 def c8_W_geom_exp_mp(V_1, q, H, r):
-    """C8 W_geom_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_geom_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*(1 - r)**2*((q*r**2)**H - 1)/((1 - r**H)**2*(q*r**2 - 1))
     """
@@ -2014,7 +2014,7 @@ def c8_W_geom_exp_mp(V_1, q, H, r):
     return V_1*(1 - r)**2*((q*r**2)**H - 1)/((1 - r**H)**2*(q*r**2 - 1))
 
 def c8_W_fib_best_exp(V_1, q, H):
-    """C8 W_fib_best_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_fib_best_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*(-(2*(-1)**H - 2*q**H)/(5*(q + 1)) + (3/2 - sqrt(5)/2)*(-q**H + (3/2 - sqrt(5)/2)**H)/(5*(-q - sqrt(5)/2 + 3/2)) + (sqrt(5)/2 + 3/2)*(-q**H + (sqrt(5)/2 + 3/2)**H)/(5*(-q + sqrt(5)/2 + 3/2)))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2024,7 +2024,7 @@ def c8_W_fib_best_exp(V_1, q, H):
     return V_1*(-1/5*(2*(-1)**H - 2*q**H)/(q + 1) + (1/5)*(3/2 - 1/2*numpy.sqrt(5))*(-q**H + (3/2 - 1/2*numpy.sqrt(5))**H)/(-q - 1/2*numpy.sqrt(5) + 3/2) + (1/5)*((1/2)*numpy.sqrt(5) + 3/2)*(-q**H + ((1/2)*numpy.sqrt(5) + 3/2)**H)/(-q + (1/2)*numpy.sqrt(5) + 3/2))/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_fib_best_exp_mp(V_1, q, H):
-    """C8 W_fib_best_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_fib_best_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*(-(2*(-1)**H - 2*q**H)/(5*(q + 1)) + (3/2 - sqrt(5)/2)*(-q**H + (3/2 - sqrt(5)/2)**H)/(5*(-q - sqrt(5)/2 + 3/2)) + (sqrt(5)/2 + 3/2)*(-q**H + (sqrt(5)/2 + 3/2)**H)/(5*(-q + sqrt(5)/2 + 3/2)))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2034,7 +2034,7 @@ def c8_W_fib_best_exp_mp(V_1, q, H):
     return V_1*(-mpmath.mpf(1)/mpmath.mpf(5)*(2*(-1)**H - 2*q**H)/(q + 1) + (mpmath.mpf(1)/mpmath.mpf(5))*(mpmath.mpf(3)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))*(-q**H + (mpmath.mpf(3)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**H)/(-q - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2)) + (mpmath.mpf(1)/mpmath.mpf(5))*((mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2))*(-q**H + ((mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2))**H)/(-q + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2)))/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_fib_worst_exp(V_1, q, H):
-    """C8 W_fib_worst_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_fib_worst_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*((sqrt(5)/2 + 3/2)*(q**H*(sqrt(5)/2 + 3/2)**H - 1)/(5*(q*(sqrt(5)/2 + 3/2) - 1)) + (3/2 - sqrt(5)/2)*(q**H*(3/2 - sqrt(5)/2)**H - 1)/(5*(q*(3/2 - sqrt(5)/2) - 1)) - (2*(-1)**H*q**H - 2)/(5*(q + 1)))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2044,7 +2044,7 @@ def c8_W_fib_worst_exp(V_1, q, H):
     return V_1*((1/5)*((1/2)*numpy.sqrt(5) + 3/2)*(q**H*((1/2)*numpy.sqrt(5) + 3/2)**H - 1)/(q*((1/2)*numpy.sqrt(5) + 3/2) - 1) + (1/5)*(3/2 - 1/2*numpy.sqrt(5))*(q**H*(3/2 - 1/2*numpy.sqrt(5))**H - 1)/(q*(3/2 - 1/2*numpy.sqrt(5)) - 1) - 1/5*(2*(-1)**H*q**H - 2)/(q + 1))/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_fib_worst_exp_mp(V_1, q, H):
-    """C8 W_fib_worst_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_fib_worst_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*((sqrt(5)/2 + 3/2)*(q**H*(sqrt(5)/2 + 3/2)**H - 1)/(5*(q*(sqrt(5)/2 + 3/2) - 1)) + (3/2 - sqrt(5)/2)*(q**H*(3/2 - sqrt(5)/2)**H - 1)/(5*(q*(3/2 - sqrt(5)/2) - 1)) - (2*(-1)**H*q**H - 2)/(5*(q + 1)))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2054,7 +2054,7 @@ def c8_W_fib_worst_exp_mp(V_1, q, H):
     return V_1*((mpmath.mpf(1)/mpmath.mpf(5))*((mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2))*(q**H*((mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2))**H - 1)/(q*((mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5) + mpmath.mpf(3)/mpmath.mpf(2)) - 1) + (mpmath.mpf(1)/mpmath.mpf(5))*(mpmath.mpf(3)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))*(q**H*(mpmath.mpf(3)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**H - 1)/(q*(mpmath.mpf(3)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5)) - 1) - mpmath.mpf(1)/mpmath.mpf(5)*(2*(-1)**H*q**H - 2)/(q + 1))/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_inv_exp(V_1, q, H):
-    """C8 W_inv_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_inv_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*q**(H - 1)*(q - 1)/(q**H - 1)
     """
@@ -2064,7 +2064,7 @@ def c8_W_inv_exp(V_1, q, H):
     return V_1*q**(H - 1)*(q - 1)/(q**H - 1)
 
 def c8_W_inv_exp_mp(V_1, q, H):
-    """C8 W_inv_exp: sum_h alpha_h^2 V_h for V_h = V_1 q^(h-1) (closed form; removable singularities at q = 1, r^2 q = 1, q = phi^(+-2) are excluded)
+    """C8 W_inv_exp: Σₕ αₕ² Vₕ for Vₕ = V₁ qʰ⁻¹ (closed form; removable singularities at q = 1, r² q = 1, q = φ^(± 2) are excluded)
 
     V_1*q**(H - 1)*(q - 1)/(q**H - 1)
     """
@@ -2074,7 +2074,7 @@ def c8_W_inv_exp_mp(V_1, q, H):
     return V_1*q**(H - 1)*(q - 1)/(q**H - 1)
 
 def c8_W_uniform_poly1(V_1, H):
-    """C8 W_uniform_poly1: uniform weights, V_h = V_1 h^1
+    """C8 W_uniform_poly1: uniform weights, Vₕ = V₁ h¹
 
     V_1*(H + 1)/(2*H)
     """
@@ -2083,7 +2083,7 @@ def c8_W_uniform_poly1(V_1, H):
     return (1/2)*V_1*(H + 1)/H
 
 def c8_W_uniform_poly1_mp(V_1, H):
-    """C8 W_uniform_poly1: uniform weights, V_h = V_1 h^1
+    """C8 W_uniform_poly1: uniform weights, Vₕ = V₁ h¹
 
     V_1*(H + 1)/(2*H)
     """
@@ -2092,7 +2092,7 @@ def c8_W_uniform_poly1_mp(V_1, H):
     return (mpmath.mpf(1)/mpmath.mpf(2))*V_1*(H + 1)/H
 
 def c8_W_uniform_poly2(V_1, H):
-    """C8 W_uniform_poly2: uniform weights, V_h = V_1 h^2
+    """C8 W_uniform_poly2: uniform weights, Vₕ = V₁ h²
 
     V_1*(H + 1)*(2*H + 1)/(6*H)
     """
@@ -2101,7 +2101,7 @@ def c8_W_uniform_poly2(V_1, H):
     return (1/6)*V_1*(H + 1)*(2*H + 1)/H
 
 def c8_W_uniform_poly2_mp(V_1, H):
-    """C8 W_uniform_poly2: uniform weights, V_h = V_1 h^2
+    """C8 W_uniform_poly2: uniform weights, Vₕ = V₁ h²
 
     V_1*(H + 1)*(2*H + 1)/(6*H)
     """
@@ -2110,7 +2110,7 @@ def c8_W_uniform_poly2_mp(V_1, H):
     return (mpmath.mpf(1)/mpmath.mpf(6))*V_1*(H + 1)*(2*H + 1)/H
 
 def c8_W_geom_poly1(V_1, H, r):
-    """C8 W_geom_poly1: geometric weights, V_h = V_1 h^1
+    """C8 W_geom_poly1: geometric weights, Vₕ = V₁ h¹
 
     V_1*(1 - r)**2*(H*r**(2*H + 2) - r**(2*H)*(H + 1) + 1)/((1 - r**2)**2*(1 - r**H)**2)
     """
@@ -2120,7 +2120,7 @@ def c8_W_geom_poly1(V_1, H, r):
     return V_1*(1 - r)**2*(H*r**(2*H + 2) - r**(2*H)*(H + 1) + 1)/((1 - r**2)**2*(1 - r**H)**2)
 
 def c8_W_geom_poly1_mp(V_1, H, r):
-    """C8 W_geom_poly1: geometric weights, V_h = V_1 h^1
+    """C8 W_geom_poly1: geometric weights, Vₕ = V₁ h¹
 
     V_1*(1 - r)**2*(H*r**(2*H + 2) - r**(2*H)*(H + 1) + 1)/((1 - r**2)**2*(1 - r**H)**2)
     """
@@ -2130,7 +2130,7 @@ def c8_W_geom_poly1_mp(V_1, H, r):
     return V_1*(1 - r)**2*(H*r**(2*H + 2) - r**(2*H)*(H + 1) + 1)/((1 - r**2)**2*(1 - r**H)**2)
 
 def c8_W_geom_poly2(V_1, H, r):
-    """C8 W_geom_poly2: geometric weights, V_h = V_1 h^2
+    """C8 W_geom_poly2: geometric weights, Vₕ = V₁ h²
 
     V_1*(1 - r)**2*(-H**2*r**(2*H + 4) + r**2 - r**(2*H)*(H + 1)**2 + r**(2*H + 2)*(2*H**2 + 2*H - 1) + 1)/((1 - r**2)**3*(1 - r**H)**2)
     """
@@ -2140,7 +2140,7 @@ def c8_W_geom_poly2(V_1, H, r):
     return V_1*(1 - r)**2*(-H**2*r**(2*H + 4) + r**2 - r**(2*H)*(H + 1)**2 + r**(2*H + 2)*(2*H**2 + 2*H - 1) + 1)/((1 - r**2)**3*(1 - r**H)**2)
 
 def c8_W_geom_poly2_mp(V_1, H, r):
-    """C8 W_geom_poly2: geometric weights, V_h = V_1 h^2
+    """C8 W_geom_poly2: geometric weights, Vₕ = V₁ h²
 
     V_1*(1 - r)**2*(-H**2*r**(2*H + 4) + r**2 - r**(2*H)*(H + 1)**2 + r**(2*H + 2)*(2*H**2 + 2*H - 1) + 1)/((1 - r**2)**3*(1 - r**H)**2)
     """
@@ -2150,7 +2150,7 @@ def c8_W_geom_poly2_mp(V_1, H, r):
     return V_1*(1 - r)**2*(-H**2*r**(2*H + 4) + r**2 - r**(2*H)*(H + 1)**2 + r**(2*H + 2)*(2*H**2 + 2*H - 1) + 1)/((1 - r**2)**3*(1 - r**H)**2)
 
 def c8_W_uniform_poly(V_1, beta, H):
-    """C8 W_uniform_poly: V_1 harmonic(H, -beta)/H^2: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_uniform_poly: V₁ harmonic(H, −β)/H²: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*Sum(h**beta, (h, 1, H))/H**2
     """
@@ -2160,7 +2160,7 @@ def c8_W_uniform_poly(V_1, beta, H):
     return V_1*(builtins.sum(h**beta for h in _range_f(1, H)))/H**2
 
 def c8_W_uniform_poly_mp(V_1, beta, H):
-    """C8 W_uniform_poly: V_1 harmonic(H, -beta)/H^2: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_uniform_poly: V₁ harmonic(H, −β)/H²: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*Sum(h**beta, (h, 1, H))/H**2
     """
@@ -2170,7 +2170,7 @@ def c8_W_uniform_poly_mp(V_1, beta, H):
     return V_1*(builtins.sum(h**beta for h in _range_m(1, H)))/H**2
 
 def c8_W_geom_poly(V_1, beta, H, r):
-    """C8 W_geom_poly: ((1-r)/(1-r^H))^2 V_1 sum r^(2h-2) h^beta: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_geom_poly: ((1 − r)/(1 − r^H))² V₁ Σₕ r^(2h − 2) hᵝ: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*(1 - r)**2*Sum(h**beta*r**(2*h - 2), (h, 1, H))/(1 - r**H)**2
     """
@@ -2181,7 +2181,7 @@ def c8_W_geom_poly(V_1, beta, H, r):
     return V_1*(1 - r)**2*(builtins.sum(h**beta*r**(2*h - 2) for h in _range_f(1, H)))/(1 - r**H)**2
 
 def c8_W_geom_poly_mp(V_1, beta, H, r):
-    """C8 W_geom_poly: ((1-r)/(1-r^H))^2 V_1 sum r^(2h-2) h^beta: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_geom_poly: ((1 − r)/(1 − r^H))² V₁ Σₕ r^(2h − 2) hᵝ: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*(1 - r)**2*Sum(h**beta*r**(2*h - 2), (h, 1, H))/(1 - r**H)**2
     """
@@ -2192,7 +2192,7 @@ def c8_W_geom_poly_mp(V_1, beta, H, r):
     return V_1*(1 - r)**2*(builtins.sum(h**beta*r**(2*h - 2) for h in _range_m(1, H)))/(1 - r**H)**2
 
 def c8_W_fib_best_poly(V_1, beta, H):
-    """C8 W_fib_best_poly: V_1 sum F_{H+1-h}^2 h^beta/(F_{H+2}-1)^2: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_fib_best_poly: V₁ Σₕ F_(H + 1 − h)² hᵝ/(F_(H + 2) − 1)²: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*Sum(h**beta*(-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))**2/5, (h, 1, H))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2202,7 +2202,7 @@ def c8_W_fib_best_poly(V_1, beta, H):
     return V_1*(builtins.sum((1/5)*h**beta*(-(1/2 - 1/2*numpy.sqrt(5))**(H - h + 1) + (1/2 + (1/2)*numpy.sqrt(5))**(H - h + 1))**2 for h in _range_f(1, H)))/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_fib_best_poly_mp(V_1, beta, H):
-    """C8 W_fib_best_poly: V_1 sum F_{H+1-h}^2 h^beta/(F_{H+2}-1)^2: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_fib_best_poly: V₁ Σₕ F_(H + 1 − h)² hᵝ/(F_(H + 2) − 1)²: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*Sum(h**beta*(-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))**2/5, (h, 1, H))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2212,7 +2212,7 @@ def c8_W_fib_best_poly_mp(V_1, beta, H):
     return V_1*(builtins.sum((mpmath.mpf(1)/mpmath.mpf(5))*h**beta*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H - h + 1) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H - h + 1))**2 for h in _range_m(1, H)))/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_fib_worst_poly(V_1, beta, H):
-    """C8 W_fib_worst_poly: V_1 sum F_h^2 h^beta/(F_{H+2}-1)^2: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_fib_worst_poly: V₁ Σₕ Fₕ² hᵝ/(F_(H + 2) − 1)²: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*Sum(h**beta*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)**2/5, (h, 1, H))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2222,7 +2222,7 @@ def c8_W_fib_worst_poly(V_1, beta, H):
     return V_1*(builtins.sum((1/5)*h**beta*(-(1/2 - 1/2*numpy.sqrt(5))**h + (1/2 + (1/2)*numpy.sqrt(5))**h)**2 for h in _range_f(1, H)))/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_fib_worst_poly_mp(V_1, beta, H):
-    """C8 W_fib_worst_poly: V_1 sum F_h^2 h^beta/(F_{H+2}-1)^2: a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_fib_worst_poly: V₁ Σₕ Fₕ² hᵝ/(F_(H + 2) − 1)²: a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1*Sum(h**beta*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)**2/5, (h, 1, H))/(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2
     """
@@ -2232,7 +2232,7 @@ def c8_W_fib_worst_poly_mp(V_1, beta, H):
     return V_1*(builtins.sum((mpmath.mpf(1)/mpmath.mpf(5))*h**beta*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**h + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**h)**2 for h in _range_m(1, H)))/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)**2
 
 def c8_W_inv_poly(V_1, beta, H):
-    """C8 W_inv_poly: V_1/harmonic(H, beta): a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_inv_poly: V₁/harmonic(H, β): a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1/Sum(h**(-beta), (h, 1, H))
     """
@@ -2242,7 +2242,7 @@ def c8_W_inv_poly(V_1, beta, H):
     return V_1/(builtins.sum(h**(-beta) for h in _range_f(1, H)))
 
 def c8_W_inv_poly_mp(V_1, beta, H):
-    """C8 W_inv_poly: V_1/harmonic(H, beta): a finite sum over h = 1..H (H a Python int in generated code)
+    """C8 W_inv_poly: V₁/harmonic(H, β): a finite sum over h = 1, …, H (H a Python int in generated code)
 
     V_1/Sum(h**(-beta), (h, 1, H))
     """
@@ -2252,7 +2252,7 @@ def c8_W_inv_poly_mp(V_1, beta, H):
     return V_1/(builtins.sum(h**(-beta) for h in _range_m(1, H)))
 
 def c8_threshold_geom_poly(beta, H, r):
-    """C8 threshold_geom_poly: W_geom - W_unif divided by V_1 for V_h = V_1 h^beta; its unique root in beta is the finite-H threshold beta*(H, r) (geometric wins above it)
+    """C8 threshold_geom_poly: W_(geom) − W_(unif) divided by V₁ for Vₕ = V₁ hᵝ; its unique root in β is the finite-H threshold β*(H, r) (geometric wins above it)
 
     Sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2), (h, 1, H))
     """
@@ -2262,7 +2262,7 @@ def c8_threshold_geom_poly(beta, H, r):
     return (builtins.sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2) for h in _range_f(1, H)))
 
 def c8_threshold_geom_poly_mp(beta, H, r):
-    """C8 threshold_geom_poly: W_geom - W_unif divided by V_1 for V_h = V_1 h^beta; its unique root in beta is the finite-H threshold beta*(H, r) (geometric wins above it)
+    """C8 threshold_geom_poly: W_(geom) − W_(unif) divided by V₁ for Vₕ = V₁ hᵝ; its unique root in β is the finite-H threshold β*(H, r) (geometric wins above it)
 
     Sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2), (h, 1, H))
     """
@@ -2272,7 +2272,7 @@ def c8_threshold_geom_poly_mp(beta, H, r):
     return (builtins.sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2) for h in _range_m(1, H)))
 
 def c8_threshold_fib_poly(beta, H):
-    """C8 threshold_fib_poly: (W_fib_best - W_unif)/V_1 for V_h = V_1 h^beta; unique root beta*_fib(H) for H >= 3
+    """C8 threshold_fib_poly: (W_(fib) − W_(unif))/V₁ for Vₕ = V₁ hᵝ; unique root β_F*(H) for H ≥ 3
 
     Sum(h**beta*((-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))**2/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2) - 1/H**2), (h, 1, H))
     """
@@ -2281,7 +2281,7 @@ def c8_threshold_fib_poly(beta, H):
     return (builtins.sum(h**beta*((1/5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H - h + 1) + (1/2 + (1/2)*numpy.sqrt(5))**(H - h + 1))**2/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)**2 - 1/H**2) for h in _range_f(1, H)))
 
 def c8_threshold_fib_poly_mp(beta, H):
-    """C8 threshold_fib_poly: (W_fib_best - W_unif)/V_1 for V_h = V_1 h^beta; unique root beta*_fib(H) for H >= 3
+    """C8 threshold_fib_poly: (W_(fib) − W_(unif))/V₁ for Vₕ = V₁ hᵝ; unique root β_F*(H) for H ≥ 3
 
     Sum(h**beta*((-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))**2/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2) - 1/H**2), (h, 1, H))
     """
@@ -2290,7 +2290,7 @@ def c8_threshold_fib_poly_mp(beta, H):
     return (builtins.sum(h**beta*((mpmath.mpf(1)/mpmath.mpf(5))*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H - h + 1) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H - h + 1))**2/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)**2 - 1/H**2) for h in _range_m(1, H)))
 
 def c8_W_geom_exp_limit(V_1, q, r):
-    """C8 W_geom_exp_limit: lim_{H->oo} W (exponential profile; geometric needs r^2 q < 1, Fibonacci q < phi^2, inverse q > 1)
+    """C8 W_geom_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
 
     V_1*(1 - r)**2/(-q*r**2 + 1)
     """
@@ -2300,7 +2300,7 @@ def c8_W_geom_exp_limit(V_1, q, r):
     return V_1*(1 - r)**2/(-q*r**2 + 1)
 
 def c8_W_geom_exp_limit_mp(V_1, q, r):
-    """C8 W_geom_exp_limit: lim_{H->oo} W (exponential profile; geometric needs r^2 q < 1, Fibonacci q < phi^2, inverse q > 1)
+    """C8 W_geom_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
 
     V_1*(1 - r)**2/(-q*r**2 + 1)
     """
@@ -2310,7 +2310,7 @@ def c8_W_geom_exp_limit_mp(V_1, q, r):
     return V_1*(1 - r)**2/(-q*r**2 + 1)
 
 def c8_W_fib_best_exp_limit(V_1, q):
-    """C8 W_fib_best_exp_limit: lim_{H->oo} W (exponential profile; geometric needs r^2 q < 1, Fibonacci q < phi^2, inverse q > 1)
+    """C8 W_fib_best_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
 
     V_1/((1/2 + sqrt(5)/2)**4*(-q/(1/2 + sqrt(5)/2)**2 + 1))
     """
@@ -2319,7 +2319,7 @@ def c8_W_fib_best_exp_limit(V_1, q):
     return V_1/((1/2 + (1/2)*numpy.sqrt(5))**4*(-q/(1/2 + (1/2)*numpy.sqrt(5))**2 + 1))
 
 def c8_W_fib_best_exp_limit_mp(V_1, q):
-    """C8 W_fib_best_exp_limit: lim_{H->oo} W (exponential profile; geometric needs r^2 q < 1, Fibonacci q < phi^2, inverse q > 1)
+    """C8 W_fib_best_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
 
     V_1/((1/2 + sqrt(5)/2)**4*(-q/(1/2 + sqrt(5)/2)**2 + 1))
     """
@@ -2328,7 +2328,7 @@ def c8_W_fib_best_exp_limit_mp(V_1, q):
     return V_1/((mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**4*(-q/(mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**2 + 1))
 
 def c8_W_inv_exp_limit(V_1, q):
-    """C8 W_inv_exp_limit: lim_{H->oo} W (exponential profile; geometric needs r^2 q < 1, Fibonacci q < phi^2, inverse q > 1)
+    """C8 W_inv_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
 
     V_1*(1 - 1/q)
     """
@@ -2337,7 +2337,7 @@ def c8_W_inv_exp_limit(V_1, q):
     return V_1*(1 - 1/q)
 
 def c8_W_inv_exp_limit_mp(V_1, q):
-    """C8 W_inv_exp_limit: lim_{H->oo} W (exponential profile; geometric needs r^2 q < 1, Fibonacci q < phi^2, inverse q > 1)
+    """C8 W_inv_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
 
     V_1*(1 - 1/q)
     """
@@ -2346,7 +2346,7 @@ def c8_W_inv_exp_limit_mp(V_1, q):
     return V_1*(1 - 1/q)
 
 def c8_W_uniform_poly_corr(V_1, beta, H, rho):
-    """C8 W_uniform_poly_corr: uniform weights, V_h = V_1 h^beta, C_hh' = rho sqrt(V_h V_h')
+    """C8 W_uniform_poly_corr: uniform weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
 
     V_1*rho*Sum(h**(beta/2), (h, 1, H))**2/H**2 + V_1*(1 - rho)*Sum(h**beta, (h, 1, H))/H**2
     """
@@ -2357,7 +2357,7 @@ def c8_W_uniform_poly_corr(V_1, beta, H, rho):
     return V_1*rho*(builtins.sum(h**((1/2)*beta) for h in _range_f(1, H)))**2/H**2 + V_1*(1 - rho)*(builtins.sum(h**beta for h in _range_f(1, H)))/H**2
 
 def c8_W_uniform_poly_corr_mp(V_1, beta, H, rho):
-    """C8 W_uniform_poly_corr: uniform weights, V_h = V_1 h^beta, C_hh' = rho sqrt(V_h V_h')
+    """C8 W_uniform_poly_corr: uniform weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
 
     V_1*rho*Sum(h**(beta/2), (h, 1, H))**2/H**2 + V_1*(1 - rho)*Sum(h**beta, (h, 1, H))/H**2
     """
@@ -2368,7 +2368,7 @@ def c8_W_uniform_poly_corr_mp(V_1, beta, H, rho):
     return V_1*rho*(builtins.sum(h**((mpmath.mpf(1)/mpmath.mpf(2))*beta) for h in _range_m(1, H)))**2/H**2 + V_1*(1 - rho)*(builtins.sum(h**beta for h in _range_m(1, H)))/H**2
 
 def c8_W_geom_poly_corr(V_1, beta, H, r, rho):
-    """C8 W_geom_poly_corr: geometric weights, V_h = V_1 h^beta, C_hh' = rho sqrt(V_h V_h')
+    """C8 W_geom_poly_corr: geometric weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
 
     V_1*rho*Sum(h**(beta/2)*r**(h - 1)*(1 - r)/(1 - r**H), (h, 1, H))**2 + V_1*(1 - rho)*Sum(h**beta*r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2, (h, 1, H))
     """
@@ -2380,7 +2380,7 @@ def c8_W_geom_poly_corr(V_1, beta, H, r, rho):
     return V_1*rho*(builtins.sum(h**((1/2)*beta)*r**(h - 1)*(1 - r)/(1 - r**H) for h in _range_f(1, H)))**2 + V_1*(1 - rho)*(builtins.sum(h**beta*r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 for h in _range_f(1, H)))
 
 def c8_W_geom_poly_corr_mp(V_1, beta, H, r, rho):
-    """C8 W_geom_poly_corr: geometric weights, V_h = V_1 h^beta, C_hh' = rho sqrt(V_h V_h')
+    """C8 W_geom_poly_corr: geometric weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
 
     V_1*rho*Sum(h**(beta/2)*r**(h - 1)*(1 - r)/(1 - r**H), (h, 1, H))**2 + V_1*(1 - rho)*Sum(h**beta*r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2, (h, 1, H))
     """
