@@ -448,8 +448,8 @@ def exponential_kernel_identity(ctx: Context) -> Evidence:
                         f"{len(ident['cases'])} seeded cases (`nw_estimate` and a single-head `MultiHeadNW` with "
                         f"biases) against the literal NW estimate in mpmath at {MP_DPS} digits: max relative error "
                         f"{sci(ident['max_rel_error'])}, at most {num(ident['max_error_over_bound'], '.2g')} of the "
-                        "float64 rounding bound; the generated `c1_attention_estimate_n3` agrees to "
-                        f"{sci(ident['n3_closed_form_rel_error'], 0)} (criterion: every error within its first-order "
+                        "float64 rounding bound; the generated `c1_attention_estimate_n3` agrees "
+                        f"{_to(ident['n3_closed_form_rel_error'])} (criterion: every error within its first-order "
                         "float64 rounding bound, relative to the largest value averaged)",
                         ident),
         finding=f"the head is the exponential-kernel NW estimator to {sci(ident['max_rel_error'], 0)} (mpmath, "
