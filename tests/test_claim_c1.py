@@ -110,6 +110,10 @@ def test_parts_and_roles(saved):
     assert result.id == "C1" and result.stated
     assert {p.id: p.role for p in result.parts} == ROLES
     assert {p.id: p.symbolic.groups for p in result.parts} == GROUPS
+    # the numbers agree with the derivation (no part's numeric side contradicts what it checks)
+    assert {p.id: p.numeric.agreement for p in result.parts} == {
+        "exponential-kernel identity": "rounding", "Gaussian reading under equal key norms": "rounding",
+        "bandwidth as stated": "measured", "Gaussian reading with unequal key norms": "measured"}
     gauss = _part(result, "Gaussian reading under equal key norms")
     assert gauss.model_assumptions == [r"every key has the same norm: $\lVert k_i \rVert = r$ for all $i$"]
     assert gauss.numeric.figures["unequal_norms_max_discrepancy"] > 10 * c1.MISMATCH_MIN

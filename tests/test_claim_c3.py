@@ -65,6 +65,7 @@ def test_parts_and_roles(saved):
     assert {p.id: p.symbolic.groups for p in result.parts} == {
         "decomposition identity (any weights)": ["decomposition"], "ensemble bias as Σ α_h b_h": ["ensemble_bias"],
         "Ueda–Nakano reduction": ["ueda_nakano"]}
+    assert {p.numeric.agreement for p in result.parts} == {"rounding"}
     # Ueda-Nakano's uniform weights are that statement's hypothesis, not a model assumption
     assert not _part(result, "Ueda–Nakano reduction").model_assumptions
     assert not _part(result, "decomposition identity (any weights)").model_assumptions

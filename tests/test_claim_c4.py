@@ -81,6 +81,8 @@ def test_parts_and_roles(saved):
     assert (out / result.plots["c4_literal_vs_subspace"]).stat().st_size > 0
     assert {p.id: p.symbolic.groups for p in result.parts} == {"literal formula as stated": ["literal"],
                                                                "subspace form": ["subspace"]}
+    assert {p.id: p.numeric.agreement for p in result.parts} == {"literal formula as stated": "measured",
+                                                                 "subspace form": "rounding"}
 
 
 def test_one_title_everywhere(result):
