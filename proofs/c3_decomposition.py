@@ -183,7 +183,8 @@ def build() -> Derivation:
             mu_of_b = {mi: bi + f for mi, bi in zip(m, b)}
             at_b = (tuple(mu_of_b), tuple(mu_of_b.values()))
             dv.step(f"ensemble_bias_h{H}", eq(sp.Subs(bias_h, *at_b), by_b), by="expand",
-                    why=r"$\sum_h \alpha_h \mu_h - f = \sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$", uses=["head_bias"])
+                    why=r"$\sum_h \alpha_h \mu_h - f = \sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$",
+                    uses=["head_bias"])
             last = {a[-1]: 1 - sum(a[:-1])}
             dv.step(f"ensemble_bias_simplex_h{H}",
                     eq(sp.Subs(bias_h, (*at_b[0], *last), (*at_b[1], *last.values())),
@@ -214,9 +215,10 @@ def build() -> Derivation:
                   description=r"$\alpha^\top b + (\alpha^\top 1 - 1) f$, general $H$")
     dv.compare("ensemble_bias_is_weighted_head_bias",
                stated=r"ensemble bias $= \sum_h \alpha_h b_h$ (the weighted sum of the head biases)",
-               derived=r"$\sum_h \alpha_h \mu_h - f = \sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$: the two agree only "
-                       r"if $\sum_h \alpha_h = 1$ (or $f = 0$). At $H = 2$, $\alpha = (1, 1)$, $\mu = (1, 1)$, $f = 1$, "
-                       r"$C = 0$ every head is unbiased ($\sum_h \alpha_h b_h = 0$) and the MSE is $1$",
+               derived=r"$\sum_h \alpha_h \mu_h - f = \sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$: the two "
+                       r"agree only if $\sum_h \alpha_h = 1$ (or $f = 0$). At $H = 2$, $\alpha = (1, 1)$, "
+                       r"$\mu = (1, 1)$, $f = 1$, $C = 0$ every head is unbiased ($\sum_h \alpha_h b_h = 0$) and "
+                       r"the MSE is $1$",
                refuted_by=bias_group, uses=["head_bias"])
 
     # (iv) uniform weights: Ueda-Nakano ------------------------------------------------------------

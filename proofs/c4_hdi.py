@@ -165,8 +165,8 @@ def build() -> Derivation:
                                            r"$\mathrm{HDI}_{\mathrm{lit}} = 1 - 1/d_k$, not $0$") as lit_identical:
             fro_id = sp.Trace(sp.MatMul(sp.Transpose(Id), Id)) / dk_i**2      # ||I/d_k||² = tr(IᵀI)/d_k²
             dv.step("identical_orthonormal_literal", eq(1 - fro_id, 1 - 1 / dk_i), by="simplify",
-                    why=r"$W_h = U$ ($U^\top U = I$) for all $h$: $G = I/d_k$, $\lVert G \rVert^2 = d_k/d_k^2 = 1/d_k$, "
-                        r"$\mathrm{HDI}_{\mathrm{lit}} = 1 - 1/d_k$",
+                    why=r"$W_h = U$ ($U^\top U = I$) for all $h$: $G = I/d_k$, "
+                        r"$\lVert G \rVert^2 = d_k/d_k^2 = 1/d_k$, $\mathrm{HDI}_{\mathrm{lit}} = 1 - 1/d_k$",
                     uses=["literal", "frobenius"])
             I2 = sp.eye(2)
             A2, B2 = _mat("A", 2, 2), _mat("B", 2, 2)
@@ -216,8 +216,8 @@ def build() -> Derivation:
                     uses=["isotropic_heads", "literal", "subspace"])
             gap_dk = sp.Subs(rbar * (1 - c**4 / d_k), (rbar, c, d_k), (1, sp.sqrt(2), 2))
             dv.step("dk_normalisation_differs", lt(gap_dk, 0), by="nonneg",
-                    why=r"for instance identical subspaces ($\bar{\rho} = 1$) with $d_k = 2$ and $W_h^\top W_h = d_k I$: "
-                        r"$\mathrm{HDI}_{\mathrm{lit}} - \mathrm{HDI}_{\mathrm{sub}} = -1$",
+                    why=r"for instance identical subspaces ($\bar{\rho} = 1$) with $d_k = 2$ and "
+                        r"$W_h^\top W_h = d_k I$: $\mathrm{HDI}_{\mathrm{lit}} - \mathrm{HDI}_{\mathrm{sub}} = -1$",
                     uses=["isotropic_heads", "literal", "subspace"])
             # only c = d_k^{1/4} works when head scales may differ (H = 3, overlaps > 0)
             ch = sp.symbols("c_1:4", positive=True)
@@ -225,7 +225,8 @@ def build() -> Derivation:
                     by="solve", equation=[sp.Eq(ch[0]**2 * ch[1]**2, d_k), sp.Eq(ch[0]**2 * ch[2]**2, d_k),
                                           sp.Eq(ch[1]**2 * ch[2]**2, d_k)],
                     why=r"$W_h^\top W_h = c_h^2 I$: the pair $(h, h')$ needs $c_h^2 c_{h'}^2 = d_k$; for three heads "
-                        r"with nonzero overlaps this forces $c_1 = c_2 = c_3 = d_k^{1/4}$", uses=["literal", "subspace"])
+                        r"with nonzero overlaps this forces $c_1 = c_2 = c_3 = d_k^{1/4}$",
+                    uses=["literal", "subspace"])
 
             # explicit end-to-end check (d = 3, d_k = 2, H = 2): W_h = 2^{1/4} U_h R(t_h)
             p0, p1, p2, p3 = sp.symbols("p_0 p_1 p_2 p_3", real=True)
@@ -245,7 +246,8 @@ def build() -> Derivation:
                     uses=["quarter_scale", "literal", "subspace", "orthogonal"])
             dv.result("literal_isotropic", 1 - c**4 * mrho / d_k, args=(mrho, c, d_k),
                       uses=["literal", "subspace", "isotropic_heads"], domain={mrho: (0, 1), c: (0.1, 10), **dk_dom},
-                      description=r"$\mathrm{HDI}_{\mathrm{lit}}$ when $W_h^\top W_h = c^2 I$, in terms of $\bar{\rho}$")
+                      description=r"$\mathrm{HDI}_{\mathrm{lit}}$ when $W_h^\top W_h = c^2 I$, in terms of "
+                                  r"$\bar{\rho}$")
             dv.result("matching_scale", d_k ** sp.Rational(1, 4), args=(d_k,), uses=["isotropic_heads"],
                       domain=dk_dom,
                       description=r"$c$ with $W_h^\top W_h = c^2 I$ at which "
@@ -294,7 +296,8 @@ def build() -> Derivation:
                     uses=["frobenius", "orthogonal"])
         rho_id = sp.Trace(sp.MatMul(sp.Transpose(Id), Id)) / dk_i
         dv.step("identical_subspace", eq(1 - rho_id, 0), by="simplify",
-                why=r"$\rho = \lVert U^\top U \rVert^2/d_k = \lVert I \rVert^2/d_k = 1$, $\mathrm{HDI}_{\mathrm{sub}} = 0$",
+                why=r"$\rho = \lVert U^\top U \rVert^2/d_k = \lVert I \rVert^2/d_k = 1$, "
+                    r"$\mathrm{HDI}_{\mathrm{sub}} = 0$",
                 uses=["subspace", "frobenius"])
         G2 = _mat("G", 2, 2)
         dv.step("orthogonal_heads_literal_and_subspace", eq(sp.Subs(1 - _frob2(G2), tuple(G2), (0,) * 4), 1),
@@ -322,7 +325,8 @@ def build() -> Derivation:
         i_ = sp.Symbol("i", integer=True, positive=True)
         rho_sum = sp.Sum(lam[i_], (i_, 1, dk_i)) / dk_i
         dv.step("rho_nonnegative", ge(rho_sum, 0), by="nonneg",
-                why=r"$\rho = (1/d_k) \sum_i \lambda_i$ with $\lambda_i = \sigma_i^2 \ge 0$", uses=["subspace", "gram_psd"])
+                why=r"$\rho = (1/d_k) \sum_i \lambda_i$ with $\lambda_i = \sigma_i^2 \ge 0$",
+                uses=["subspace", "gram_psd"])
         dv.step("rho_at_most_one", ge(1 - sp.Sum(1 - nu[i_], (i_, 1, dk_i)) / dk_i, 0),
                 by="certificate", certificate=sp.Sum(nu[i_], (i_, 1, dk_i)) / dk_i,
                 why=r"$1 - \rho = (1/d_k) \sum_i (1 - \lambda_i)$, each $1 - \lambda_i \ge 0$ (eigenvalues of the "
@@ -366,8 +370,9 @@ def build() -> Derivation:
                supported_by=subspace, uses=["literal", "subspace"])
     dv.compare("subspace_form_properties",
                stated=r"a diversity index in $[0, 1]$, invariant, $0$ for identical and $1$ for orthogonal heads",
-               derived=r"$\mathrm{HDI}_{\mathrm{sub}} = 1 - \bar{\rho}$: $\rho = \mathrm{mean} \cos^2 \theta \in [0, 1]$, "
-                       r"depends only on the ranges of the $W_h$ (invariant under $W \to W A$), symmetric in each pair; "
-                       r"$0$ for identical, $1$ for orthogonal subspaces",
+               derived=r"$\mathrm{HDI}_{\mathrm{sub}} = 1 - \bar{\rho}$: "
+                       r"$\rho = \mathrm{mean} \cos^2 \theta \in [0, 1]$, depends only on the ranges of the $W_h$ "
+                       r"(invariant under $W \to W A$), symmetric in each pair; $0$ for identical, $1$ for "
+                       r"orthogonal subspaces",
                supported_by=subspace, uses=["subspace", "gram_psd", "orthogonal", "frobenius"])
     return dv

@@ -233,7 +233,7 @@ def _cayley(seed, k):
 
 
 def _matmul(A, B):
-    return [[sum(A[i][l] * B[l][j] for l in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
+    return [[sum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
 
 
 def _t(A):
@@ -245,7 +245,8 @@ def test_restoring_gram_recomputed_in_exact_rationals():
     """The correction's derived form W_hᵀW_h = sqrt(d_k) I: heads W_h = c U_h Q_h with rational
     orthonormal U_h (5 x 4) and rational orthogonal Q_h; their Gram products are c² Q_hᵀU_hᵀU_h'Q_h'
     (exact for rational c²). With c² = sqrt(d_k) = 2 the literal formula (loops, fractions) equals the
-    subspace form 1 − mean ρ exactly; with c² = d_k it is 1 − d_k mean ρ, with c² = 1 it is 1 − mean ρ/d_k."""
+    subspace form 1 − mean ρ exactly; with c² = d_k it is 1 − d_k mean ρ, with c² = 1 it is
+    1 − mean ρ/d_k."""
     d, d_k, H = 5, 4, 3
     U = [[row[:d_k] for row in _cayley(seed, d)] for seed in (1, 2, 3)]         # orthonormal columns
     Q = [_cayley(seed, d_k) for seed in (4, 5, 6)]
@@ -299,7 +300,8 @@ TOL = 1e-12           # c4.HDI_TOL, as the criterion states it
     (np.nextafter(1 + TOL, 2.0), False, ["outside [0, 1]"]),
     (-15.0, True, ["identical heads, HDI != 0", "outside [0, 1]"]),
 ], ids=["identical-zero", "identical-at-tol", "identical-one-ulp-over", "identical-at-minus-tol",
-        "identical-below", "distinct-inside", "at-minus-tol", "below-minus-tol", "at-one-plus-tol", "above-one-plus-tol",
+        "identical-below", "distinct-inside", "at-minus-tol", "below-minus-tol", "at-one-plus-tol",
+        "above-one-plus-tol",
         "counterexample"])
 def test_literal_judge(lit, identical, bad):
     assert c4.HDI_TOL == TOL

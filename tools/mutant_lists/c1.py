@@ -112,7 +112,7 @@ MUTANTS = [
       'supported_by=stated_group, uses=["head", "gaussian", "equal_key_norms"])',
       (P,)),
     M('c1-spelling', 'proofs/c1_softmax_nw.py',
-      'spell(m_shift=r"m_{\mathrm{shift}}", key_norm=',
+      'spell(m_shift=r"m_{\\mathrm{shift}}", key_norm=',
       'spell(key_norm=',
       (P + '::test_symbols_print_as_mathematics',)),
     M('c1-key-norm-latex', 'proofs/c1_softmax_nw.py',

@@ -497,7 +497,8 @@ def bandwidth_as_stated(ctx: Context) -> Evidence:
                         r"at $d_k = 4$, $q = e_1$, unit keys $\pm e_1$, values $(1, 0)$: Gaussian NW with the stated "
                         f"$b = 1/2$ gives {num(named['stated_bandwidth_estimate'], '.5f')} $= 1/(1 + e^{{-8}})$, the "
                         f"head {num(named['head'], '.5f')} $= 1/(1 + e^{{-1}})$, a difference of "
-                        f"{num(named['difference'], '.5f')} (the closed forms agree {_to(named['closed_form_error'])}); in "
+                        f"{num(named['difference'], '.5f')} (the closed forms agree "
+                        f"{_to(named['closed_form_error'])}); in "
                         f"{len(viol)} of {len(table)} seeded equal-norm cases with $d_k$ in "
                         f"{sorted({r['d_k'] for r in table})} the stated $b$ moves the estimate by {_MISMATCH_WORDS} "
                         r"(never at $d_k = 1$, where the two coincide), while $b = d_k^{1/4}$ stays within "
@@ -509,7 +510,8 @@ def bandwidth_as_stated(ctx: Context) -> Evidence:
                          "certificates": named["certificates"]}),
         counterexample=cx,
         derived=r"$1/\sqrt{d_k}$ is the kernel's scale $s$ in $\exp(s q \cdot k)$ (an inverse temperature, the "
-                r"temperature is $\sqrt{d_k}$); with equal key norms the head is Gaussian NW with bandwidth $d_k^{1/4}$",
+                r"temperature is $\sqrt{d_k}$); with equal key norms the head is Gaussian NW with bandwidth "
+                r"$d_k^{1/4}$",
         restored_by=r"read $1/\sqrt{d_k}$ as the scale $s$ of $\exp(s q \cdot k)$, an inverse temperature; with keys "
                     r"of equal norm the Gaussian bandwidth is $b = 1/\sqrt{s} = d_k^{1/4}$",
         finding=r"$1/\sqrt{d_k}$ is the kernel's scale (inverse temperature), the Gaussian bandwidth is $d_k^{1/4}$",

@@ -276,7 +276,8 @@ def ensemble_bias_in_head_biases(ctx: Context) -> Evidence:
                         "contradicts it)",
                         {"ensemble_bias_minus_weighted_head_bias_max": bias_gap,
                          "ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error": bias_rel}),
-        derived=r"ensemble bias $= E \hat{f} - f$, which is " + _BIAS + r": the two agree only for $\sum_h \alpha_h = 1$",
+        derived=(r"ensemble bias $= E \hat{f} - f$, which is " + _BIAS
+                 + r": the two agree only for $\sum_h \alpha_h = 1$"),
         finding=r"the ensemble bias is " + _BIAS + r", equal to $\sum_h \alpha_h b_h$ only when $\sum_h \alpha_h = 1$")
 
 

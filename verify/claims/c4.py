@@ -161,8 +161,9 @@ def literal_search(ctx: Context) -> dict[str, Any]:
                 key = "orthonormal" if c == 1.0 and bad else "outside" if "outside [0, 1]" in bad else None
                 if key is not None and key not in first:
                     first[key] = {"label": f"{kind}, d = {d}, d_k = {d_k}", "W_K": W.tolist()}
-                    where[key] = (rf"identical heads with orthonormal columns{'' if c == 1.0 else f' scaled by ${c:g}$'}"
-                                  f", $d = {d}$, $d_k = {d_k}$ (literal HDI {num(lit, '.3g')})")
+                    scaled = "" if c == 1.0 else f" scaled by ${c:g}$"
+                    where[key] = (f"identical heads with orthonormal columns{scaled}, $d = {d}$, $d_k = {d_k}$ "
+                                  f"(literal HDI {num(lit, '.3g')})")
     keys = [k for k in ("orthonormal", "outside") if k in first]
     return {"table": table, "params": {"cases": [first[k] for k in keys]} if keys else None,
             "found": [where[k] for k in keys]}
@@ -224,8 +225,8 @@ def subspace(ctx: Context) -> dict[str, Any]:
         same = np.stack([W[0] @ A[h] for h in range(H)])                  # one subspace, different bases
         ident = max(ident, abs(hdi(same)))
         if H * d_k <= d:
-            O = head_projections("orthogonal", H, d, d_k, rng=rng)
-            orth = max(orth, abs(1.0 - hdi(np.stack([O[h] @ A[h] for h in range(H)]))))
+            frame = head_projections("orthogonal", H, d, d_k, rng=rng)
+            orth = max(orth, abs(1.0 - hdi(np.stack([frame[h] @ A[h] for h in range(H)]))))
     ctx.progress("principal angles in mpmath")
     P = ctx.size(4, 12)
     ang, rho_err, hdi_mp = 0.0, 0.0, 0.0
@@ -290,8 +291,8 @@ CLAIM = Claim(proofs.c4_hdi)
             statement=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert G_{hh'} \rVert_F^2$, "
                       r"$G_{hh'} = (W_K^h)^\top W_K^{h'}/d_k$ on the raw weights, is $0$ for identical heads, $1$ for "
                       r"orthogonal ones and lies in $[0, 1]$",
-            stated=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ "
-                   r"on the raw weights, in $[0, 1]$")
+            stated=(r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} "
+                    r"\lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ on the raw weights, in $[0, 1]$"))
 def literal_formula(ctx: Context) -> Evidence:
     """The literal formula: the smallest identical-head violations, the closed forms, the restoring scale."""
     search, lit = literal_search(ctx), literal_figures(ctx)
@@ -323,8 +324,9 @@ def literal_formula(ctx: Context) -> Evidence:
         derived=r"scale-dependent (identical orthonormal heads give $1 - 1/d_k$, $W \to c W$ moves "
                 r"$1 - \mathrm{HDI}$ by the factor $c^4$); equal to the subspace form $1 - \bar{\rho}$ exactly when "
                 + RESTORING_GRAM,
-        restored_by=(RESTORING_GRAM + r" for every head (columns orthogonal, each of norm $d_k^{1/4}$): then the literal "
-                     r"formula equals the subspace form $1 - \bar{\rho}$ exactly; otherwise use the subspace form")
+        restored_by=(RESTORING_GRAM + r" for every head (columns orthogonal, each of norm $d_k^{1/4}$): then the "
+                     r"literal formula equals the subspace form $1 - \bar{\rho}$ exactly; otherwise use the subspace "
+                     "form")
         if cx else "",
         finding=r"the literal normalisation is scale-dependent, it equals $1 - \bar{\rho}$ only when " + RESTORING_GRAM,
         plots=_plot(ctx, lit))
