@@ -115,7 +115,7 @@ def build() -> Derivation:
     dv.assume("gaussian", r"Gaussian kernel $\exp(-\lVert q - k \rVert^2/(2 b^2))$, bandwidth $b > 0$", kind="setting")
     dv.assume("real", r"all coordinates, values and the shift are real; $s, b, r > 0$", kind="setting")
     dv.assume("equal_key_norms", r"every key has the same norm: $\lVert k_i \rVert = r$ for all $i$", kind="model",
-              expr=sp.Eq(key_norm, r))
+              expr=eq(key_norm, r))
     _define(dv)
 
     # 1-2. the exponential-kernel identity --------------------------------------------------------
