@@ -1,11 +1,13 @@
 """C1 check (verify.claims.c1) against independent computations written here: torch's attention
-(torch.nn.MultiheadAttention, scaled_dot_product_attention, softmax) and statsmodels' Gaussian
-NW (KernelReg, reg_type='lc', fixed bandwidth)."""
+(torch.nn.MultiheadAttention, scaled_dot_product_attention, softmax), statsmodels' Gaussian
+NW (KernelReg, reg_type='lc', fixed bandwidth), and mpmath loops written in this file for the
+figures the findings and the headline quote."""
 
 from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import torch
@@ -14,12 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.nonparametric.kernel_regression import KernelReg
 
+import proofs
+from proofs import markup
+from proofs.markup import num, sci
 from verify.claims import Context, c1, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
 from verify.judgment.verdicts import Role
 from verify.numeric import formulas
-from verify.numeric.attention import from_torch
+from verify.numeric.attention import MultiHeadNW, from_torch
+from verify.numeric.nw import nw_estimate
+from verify.numeric.nw_reference import mp_exp_nw, mp_gaussian_nw, mp_single_head
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
 
@@ -34,6 +41,14 @@ TORCH_RTOL = 1e-12
 KERNELREG_RTOL = 1e-12
 # Two generated float64 formulas for the same bandwidth (1/sqrt(1/sqrt(d_k)) and d_k^(1/4)): a few ulps.
 FORMULA_RTOL = 1e-15
+# A figure the check reports against the same figure recomputed here from the same seeded inputs
+# with an mpmath reference written here: both references are the float64 roundings of 50-digit
+# values, so they agree to the last bit but for a value within 1e-34 of a rounding boundary.
+FIGURE_RTOL = 1e-9
+# A closed form at 50 digits against the check's float64 figure: the float64 rounding, 1 ulp.
+CLOSED_FORM_TOL = 2e-16
+# Digits of the mpmath loops written here.
+DPS = 50
 
 #: the roles of the SPEC's reading of C1 (core: the identity; details: the bandwidth; scope: unequal norms)
 ROLES = {
@@ -41,6 +56,13 @@ ROLES = {
     "Gaussian reading under equal key norms": Role.DETAIL,
     "bandwidth as stated": Role.DETAIL,
     "Gaussian reading with unequal key norms": Role.SCOPE,
+}
+#: the derivation groups each part rests on
+GROUPS = {
+    "exponential-kernel identity": ["exponential_kernel"],
+    "Gaussian reading under equal key norms": ["gaussian_reading"],
+    "bandwidth as stated": ["derived_bandwidth", "stated_bandwidth"],
+    "Gaussian reading with unequal key norms": ["unequal_norms"],
 }
 
 
@@ -64,13 +86,36 @@ def _rel(a, b, scale):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale
 
 
+def _nw_loop(q, k, v, kernel):
+    """Σ_j K(q_i, k_j) v_j / Σ_j K(q_i, k_j) by explicit loops in mpmath (float64 in, float64 out)."""
+    out = np.zeros((len(q), v.shape[1]))
+    for i, qi in enumerate(q):
+        w = [kernel([mpmath.mpf(float(a)) for a in qi], [mpmath.mpf(float(a)) for a in kj]) for kj in k]
+        for c in range(v.shape[1]):
+            out[i, c] = float(sum(wj * mpmath.mpf(float(v[j, c])) for j, wj in enumerate(w)) / sum(w))
+    return out
+
+
+def _exp_kernel(s):
+    return lambda q, k: mpmath.exp(s * sum(a * b for a, b in zip(q, k)))
+
+
+def _gauss_kernel(b):
+    return lambda q, k: mpmath.exp(-sum((a - c) ** 2 for a, c in zip(q, k)) / (2 * b * b))
+
+
 # -- structure -------------------------------------------------------------------------------
 def test_parts_and_roles(saved):
     result, out = saved
     assert result.id == "C1" and result.stated
     assert {p.id: p.role for p in result.parts} == ROLES
+    assert {p.id: p.symbolic.groups for p in result.parts} == GROUPS
+    # the numbers agree with the derivation (no part's numeric side contradicts what it checks)
+    assert {p.id: p.numeric.agreement for p in result.parts} == {
+        "exponential-kernel identity": "rounding", "Gaussian reading under equal key norms": "rounding",
+        "bandwidth as stated": "measured", "Gaussian reading with unequal key norms": "measured"}
     gauss = _part(result, "Gaussian reading under equal key norms")
-    assert gauss.model_assumptions == ["every key has the same norm: |k_i| = r for all i"]
+    assert gauss.model_assumptions == [r"every key has the same norm: $\lVert k_i \rVert = r$ for all $i$"]
     assert gauss.numeric.figures["unequal_norms_max_discrepancy"] > 10 * c1.MISMATCH_MIN
     bw = _part(result, "bandwidth as stated")
     assert bw.counterexample is not None and "d_k^{1/4}" in bw.derived
@@ -80,6 +125,14 @@ def test_parts_and_roles(saved):
     assert all(r["violates"] for r in table if r["d_k"] > 1)
     assert bw.counterexample.data["params"] == c1.NAMED_BANDWIDTH_CASE
     assert (out / result.plots["c1_bandwidth"]).stat().st_size > 0
+
+
+def test_one_title_everywhere(result):
+    """The claim's one title (the derivation module's TITLE) is the report's, the derivation's and
+    the generated code's."""
+    der = proofs.derivation("C1")
+    assert result.title == proofs.c1_softmax_nw.TITLE == der.title == c1.CLAIM.title
+    assert result.stated == der.stated == proofs.c1_softmax_nw.STATED
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -96,6 +149,116 @@ def test_named_bandwidth_case_against_closed_forms_and_statsmodels():
     assert out.violates and abs(out.figures["diff_stated_bandwidth_mp"] - (1 / (1 + math.exp(-8)) - head)) <= TORCH_RTOL
 
 
+@pytest.mark.claim(CLAIM, part="detail")
+def test_headline_figure_recomputed_in_mpmath(result):
+    """The correction's figure: at d_k = 4, q = e_1, keys ±e_1, values (1, 0) the head is
+    1/(1 + e^{-1}) and Gaussian NW with the stated b = 1/2 is 1/(1 + e^{-8}); recomputed here by a
+    loop in mpmath from the derivation's configuration, against the closed forms and the figures the
+    numeric summary and the claim's summary quote."""
+    case = proofs.c1_softmax_nw.NAMED_CASE
+    q, keys, values = case["q"], case["keys"], case["values"]
+    assert case["d_k"] == len(q) == 4
+    with mpmath.workdps(DPS):
+        def estimate(weight):
+            w = [weight(k) for k in keys]
+            return sum(wi * v for wi, v in zip(w, values)) / sum(w)
+
+        head = estimate(lambda k: mpmath.exp(sum(a * b for a, b in zip(q, k)) / mpmath.sqrt(case["d_k"])))
+        stated = estimate(lambda k: mpmath.exp(-sum((a - b) ** 2 for a, b in zip(q, k)) / (2 * mpmath.mpf(1) / 4)))
+        assert abs(head - 1 / (1 + mpmath.exp(-1))) < mpmath.mpf(10) ** (5 - DPS)
+        assert abs(stated - 1 / (1 + mpmath.exp(-8))) < mpmath.mpf(10) ** (5 - DPS)
+    named = _part(result, "bandwidth as stated").numeric.figures["named_case"]
+    assert abs(named["head"] - float(head)) <= CLOSED_FORM_TOL
+    assert abs(named["stated_bandwidth_estimate"] - float(stated)) <= CLOSED_FORM_TOL
+    assert abs(named["difference"] - float(stated - head)) <= CLOSED_FORM_TOL
+    summary = _part(result, "bandwidth as stated").numeric.summary
+    for x in (stated, head, stated - head):
+        assert num(float(x), ".5f") in summary
+    assert f"gives {num(float(stated), '.4f')} instead of {num(float(head), '.4f')}" in result.summary
+    assert (num(float(stated), ".4f"), num(float(head), ".4f")) == ("$0.9997$", "$0.7311$")
+
+
+def _identity_figure():
+    """max relative error of nw_estimate and MultiHeadNW (H = 1) against mpmath loops, on the
+    check's seeded quick inputs (draw order as documented in verify.claims.c1.identity)."""
+    ctx = Context(seed=0, quick=True)
+    worst = 0.0
+    for i, (m, n, d_k, p) in enumerate([(2, 3, 1, 1), (3, 8, 4, 2)]):
+        rng = ctx.rng(f"c1/identity/nw/{i}")
+        q = rng.standard_normal((m, d_k)) * 1.5
+        k = rng.standard_normal((n, d_k)) * 1.5
+        v = rng.standard_normal((n, p))
+        with mpmath.workdps(DPS):
+            ref = _nw_loop(q, k, v, _exp_kernel(1 / mpmath.sqrt(d_k)))
+        worst = max(worst, float(np.max(np.abs(nw_estimate(q, k, v) - ref)) / np.max(np.abs(v))))
+    d, kdim, vdim, d_k, d_v, d_out, L, S = (3, 4, 5, 2, 3, 2, 2, 4)
+    g = ctx.rng("c1/identity/head/0").standard_normal
+    W_Q, W_K, W_V, W_O = g((d, d_k)), g((kdim, d_k)), g((vdim, d_v)), g((d_v, d_out))
+    b_Q, b_K, b_V, b_O = g(d_k), g(d_k), g(d_v), g(d_out)
+    x, xk, xv = g((L, d)), g((S, kdim)), g((S, vdim))
+    head = MultiHeadNW(W_Q[None], W_K[None], W_V[None], W_O[None], b_Q=b_Q[None], b_K=b_K[None], b_V=b_V[None],
+                       b_O=b_O)
+    with mpmath.workdps(DPS):
+        mp = lambda a: mpmath.matrix(a.tolist())  # noqa: E731
+        Q = mp(x) * mp(W_Q) + mpmath.matrix([b_Q.tolist()] * L)
+        K = mp(xk) * mp(W_K) + mpmath.matrix([b_K.tolist()] * S)
+        V = mp(xv) * mp(W_V) + mpmath.matrix([b_V.tolist()] * S)
+        s = 1 / mpmath.sqrt(d_k)
+        ref = np.zeros((L, d_out))
+        for i in range(L):
+            w = [mpmath.exp(s * sum(Q[i, c] * K[j, c] for c in range(d_k))) for j in range(S)]
+            est = [sum(w[j] * V[j, c] for j in range(S)) / sum(w) for c in range(d_v)]
+            for o in range(d_out):
+                ref[i, o] = float(sum(est[c] * W_O[c, o] for c in range(d_v)) + b_O[o])
+    va = np.abs(xv) @ np.abs(W_V) + np.abs(b_V)
+    out_scale = float(np.max(va) * np.max(np.sum(np.abs(W_O), axis=0)) + np.max(np.abs(b_O)))
+    return max(worst, float(np.max(np.abs(head(x, xk, xv) - ref)) / out_scale))
+
+
+def test_core_finding_figure_recomputed(result):
+    """The core's finding quotes the largest relative error of the head against exponential-kernel
+    NW: recomputed here with mpmath loops from the same seeded inputs."""
+    part = _part(result, "exponential-kernel identity")
+    fig = _identity_figure()
+    assert fig == pytest.approx(part.numeric.figures["max_rel_error"], rel=FIGURE_RTOL, abs=0)
+    assert sci(fig, 0) in part.finding and sci(fig) in part.numeric.summary
+    assert fig <= 1e-14                                    # rounding, as the finding says
+
+
+def _gaussian_figure():
+    """max relative error of softmax (nw_estimate) and of nw_estimate's Gaussian kernel against an
+    mpmath Gaussian NW loop, on the check's seeded equal-norm quick inputs (verify.claims.c1.gaussian)."""
+    ctx = Context(seed=0, quick=True)
+    worst = 0.0
+    for i, (m, n, d_k, p) in enumerate([(2, 6, 2, 1), (3, 12, 4, 2)]):
+        seed = ctx.seed_for(f"c1/gaussian/{i}")
+        rng = np.random.default_rng(seed + 1)
+        for s in (1 / math.sqrt(d_k), float(rng.uniform(0.1, 2))):
+            norm = float(rng.uniform(0.5, 2.0)) * math.sqrt(d_k)
+            draw = np.random.default_rng(seed)
+            q, k = draw.standard_normal((m, d_k)), draw.standard_normal((n, d_k))
+            k = norm * k / np.linalg.norm(k, axis=1, keepdims=True)
+            v = draw.standard_normal((n, p))
+            with mpmath.workdps(DPS):
+                ref = _nw_loop(q, k, v, _gauss_kernel(1 / mpmath.sqrt(mpmath.mpf(s))))
+            vs = float(np.max(np.abs(v)))
+            worst = max(worst, _rel(nw_estimate(q, k, v, scale=s), ref, vs),
+                        _rel(nw_estimate(q, k, v, kernel="gaussian", bandwidth=1 / math.sqrt(s)), ref, vs))
+            rng.uniform(0.5, 2.0, size=(n, 1))              # the check's unequal-norm rescaling draw
+    return worst
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_gaussian_finding_figure_recomputed(result):
+    """The Gaussian detail's finding quotes the largest relative error of softmax against Gaussian NW
+    with b = 1/sqrt(s) on equal-norm keys: recomputed here with an mpmath loop."""
+    part = _part(result, "Gaussian reading under equal key norms")
+    fig = _gaussian_figure()
+    assert fig == pytest.approx(part.numeric.figures["max_rel_error"], rel=FIGURE_RTOL, abs=0)
+    assert sci(fig, 0) in part.finding and sci(fig) in part.numeric.summary
+    assert sci(fig, 0) in result.summary
+
+
 @pytest.mark.claim(CLAIM, part="scope")
 def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
     """Keys 0 and 2e_1 are both at distance 1 from q = e_1: Gaussian NW is 1/2 at every bandwidth
@@ -108,6 +271,18 @@ def test_unequal_norms_case_no_bandwidth_reproduces_the_head():
         assert abs(_gaussian_nw_statsmodels(q, k, v, b)[0, 0] - 0.5) <= KERNELREG_RTOL
     out = c1.judge_unequal_norms(c)
     assert out.violates and abs(out.figures["closest"] - (head - 0.5)) <= TORCH_RTOL
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_limit_figures_recomputed(result):
+    """The limit's summary quotes the head e/(1 + e) and Gaussian NW 1/2 at the unequal-norm case."""
+    part = _part(result, "Gaussian reading with unequal key norms")
+    with mpmath.workdps(DPS):
+        head = mpmath.e / (1 + mpmath.e)
+    case = part.numeric.figures["derivation_case"]
+    assert abs(case["softmax"] - float(head)) <= CLOSED_FORM_TOL and case["gaussian"] == 0.5
+    assert num(float(head), ".6f") in part.numeric.summary and num(0.5, ".6f") in part.numeric.summary
+    assert abs(part.numeric.figures["closest"] - float(head - mpmath.mpf(1) / 2)) <= CLOSED_FORM_TOL
 
 
 @pytest.mark.claim(CLAIM, part="scope")
@@ -164,6 +339,112 @@ def test_other_seed_same_effects(result):
     assert other.verdict is result.verdict
 
 
+# -- the judges: synthetic inputs on both sides of every threshold -----------------------------
+MISMATCH = 1e-3       # the threshold as SPEC and the criterion texts state it (c1.MISMATCH_MIN)
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("diff,off", [
+    (0.0, False), (0.999e-3, False), (MISMATCH, False), (np.nextafter(MISMATCH, 1.0), True), (1.001e-3, True),
+    (0.27, True),
+], ids=["zero", "just-below", "at-threshold", "one-ulp-above", "just-above", "named-case"])
+def test_stated_bandwidth_judge(diff, off):
+    assert c1.MISMATCH_MIN == MISMATCH
+    assert c1.stated_bandwidth_off(diff) is off
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("diffs,fails", [
+    ({"0.5": 0.2, "1.0": 0.3}, True),
+    ({"0.5": 0.2, "1.0": MISMATCH}, False),                       # one bandwidth at the threshold fits
+    ({"0.5": 0.2, "1.0": np.nextafter(MISMATCH, 1.0)}, True),
+    ({"0.5": 0.2, "1.0": 0.5e-3}, False),                         # the best one fits, the other does not
+    ({"0.5": 0.0}, False),
+], ids=["all-off", "best-at-threshold", "best-one-ulp-above", "one-fits", "exact"])
+def test_unequal_norms_judge(diffs, fails):
+    assert c1.no_bandwidth_fits(diffs) is fails
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("norms,rtol,equal", [
+    ([1.0, 1.0, 1.0], None, True),
+    ([1.0, 1.0 + 2.0**-41], None, True),                          # spread 4.5e-13 < 1e-12
+    ([1.0, 1.0 + 2.0**-39], None, False),                         # spread 1.8e-12 > 1e-12
+    ([0.75, 1.0], 0.25, True),                                    # spread exactly at the tolerance
+    ([0.75 - 2.0**-20, 1.0], 0.25, False),
+], ids=["identical", "below-tolerance", "above-tolerance", "at-tolerance", "above-at-0.25"])
+def test_one_common_norm_judge(norms, rtol, equal, monkeypatch):
+    if rtol is not None:
+        monkeypatch.setattr(c1, "NORM_RTOL", rtol)
+    assert c1.one_common_norm(np.array(norms)) is equal
+
+
+_IDENTITY_AT = {"max_error_over_bound": 1.0, "n3_closed_form_rel_error": 3e-16, "n3_bound": 3e-16,
+                "n3_closed_form_mp_vs_literal_mp": 1e-45}
+
+
+@pytest.mark.parametrize("change,ok", [
+    ({}, True),
+    ({"max_error_over_bound": np.nextafter(1.0, 2.0)}, False),
+    ({"n3_closed_form_rel_error": np.nextafter(3e-16, 1.0)}, False),
+    ({"n3_closed_form_mp_vs_literal_mp": 1.0001e-45}, False),
+    ({"max_error_over_bound": 0.5, "n3_closed_form_rel_error": 0.0, "n3_closed_form_mp_vs_literal_mp": 0.0}, True),
+], ids=["all-at-threshold", "error-over-bound", "closed-form-over-bound", "mp-gap-over", "all-below"])
+def test_identity_agreement_judge(change, ok):
+    assert c1.MP_AGREE == 1e-45
+    assert c1.identity_agrees({**_IDENTITY_AT, **change}) is ok
+
+
+_GAUSS_AT = {"max_error_over_bound": 1.0, "n3_circle_keys_digits_agreed": 45.0,
+             "derivation_counterexample": {"vs_exact_e_over_1_plus_e_and_half": 4 * np.finfo(float).eps},
+             "bandwidth_from_scale_vs_gaussian_bandwidth": 4 * np.finfo(float).eps}
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("change,ok", [
+    ({}, True),
+    ({"max_error_over_bound": np.nextafter(1.0, 2.0)}, False),
+    ({"n3_circle_keys_digits_agreed": 44.99}, False),
+    ({"derivation_counterexample": {"vs_exact_e_over_1_plus_e_and_half": 5 * np.finfo(float).eps}}, False),
+    ({"bandwidth_from_scale_vs_gaussian_bandwidth": 5 * np.finfo(float).eps}, False),
+], ids=["all-at-threshold", "error-over-bound", "too-few-digits", "counterexample-off", "bandwidths-differ"])
+def test_gaussian_agreement_judge(change, ok):
+    assert c1.gaussian_agrees({**_GAUSS_AT, **change}) is ok
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("table,violates,certified,ok", [
+    ([{"diff_derived": 1e-16, "derived_bound": 1e-16}], True, [True, True], True),
+    ([{"diff_derived": np.nextafter(1e-16, 1.0), "derived_bound": 1e-16}], True, [True, True], False),
+    ([{"diff_derived": 0.0, "derived_bound": 1e-16}], False, [True, True], False),
+    ([{"diff_derived": 0.0, "derived_bound": 1e-16}], True, [True, False], False),
+    ([{"diff_derived": 0.0, "derived_bound": 1e-16}, {"diff_derived": 2e-16, "derived_bound": 1e-16}], True,
+     [True], False),
+], ids=["at-bound", "derived-over-bound", "named-case-not-off", "certificate-fails", "one-case-over"])
+def test_bandwidth_consistency_judge(table, violates, certified, ok):
+    named = {"violates": violates, "certificates": [{"holds": h} for h in certified]}
+    assert c1.bandwidth_consistent(table, named) is ok
+
+
+def _criterion(text):
+    """The words after "(criterion: " up to the closing parenthesis."""
+    assert "(criterion: " in text, text
+    return text.split("(criterion: ", 1)[1].rsplit(")", 1)[0]
+
+
+@pytest.mark.parametrize("pid,words", [
+    ("exponential-kernel identity", ("float64 rounding bound",)),
+    ("Gaussian reading under equal key norms", ("rounding bound", "45 digits")),
+    ("bandwidth as stated", ("differs from the head by more than", "10^{-3}", "MISMATCH_MIN")),
+    ("Gaussian reading with unequal key norms", ("no bandwidth", "10^{-3}")),
+], ids=["identity", "gaussian", "bandwidth", "unequal-norms"])
+def test_every_numeric_part_states_its_criterion(result, pid, words):
+    """Each judgement states its criterion, with its threshold, beside its finding."""
+    crit = _criterion(_part(result, pid).numeric.summary)
+    for w in words:
+        assert w in crit, (pid, crit)
+
+
 # -- the check's mpmath references against torch and statsmodels -----------------------------
 @given(m=st.integers(1, 4), n=st.integers(1, 8), d_k=st.integers(1, 6), p=st.integers(1, 3),
        spread=st.floats(0.1, 3.0), seed=st.integers(0, 2**31 - 1))
@@ -172,7 +453,7 @@ def test_mp_exp_nw_is_torch_attention(m, n, d_k, p, spread, seed):
     q, k = (spread * torch.randn(s, generator=g, dtype=torch.float64) for s in ((m, d_k), (n, d_k)))
     v = torch.randn((n, p), generator=g, dtype=torch.float64)
     ref = F.scaled_dot_product_attention(q, k, v).numpy()
-    ours = c1.mp_exp_nw(q.numpy(), k.numpy(), v.numpy())
+    ours = mp_exp_nw(q.numpy(), k.numpy(), v.numpy())
     assert _rel(ours, ref, float(v.abs().max())) <= TORCH_RTOL
 
 
@@ -202,7 +483,7 @@ def test_mp_single_head_and_from_torch_reproduce_torch(cfg):
     head = from_torch(mod)
     scale = float(np.max(np.abs(ref)))
     assert _rel(head(x[0].numpy(), xk[0].numpy(), xv[0].numpy()), ref, scale) <= TORCH_RTOL
-    assert _rel(c1.mp_single_head(head, x[0].numpy(), xk[0].numpy(), xv[0].numpy()), ref, scale) <= TORCH_RTOL
+    assert _rel(mp_single_head(head, x[0].numpy(), xk[0].numpy(), xv[0].numpy()), ref, scale) <= TORCH_RTOL
 
 
 @given(m=st.integers(1, 3), n=st.integers(2, 6), d_k=st.integers(1, 4), r=st.floats(0.2, 2.0),
@@ -221,7 +502,7 @@ def test_equal_norms_softmax_is_statsmodels_gaussian_nw(m, n, d_k, r, s, seed):
     ref = _gaussian_nw_statsmodels(c["q"], c["k"], c["v"], b)
     vs = float(np.max(np.abs(c["v"])))
     assert _rel(soft, ref, vs) <= KERNELREG_RTOL
-    assert _rel(c1.mp_gaussian_nw(c["q"], c["k"], c["v"], b), ref, vs) <= KERNELREG_RTOL
+    assert _rel(mp_gaussian_nw(c["q"], c["k"], c["v"], b), ref, vs) <= KERNELREG_RTOL
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -246,13 +527,23 @@ def test_replayer_rejects_bad_params():
     with pytest.raises(VerifyError, match="params.keys"):   # unequal norms are outside the statement
         c1.judge_bandwidth({"d_k": 1, "queries": [[1.0]], "keys": [[1.0], [2.0]], "values": [[0.0], [1.0]]})
     with pytest.raises(VerifyError, match="q, k, v"):
-        c1.mp_exp_nw(np.ones((2, 3)), np.ones((4, 2)), np.ones((4, 1)))
+        mp_exp_nw(np.ones((2, 3)), np.ones((4, 2)), np.ones((4, 1)))
 
 
 def test_saved_file_is_strict_json(saved):
     _, out = saved
     for f in (out / "counterexamples").glob("*.json"):
         loads_json(f.name, f.read_text())      # refuses NaN/Infinity, duplicate keys
+
+
+def test_texts_are_markup_a_terminal_can_show(result):
+    """Every text of the result parses as markup and renders without LaTeX left in it."""
+    texts = [result.title, result.stated, result.summary]
+    for p in result.parts:
+        texts += [p.statement, p.finding, p.stated, p.derived, p.regime, p.restored_by, p.numeric.summary]
+    for t in filter(None, texts):
+        shown = markup.to_unicode(t)
+        assert "\\" not in shown and "$" not in shown, shown
 
 
 @pytest.mark.claim(CLAIM, part="detail")

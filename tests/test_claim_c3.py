@@ -1,11 +1,13 @@
 """C3 check (verify.claims.c3) against independent computations written here: the engine's head
 moments and MSE recomputed by brute-force loops (NW weights from scipy.special.softmax, the
 engine's documented draws re-derived from SeedSequence), and the decomposition on the empirical
-measure of rational head estimates in exact arithmetic (fractions)."""
+measure of rational head estimates in exact arithmetic (fractions); the correction (Σα − 1) f
+recomputed in exact rationals from the runs' weights and the engine's documented evaluation points."""
 
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -14,9 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
 
+import proofs
+from proofs import markup
+from proofs.markup import num, sci
 from verify.claims import Context, c3, run_claim
 from verify.judgment.verdicts import Role
 from verify.numeric import formulas
+from verify.numeric.bounds import decomposition_bound
 from verify.numeric.dgp import head_projections, make_dgp
 from verify.numeric.engine import decompose
 
@@ -25,6 +31,9 @@ from verify.numeric.engine import decompose
 REF_RTOL = 1e-12
 # A generated float64 expansion of <= 6 heads (~H² terms of O(1) rationals): a few ulps each.
 FORMULA_RTOL = 1e-12
+# The check's Σ α_h μ_h − f − Σ α_h (μ_h − f) (float64, O(1) terms) against (Σα − 1) f computed here
+# in exact rationals from the same floats: a few ulps of the terms' magnitudes.
+CORRECTION_RTOL = 1e-12
 
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
@@ -53,6 +62,130 @@ def test_parts_and_roles(saved):
     # the finding: Σ α_h b_h is not the ensemble bias when Σα ≠ 1
     assert ident["ensemble_bias_minus_weighted_head_bias_max"] > 0.1
     assert (out / result.plots["c3_ueda_nakano"]).stat().st_size > 0
+    assert {p.id: p.symbolic.groups for p in result.parts} == {
+        "decomposition identity (any weights)": ["decomposition"], "ensemble bias as Σ α_h b_h": ["ensemble_bias"],
+        "Ueda–Nakano reduction": ["ueda_nakano"]}
+    assert {p.numeric.agreement for p in result.parts} == {"rounding"}
+    # Ueda-Nakano's uniform weights are that statement's hypothesis, not a model assumption
+    assert not _part(result, "Ueda–Nakano reduction").model_assumptions
+    assert not _part(result, "decomposition identity (any weights)").model_assumptions
+
+
+def test_one_title_everywhere(result):
+    der = proofs.derivation("C3")
+    assert result.title == proofs.c3_decomposition.TITLE == der.title == c3.CLAIM.title
+    assert result.stated == der.stated
+
+
+#: the correction's form as every text writes it (markup)
+CORRECTION = r"$\sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$"
+
+
+def _texts(result):
+    texts = [result.summary]
+    for p in result.parts:
+        texts += [p.finding, p.derived, p.numeric.summary]
+    return texts + [c["derived"] for p in result.parts for c in p.symbolic.comparisons]
+
+
+def test_no_text_repeats_the_corrected_statement(result):
+    """The statement C3 corrects, "B = Σ α_h b_h for any α", is in no text of the result; the
+    correction's derived form is in the summary, the detail's derived form and finding."""
+    for t in _texts(result):
+        shown = markup.to_unicode(t)
+        assert not re.search(r"B = Σ", shown) and "ensemble bias = Σ" not in shown, shown
+    bias = _part(result, "ensemble bias as Σ α_h b_h")
+    for t in (result.summary, bias.derived, bias.finding):
+        assert CORRECTION in t, t
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_correction_recomputed_in_exact_rationals(result):
+    """The correction (Σα − 1) f: the detail quotes the largest gap between the ensemble bias and
+    Σ α_h b_h over the runs; recomputed here as max |(Σα − 1) f(x)| in exact rationals, with α from
+    the runs and x the engine's evaluation points (drawn from SeedSequence(seed), as documented)."""
+    ctx = Context(seed=0, quick=True)
+    m = 16                                                   # the quick run's evaluation points
+    gap = Fraction(0)
+    ident = _part(result, "decomposition identity (any weights)").numeric.figures
+    for row in ident["cases"]:
+        tag = f"any/{row['H']}/{row['method']}/{row['kernel']}"
+        alpha = 1.5 * ctx.rng(f"c3/{tag}/alpha").standard_normal(row["H"])      # the run's weights
+        if abs(alpha.sum() - 1.0) < 0.25:
+            alpha[0] += 1.0
+        assert alpha.tolist() == row["alpha"]
+        x = np.random.default_rng(np.random.SeedSequence(ctx.seed_for(f"c3/{tag}/engine"))).standard_normal((m, 4))
+        correction = sum(Fraction(a) for a in row["alpha"]) - 1                # Σα − 1, exactly
+        for xi in x:
+            gap = max(gap, abs(correction * Fraction(math.sin(2.0 * float(xi[0])))))
+    fig = _part(result, "ensemble bias as Σ α_h b_h").numeric.figures["ensemble_bias_minus_weighted_head_bias_max"]
+    assert abs(fig - float(gap)) <= CORRECTION_RTOL * float(gap)
+    assert num(float(gap), ".2f") in _part(result, "ensemble bias as Σ α_h b_h").numeric.summary
+
+
+# -- the judges: synthetic inputs on both sides of every threshold -----------------------------
+@pytest.mark.parametrize("error,bound,ok", [
+    (0.0, 1e-14, True), (1e-14, 1e-14, True), (np.nextafter(1e-14, 1.0), 1e-14, False), (2e-14, 1e-14, False),
+], ids=["zero", "at-bound", "one-ulp-over", "twice"])
+def test_rounding_judge(error, bound, ok):
+    assert c3.within_rounding(error, bound) is ok
+
+
+_MP_AT = {"residual": 1e-45, "worst_term_gap": 1e-14, "certified": True}
+
+
+@pytest.mark.parametrize("change,ok", [
+    ({}, True),
+    ({"residual": np.nextafter(1e-45, 1.0)}, False),
+    ({"worst_term_gap": np.nextafter(1e-14, 1.0)}, False),
+    ({"certified": False}, False),
+    ({"residual": 0.0, "worst_term_gap": 0.0}, True),
+], ids=["all-at-threshold", "residual-over", "float64-term-over", "not-certified", "all-below"])
+def test_mp_recomputation_judge(change, ok):
+    assert c3.MP_RESIDUAL_MAX == 1e-45
+    assert c3.mp_row_agrees({**_MP_AT, **change}, 1e-14) is ok
+
+
+@pytest.mark.parametrize("ratio,rows,ok", [
+    (1.0, [_MP_AT, _MP_AT], True),
+    (np.nextafter(1.0, 2.0), [_MP_AT], False),
+    (0.5, [_MP_AT, {**_MP_AT, "certified": False}], False),
+    (0.5, [{**_MP_AT, "residual": 1e-40}, _MP_AT], False),
+], ids=["at-bound", "run-over-bound", "one-recomputation-uncertified", "one-recomputation-off"])
+def test_identity_judge(ratio, rows, ok):
+    assert c3.identity_agrees(ratio, rows, lambda r: 1e-14) is ok
+
+
+def test_certified_level_is_the_stated_one():
+    """The arb level the criterion quotes, and what the certificate compares against it."""
+    assert c3.CERTIFIED_RESIDUAL == 1e-60
+
+
+def _criterion(text):
+    assert "(criterion: " in text, text
+    return text.split("(criterion: ", 1)[1].rsplit(")", 1)[0]
+
+
+@pytest.mark.parametrize("pid,words", [
+    ("decomposition identity (any weights)", ("float64 rounding bound", "4 \\varepsilon (R + H^2 + n)", "10^{-45}",
+                                              "10^{-60}")),
+    ("ensemble bias as Σ α_h b_h", ("float64 rounding bound", "exact case")),
+    ("Ueda–Nakano reduction", ("float64 rounding bound", "4 \\varepsilon (R + H^2 + n)")),
+], ids=["identity", "ensemble-bias", "ueda-nakano"])
+def test_every_numeric_part_states_its_criterion(result, pid, words):
+    crit = _criterion(_part(result, pid).numeric.summary)
+    for w in words:
+        assert w in crit, (pid, crit)
+
+
+def test_figures_quoted_are_the_figures(result):
+    """The core's summary quotes its residuals as measured; the rounding bound it compares with is
+    4 eps (R + H² + n) of each run."""
+    ident = _part(result, "decomposition identity (any weights)").numeric
+    for key in ("max_pointwise", "max_integrated", "max_generated_vs_measured"):
+        assert sci(ident.figures[key]) in ident.summary
+    for row in ident.figures["cases"]:
+        assert row["bound"] == 4 * np.finfo(float).eps * (8 + row["H"] ** 2 + 32)     # quick R = 8, n = 32
 
 
 def test_same_seed_same_figures(result):
@@ -118,7 +251,7 @@ def test_engine_matches_brute_force_for_any_weights_and_head_count(H, alpha_seed
     # the theorem on the brute-force numbers themselves, and the generated expansion
     assert np.max(np.abs(mse - (bias2 + var + cross)) / scale) <= REF_RTOL
     assert np.max(np.abs(c3.stated_mse(dec) - mse) / scale) <= REF_RTOL
-    assert dec.identity_error() <= c3.identity_bound(R, H, n)
+    assert dec.identity_error() <= decomposition_bound(R, H, n)
 
 
 # -- exact arithmetic: any weights, any head count ----------------------------------------------

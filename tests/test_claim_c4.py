@@ -1,6 +1,7 @@
 """C4 check (verify.claims.c4) against independent computations written here: principal angles
 from scipy.linalg.subspace_angles, the literal formula as explicit loops over entries, and the
-literal values of the saved counterexample in exact rationals."""
+literal values of the saved counterexample in exact rationals, and the correction's derived form
+(W_hᵀW_h = sqrt(d_k) I) on heads with exact rational Gram matrices."""
 
 from __future__ import annotations
 
@@ -10,14 +11,20 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 
+import proofs
+from proofs import markup
+from proofs.c4_hdi import RESTORING_GRAM
+from proofs.markup import num
 from verify.claims import Context, c4, run_claim
 from verify.errors import VerifyError
 from verify.judgment.verdicts import Role
 from verify.numeric.diversity import hdi
+from verify.numeric.subspace_reference import mp_hdi, mp_principal_angles, well_conditioned
 from verify.replay import replay
 
 # ρ from scipy's angles (cos² of each, ~1e-15) against QR + Frobenius sums; heads multiplied by
@@ -68,9 +75,20 @@ def test_parts_and_roles(saved):
     assert {p.id: p.role for p in result.parts} == {"literal formula as stated": Role.DETAIL,
                                                     "subspace form": Role.CORE}
     lit = _part(result, "literal formula as stated")
-    assert "sqrt(d_k)·I" in lit.restored_by
+    assert RESTORING_GRAM == r"$W_h^\top W_h = \sqrt{d_k} I$"
+    assert RESTORING_GRAM in lit.restored_by and RESTORING_GRAM in lit.derived and RESTORING_GRAM in lit.finding
     assert not _part(result, "subspace form").model_assumptions
     assert (out / result.plots["c4_literal_vs_subspace"]).stat().st_size > 0
+    assert {p.id: p.symbolic.groups for p in result.parts} == {"literal formula as stated": ["literal"],
+                                                               "subspace form": ["subspace"]}
+    assert {p.id: p.numeric.agreement for p in result.parts} == {"literal formula as stated": "measured",
+                                                                 "subspace form": "rounding"}
+
+
+def test_one_title_everywhere(result):
+    der = proofs.derivation("C4")
+    assert result.title == proofs.c4_hdi.TITLE == der.title == c4.CLAIM.title
+    assert result.stated == der.stated
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -117,12 +135,12 @@ def test_subspace_hdi_range_and_invariances_against_scipy(cfg):
     ref = _hdi_scipy(W)
     assert -HDI_TOL <= ref <= 1 + HDI_TOL
     assert abs(hdi(W) - ref) <= HDI_TOL
-    A = [c4.well_conditioned(rng, d_k) for _ in range(H)]
+    A = [well_conditioned(rng, d_k) for _ in range(H)]
     WA = np.stack([W[h] @ A[h] for h in range(H)])
     assert abs(_hdi_scipy(WA) - ref) <= HDI_TOL and abs(hdi(WA) - ref) <= HDI_TOL
     perm = rng.permutation(H)
     assert abs(hdi(W[perm]) - ref) <= HDI_TOL
-    assert abs(c4.mp_hdi(W) - ref) <= HDI_TOL
+    assert abs(mp_hdi(W) - ref) <= HDI_TOL
 
 
 @given(heads)
@@ -131,7 +149,7 @@ def test_subspace_hdi_extremes_against_scipy(cfg):
     rng = np.random.default_rng(seed)
     d = H * d_k + extra
     frame = np.linalg.qr(rng.standard_normal((d, H * d_k)))[0]
-    A = [c4.well_conditioned(rng, d_k) for _ in range(H)]
+    A = [well_conditioned(rng, d_k) for _ in range(H)]
     orth = np.stack([frame[:, h * d_k:(h + 1) * d_k] @ A[h] for h in range(H)])
     same = np.stack([frame[:, :d_k] @ A[h] for h in range(H)])          # one subspace, different bases
     assert abs(_hdi_scipy(orth) - 1) <= HDI_TOL and abs(hdi(orth) - 1) <= HDI_TOL
@@ -144,7 +162,7 @@ def test_mp_principal_angles_match_scipy(d, k1, k2, seed):
     rng = np.random.default_rng(seed)
     A, B = rng.standard_normal((d, k1)), rng.standard_normal((d, k2))
     ref = np.sort(subspace_angles(A, B))
-    ours = c4.mp_principal_angles(A, B)
+    ours = mp_principal_angles(A, B)
     assert np.max(np.abs(np.cos(ours) - np.cos(ref))) <= ANGLE_TOL
     big = ref > SCIPY_ARCCOS_MIN
     assert np.max(np.abs(ours[big] - ref[big]), initial=0.0) <= ANGLE_TOL
@@ -161,7 +179,7 @@ def test_mp_principal_angles_recover_prescribed_angles(k, extra, log_theta, seed
     eye = np.eye(d)
     A = Q @ eye[:, :k]
     B = Q @ (eye[:, :k] * np.cos(theta) + eye[:, k:2 * k] * np.sin(theta))
-    assert np.max(np.abs(c4.mp_principal_angles(A, B) - theta)) <= ANGLE_TOL
+    assert np.max(np.abs(mp_principal_angles(A, B) - theta)) <= ANGLE_TOL
 
 
 # -- the literal formula: scale dependence and the restoring scale --------------------------------
@@ -200,3 +218,147 @@ def test_saved_file_is_plain_json(saved):
     _, out = saved
     for f in (out / "counterexamples").glob("*.json"):
         json.loads(f.read_text())
+
+
+# -- the correction's derived form, in exact rationals ----------------------------------------------
+def _cayley(seed, k):
+    """A rational orthogonal k x k matrix (I - S)(I + S)^-1, S skew-symmetric with small integers."""
+    rng = np.random.default_rng(seed)
+    S = sp.zeros(k, k)
+    for a, b in itertools.combinations(range(k), 2):
+        S[a, b] = int(rng.integers(-2, 3))
+        S[b, a] = -S[a, b]
+    Q = (sp.eye(k) - S) * (sp.eye(k) + S).inv()
+    return [[Fraction(int(sp.fraction(x)[0]), int(sp.fraction(x)[1])) for x in Q.row(a)] for a in range(k)]
+
+
+def _matmul(A, B):
+    return [[sum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
+
+
+def _t(A):
+    return [list(r) for r in zip(*A)]
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_restoring_gram_recomputed_in_exact_rationals():
+    """The correction's derived form W_hᵀW_h = sqrt(d_k) I: heads W_h = c U_h Q_h with rational
+    orthonormal U_h (5 x 4) and rational orthogonal Q_h; their Gram products are c² Q_hᵀU_hᵀU_h'Q_h'
+    (exact for rational c²). With c² = sqrt(d_k) = 2 the literal formula (loops, fractions) equals the
+    subspace form 1 − mean ρ exactly; with c² = d_k it is 1 − d_k mean ρ, with c² = 1 it is
+    1 − mean ρ/d_k."""
+    d, d_k, H = 5, 4, 3
+    U = [[row[:d_k] for row in _cayley(seed, d)] for seed in (1, 2, 3)]         # orthonormal columns
+    Q = [_cayley(seed, d_k) for seed in (4, 5, 6)]
+    eye = [[Fraction(int(i == j)) for j in range(d_k)] for i in range(d_k)]
+    assert all(_matmul(_t(u), u) == eye for u in U)
+    pairs = list(itertools.combinations(range(H), 2))
+    rho = [sum(x * x for r in _matmul(_t(U[a]), U[b]) for x in r) / d_k for a, b in pairs]
+    mean_rho = sum(rho) / len(rho)
+    assert 0 < mean_rho < 1                                                      # neither identical nor orthogonal
+
+    def literal(c2):
+        gram = {(a, b): [[c2 * x for x in r] for r in _matmul(_matmul(_t(Q[a]), _matmul(_t(U[a]), U[b])), Q[b])]
+                for a in range(H) for b in range(H)}
+        for h in range(H):                                                       # W_hᵀW_h = c² I
+            assert gram[h, h] == [[c2 * x for x in r] for r in eye]
+        total = sum((x / d_k) ** 2 for a, b in pairs for r in gram[a, b] for x in r)
+        return 1 - total * 2 / (H * (H - 1))
+
+    assert literal(Fraction(2)) == 1 - mean_rho                                  # c² = sqrt(d_k): the subspace form
+    assert literal(Fraction(d_k)) == 1 - d_k * mean_rho != 1 - mean_rho          # c² = d_k
+    assert literal(Fraction(1)) == 1 - mean_rho / d_k != 1 - mean_rho            # orthonormal heads
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_search_values_are_the_closed_form(result):
+    """Identical heads c·U (U orthonormal) give the literal value 1 − c⁴/d_k exactly: every row of the
+    search, and the smallest literal value the summary quotes."""
+    lit = _part(result, "literal formula as stated").numeric.figures
+    for row in lit["search"]:
+        assert abs(row["literal_hdi"] - (1 - row["scale"] ** 4 / row["d_k"])) <= HDI_TOL * 16
+    smallest = min(min(1 - r["scale"] ** 4 / r["d_k"] for r in lit["search"]), lit["raw_gaussian_min_literal"])
+    assert smallest == -15.0
+    assert f"values down to {num(smallest, '.3g')}," in result.summary
+
+
+# -- the judges: synthetic inputs on both sides of every threshold -----------------------------
+TOL = 1e-12           # c4.HDI_TOL, as the criterion states it
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("lit,identical,bad", [
+    (0.0, True, []),
+    (TOL, True, []),
+    (np.nextafter(TOL, 1.0), True, ["identical heads, HDI != 0"]),
+    (-TOL, True, []),
+    (np.nextafter(-TOL, -1.0), True, ["identical heads, HDI != 0", "outside [0, 1]"]),
+    (0.5, False, []),
+    (-TOL, False, []),
+    (np.nextafter(-TOL, -1.0), False, ["outside [0, 1]"]),
+    (1 + TOL, False, []),
+    (np.nextafter(1 + TOL, 2.0), False, ["outside [0, 1]"]),
+    (-15.0, True, ["identical heads, HDI != 0", "outside [0, 1]"]),
+], ids=["identical-zero", "identical-at-tol", "identical-one-ulp-over", "identical-at-minus-tol",
+        "identical-below", "distinct-inside", "at-minus-tol", "below-minus-tol", "at-one-plus-tol",
+        "above-one-plus-tol",
+        "counterexample"])
+def test_literal_judge(lit, identical, bad):
+    assert c4.HDI_TOL == TOL
+    assert c4.literal_violations(lit, identical) == bad
+
+
+_FORMS_AT = {"identical_orthonormal_vs_c4_literal_identical_orthonormal": TOL, "scaled_vs_c4_literal_scaled": TOL,
+             "matched_scale_literal_minus_subspace": TOL, "dk_identity_gram_vs_c4_literal_isotropic": TOL}
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("key", [None, *_FORMS_AT], ids=["all-at-tol", "identical", "scaled", "matched", "dk-gram"])
+def test_literal_forms_judge(key):
+    fig = dict(_FORMS_AT)
+    if key is not None:
+        fig[key] = np.nextafter(TOL, 1.0)
+    assert c4.literal_forms_agree(fig) is (key is None)
+
+
+_SUB_AT = {"hdi_min": -TOL, "hdi_max": 1 + TOL, "identical_max_abs_hdi": TOL, "orthogonal_max_abs_1_minus_hdi": TOL,
+           "invariance_WA_max_change": TOL, "permutation_max_change": TOL, "rho_vs_mpmath_max_abs": TOL,
+           "hdi_vs_mpmath_max_abs": TOL, "c4_subspace_hdi_h2_d3dk2_mp_vs_hdi": TOL, "c4_rho_dk2_vs_overlap": TOL,
+           "principal_angles_vs_mpmath_max_abs": 1e-12}
+
+
+@pytest.mark.parametrize("key,value", [
+    (None, None), ("hdi_min", np.nextafter(-TOL, -1.0)), ("hdi_max", np.nextafter(1 + TOL, 2.0)),
+    *[(k, np.nextafter(TOL, 1.0)) for k in list(_SUB_AT)[2:-1]],
+    ("principal_angles_vs_mpmath_max_abs", np.nextafter(1e-12, 1.0)),
+], ids=["all-at-tol", "below-zero", "above-one", *list(_SUB_AT)[2:-1], "angles"])
+def test_subspace_judge(key, value):
+    assert c4.ANGLE_TOL == 1e-12
+    fig = dict(_SUB_AT) if key is None else {**_SUB_AT, key: value}
+    assert c4.subspace_agrees(fig) is (key is None)
+
+
+def _criterion(text):
+    assert "(criterion: " in text, text
+    return text.split("(criterion: ", 1)[1].rsplit(")", 1)[0]
+
+
+@pytest.mark.parametrize("pid,words", [
+    ("literal formula as stated", ("identical", "outside $[0, 1]$", "10^{-12}", "HDI_TOL")),
+    ("subspace form", ("$[0, 1]$", "10^{-12}", "rad")),
+], ids=["literal", "subspace"])
+def test_every_numeric_part_states_its_criterion(result, pid, words):
+    crit = _criterion(_part(result, pid).numeric.summary)
+    for w in words:
+        assert w in crit, (pid, crit)
+
+
+def test_texts_are_markup_a_terminal_can_show(result):
+    texts = [result.title, result.stated, result.summary]
+    for p in result.parts:
+        texts += [p.statement, p.finding, p.stated, p.derived, p.regime, p.restored_by, p.numeric.summary]
+        if p.counterexample:
+            texts.append(p.counterexample.description)
+    for t in filter(None, texts):
+        shown = markup.to_unicode(t)
+        assert "\\" not in shown and "$" not in shown and "× 10⁰" not in shown, shown

@@ -482,3 +482,144 @@ def test_the_same_steps_check_when_true():
 
 q_sym = sp.Symbol("q", real=True)
 Zs_vec, Cs_mat = sp.MatrixSymbol("Z", 3, 1), sp.MatrixSymbol("C", 3, 3)
+
+
+# -- the framework (issues 21, 22): groups, comparisons, glossary, markup, spelling (C1, C3, C4) ---
+import re  # noqa: E402
+
+from proofs import DERIVATIONS, markup  # noqa: E402
+from proofs.notation import to_latex  # noqa: E402
+from sympy.core.function import AppliedUndef  # noqa: E402
+
+CONVERTED = ("C1", "C3", "C4")
+#: the groups of each derivation (what each part of the claim's check rests on)
+GROUPS = {
+    "C1": {"exponential_kernel", "gaussian_reading", "derived_bandwidth", "stated_bandwidth", "unequal_norms"},
+    "C3": {"decomposition", "ensemble_bias", "ueda_nakano"},
+    "C4": {"literal", "literal_range", "literal_identical", "restoring_scale", "subspace"},
+}
+#: nested groups: every step of the inner one is a step of the outer one
+NESTED = {"C1": [("derived_bandwidth", "gaussian_reading")],
+          "C4": [("literal_range", "literal"), ("literal_identical", "literal"), ("restoring_scale", "literal")]}
+
+
+def _symbol_names(expr):
+    """The names of the free symbols (Indexed: its base and indices), matrix symbols and undefined
+    functions of a SymPy object."""
+    if not isinstance(expr, (sp.Basic, sp.MatrixBase)):
+        return set()
+    out = {s.name for s in expr.free_symbols if not isinstance(s, sp.Indexed)}
+    if isinstance(expr, sp.Basic):
+        out |= {f.func.__name__ for f in expr.atoms(AppliedUndef)}
+    return out
+
+
+def _formulas(der):
+    yield from ((s.name, s.relation) for s in der.steps)
+    yield from ((r.name, r.expr) for r in der.results.values())
+    yield from ((a.name, a.expr) for a in der.assumptions.values() if a.expr is not None)
+
+
+@pytest.mark.parametrize("claim", CONVERTED)
+def test_every_symbol_has_a_meaning(claim):
+    der = derivation(claim)
+    missing = sorted({(nm, where) for where, e in _formulas(der) for nm in _symbol_names(e) if der.meaning(nm) is None})
+    assert not missing, missing
+
+
+#: a multi-letter lower-case run that is not a command: a SymPy name leaking into the LaTeX (bias_{bar})
+LEAK = re.compile(r"(?<![\\a-zA-Z])[a-z]{2,}")
+
+
+@pytest.mark.parametrize("claim", CONVERTED)
+def test_symbols_print_as_mathematics(claim):
+    """No SymPy name leaks into a printed formula (``bias_bar`` as ``bias_{bar}``), and every
+    symbol's LaTeX parses as markup mathematics."""
+    der = derivation(claim)
+    for where, e in _formulas(der):
+        syms = [s for s in getattr(e, "free_symbols", ()) if isinstance(s, (sp.Symbol, sp.MatrixSymbol))]
+        for s in syms:
+            tex = to_latex(s)
+            markup.parse_math(tex, f"{claim}/{where}: {s}")
+            assert not LEAK.search(re.sub(r"\\(mathrm|text)\{[^}]*\}", "", tex)), (where, s.name, tex)
+
+
+@pytest.mark.claim("C1", part="derivation")
+def test_c1_key_norm_prints_as_a_norm():
+    """The equal-key-norm assumption reads ||k_i|| = r in every output (it printed |k_{i|} = r)."""
+    a = derivation("C1").assumptions["equal_key_norms"]
+    assert to_latex(a.expr) == r"\lVert k_i \rVert = r" and to_latex(a.expr, macros=True) == r"\lVert k_i \rVert = r"
+    assert r"$\lVert k_i \rVert = r$" in a.statement
+
+
+@pytest.mark.parametrize("claim", CONVERTED)
+def test_groups_and_their_nesting(claim):
+    der = derivation(claim)
+    assert set(der.groups) == GROUPS[claim]
+    assert all(g.proved for g in der.groups.values())
+    for inner, outer in NESTED.get(claim, []):
+        assert set(der.groups[inner].steps) < set(der.groups[outer].steps)
+    # every step belongs to a group: the checks see the whole derivation through its groups
+    grouped = {s for g in der.groups.values() for s in g.steps}
+    assert grouped == {s.name for s in der.steps}
+
+
+@pytest.mark.parametrize("claim", CONVERTED)
+def test_comparisons_are_decided_by_their_groups(claim):
+    """No comparison carries a typed-in finding: each names the group of checked steps that decides
+    it, holds when a supporting group is proved and fails when a refuting one is."""
+    der = derivation(claim)
+    assert der.comparisons
+    for c in der.comparisons:
+        kind, group = c.decided_by.split(" ")
+        assert kind in ("supported_by", "refuted_by") and der.groups[group].proved, c.name
+        assert c.holds is (kind == "supported_by"), c.name
+        assert c.steps == tuple(der.groups[group].steps)
+
+
+@pytest.mark.parametrize("claim", CONVERTED)
+def test_every_text_is_markup_and_reads_for_a_referee(claim):
+    """Title, statement, assumptions, steps' reasons, results, comparisons, groups and the glossary
+    are marked-up text; a comparison's texts name no code (no internal names, no code spans)."""
+    der = derivation(claim)
+    mod = DERIVATIONS[claim]
+    assert der.markup and der.title == mod.TITLE and der.stated == mod.STATED and der.claim == mod.CLAIM
+    texts = [der.title, der.stated, *(a.statement for a in der.assumptions.values()), *(s.why for s in der.steps),
+             *(r.description for r in der.results.values()), *(g.description for g in der.groups.values()),
+             *der.glossary.values()]
+    for c in der.comparisons:
+        texts += [c.stated, c.derived]
+        assert "`" not in c.stated + c.derived, c.name
+        assert not re.search(r"[a-z]+_[a-z]+", markup.to_unicode(c.stated) + markup.to_unicode(c.derived)), c.name
+    for t in texts:
+        markup.check(t)
+        assert "\\" not in markup.to_unicode(t), t
+
+
+@pytest.mark.claim("C3", part="derivation")
+@given(st.integers(1, 6), st.lists(st.fractions(min_value=-5, max_value=5, max_denominator=12), min_size=13,
+                                   max_size=13))
+def test_c3_correction_term_in_exact_rationals(H, xs):
+    """The correction's derived form: the ensemble bias (result ``ensemble_bias_h<H>``) at μ = b + f
+    minus Σ α_h b_h is (Σα − 1) f, exactly, for any rational α, b, f."""
+    alpha, b, f = xs[:H], xs[6:6 + H], xs[12]
+    vals = {f"alpha_{h+1}": alpha[h] for h in range(H)} | {f"mu_{h+1}": b[h] + f for h in range(H)} | {"f": f}
+    got = exact("C3", f"ensemble_bias_h{H}", vals) - sp.Rational(sum(a * bb for a, bb in zip(alpha, b)))
+    assert got == sp.Rational((sum(alpha) - 1) * f)
+
+
+@pytest.mark.claim("C4", part="derivation")
+def test_c4_restoring_scale_in_exact_arithmetic():
+    """The derived c = d_k^{1/4} is W_hᵀW_h = c² I = sqrt(d_k) I, and there the literal form in mean ρ
+    is the subspace form 1 − mean ρ, exactly (d_k = 1..9)."""
+    r = derivation("C4").results
+    for dk in range(1, 10):
+        c = r["matching_scale"].expr.subs(sp.Symbol("d_k", positive=True), dk)
+        assert sp.simplify(c**2 - sp.sqrt(dk)) == 0
+        rho = sp.Rational(3, 7)
+        assert sp.simplify(exact_iso(r["literal_isotropic"], rho, c, dk) - (1 - rho)) == 0
+        assert exact_iso(r["literal_isotropic"], rho, sp.sqrt(dk), dk) == 1 - dk * rho
+
+
+def exact_iso(res, mean_rho, c, dk):
+    return res.expr.xreplace(dict(zip(res.args, (mean_rho, c, sp.Integer(dk)))))

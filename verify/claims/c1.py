@@ -4,17 +4,22 @@ Parts (SPEC, C1):
 
 1. ``exponential-kernel identity``: :func:`verify.numeric.nw.nw_estimate` and single-head
    :class:`verify.numeric.attention.MultiHeadNW` outputs against the NW estimate written out literally,
-   ``Σ_j exp(s q·k_j) v_j / Σ_j exp(s q·k_j)`` (no max shift), in mpmath at 50 digits, on seeded
-   random inputs of several shapes; plus the generated ``c1_attention_estimate_n3``.
+   ``Σ_j exp(s q·k_j) v_j / Σ_j exp(s q·k_j)`` (no max shift), in mpmath at 50 digits
+   (:mod:`verify.numeric.nw_reference`), on seeded random inputs of several shapes; plus the
+   generated ``c1_attention_estimate_n3``.
 2. ``Gaussian NW under equal key norms``: keys of one common norm, softmax with scale s against the
    literal Gaussian kernel ``exp(-|q-k|²/(2b²))`` with ``b = 1/sqrt(s)`` (``= d_k^{1/4}`` for
    ``s = 1/sqrt(d_k)``, from the generated formulas); the discrepancy for unequal norms is measured.
-3. ``bandwidth as stated``: the summary's "bandwidth 1/sqrt(d_k)" read as the Gaussian bandwidth;
-   a search over seeded equal-norm cases finds where it does not reproduce the head, and the
-   replayer recomputes that case from its saved inputs (float64 and mpmath).
+3. ``bandwidth as stated``: the summary's "bandwidth 1/sqrt(d_k)" read as the Gaussian bandwidth, at
+   the derivation's named configuration (``proofs.c1_softmax_nw.NAMED_CASE``: d_k = 4, q = e_1, keys
+   ±e_1, values (1, 0), where Gaussian NW with b = 1/2 gives 1/(1 + e^{-8}) and the head 1/(1 + e^{-1}))
+   and on seeded equal-norm cases; the replayer recomputes a case from its saved inputs.
+4. ``Gaussian reading with unequal key norms`` (scope): keys 0 and 2e_1 from q = e_1; no bandwidth of a
+   grid reproduces the head.
 
-Errors of an NW estimate are measured relative to the scale of what is averaged (``max |v|``)
-and called rounding when within :func:`rounding_bound`, a first-order float64 bound.
+Errors of an NW estimate are measured relative to the scale of what is averaged (``max |v|``) and
+called rounding when within :func:`verify.numeric.attention.rounding_bound`, a first-order float64
+bound.
 """
 
 from __future__ import annotations
@@ -27,20 +32,24 @@ import mpmath
 import numpy as np
 
 import proofs
+from proofs.c1_softmax_nw import NAMED_CASE
+from proofs.markup import num, sci
 from verify._validate import as_array, at_most, fail, fields, integer_valued
-from verify.judgment.claim import Context
+from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
-from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import certify, formulas
 from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
 from verify.numeric.nw import nw_estimate
+from verify.numeric.nw_reference import abs_score, exp_nw_rows, gauss_abs_score, mp_exp_nw, mp_gaussian_nw, \
+    mp_single_head
 from verify.outputs import plots
 
-__all__ = ["TITLE", "MISMATCH_MIN", "NORM_RTOL",
-           "mp_exp_nw", "mp_gaussian_nw", "mp_single_head", "equal_norm_case", "judge_bandwidth", "judge_unequal_norms",
-           "NAMED_BANDWIDTH_CASE", "UNEQUAL_NORMS_CASE", "check"]
-
-TITLE = "Softmax head = exponential-kernel NW estimator (bandwidth)"
+__all__ = ["CLAIM", "check", "MISMATCH_MIN", "NORM_RTOL", "MP_AGREE", "FORMULA_ULPS", "CERTIFIED_EQUAL",
+           "NAMED_BANDWIDTH_CASE", "UNEQUAL_NORMS_CASE", "UNEQUAL_BANDWIDTHS", "equal_norm_case",
+           "stated_bandwidth_off", "no_bandwidth_fits", "one_common_norm", "identity_agrees", "gaussian_agrees",
+           "bandwidth_consistent", "judge_bandwidth", "judge_unequal_norms", "identity", "gaussian",
+           "bandwidth_search", "named_case"]
 
 #: The stated bandwidth is called wrong only when the Gaussian NW estimate moves by more than this
 #: fraction of the values' scale: ~1e12 times the float64 rounding of these estimates.
@@ -48,206 +57,32 @@ MISMATCH_MIN = 1e-3
 #: Keys count as having one common norm when their norms agree to this relative tolerance
 #: (float64 normalisation leaves ~1e-16).
 NORM_RTOL = 1e-12
+#: Two mpmath evaluations of one expression at MP_DPS = 50 digits (a generated closed form and the
+#: literal sum) agree to this: five digits of slack for the cancellation in sums of a few terms.
+MP_AGREE = 10.0 ** (5 - MP_DPS)
+#: ... and digits the generated n = 3 closed forms agree to (at least), for the same reason.
+MP_DIGITS_MIN = MP_DPS - 5
+#: Two float64 evaluations of one bandwidth (1/sqrt(1/sqrt(d_k)) and d_k^(1/4)), or of a closed form
+#: against mpmath: a few ulps; this many machine epsilons.
+FORMULA_ULPS = 4
+#: The derived bandwidth reproduces the head at the named case when an arb ball of their difference
+#: lies within this (256-bit balls have radii ~1e-75).
+CERTIFIED_EQUAL = 1e-60
 
-
-# --------------------------------------------------------------------------- mpmath references
-def _mp(a: np.ndarray) -> list[list[Any]]:
-    """float64 matrix -> lists of mpf (exact conversion)."""
-    return [[mpmath.mpf(float(x)) for x in row] for row in np.atleast_2d(a)]
-
-
-def _nw_rows(kernel_rows: list[list[Any]], V: list[list[Any]]) -> list[list[Any]]:
-    """Σ_j K_ij v_j / Σ_j K_ij for each row i (mpmath, at the caller's precision)."""
-    cols = list(zip(*V))
-    return [[mpmath.fdot(K, c) / mpmath.fsum(K) for c in cols] for K in kernel_rows]
-
-
-def _to_float(rows: list[list[Any]]) -> np.ndarray:
-    return np.array([[float(x) for x in row] for row in rows])
-
-
-def _qkv(q: Any, k: Any, v: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q, k, v = (as_array(nm, x, ndim=2, keep_float32=False) for nm, x in (("q", q), ("k", k), ("v", v)))
-    if k.shape[1] != q.shape[1] or v.shape[0] != k.shape[0]:
-        raise fail("q, k, v", f"shapes {q.shape}, {k.shape}, {v.shape}", "(m, d_k), (n, d_k), (n, p)")
-    return q, k, v
-
-
-def _exp_nw_mp(q: np.ndarray, k: np.ndarray, v: np.ndarray, s: Any) -> list[list[Any]]:
-    Q, K, V = _mp(q), _mp(k), _mp(v)
-    return _nw_rows([[mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K] for qi in Q], V)
-
-
-def _gaussian_nw_mp(q: np.ndarray, k: np.ndarray, v: np.ndarray, b: Any) -> list[list[Any]]:
-    Q, K, V = _mp(q), _mp(k), _mp(v)
-    return _nw_rows([[mpmath.exp(-mpmath.fsum((a - c) ** 2 for a, c in zip(qi, kj)) / (2 * b * b)) for kj in K]
-                     for qi in Q], V)
-
-
-def mp_exp_nw(q: Any, k: Any, v: Any, scale: Any = None, dps: int = MP_DPS) -> np.ndarray:
-    """The NW estimate with the exponential kernel ``K = exp(scale <q, k>)``, literally (no shift),
-    at ``dps`` digits; ``scale`` None means the exact ``1/sqrt(d_k)``. Returns float64 ``(m, p)``."""
-    q, k, v = _qkv(q, k, v)
-    with mpmath.workdps(dps):
-        s = formulas.c1_softmax_scale_mp(q.shape[1]) if scale is None else mpmath.mpmathify(scale)
-        return _to_float(_exp_nw_mp(q, k, v, s))
-
-
-def mp_gaussian_nw(q: Any, k: Any, v: Any, bandwidth: Any, dps: int = MP_DPS) -> np.ndarray:
-    """The Gaussian NW estimate ``K = exp(-|q - k|² / (2 b²))``, literally, at ``dps`` digits."""
-    q, k, v = _qkv(q, k, v)
-    with mpmath.workdps(dps):
-        return _to_float(_gaussian_nw_mp(q, k, v, mpmath.mpmathify(bandwidth)))
-
-
-def mp_single_head(head: MultiHeadNW, query: Any, key: Any, value: Any, dps: int = MP_DPS) -> np.ndarray:
-    """One attention head written out in mpmath: ``q = xW_Q + b_Q``, ``k``, ``v`` likewise, the
-    literal exponential-kernel NW estimate of ``v``, then ``W_O`` and ``b_O``. ``(L, d_out)``."""
-    if head.H != 1:
-        raise fail("head", repr(head), "a MultiHeadNW with H = 1")
-    with mpmath.workdps(dps):
-        def proj(x: np.ndarray, W: np.ndarray, b: np.ndarray) -> list[list[Any]]:
-            Wm, bm = _mp(W), [mpmath.mpf(float(t)) for t in b]
-            return [[mpmath.fdot(row, col) + bc for col, bc in zip(zip(*Wm), bm)] for row in _mp(x)]
-
-        Q, K, V = (proj(query, head.W_Q[0], head.b_Q[0]), proj(key, head.W_K[0], head.b_K[0]),
-                   proj(value, head.W_V[0], head.b_V[0]))
-        s = formulas.c1_softmax_scale_mp(head.d_k)
-        rows = [[mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K] for qi in Q]
-        est = _nw_rows(rows, V)
-        Wo, bo = _mp(head.W_O[0]), [mpmath.mpf(float(t)) for t in head.b_O]
-        out = [[mpmath.fdot(e, col) + bc for col, bc in zip(zip(*Wo), bo)] for e in est]
-        return np.array([[float(x) for x in row] for row in out])
-
-
-def _abs_score(q: np.ndarray, k: np.ndarray, scale: float) -> float:
-    """``A = max_ij scale Σ_l |q_il| |k_jl|``: the condition of the scores (bound on |score|)."""
-    return float(np.max(scale * (np.abs(q) @ np.abs(k).T)))
-
-
-def _gauss_abs_score(q: np.ndarray, k: np.ndarray, inv_b2: float) -> float:
-    """The same for verify.numeric.nw's Gaussian scores ``((q-c)·(k-c) - |k-c|²/2)/b²``, c = the mean key."""
-    c = k.mean(axis=0)
-    half = 0.5 * np.sum((k - c) ** 2, axis=1)
-    return float(np.max(inv_b2 * (np.abs(q - c) @ np.abs(k - c).T + half[None, :])))
-
-
-# --------------------------------------------------------------------------- part 1
-def _identity(ctx: Context) -> dict[str, Any]:
-    """nw_estimate (softmax) and MultiHeadNW (H = 1) vs the literal mpmath NW estimate."""
-    shapes = ctx.size([(2, 3, 1, 1), (3, 8, 4, 2)], [(2, 3, 1, 1), (3, 8, 4, 2), (4, 16, 8, 3), (2, 32, 16, 2)])
-    rows, worst, worst_ratio = [], 0.0, 0.0
-    for i, (m, n, d_k, p) in enumerate(shapes):
-        rng = ctx.rng(f"c1/identity/nw/{i}")
-        q, k, v = (rng.standard_normal(sh) * sc for sh, sc in (((m, d_k), 1.5), ((n, d_k), 1.5), ((n, p), 1.0)))
-        s = float(formulas.c1_softmax_scale(d_k))
-        err = float(np.max(np.abs(nw_estimate(q, k, v) - mp_exp_nw(q, k, v))) / np.max(np.abs(v)))
-        bound = rounding_bound(_abs_score(q, k, s), d_k + n)
-        rows.append({"what": "nw_estimate", "m": m, "n": n, "d_k": d_k, "p": p, "rel_error": err, "bound": bound})
-        worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
-    heads = ctx.size([(3, 4, 5, 2, 3, 2, 2, 4)], [(3, 4, 5, 2, 3, 2, 2, 4), (5, 3, 2, 4, 2, 4, 3, 6),
-                                                 (6, 6, 6, 3, 3, 1, 1, 8)])
-    for i, (d, kdim, vdim, d_k, d_v, d_out, L, S) in enumerate(heads):
-        rng = ctx.rng(f"c1/identity/head/{i}")
-        g = rng.standard_normal
-        head = MultiHeadNW(g((1, d, d_k)), g((1, kdim, d_k)), g((1, vdim, d_v)), g((1, d_v, d_out)),
-                           b_Q=g((1, d_k)), b_K=g((1, d_k)), b_V=g((1, d_v)), b_O=g(d_out))
-        x, xk, xv = g((L, d)), g((S, kdim)), g((S, vdim))
-        ours, ref = head(x, xk, xv), mp_single_head(head, x, xk, xv)
-        qa = np.abs(x) @ np.abs(head.W_Q[0]) + np.abs(head.b_Q[0])
-        ka = np.abs(xk) @ np.abs(head.W_K[0]) + np.abs(head.b_K[0])
-        va = np.abs(xv) @ np.abs(head.W_V[0]) + np.abs(head.b_V[0])
-        out_scale = float(np.max(va) * np.max(np.sum(np.abs(head.W_O[0]), axis=0)) + np.max(np.abs(head.b_O)))
-        err = float(np.max(np.abs(ours - ref)) / out_scale)
-        bound = rounding_bound(_abs_score(qa, ka, head.scale), d + kdim + vdim + d_k + S + d_v)
-        rows.append({"what": "MultiHeadNW, H = 1", "d": d, "kdim": kdim, "vdim": vdim, "d_k": d_k, "d_v": d_v,
-                     "d_out": d_out, "L": L, "S": S, "rel_error": err, "bound": bound})
-        worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
-    # the generated closed form (n = 3, d_k = 2) against nw_estimate and at 50 digits
-    rng = ctx.rng("c1/identity/n3")
-    q, k, y = rng.standard_normal(2), rng.standard_normal((3, 2)), rng.standard_normal(3)
-    s = formulas.c1_softmax_scale(2)
-    closed = float(formulas.c1_attention_estimate_n3(*q, *k.ravel(), *y, s))
-    ours = float(nw_estimate(q[None], k, y[:, None])[0, 0])
-    with mpmath.workdps(MP_DPS):
-        closed_mp = formulas.c1_attention_estimate_n3_mp(*q, *k.ravel(), *y, formulas.c1_softmax_scale_mp(2))
-        lit = _exp_nw_mp(q[None], k, y[:, None], formulas.c1_softmax_scale_mp(2))[0][0]
-        n3_mp_gap = float(abs(closed_mp - lit))
-    n3_err = max(abs(closed - ours), abs(ours - float(closed_mp))) / float(np.max(np.abs(y)))
-    n3_bound = rounding_bound(_abs_score(q[None], k, s), 5)
-    return {"cases": rows, "max_rel_error": worst, "max_error_over_bound": worst_ratio, "dps": MP_DPS,
-            "n3_closed_form_rel_error": n3_err, "n3_bound": n3_bound,
-            "n3_closed_form_mp_vs_literal_mp": n3_mp_gap,
-            "ok": worst_ratio <= 1.0 and n3_err <= n3_bound and n3_mp_gap <= 10.0 ** (-MP_DPS + 5)}
-
-
-# --------------------------------------------------------------------------- part 2
-def equal_norm_case(seed: int, m: int, n: int, d_k: int, p: int, norm: float) -> dict[str, np.ndarray]:
-    """Seeded inputs: queries N(0, I), keys uniform on the sphere of radius ``norm``, values N(0, 1)."""
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((m, d_k))
-    k = rng.standard_normal((n, d_k))
-    k = norm * k / np.linalg.norm(k, axis=1, keepdims=True)
-    return {"q": q, "k": k, "v": rng.standard_normal((n, p))}
-
-
-def _gaussian(ctx: Context) -> dict[str, Any]:
-    cases = ctx.size([(2, 6, 2, 1), (3, 12, 4, 2)], [(2, 6, 2, 1), (3, 12, 4, 2), (4, 24, 8, 2), (3, 32, 16, 1)])
-    rows, worst_ratio, worst, unequal, formula_gap = [], 0.0, 0.0, 0.0, 0.0
-    for i, (m, n, d_k, p) in enumerate(cases):
-        seed = ctx.seed_for(f"c1/gaussian/{i}")
-        rng = np.random.default_rng(seed + 1)
-        scales = (("1/sqrt(d_k)", float(formulas.c1_softmax_scale(d_k))), ("random", float(rng.uniform(0.1, 2))))
-        for s_kind, s in scales:
-            norm = float(rng.uniform(0.5, 2.0)) * math.sqrt(d_k)
-            c = equal_norm_case(seed, m, n, d_k, p, norm)
-            b = float(formulas.c1_bandwidth_from_scale(s))
-            if s_kind == "1/sqrt(d_k)":  # the two generated formulas give the same b = d_k^(1/4)
-                b_dk = float(formulas.c1_gaussian_bandwidth(d_k))
-                formula_gap = max(formula_gap, abs(b - b_dk) / b_dk)
-            soft = nw_estimate(c["q"], c["k"], c["v"], scale=s)
-            gauss_mp = mp_gaussian_nw(c["q"], c["k"], c["v"], formulas.c1_bandwidth_from_scale_mp(s))
-            gauss_f = nw_estimate(c["q"], c["k"], c["v"], kernel="gaussian", bandwidth=b)
-            vs = float(np.max(np.abs(c["v"])))
-            err = float(np.max(np.abs(soft - gauss_mp))) / vs
-            err_f = float(np.max(np.abs(gauss_f - gauss_mp))) / vs
-            bound = rounding_bound(max(_abs_score(c["q"], c["k"], s), _gauss_abs_score(c["q"], c["k"], s)), d_k + n)
-            rows.append({"m": m, "n": n, "d_k": d_k, "scale": s, "scale_kind": s_kind, "bandwidth": b,
-                         "key_norm": norm, "softmax_vs_gaussian_mp": err, "gaussian_f64_vs_mp": err_f, "bound": bound})
-            worst = max(worst, err, err_f)
-            worst_ratio = max(worst_ratio, err / bound, err_f / bound)
-            # the same inputs with unequal key norms (each key rescaled by a factor in [0.5, 2])
-            k2 = c["k"] * rng.uniform(0.5, 2.0, size=(n, 1))
-            d_un = np.abs(nw_estimate(c["q"], k2, c["v"], scale=s) - mp_gaussian_nw(c["q"], k2, c["v"], b))
-            unequal = max(unequal, float(np.max(d_un)) / vs)
-    # keys exactly on a circle (rational parametrisation in mpmath): the generated n = 3 closed forms
-    rng = ctx.rng("c1/gaussian/n3")
-    t, q, y = rng.uniform(-2, 2, 3), rng.standard_normal(2), rng.standard_normal(3)
-    with mpmath.workdps(MP_DPS):
-        r = mpmath.mpf(float(rng.uniform(0.5, 2)))
-        tt = [mpmath.mpf(float(x)) for x in t]
-        keys = [(r * (1 - x**2) / (1 + x**2), r * 2 * x / (1 + x**2)) for x in tt]   # |k| = r exactly
-        s = formulas.c1_softmax_scale_mp(2)
-        soft = formulas.c1_attention_estimate_n3_mp(*q, *[c for kk in keys for c in kk], *y, s)
-        gauss = formulas.c1_gaussian_nw_estimate_n3_mp(*q, *[c for kk in keys for c in kk], *y,
-                                                       formulas.c1_gaussian_bandwidth_mp(2))
-        gap = abs(soft - gauss) / max(abs(v) for v in y)
-        n3_digits = float(-mpmath.log10(gap)) if gap > 0 else float(MP_DPS)
-        # the derivation's exact counterexample: d_k = 4, q = e_1, k = (0, 2e_1), y = (0, 1)
-        qc, kc, yc = np.array([[1.0, 0, 0, 0]]), np.array([[0.0, 0, 0, 0], [2.0, 0, 0, 0]]), np.array([[0.0], [1.0]])
-        cx_soft = float(mp_exp_nw(qc, kc, yc)[0, 0])
-        cx_gauss = float(mp_gaussian_nw(qc, kc, yc, formulas.c1_gaussian_bandwidth_mp(4))[0, 0])
-        e = mpmath.e
-        cx_exact_err = float(max(abs(cx_soft - float(e / (1 + e))), abs(cx_gauss - 0.5)))
-    return {"cases": rows, "max_rel_error": worst, "max_error_over_bound": worst_ratio,
-            "n3_circle_keys_digits_agreed": n3_digits, "unequal_norms_max_discrepancy": unequal,
-            "derivation_counterexample": {"softmax": cx_soft, "gaussian": cx_gauss, "difference": cx_soft - cx_gauss,
-                                          "vs_exact_e_over_1_plus_e_and_half": cx_exact_err},
-            "bandwidth_from_scale_vs_gaussian_bandwidth": formula_gap,
-            "ok": worst_ratio <= 1.0 and n3_digits >= MP_DPS - 5 and cx_exact_err <= 4 * EPS and formula_gap <= 4 * EPS}
-
-
-# --------------------------------------------------------------------------- part 3
+#: The stated bandwidth's discrepancy, at the derivation's named configuration (worked out in closed
+#: form there): d_k = 4, q = e_1, two unit keys ±e_1, values (1, 0). The head (scale 1/2) gives
+#: 1/(1 + e^{-1}); Gaussian NW with b = 1/sqrt(d_k) = 1/2 gives 1/(1 + e^{-8}); with b = d_k^{1/4} = sqrt 2
+#: it is the head.
+NAMED_BANDWIDTH_CASE = {"d_k": NAMED_CASE["d_k"], "queries": [[float(x) for x in NAMED_CASE["q"]]],
+                        "keys": [[float(x) for x in k] for k in NAMED_CASE["keys"]],
+                        "values": [[float(v)] for v in NAMED_CASE["values"]]}
+#: The derivation's unequal-norm case: d_k = 4, q = e_1, keys 0 and 2e_1 (norms 0 and 2), y = (0, 1):
+#: the head gives e/(1 + e); Gaussian NW gives 1/2 for EVERY bandwidth (both keys are at distance 1).
+UNEQUAL_NORMS_CASE = {"d_k": 4, "queries": [[1.0, 0.0, 0.0, 0.0]],
+                      "keys": [[0.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]], "values": [[0.0], [1.0]]}
+#: Bandwidths at which the unequal-norm replay compares the head with Gaussian NW (log-spaced, with
+#: d_k^{1/4} added): a limit holds only if none of them reproduces the head.
+UNEQUAL_BANDWIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 #: A replay computes up to 8 literal mpmath NW estimates of m·n·(d_k + p + 1) terms each (scores,
 #: exp, weighted values): measured 2.5-3.2 s at the cap for the unequal-norm replay (~150 µs a
 #: term for all 8), where the check's own cases have <= 300 terms.
@@ -255,6 +90,63 @@ MAX_REPLAY_TERMS = 20_000
 #: Entries of a replayed case are at most this large: scores q·k and |q − k|² then stay far inside
 #: float64 (~1e200·d_k <= 1e206 within MAX_REPLAY_TERMS), so the float64 figures are finite.
 MAX_REPLAY_ABS = 1e100
+
+
+# --------------------------------------------------------------------------- the judges
+def stated_bandwidth_off(diff: float) -> bool:
+    """The stated bandwidth is off at a case: Gaussian NW with it differs from the head by more than
+    MISMATCH_MIN of ``max |v|``."""
+    return bool(diff > MISMATCH_MIN)
+
+
+def no_bandwidth_fits(diffs: dict[str, float]) -> bool:
+    """The Gaussian reading fails at a case: every tried bandwidth stays more than MISMATCH_MIN of
+    ``max |v|`` away from the head."""
+    return bool(min(diffs.values()) > MISMATCH_MIN)
+
+
+def one_common_norm(norms: np.ndarray) -> bool:
+    """The keys have one common norm: their norms agree to NORM_RTOL (relative to the largest)."""
+    return bool(np.max(norms) - np.min(norms) <= NORM_RTOL * np.max(norms))
+
+
+def identity_agrees(fig: dict[str, Any]) -> bool:
+    """Part 1 agrees to rounding: every case within its float64 rounding bound, the generated closed
+    form within its own, and its mpmath form equal to the literal sum to MP_AGREE."""
+    return bool(fig["max_error_over_bound"] <= 1.0 and fig["n3_closed_form_rel_error"] <= fig["n3_bound"]
+                and fig["n3_closed_form_mp_vs_literal_mp"] <= MP_AGREE)
+
+
+def gaussian_agrees(fig: dict[str, Any]) -> bool:
+    """Part 2 agrees to rounding: every equal-norm case within its rounding bound, the generated
+    closed forms on exact circle keys to MP_DIGITS_MIN digits, the derivation's unequal-norm values to
+    FORMULA_ULPS ulps, and the two generated bandwidths to FORMULA_ULPS ulps."""
+    return bool(fig["max_error_over_bound"] <= 1.0 and fig["n3_circle_keys_digits_agreed"] >= MP_DIGITS_MIN
+                and fig["derivation_counterexample"]["vs_exact_e_over_1_plus_e_and_half"] <= FORMULA_ULPS * EPS
+                and fig["bandwidth_from_scale_vs_gaussian_bandwidth"] <= FORMULA_ULPS * EPS)
+
+
+def bandwidth_consistent(table: list[dict[str, Any]], named: dict[str, Any]) -> bool:
+    """Part 3's numbers agree with the derivation: the derived bandwidth reproduces the head to
+    rounding in every seeded case, the stated one is off at the named case, and every arb
+    certificate holds."""
+    return bool(all(r["diff_derived"] <= r["derived_bound"] for r in table) and named["violates"]
+                and all(c["holds"] for c in named["certificates"]))
+
+
+def _to(x: float) -> str:
+    """"to x" for an agreement figure, "exactly" where it is 0 (markup)."""
+    return "exactly" if x == 0 else f"to {sci(x, 0)}"
+
+
+# --------------------------------------------------------------------------- inputs
+def equal_norm_case(seed: int, m: int, n: int, d_k: int, p: int, norm: float) -> dict[str, np.ndarray]:
+    """Seeded inputs: queries N(0, I), keys uniform on the sphere of radius ``norm``, values N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((m, d_k))
+    k = rng.standard_normal((n, d_k))
+    k = norm * k / np.linalg.norm(k, axis=1, keepdims=True)
+    return {"q": q, "k": k, "v": rng.standard_normal((n, p))}
 
 
 def _inputs(params: dict, *, equal_norms: bool = True) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -275,22 +167,23 @@ def _inputs(params: dict, *, equal_norms: bool = True) -> tuple[int, np.ndarray,
                 "largest |entry|; MAX_REPLAY_ABS keeps the float64 scores finite")
     norms = np.linalg.norm(k, axis=1)
     if not equal_norms:
-        if np.max(norms) - np.min(norms) <= NORM_RTOL * np.max(norms):
+        if one_common_norm(norms):
             raise fail("params.keys", f"key norms {norms.min():.17g}..{norms.max():.17g}",
                        "keys of unequal norms: the unequal-norm reading is judged there")
         return d_k, q, k, v
-    if np.max(norms) - np.min(norms) > NORM_RTOL * np.max(norms):
+    if not one_common_norm(norms):
         raise fail("params.keys", f"key norms {norms.min():.17g}..{norms.max():.17g}",
                    f"keys of one common norm (to {NORM_RTOL:g} relative): the stated bandwidth is judged there")
     return d_k, q, k, v
 
 
+# --------------------------------------------------------------------------- replayers
 @replayer("c1.stated-bandwidth")
 def judge_bandwidth(params: dict) -> ReplayOutcome:
     """Softmax with s = 1/sqrt(d_k) against Gaussian NW with the stated b = 1/sqrt(d_k) on keys of
     one common norm, both in float64 (verify.numeric.nw) and in mpmath; violated when the mpmath estimates
-    differ by more than MISMATCH_MIN of max |v|. Also reported: b = d_k^{1/4} (the derived
-    bandwidth) and softmax with scale d_k (what the stated bandwidth computes).
+    differ by more than MISMATCH_MIN of max |v| (:func:`stated_bandwidth_off`). Also reported:
+    b = d_k^{1/4} (the derived bandwidth) and softmax with scale d_k (what the stated bandwidth computes).
 
     ``params``: ``d_k``, ``queries`` (m, d_k), ``keys`` (n, d_k) of one common norm, ``values``
     (n, p); an optional ``seed`` records the draw ``equal_norm_case(seed, m, n, d_k, p, 1.0)`` that
@@ -315,19 +208,150 @@ def judge_bandwidth(params: dict) -> ReplayOutcome:
                "stated_bandwidth_vs_softmax_with_scale_d_k_mp":
                    float(np.max(np.abs(gauss_stated_mp - as_scale_dk))) / vs,
                "derived_bandwidth_rounding_bound": rounding_bound(
-                   _gauss_abs_score(q, k, 1.0 / b_quarter**2), d_k + k.shape[0]),
+                   gauss_abs_score(q, k, 1.0 / b_quarter**2), d_k + k.shape[0]),
                "mismatch_min": MISMATCH_MIN}
-    violates = diff_mp > MISMATCH_MIN
     summary = (f"d_k = {d_k}, {k.shape[0]} keys of norm {figures['key_norm']:.4g}: softmax head (scale 1/sqrt(d_k)) "
                f"vs Gaussian NW with the stated b = 1/sqrt(d_k) = {b_stated:.4g}: max difference "
                f"{diff_mp:.3g} of max|v| (violation: > {MISMATCH_MIN:g}); with b = d_k^(1/4) = {b_quarter:.4g}: "
                f"{figures['diff_derived_bandwidth_mp']:.1e}")
-    return ReplayOutcome(violates=bool(violates), summary=summary, figures=figures)
+    return ReplayOutcome(violates=stated_bandwidth_off(diff_mp), summary=summary, figures=figures)
 
 
-def _bandwidth_search(ctx: Context) -> dict[str, Any]:
-    """Smallest seeded equal-norm case (by d_k, then n) where the stated bandwidth fails."""
-    table, found = [], None
+@replayer("c1.unequal-norms")
+def judge_unequal_norms(params: dict) -> ReplayOutcome:
+    """The softmax head (scale 1/sqrt(d_k)) against Gaussian NW at every bandwidth of
+    UNEQUAL_BANDWIDTHS and at d_k^{1/4}, in mpmath, on keys of unequal norms; violated (the Gaussian
+    reading fails) when no bandwidth comes within MISMATCH_MIN of max |v| (:func:`no_bandwidth_fits`)."""
+    d_k, q, k, v = _inputs(params, equal_norms=False)
+    vs = float(np.max(np.abs(v))) or 1.0
+    soft = mp_exp_nw(q, k, v)
+    bands = sorted({*UNEQUAL_BANDWIDTHS, float(formulas.c1_gaussian_bandwidth(d_k))})
+    diffs = {repr(b): float(np.max(np.abs(soft - mp_gaussian_nw(q, k, v, b)))) / vs for b in bands}
+    norms = np.linalg.norm(k, axis=1)
+    best = min(diffs.values())
+    summary = (f"d_k = {d_k}, key norms {norms.min():.3g}..{norms.max():.3g}: softmax head vs Gaussian NW at "
+               f"{len(bands)} bandwidths {bands[0]:g}..{bands[-1]:g} (incl. d_k^(1/4)): the closest is {best:.3g} "
+               f"of max|v| away (violation: all > {MISMATCH_MIN:g})")
+    return ReplayOutcome(violates=no_bandwidth_fits(diffs), summary=summary,
+                         figures={"head_mp": soft.tolist(), "diff_by_bandwidth": diffs, "closest": best,
+                                  "key_norms": norms.tolist(), "bandwidths": bands})
+
+
+# --------------------------------------------------------------------------- part 1
+@shared
+def identity(ctx: Context) -> dict[str, Any]:
+    """nw_estimate (softmax) and MultiHeadNW (H = 1) vs the literal mpmath NW estimate."""
+    shapes = ctx.size([(2, 3, 1, 1), (3, 8, 4, 2)], [(2, 3, 1, 1), (3, 8, 4, 2), (4, 16, 8, 3), (2, 32, 16, 2)])
+    rows, worst, worst_ratio = [], 0.0, 0.0
+    for i, (m, n, d_k, p) in enumerate(shapes):
+        rng = ctx.rng(f"c1/identity/nw/{i}")
+        q, k, v = (rng.standard_normal(sh) * sc for sh, sc in (((m, d_k), 1.5), ((n, d_k), 1.5), ((n, p), 1.0)))
+        s = float(formulas.c1_softmax_scale(d_k))
+        err = float(np.max(np.abs(nw_estimate(q, k, v) - mp_exp_nw(q, k, v))) / np.max(np.abs(v)))
+        bound = rounding_bound(abs_score(q, k, s), d_k + n)
+        rows.append({"what": "nw_estimate", "m": m, "n": n, "d_k": d_k, "p": p, "rel_error": err, "bound": bound})
+        worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
+    heads = ctx.size([(3, 4, 5, 2, 3, 2, 2, 4)], [(3, 4, 5, 2, 3, 2, 2, 4), (5, 3, 2, 4, 2, 4, 3, 6),
+                                                 (6, 6, 6, 3, 3, 1, 1, 8)])
+    for i, (d, kdim, vdim, d_k, d_v, d_out, L, S) in enumerate(heads):
+        rng = ctx.rng(f"c1/identity/head/{i}")
+        g = rng.standard_normal
+        head = MultiHeadNW(g((1, d, d_k)), g((1, kdim, d_k)), g((1, vdim, d_v)), g((1, d_v, d_out)),
+                           b_Q=g((1, d_k)), b_K=g((1, d_k)), b_V=g((1, d_v)), b_O=g(d_out))
+        x, xk, xv = g((L, d)), g((S, kdim)), g((S, vdim))
+        ours, ref = head(x, xk, xv), mp_single_head(head, x, xk, xv)
+        qa = np.abs(x) @ np.abs(head.W_Q[0]) + np.abs(head.b_Q[0])
+        ka = np.abs(xk) @ np.abs(head.W_K[0]) + np.abs(head.b_K[0])
+        va = np.abs(xv) @ np.abs(head.W_V[0]) + np.abs(head.b_V[0])
+        out_scale = float(np.max(va) * np.max(np.sum(np.abs(head.W_O[0]), axis=0)) + np.max(np.abs(head.b_O)))
+        err = float(np.max(np.abs(ours - ref)) / out_scale)
+        bound = rounding_bound(abs_score(qa, ka, head.scale), d + kdim + vdim + d_k + S + d_v)
+        rows.append({"what": "MultiHeadNW, H = 1", "d": d, "kdim": kdim, "vdim": vdim, "d_k": d_k, "d_v": d_v,
+                     "d_out": d_out, "L": L, "S": S, "rel_error": err, "bound": bound})
+        worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
+    # the generated closed form (n = 3, d_k = 2) against nw_estimate and at 50 digits
+    rng = ctx.rng("c1/identity/n3")
+    q, k, y = rng.standard_normal(2), rng.standard_normal((3, 2)), rng.standard_normal(3)
+    s = formulas.c1_softmax_scale(2)
+    closed = float(formulas.c1_attention_estimate_n3(*q, *k.ravel(), *y, s))
+    ours = float(nw_estimate(q[None], k, y[:, None])[0, 0])
+    with mpmath.workdps(MP_DPS):
+        closed_mp = formulas.c1_attention_estimate_n3_mp(*q, *k.ravel(), *y, formulas.c1_softmax_scale_mp(2))
+        lit = exp_nw_rows(q[None], k, y[:, None], formulas.c1_softmax_scale_mp(2))[0][0]
+        n3_mp_gap = float(abs(closed_mp - lit))
+    n3_err = max(abs(closed - ours), abs(ours - float(closed_mp))) / float(np.max(np.abs(y)))
+    n3_bound = rounding_bound(abs_score(q[None], k, s), 5)
+    out = {"cases": rows, "max_rel_error": worst, "max_error_over_bound": worst_ratio, "dps": MP_DPS,
+           "n3_closed_form_rel_error": n3_err, "n3_bound": n3_bound, "n3_closed_form_mp_vs_literal_mp": n3_mp_gap}
+    return {**out, "ok": identity_agrees(out)}
+
+
+# --------------------------------------------------------------------------- part 2
+@shared
+def gaussian(ctx: Context) -> dict[str, Any]:
+    """Softmax on equal-norm keys against literal Gaussian NW with b = 1/sqrt(s), and the same keys
+    rescaled to unequal norms."""
+    cases = ctx.size([(2, 6, 2, 1), (3, 12, 4, 2)], [(2, 6, 2, 1), (3, 12, 4, 2), (4, 24, 8, 2), (3, 32, 16, 1)])
+    rows, worst_ratio, worst, unequal, formula_gap = [], 0.0, 0.0, 0.0, 0.0
+    for i, (m, n, d_k, p) in enumerate(cases):
+        seed = ctx.seed_for(f"c1/gaussian/{i}")
+        rng = np.random.default_rng(seed + 1)
+        scales = (("1/sqrt(d_k)", float(formulas.c1_softmax_scale(d_k))), ("random", float(rng.uniform(0.1, 2))))
+        for s_kind, s in scales:
+            norm = float(rng.uniform(0.5, 2.0)) * math.sqrt(d_k)
+            c = equal_norm_case(seed, m, n, d_k, p, norm)
+            b = float(formulas.c1_bandwidth_from_scale(s))
+            if s_kind == "1/sqrt(d_k)":  # the two generated formulas give the same b = d_k^(1/4)
+                b_dk = float(formulas.c1_gaussian_bandwidth(d_k))
+                formula_gap = max(formula_gap, abs(b - b_dk) / b_dk)
+            soft = nw_estimate(c["q"], c["k"], c["v"], scale=s)
+            with mpmath.workdps(MP_DPS):   # b = 1/sqrt(s) at 50 digits, not rounded to 15 first
+                gauss_mp = mp_gaussian_nw(c["q"], c["k"], c["v"], formulas.c1_bandwidth_from_scale_mp(s))
+            gauss_f = nw_estimate(c["q"], c["k"], c["v"], kernel="gaussian", bandwidth=b)
+            vs = float(np.max(np.abs(c["v"])))
+            err = float(np.max(np.abs(soft - gauss_mp))) / vs
+            err_f = float(np.max(np.abs(gauss_f - gauss_mp))) / vs
+            bound = rounding_bound(max(abs_score(c["q"], c["k"], s), gauss_abs_score(c["q"], c["k"], s)), d_k + n)
+            rows.append({"m": m, "n": n, "d_k": d_k, "scale": s, "scale_kind": s_kind, "bandwidth": b,
+                         "key_norm": norm, "softmax_vs_gaussian_mp": err, "gaussian_f64_vs_mp": err_f, "bound": bound})
+            worst = max(worst, err, err_f)
+            worst_ratio = max(worst_ratio, err / bound, err_f / bound)
+            # the same inputs with unequal key norms (each key rescaled by a factor in [0.5, 2])
+            k2 = c["k"] * rng.uniform(0.5, 2.0, size=(n, 1))
+            d_un = np.abs(nw_estimate(c["q"], k2, c["v"], scale=s) - mp_gaussian_nw(c["q"], k2, c["v"], b))
+            unequal = max(unequal, float(np.max(d_un)) / vs)
+    # keys exactly on a circle (rational parametrisation in mpmath): the generated n = 3 closed forms
+    rng = ctx.rng("c1/gaussian/n3")
+    t, q, y = rng.uniform(-2, 2, 3), rng.standard_normal(2), rng.standard_normal(3)
+    with mpmath.workdps(MP_DPS):
+        r = mpmath.mpf(float(rng.uniform(0.5, 2)))
+        tt = [mpmath.mpf(float(x)) for x in t]
+        keys = [(r * (1 - x**2) / (1 + x**2), r * 2 * x / (1 + x**2)) for x in tt]   # |k| = r exactly
+        s = formulas.c1_softmax_scale_mp(2)
+        soft = formulas.c1_attention_estimate_n3_mp(*q, *[c for kk in keys for c in kk], *y, s)
+        gauss = formulas.c1_gaussian_nw_estimate_n3_mp(*q, *[c for kk in keys for c in kk], *y,
+                                                       formulas.c1_gaussian_bandwidth_mp(2))
+        gap = abs(soft - gauss) / max(abs(v) for v in y)
+        n3_digits = float(-mpmath.log10(gap)) if gap > 0 else float(MP_DPS)
+        # the derivation's exact counterexample: d_k = 4, q = e_1, k = (0, 2e_1), y = (0, 1)
+        qc, kc, yc = (np.array(UNEQUAL_NORMS_CASE[x]) for x in ("queries", "keys", "values"))
+        cx_soft = float(mp_exp_nw(qc, kc, yc)[0, 0])
+        cx_gauss = float(mp_gaussian_nw(qc, kc, yc, formulas.c1_gaussian_bandwidth_mp(4))[0, 0])
+        e = mpmath.e
+        cx_exact_err = float(max(abs(cx_soft - float(e / (1 + e))), abs(cx_gauss - 0.5)))
+    out = {"cases": rows, "max_rel_error": worst, "max_error_over_bound": worst_ratio,
+           "n3_circle_keys_digits_agreed": n3_digits, "unequal_norms_max_discrepancy": unequal,
+           "derivation_counterexample": {"softmax": cx_soft, "gaussian": cx_gauss, "difference": cx_soft - cx_gauss,
+                                         "vs_exact_e_over_1_plus_e_and_half": cx_exact_err},
+           "bandwidth_from_scale_vs_gaussian_bandwidth": formula_gap}
+    return {**out, "ok": gaussian_agrees(out)}
+
+
+# --------------------------------------------------------------------------- part 3
+@shared
+def bandwidth_search(ctx: Context) -> dict[str, Any]:
+    """Seeded equal-norm cases (by d_k, then n): where the stated bandwidth is off."""
+    table = []
     for d_k in ctx.size((1, 2, 4), (1, 2, 4, 8, 16)):
         for n in (2, 3, 8):
             seed = ctx.seed_for(f"c1/bandwidth/{d_k}/{n}")
@@ -338,12 +362,47 @@ def _bandwidth_search(ctx: Context) -> dict[str, Any]:
             table.append({"d_k": d_k, "n": n, "diff_stated": out.figures["diff_stated_bandwidth_mp"],
                           "diff_derived": out.figures["diff_derived_bandwidth_mp"],
                           "derived_bound": out.figures["derived_bandwidth_rounding_bound"], "violates": out.violates})
-            if out.violates and found is None:
-                found = params
-    return {"table": table, "params": found}
+    return {"table": table}
 
 
-def _plot(ctx: Context) -> dict[str, str]:
+def _certificates(case: dict, stated: Any, derived: Any) -> list[dict]:
+    """arb enclosures at ``case``: the estimate with the ``stated`` bandwidth differs from the head by
+    more than MISMATCH_MIN, the one with the ``derived`` bandwidth equals it (|diff| <= CERTIFIED_EQUAL)."""
+    q, k, v, d_k = case["queries"], case["keys"], case["values"], case["d_k"]
+    with certify.precision():
+        head = certify.nw_softmax(q, k, v, certify.ball(1) / certify.ball(d_k).sqrt())[0][0]
+        out = []
+        if stated is not None:
+            out.append(certify.greater_than("|Gaussian NW (stated bandwidth) − head|",
+                                            abs(certify.nw_gaussian(q, k, v, stated)[0][0] - head), MISMATCH_MIN))
+        if derived is not None:
+            diff = certify.nw_gaussian(q, k, v, derived)[0][0] - head
+            out.append(certify.abs_at_most("Gaussian NW (b = d_k^(1/4)) − head", diff, CERTIFIED_EQUAL)
+                       if stated is not None else
+                       certify.greater_than("|Gaussian NW (b = d_k^(1/4)) − head|", abs(diff), MISMATCH_MIN))
+    return [c.to_dict() for c in out]
+
+
+@shared
+def named_case(ctx: Context) -> dict[str, Any]:
+    """The stated bandwidth at NAMED_BANDWIDTH_CASE, against its closed forms 1/(1 + e^{-1}) (the
+    head) and 1/(1 + e^{-8}) (Gaussian NW with b = 1/2) in mpmath, and certified in arb."""
+    c = NAMED_BANDWIDTH_CASE
+    out = judge_bandwidth(c)
+    q, k, v = (np.array(c[x]) for x in ("queries", "keys", "values"))
+    with mpmath.workdps(MP_DPS):
+        head_exact, stated_exact = 1 / (1 + mpmath.exp(-1)), 1 / (1 + mpmath.exp(-8))
+        head = float(mp_exp_nw(q, k, v)[0, 0])
+        stated = float(mp_gaussian_nw(q, k, v, mpmath.mpf(1) / 2)[0, 0])
+    with certify.precision():
+        quarter = certify.ball(c["d_k"]).root(4)
+    return {"head": head, "stated_bandwidth_estimate": stated, "difference": stated - head,
+            "closed_form_error": max(abs(head - float(head_exact)), abs(stated - float(stated_exact))),
+            "replay": out.figures, "violates": out.violates,
+            "certificates": _certificates(c, Fraction(1, 2), quarter)}
+
+
+def _plot(ctx: Context) -> dict[str, Any]:
     path = ctx.plot_path("c1_bandwidth")
     if path is None:
         return {}
@@ -371,200 +430,137 @@ def _plot(ctx: Context) -> dict[str, str]:
     return {"c1_bandwidth": plots.save(fig, path)}
 
 
-# --------------------------------------------------------------------------- named configurations
-#: The stated bandwidth's discrepancy, at one configuration worked out in closed form: d_k = 4,
-#: q = e_1, two unit keys ±e_1, values (1, 0). The head (scale 1/2) gives 1/(1 + e^{-1}); Gaussian
-#: NW with b = 1/sqrt(d_k) = 1/2 gives 1/(1 + e^{-8}); with b = d_k^{1/4} = sqrt 2 it is the head.
-NAMED_BANDWIDTH_CASE = {"d_k": 4, "queries": [[1.0, 0.0, 0.0, 0.0]],
-                        "keys": [[1.0, 0.0, 0.0, 0.0], [-1.0, 0.0, 0.0, 0.0]], "values": [[1.0], [0.0]]}
-#: The derivation's unequal-norm case: d_k = 4, q = e_1, keys 0 and 2e_1 (norms 0 and 2), y = (0, 1):
-#: the head gives e/(1 + e); Gaussian NW gives 1/2 for EVERY bandwidth (both keys are at distance 1).
-UNEQUAL_NORMS_CASE = {"d_k": 4, "queries": [[1.0, 0.0, 0.0, 0.0]],
-                      "keys": [[0.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]], "values": [[0.0], [1.0]]}
-#: Bandwidths at which the unequal-norm replay compares the head with Gaussian NW (log-spaced, with
-#: d_k^{1/4} added): a limit holds only if none of them reproduces the head.
-UNEQUAL_BANDWIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+# --------------------------------------------------------------------------- the claim
+CLAIM = Claim(proofs.c1_softmax_nw)
+
+#: the criterion of the two judges of the bandwidth, in words (quoted beside their findings)
+_MISMATCH_WORDS = (f"more than {sci(MISMATCH_MIN, 0)} of $\\max_i \\lvert v_i \\rvert$ (`MISMATCH_MIN`)")
 
 
-@replayer("c1.unequal-norms")
-def judge_unequal_norms(params: dict) -> ReplayOutcome:
-    """The softmax head (scale 1/sqrt(d_k)) against Gaussian NW at every bandwidth of
-    UNEQUAL_BANDWIDTHS and at d_k^{1/4}, in mpmath, on keys of unequal norms; violated (the Gaussian
-    reading fails) when no bandwidth comes within MISMATCH_MIN of max |v|."""
-    d_k, q, k, v = _inputs(params, equal_norms=False)
-    vs = float(np.max(np.abs(v))) or 1.0
-    soft = mp_exp_nw(q, k, v)
-    bands = sorted({*UNEQUAL_BANDWIDTHS, float(formulas.c1_gaussian_bandwidth(d_k))})
-    diffs = {repr(b): float(np.max(np.abs(soft - mp_gaussian_nw(q, k, v, b)))) / vs for b in bands}
-    norms = np.linalg.norm(k, axis=1)
-    best = min(diffs.values())
-    summary = (f"d_k = {d_k}, key norms {norms.min():.3g}..{norms.max():.3g}: softmax head vs Gaussian NW at "
-               f"{len(bands)} bandwidths {bands[0]:g}..{bands[-1]:g} (incl. d_k^(1/4)): the closest is {best:.3g} "
-               f"of max|v| away (violation: all > {MISMATCH_MIN:g})")
-    return ReplayOutcome(violates=bool(best > MISMATCH_MIN), summary=summary,
-                         figures={"head_mp": soft.tolist(), "diff_by_bandwidth": diffs, "closest": best,
-                                  "key_norms": norms.tolist()})
-
-
-def _certificates(case: dict, stated: Any, derived: Any) -> list[dict]:
-    """arb enclosures at ``case``: the estimate with the ``stated`` bandwidth differs from the head by
-    more than MISMATCH_MIN, the one with the ``derived`` bandwidth equals it (|diff| <= 1e-60)."""
-    q, k, v, d_k = case["queries"], case["keys"], case["values"], case["d_k"]
-    with certify.precision():
-        head = certify.nw_softmax(q, k, v, certify.ball(1) / certify.ball(d_k).sqrt())[0][0]
-        out = []
-        if stated is not None:
-            out.append(certify.greater_than("|Gaussian NW (stated bandwidth) − head|",
-                                            abs(certify.nw_gaussian(q, k, v, stated)[0][0] - head), MISMATCH_MIN))
-        if derived is not None:
-            diff = certify.nw_gaussian(q, k, v, derived)[0][0] - head
-            out.append(certify.abs_at_most("Gaussian NW (b = d_k^(1/4)) − head", diff, 1e-60)
-                       if stated is not None else
-                       certify.greater_than("|Gaussian NW (b = d_k^(1/4)) − head|", abs(diff), MISMATCH_MIN))
-    return [c.to_dict() for c in out]
-
-
-def _named_bandwidth_case() -> dict[str, Any]:
-    """The stated bandwidth at NAMED_BANDWIDTH_CASE, against the closed forms above (mpmath) and
-    certified in arb."""
-    c = NAMED_BANDWIDTH_CASE
-    out = judge_bandwidth(c)
-    q, k, v = (np.array(c[x]) for x in ("queries", "keys", "values"))
-    with mpmath.workdps(MP_DPS):
-        head_exact, stated_exact = 1 / (1 + mpmath.exp(-1)), 1 / (1 + mpmath.exp(-8))
-        head = float(mp_exp_nw(q, k, v)[0, 0])
-        stated = float(mp_gaussian_nw(q, k, v, mpmath.mpf(1) / 2)[0, 0])
-    with certify.precision():
-        quarter = certify.ball(c["d_k"]).root(4)
-    return {"head": head, "stated_bandwidth_estimate": stated, "difference": stated - head,
-            "closed_form_error": max(abs(head - float(head_exact)), abs(stated - float(stated_exact))),
-            "replay": out.figures, "violates": out.violates,
-            "certificates": _certificates(c, Fraction(1, 2), quarter)}
-
-
-# --------------------------------------------------------------------------- the check
-def check(ctx: Context) -> ClaimResult:
-    der = proofs.derivation("C1")
-    parts: list[Part] = []
-
-    ctx.progress("softmax head vs literal exponential-kernel NW (mpmath)")
-    ident = _identity(ctx)
-    # role: core - the claim's assertion, one head = the exponential-kernel NW estimator, exactly
-    parts.append(Part(
-        id="exponential-kernel identity", role=Role.CORE,
-        statement="one softmax attention head is exactly the NW estimator with the kernel exp(q·k/sqrt(d_k))",
-        symbolic=Symbolic.from_derivation(der, steps=[
-            "score_bilinear", "softmax_is_exp_nw_w1", "softmax_is_exp_nw_w2", "softmax_is_exp_nw_w3",
-            "attention_output_is_nw_estimate", "softmax_shift_invariant_general_n",
-            "nw_weights_scale_invariant_general_n", "nw_weights_sum_to_one_general_n"],
-            results=["softmax_scale", "temperature", "exp_kernel", "attention_estimate_n3"],
-            comparisons=["softmax_is_exponential_nw"]),
+@CLAIM.part("exponential-kernel identity", Role.CORE, groups=("exponential_kernel",),
+            statement=r"one softmax attention head is exactly the NW estimator with the kernel "
+                      r"$\exp(q \cdot k/\sqrt{d_k})$")
+def exponential_kernel_identity(ctx: Context) -> Evidence:
+    """The head against the literal exponential-kernel NW estimate in mpmath."""
+    ident = identity(ctx)
+    return Evidence(
         numeric=Numeric("rounding" if ident["ok"] else "disagree",
-                        f"{len(ident['cases'])} seeded cases (nw_estimate and single-head MultiHeadNW with biases) vs "
-                        f"the literal NW estimate in mpmath at {MP_DPS} digits: max relative error "
-                        f"{ident['max_rel_error']:.1e}, at most {ident['max_error_over_bound']:.2g} of the float64 "
-                        "rounding bound; generated c1_attention_estimate_n3 agrees to "
-                        f"{ident['n3_closed_form_rel_error']:.0e}",
+                        f"{len(ident['cases'])} seeded cases (`nw_estimate` and a single-head `MultiHeadNW` with "
+                        f"biases) against the literal NW estimate in mpmath at {MP_DPS} digits: max relative error "
+                        f"{sci(ident['max_rel_error'])}, at most {num(ident['max_error_over_bound'], '.2g')} of the "
+                        "float64 rounding bound; the generated `c1_attention_estimate_n3` agrees "
+                        f"{_to(ident['n3_closed_form_rel_error'])} (criterion: every error within its first-order "
+                        "float64 rounding bound, relative to the largest value averaged)",
                         ident),
-        finding=f"head = exp-kernel NW to {ident['max_rel_error']:.0e} (mpmath {MP_DPS} digits)"))
+        finding=f"the head is the exponential-kernel NW estimator to {sci(ident['max_rel_error'], 0)} (mpmath, "
+                f"{MP_DPS} digits)")
 
-    ctx.progress("Gaussian NW under equal key norms")
-    gauss = _gaussian(ctx)
-    gsteps = ["gaussian_factorises", "polarisation_general_dk", "gaussian_factorises_general_dk",
-              *(f"gaussian_nw_is_shifted_softmax_w{i}" for i in (1, 2, 3)), "gaussian_nw_is_shifted_softmax_general_n",
-              *(f"equal_norms_gaussian_is_softmax_w{i}" for i in (1, 2, 3)),
-              "equal_norms_gaussian_is_softmax_general_n", "bandwidth_from_scale", "gaussian_bandwidth_dk"]
-    # role: detail - the Gaussian reading of the head, where it holds (equal key norms)
-    parts.append(Part(
-        id="Gaussian reading under equal key norms", role=Role.DETAIL,
-        statement="with all keys of one norm, softmax with scale s is Gaussian NW with bandwidth b = 1/sqrt(s) "
-                  "(b = d_k^{1/4} for s = 1/sqrt(d_k))",
-        stated="the head is a (Gaussian) kernel smoother with a bandwidth",
-        derived="with keys of one common norm: Gaussian NW with b = 1/sqrt(s) = d_k^{1/4}",
-        symbolic=Symbolic.from_derivation(der, steps=gsteps, results=[
-            "gaussian_bandwidth", "bandwidth_from_scale", "gaussian_softmax_score", "gaussian_kernel",
-            "gaussian_nw_estimate_n3"]),
-        numeric=Numeric("rounding" if gauss["ok"] else "disagree",
-                        f"{len(gauss['cases'])} seeded equal-norm cases (s = 1/sqrt(d_k) and random s): softmax vs the "
-                        f"literal Gaussian kernel in mpmath, max relative error {gauss['max_rel_error']:.1e} "
-                        f"(≤ {gauss['max_error_over_bound']:.2g} of the rounding bound); keys exactly on a circle: "
-                        f"generated n = 3 closed forms agree to {gauss['n3_circle_keys_digits_agreed']:.0f} digits",
-                        gauss),
-        finding=f"with equal key norms the head is Gaussian NW with b = d_k^(1/4), to {gauss['max_rel_error']:.0e}"))
 
-    ctx.progress("the stated bandwidth 1/sqrt(d_k)")
-    search = _bandwidth_search(ctx)
-    named = _named_bandwidth_case()
+@CLAIM.part("Gaussian reading under equal key norms", Role.DETAIL, groups=("gaussian_reading",),
+            statement=r"with all keys of one norm, softmax with scale $s$ is Gaussian NW with bandwidth "
+                      r"$b = 1/\sqrt{s}$ ($b = d_k^{1/4}$ for $s = 1/\sqrt{d_k}$)",
+            stated="the head is a (Gaussian) kernel smoother with a bandwidth")
+def gaussian_reading(ctx: Context) -> Evidence:
+    """Softmax on equal-norm keys against the literal Gaussian kernel in mpmath."""
+    g = gaussian(ctx)
+    return Evidence(
+        numeric=Numeric("rounding" if g["ok"] else "disagree",
+                        f"{len(g['cases'])} seeded equal-norm cases ($s = 1/\\sqrt{{d_k}}$ and a random $s$): softmax "
+                        "against the literal Gaussian kernel in mpmath, max relative error "
+                        f"{sci(g['max_rel_error'])} (at most {num(g['max_error_over_bound'], '.2g')} of the rounding "
+                        "bound); keys exactly on a circle: the generated $n = 3$ closed forms agree to "
+                        f"{g['n3_circle_keys_digits_agreed']:.0f} digits (criterion: every error within its float64 "
+                        f"rounding bound, the closed forms to at least {MP_DIGITS_MIN} digits)",
+                        g),
+        derived=r"with keys of one common norm: Gaussian NW with $b = 1/\sqrt{s} = d_k^{1/4}$",
+        finding=r"with equal key norms the head is Gaussian NW with $b = d_k^{1/4}$, to "
+                + sci(g["max_rel_error"], 0))
+
+
+@CLAIM.part("bandwidth as stated", Role.DETAIL, groups=("derived_bandwidth", "stated_bandwidth"),
+            statement=r"the head's bandwidth is $h = 1/\sqrt{d_k}$",
+            stated=r"bandwidth $h = 1/\sqrt{d_k}$")
+def bandwidth_as_stated(ctx: Context) -> Evidence:
+    """The stated bandwidth at the named case (closed forms, arb) and on seeded equal-norm cases."""
+    table, named = bandwidth_search(ctx)["table"], named_case(ctx)
     cx = ctx.counterexample(
         claim="C1", part="stated-bandwidth", kind="c1.stated-bandwidth",
-        statement="the softmax head is the NW estimator with bandwidth h = 1/sqrt(d_k)",
+        statement=r"the softmax head is the NW estimator with bandwidth $h = 1/\sqrt{d_k}$",
         params=NAMED_BANDWIDTH_CASE,
-        description="d_k = 4, q = e_1, unit keys ±e_1, values (1, 0): Gaussian NW with b = 1/sqrt(d_k) = 1/2 gives "
-                    "1/(1 + e^-8), the head 1/(1 + e^-1) (= Gaussian NW with b = d_k^(1/4) = sqrt 2)")
-    cmp = next(c for c in der.comparisons if c.name == "stated_bandwidth")
-    worst_derived = max(r["diff_derived"] for r in search["table"])
-    derived_ok = all(r["diff_derived"] <= r["derived_bound"] for r in search["table"]) and named["violates"]
-    viol = [r for r in search["table"] if r["violates"]]
-    # role: detail - "bandwidth 1/sqrt(d_k)" is a naming convention: off, a correction
-    parts.append(Part(
-        id="bandwidth as stated", role=Role.DETAIL,
-        statement="the head's bandwidth is h = 1/sqrt(d_k)",
-        stated="bandwidth h = 1/sqrt(d_k)",
-        derived="1/sqrt(d_k) is the kernel's scale s in exp(s q·k) (inverse temperature; temperature sqrt(d_k)); "
-                "with equal key norms the head is Gaussian NW with bandwidth d_k^{1/4}",
-        symbolic=Symbolic.from_derivation(der, steps=["bandwidth_from_scale", "gaussian_bandwidth_dk",
-                                                      "bandwidth_is_not_scale", "named_case_head",
-                                                      "named_case_stated_bandwidth", "named_case_derived_bandwidth",
-                                                      "named_case_differs"],
-                                          results=["softmax_scale", "temperature", "gaussian_bandwidth"],
-                                          comparisons=["stated_bandwidth"]),
-        numeric=Numeric("measured" if derived_ok and all(x["holds"] for x in named["certificates"]) else "disagree",
-                        f"at d_k = 4, q = e_1, unit keys ±e_1, values (1, 0): Gaussian NW with the stated b = 1/2 gives "
-                        f"{named['stated_bandwidth_estimate']:.5f} = 1/(1 + e^-8), the head {named['head']:.5f} = "
-                        f"1/(1 + e^-1) (closed forms to {named['closed_form_error']:.0e}); in {len(viol)} of "
-                        f"{len(search['table'])} seeded equal-norm cases with d_k in "
-                        f"{sorted({r['d_k'] for r in search['table']})} the stated b moves the estimate by more than "
-                        f"{MISMATCH_MIN:g} of max|v| (never at d_k = 1, where the two coincide); b = d_k^(1/4) stays "
-                        f"within {worst_derived:.0e}; certified in {certify.PREC}-bit arb: the stated b differs by "
-                        f"> {MISMATCH_MIN:g}, b = d_k^(1/4) equals the head to 1e-60",
-                        {"named_case": named, "cases": search["table"], "mismatch_min": MISMATCH_MIN,
+        description=r"$d_k = 4$, $q = e_1$, unit keys $\pm e_1$, values $(1, 0)$: Gaussian NW with "
+                    r"$b = 1/\sqrt{d_k} = 1/2$ gives $1/(1 + e^{-8})$, the head $1/(1 + e^{-1})$ (Gaussian NW with "
+                    r"$b = d_k^{1/4} = \sqrt{2}$)")
+    worst_derived = max(r["diff_derived"] for r in table)
+    viol = [r for r in table if r["violates"]]
+    return Evidence(
+        numeric=Numeric("measured" if bandwidth_consistent(table, named) else "disagree",
+                        r"at $d_k = 4$, $q = e_1$, unit keys $\pm e_1$, values $(1, 0)$: Gaussian NW with the stated "
+                        f"$b = 1/2$ gives {num(named['stated_bandwidth_estimate'], '.5f')} $= 1/(1 + e^{{-8}})$, the "
+                        f"head {num(named['head'], '.5f')} $= 1/(1 + e^{{-1}})$, a difference of "
+                        f"{num(named['difference'], '.5f')} (the closed forms agree "
+                        f"{_to(named['closed_form_error'])}); in "
+                        f"{len(viol)} of {len(table)} seeded equal-norm cases with $d_k$ in "
+                        f"{sorted({r['d_k'] for r in table})} the stated $b$ moves the estimate by {_MISMATCH_WORDS} "
+                        r"(never at $d_k = 1$, where the two coincide), while $b = d_k^{1/4}$ stays within "
+                        f"{sci(worst_derived, 0)}; certified in {certify.PREC}-bit arb: the stated $b$ differs by more "
+                        f"than {sci(MISMATCH_MIN, 0)}, $b = d_k^{{1/4}}$ equals the head to {sci(CERTIFIED_EQUAL, 0)} "
+                        f"(criterion: the stated bandwidth is off where Gaussian NW with it differs from the head by "
+                        f"{_MISMATCH_WORDS})",
+                        {"named_case": named, "cases": table, "mismatch_min": MISMATCH_MIN,
                          "certificates": named["certificates"]}),
-        counterexample=cx, restored_by=(f"read 1/sqrt(d_k) as the scale of exp(s q·k) (derivation: {cmp.derived})"),
-        finding="1/sqrt(d_k) is the kernel's scale (inverse temperature), the Gaussian bandwidth is d_k^(1/4)"))
+        counterexample=cx,
+        derived=r"$1/\sqrt{d_k}$ is the kernel's scale $s$ in $\exp(s q \cdot k)$ (an inverse temperature, the "
+                r"temperature is $\sqrt{d_k}$); with equal key norms the head is Gaussian NW with bandwidth "
+                r"$d_k^{1/4}$",
+        restored_by=r"read $1/\sqrt{d_k}$ as the scale $s$ of $\exp(s q \cdot k)$, an inverse temperature; with keys "
+                    r"of equal norm the Gaussian bandwidth is $b = 1/\sqrt{s} = d_k^{1/4}$",
+        finding=r"$1/\sqrt{d_k}$ is the kernel's scale (inverse temperature), the Gaussian bandwidth is $d_k^{1/4}$",
+        plots=_plot(ctx))
 
-    ctx.progress("the Gaussian reading with unequal key norms")
-    cx_un = ctx.counterexample(
+
+@CLAIM.part("Gaussian reading with unequal key norms", Role.SCOPE, groups=("unequal_norms",),
+            statement="softmax attention is a Gaussian-kernel NW estimator also when the keys' norms differ",
+            regime="keys of unequal norms (any bandwidth)")
+def unequal_key_norms(ctx: Context) -> Evidence:
+    """The unequal-norm case at every bandwidth of a grid, and seeded keys rescaled to unequal norms."""
+    g = gaussian(ctx)
+    cx = ctx.counterexample(
         claim="C1", part="unequal-norms", kind="c1.unequal-norms",
         statement="softmax attention is a Gaussian-kernel NW estimator (for some bandwidth)",
         params=UNEQUAL_NORMS_CASE,
-        description="d_k = 4, q = e_1, keys 0 and 2e_1 (norms 0 and 2), y = (0, 1): the head gives e/(1 + e); "
-                    "Gaussian NW gives 1/2 at every bandwidth")
+        description=r"$d_k = 4$, $q = e_1$, keys $0$ and $2 e_1$ (norms $0$ and $2$), $y = (0, 1)$: the head gives "
+                    r"$e/(1 + e)$, Gaussian NW gives $1/2$ at every bandwidth")
     un = judge_unequal_norms(UNEQUAL_NORMS_CASE)
     with certify.precision():
         un_cert = _certificates(UNEQUAL_NORMS_CASE, None, certify.ball(UNEQUAL_NORMS_CASE["d_k"]).root(4))
-    cx_d = gauss["derivation_counterexample"]
-    cmp_un = next(c for c in der.comparisons if c.name == "gaussian_needs_equal_key_norms")
-    # role: scope - unequal key norms are outside the Gaussian reading: a limit, not a verdict
-    parts.append(Part(
-        id="Gaussian reading with unequal key norms", role=Role.SCOPE,
-        statement="softmax attention is a Gaussian-kernel NW estimator also when the keys' norms differ",
-        regime="keys of unequal norms (any bandwidth)",
-        symbolic=Symbolic.from_derivation(der, steps=["equal_norms_necessary", "counterexample_values",
-                                                      "counterexample_differs"], results=["counterexample"],
-                                          comparisons=["gaussian_needs_equal_key_norms"]),
+    cx_d = g["derivation_counterexample"]
+    bands = un.figures["bandwidths"]
+    return Evidence(
         numeric=Numeric("measured",
-                        f"{un.summary}; the derivation's values {cx_d['softmax']:.6f} (e/(1+e)) vs {cx_d['gaussian']:.6f}; "
-                        f"seeded keys rescaled by factors in [0.5, 2]: discrepancy up to "
-                        f"{gauss['unequal_norms_max_discrepancy']:.2f} of max|v| at b = 1/sqrt(s)",
+                        r"$d_k = 4$, $q = e_1$, keys $0$ and $2 e_1$, values $(0, 1)$: the head "
+                        f"{num(cx_d['softmax'], '.6f')} $= e/(1 + e)$ against Gaussian NW "
+                        f"{num(cx_d['gaussian'], '.6f')} at {len(bands)} bandwidths from {num(bands[0], 'g')} to "
+                        f"{num(bands[-1], 'g')} (with $d_k^{{1/4}}$), the closest {num(un.figures['closest'], '.3g')} "
+                        "of $\\max_i \\lvert v_i \\rvert$ away; seeded keys rescaled by factors in $[0.5, 2]$: "
+                        f"discrepancy up to {num(g['unequal_norms_max_discrepancy'], '.2f')} of "
+                        r"$\max_i \lvert v_i \rvert$ at $b = 1/\sqrt{s}$ (criterion: the Gaussian reading fails where "
+                        f"no bandwidth of the grid comes within {sci(MISMATCH_MIN, 0)} of "
+                        r"$\max_i \lvert v_i \rvert$)",
                         {**un.figures, "derivation_case": cx_d, "certificates": un_cert,
-                         "seeded_unequal_norms_max_discrepancy": gauss["unequal_norms_max_discrepancy"]}),
-        counterexample=cx_un,
-        restored_by=("keys of one common norm; in general Gaussian NW is the softmax of (q·k − |k|²/2)/b² "
-                     f"(derivation: {cmp_un.derived})") if cx_un else "",
-        finding="with unequal key norms the head is no Gaussian NW at any bandwidth (e/(1+e) vs 1/2)"))
+                         "seeded_unequal_norms_max_discrepancy": g["unequal_norms_max_discrepancy"]}),
+        counterexample=cx,
+        restored_by=(r"keys of one common norm; in general Gaussian NW is the softmax of "
+                     r"$(q \cdot k_i - \lVert k_i \rVert^2/2)/b^2$") if cx else "",
+        finding=r"with unequal key norms the head is no Gaussian NW at any bandwidth ($e/(1 + e)$ against $1/2$)")
 
-    plots_ = _plot(ctx)
-    summary = (f"head = exp-kernel NW to {ident['max_rel_error']:.0e} (mpmath {MP_DPS} digits); Gaussian NW with "
-               f"b = d_k^(1/4) under equal key norms to {gauss['max_rel_error']:.0e}; at d_k = 4, keys ±e_1, q = e_1 "
-               f"the stated b = 1/2 gives {named['stated_bandwidth_estimate']:.4f} instead of {named['head']:.4f}")
-    return ClaimResult(id="C1", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_)
+
+@CLAIM.summary
+def summary(ctx: Context, parts: tuple) -> str:
+    ident, g, named = identity(ctx), gaussian(ctx), named_case(ctx)
+    return (f"the head is exponential-kernel NW to {sci(ident['max_rel_error'], 0)} (mpmath, {MP_DPS} digits); "
+            r"Gaussian NW with $b = d_k^{1/4}$ under equal key norms to " + sci(g["max_rel_error"], 0)
+            + r"; at $d_k = 4$, keys $\pm e_1$, $q = e_1$ the stated $b = 1/2$ gives "
+            f"{num(named['stated_bandwidth_estimate'], '.4f')} instead of {num(named['head'], '.4f')}")
+
+
+check = CLAIM.check

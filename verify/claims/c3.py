@@ -2,18 +2,19 @@
 
 Parts (SPEC, C3):
 
-1. ``decomposition identity (any weights)``: the engine (:func:`verify.numeric.engine.decompose`) on real NW
-   heads, several H, random α of any sign with Σα ≠ 1, methods ``simulate`` and ``exact``, softmax
-   and Gaussian kernels. The MSE is measured directly (mean squared error over the replicates),
-   the terms from the head moments of the same empirical measure, so the identity must hold to
-   rounding, pointwise and integrated; the generated ``c3_mse_h<H>`` (the derivation's expanded
-   right-hand side) evaluated at the engine's moments must give the measured MSE; and the engine's
-   mpmath recomputation at 50 digits gives the residual and the digits float64 agrees to.
-   Finding: the ensemble bias Σ α_h μ_h − f equals Σ α_h b_h + (Σα − 1) f (generated
-   ``c3_ensemble_bias_h<H>``), so "ensemble bias = Σ α_h b_h" needs Σα = 1; the theorem uses the
-   ensemble bias itself and holds for every α.
-2. ``Ueda–Nakano reduction``: α = 1/H; the generated ``c3_ueda_nakano(bias̄, var̄, covar̄, H)`` from
-   the engine's head moments against the measured MSE and term by term.
+1. ``decomposition identity (any weights)``: the engine (:func:`verify.numeric.engine.decompose`) on real
+   NW heads, several H, random α of any sign with Σα ≠ 1, methods ``simulate`` and ``exact``, softmax
+   and Gaussian kernels. The MSE is measured directly (mean squared error over the replicates), the
+   terms from the head moments of the same empirical measure, so the identity must hold to rounding
+   (:func:`verify.numeric.bounds.decomposition_bound`), pointwise and integrated; the generated
+   ``c3_mse_h<H>`` (the derivation's expanded right-hand side) evaluated at the engine's moments must
+   give the measured MSE; the engine's mpmath recomputation at 50 digits gives the residual and the
+   digits float64 agrees to, and its arb recomputation certifies the residual.
+2. ``ensemble bias as Σ α_h b_h`` (detail): the ensemble bias Σ α_h μ_h − f equals
+   Σ α_h b_h + (Σα − 1) f (generated ``c3_ensemble_bias_h<H>``), so "ensemble bias = Σ α_h b_h" needs
+   Σα = 1; the theorem uses the ensemble bias itself and holds for every α.
+3. ``Ueda–Nakano reduction`` (detail): α = 1/H; the generated ``c3_ueda_nakano(bias̄, var̄, covar̄, H)``
+   from the engine's head moments against the measured MSE and term by term.
 """
 
 from __future__ import annotations
@@ -23,40 +24,61 @@ from typing import Any
 import numpy as np
 
 import proofs
+from proofs.markup import num, sci
 from verify._validate import fail
-from verify.judgment.claim import Context
-from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.judgment.claim import Claim, Context, Evidence, shared
+from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
+from verify.numeric.bounds import decomposition_bound
 from verify.numeric.dgp import head_projections, make_dgp
 from verify.numeric.engine import Decomposition, decompose
 from verify.outputs import plots
 
-__all__ = ["TITLE", "ROUNDING_SAFETY", "MP_DPS", "identity_bound", "stated_mse", "ensemble_bias", "check"]
+__all__ = ["CLAIM", "check", "MP_DPS", "MP_RESIDUAL_MAX", "ARB_PREC", "CERTIFIED_RESIDUAL", "SUM_ALPHA_GAP",
+           "stated_mse", "ensemble_bias", "within_rounding", "mp_row_agrees", "identity_agrees", "identity",
+           "ueda_nakano"]
 
-TITLE = "Bias-variance-covariance decomposition (Thm 3.1)"
-
-#: Factor on the first-order float64 bound ``eps · (R + H² + n)`` of the identity's residual
-#: relative to the terms' magnitudes: means over R replicates, sums over H² head pairs and, on the
-#: exact path, over n training points (Higham's worst case is ~1).
-ROUNDING_SAFETY = 4.0
+#: Digits of the engine's mpmath recomputation: far beyond float64's 16.
 MP_DPS = 50
-EPS = float(np.finfo(np.float64).eps)
-#: The engine's largest generated expansion: c3_mse_h1 .. c3_mse_h6.
-MAX_GENERATED_H = 6
-D, D_K, SIGMA = 4, 2, 0.5
-
-
+#: The identity's relative residual recomputed at MP_DPS digits is at most this: five digits of
+#: slack for the cancellation in sums over R replicates and H² pairs.
+MP_RESIDUAL_MAX = 10.0 ** (5 - MP_DPS)
 #: Bits of the arb recomputation and the relative residual it must certify: 256 bits carry ~77
 #: digits, the recomputed identity's balls have radii ~1e-75, so 1e-60 leaves a wide margin.
 ARB_PREC = 256
 CERTIFIED_RESIDUAL = 1e-60
+#: The engine's largest generated expansion: c3_mse_h1 .. c3_mse_h6.
+MAX_GENERATED_H = 6
+#: The runs' data: a single-index target in d = 4, heads of d_k = 2, noise sd 0.5 (the head moments
+#: then differ visibly between heads and from the target).
+D, D_K, SIGMA = 4, 2, 0.5
+#: Random weights whose sum is within this of 1 are moved (α_1 += 1): Σα stays visibly away from 1,
+#: where the ensemble bias and Σ α_h b_h differ.
+SUM_ALPHA_GAP = 0.25
 
 
-def identity_bound(R: int, H: int, n: int) -> float:
-    """Float64 rounding bound on the identity's relative residual (see ROUNDING_SAFETY)."""
-    return ROUNDING_SAFETY * EPS * (R + H * H + n)
+# --------------------------------------------------------------------------- the judges
+def within_rounding(error: float, bound: float) -> bool:
+    """A measured residual is float64 rounding: at most its bound."""
+    return bool(error <= bound)
 
 
+def mp_row_agrees(row: dict[str, Any], bound: float) -> bool:
+    """An mpmath/arb recomputation confirms the identity: its residual at MP_DPS digits is at most
+    MP_RESIDUAL_MAX, float64's worst term is within ``bound`` (the float64 rounding bound of that
+    run), and arb certifies the residual to CERTIFIED_RESIDUAL."""
+    return bool(row["residual"] <= MP_RESIDUAL_MAX and within_rounding(row["worst_term_gap"], bound)
+                and row["certified"])
+
+
+def identity_agrees(worst_ratio: float, mp_rows: list[dict[str, Any]], mp_bound: Any) -> bool:
+    """Part 1 (and 2) agree to rounding: every relative residual of the runs within its rounding
+    bound (``worst_ratio`` = the largest residual / bound), and every mpmath/arb recomputation
+    agreeing (``mp_bound(row)``: the rounding bound of that row's run)."""
+    return bool(within_rounding(worst_ratio, 1.0) and all(mp_row_agrees(r, mp_bound(r)) for r in mp_rows))
+
+
+# --------------------------------------------------------------------------- numeric helpers
 def stated_mse(dec: Decomposition) -> np.ndarray:
     """The derivation's right-hand side (generated ``c3_mse_h<H>``) at the engine's moments, (m,)."""
     H = dec.H
@@ -86,8 +108,11 @@ def _run(ctx: Context, tag: str, H: int, method: str, kernel: str, alpha: Any, n
                      kernel=kernel, bandwidth=1.0 if kernel == "gaussian" else None)
 
 
-# --------------------------------------------------------------------------- part 1
-def _identity(ctx: Context) -> dict[str, Any]:
+# --------------------------------------------------------------------------- part 1 (and 2)
+@shared
+def identity(ctx: Context) -> dict[str, Any]:
+    """The engine's runs for any weights: the identity, the generated expansion, the ensemble bias
+    in head biases, and the mpmath/arb recomputations."""
     n, R, m = ctx.size(32, 64), ctx.size(8, 16), ctx.size(16, 32)
     Hs = ctx.size((1, 3), (1, 2, 3, 4, 6))
     rows, worst_ratio, worst_point, worst_int, worst_gen, bias_gap, bias_rel = [], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -96,10 +121,10 @@ def _identity(ctx: Context) -> dict[str, Any]:
             for kernel in ("softmax", "gaussian"):
                 tag = f"any/{H}/{method}/{kernel}"
                 alpha = 1.5 * ctx.rng(f"c3/{tag}/alpha").standard_normal(H)
-                if abs(alpha.sum() - 1.0) < 0.25:          # keep Σα visibly away from 1
+                if abs(alpha.sum() - 1.0) < SUM_ALPHA_GAP:          # keep Σα visibly away from 1
                     alpha[0] += 1.0
                 dec = _run(ctx, tag, H, method, kernel, alpha, n, R, m)
-                bound = identity_bound(R, H, n)
+                bound = decomposition_bound(R, H, n)
                 pt = dec.identity_error()
                 integ = dec.integrated()
                 i_scale = abs(integ["mse"]) + integ["bias2"] + abs(integ["var_term"]) + abs(integ["cov_term"])
@@ -132,8 +157,7 @@ def _identity(ctx: Context) -> dict[str, Any]:
                         "digits_agreed": chk.digits, "worst_term_gap": max(chk.agreement.values()),
                         "arb_prec_bits": arb.prec, "certified_residual_bound": arb.bound,
                         "certified": arb.certifies(CERTIFIED_RESIDUAL)})
-    mp_ok = all(r["residual"] <= 10.0 ** (5 - MP_DPS) and r["worst_term_gap"] <= identity_bound(R_mp, r["H"], n_mp)
-                and r["certified"] for r in mp_rows)
+    ok = identity_agrees(worst_ratio, mp_rows, lambda r: decomposition_bound(R_mp, r["H"], n_mp))
     return {"cases": rows, "sizes": {"n": n, "R": R, "m": m}, "max_pointwise": worst_point,
             "max_integrated": worst_int, "max_generated_vs_measured": worst_gen, "max_error_over_bound": worst_ratio,
             "mp": mp_rows, "mp_sizes": {"n": n_mp, "R": R_mp, "m": m_mp},
@@ -142,11 +166,13 @@ def _identity(ctx: Context) -> dict[str, Any]:
             "certified_residual_bound": max(r["certified_residual_bound"] for r in mp_rows),
             "ensemble_bias_minus_weighted_head_bias_max": bias_gap,
             "ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error": bias_rel,
-            "ok": worst_ratio <= 1.0 and mp_ok}
+            "ok": ok}
 
 
-# --------------------------------------------------------------------------- part 2
-def _ueda_nakano(ctx: Context) -> dict[str, Any]:
+# --------------------------------------------------------------------------- part 3
+@shared
+def ueda_nakano(ctx: Context) -> dict[str, Any]:
+    """Uniform weights: the generated Ueda–Nakano form at the engine's head moments."""
     n, R, m = ctx.size(32, 64), ctx.size(8, 16), ctx.size(16, 32)
     rows, worst_ratio = [], 0.0
     for H in ctx.size((2, 3), (2, 3, 4, 6)):
@@ -162,17 +188,17 @@ def _ueda_nakano(ctx: Context) -> dict[str, Any]:
                     "bias2": float(np.max(np.abs(bias_bar**2 - dec.bias2) / scale)),
                     "var_term": float(np.max(np.abs(var_bar / H - dec.var_term) / scale)),
                     "cov_term": float(np.max(np.abs((1 - 1 / H) * covar_bar - dec.cov_term) / scale))}
-            bound = identity_bound(R, H, n)
+            bound = decomposition_bound(R, H, n)
             integ = dec.integrated()
             rows.append({"H": H, "method": method, **{f"gap_{k}": v for k, v in gaps.items()}, "bound": bound,
                          "integrated": {k: integ[k] for k in ("bias2", "var_term", "cov_term", "mse")}})
             worst_ratio = max(worst_ratio, max(gaps.values()) / bound)
     return {"cases": rows, "max_gap": max(max(r[f"gap_{k}"] for k in ("mse", "bias2", "var_term", "cov_term"))
                                           for r in rows),
-            "max_error_over_bound": worst_ratio, "ok": worst_ratio <= 1.0}
+            "max_error_over_bound": worst_ratio, "ok": within_rounding(worst_ratio, 1.0)}
 
 
-def _plot(ctx: Context, un: dict[str, Any]) -> dict[str, str]:
+def _plot(ctx: Context, un: dict[str, Any]) -> dict[str, Any]:
     path = ctx.plot_path("c3_ueda_nakano")
     if path is None:
         return {}
@@ -193,84 +219,95 @@ def _plot(ctx: Context, un: dict[str, Any]) -> dict[str, str]:
     return {"c3_ueda_nakano": plots.save(fig, path)}
 
 
-# --------------------------------------------------------------------------- the check
-def check(ctx: Context) -> ClaimResult:
-    der = proofs.derivation("C3")
-    parts: list[Part] = []
+# --------------------------------------------------------------------------- the claim
+CLAIM = Claim(proofs.c3_decomposition)
 
-    ctx.progress("decomposition identity for any weights")
-    ident = _identity(ctx)
+#: the theorem's right-hand side with the ensemble bias written out (markup)
+_DECOMPOSITION = (r"$\mathrm{MSE} = (E \hat{f} - f)^2 + \sum_h \alpha_h^2 V_h + "
+                  r"\sum_{h \neq h'} \alpha_h \alpha_{h'} C_{hh'}$")
+#: the ensemble bias in head biases (markup)
+_BIAS = r"$\sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$"
+#: the float64 rounding criterion, in words (markup)
+_ROUNDING = (r"at most the float64 rounding bound $4 \varepsilon (R + H^2 + n)$, relative to the sum of the "
+             "terms' magnitudes")
+
+
+@CLAIM.part("decomposition identity (any weights)", Role.CORE, groups=("decomposition",),
+            statement=r"for any real weights $\alpha$, $\mathrm{MSE} = (\sum_h \alpha_h \mu_h - f)^2 + "
+                      r"\sum_h \alpha_h^2 V_h + \sum_{h \neq h'} \alpha_h \alpha_{h'} C_{hh'}$, pointwise and "
+                      "integrated")
+def decomposition_identity(ctx: Context) -> Evidence:
+    """The engine's measured MSE against its three terms, the generated expansion, mpmath and arb."""
+    ident = identity(ctx)
     Hs = sorted({r["H"] for r in ident["cases"]})
     sums = [r["sum_alpha"] for r in ident["cases"]]
-    steps = ["matrix_square_expanded", "matrix_form_general_H", *(f"decomposition_h{h}" for h in range(1, 7))]
-    results = [*(f"mse_h{h}" for h in range(1, 7)), "mse_matrix"]
-    summary = (
-        f"{len(ident['cases'])} engine runs on real NW heads (H in {Hs}, simulate/exact, softmax/Gaussian, random α "
-        f"of any sign, Σα in {min(sums):.2f}..{max(sums):.2f}): measured MSE vs the terms, pointwise "
-        f"{ident['max_pointwise']:.1e}, integrated {ident['max_integrated']:.1e}; generated c3_mse_h<H> vs measured "
-        f"MSE {ident['max_generated_vs_measured']:.1e} (all ≤ {ident['max_error_over_bound']:.2g} of the float64 "
-        f"rounding bound); mpmath at {MP_DPS} digits: residual {ident['max_mp_residual']:.0e}, float64 agrees to "
-        f"{ident['min_digits_agreed']:.1f} digits; certified in {ARB_PREC}-bit arb: |residual| ≤ "
-        f"{ident['certified_residual_bound']:.0e} (relative; claimed ≤ {CERTIFIED_RESIDUAL:g})")
-    # role: core - Thm 3.1 as an identity, for any weights, pointwise and integrated
-    parts.append(Part(
-        id="decomposition identity (any weights)", role=Role.CORE,
-        statement="for any real weights α, MSE = (Σ α_h μ_h − f)² + Σ α_h² V_h + Σ_{h≠h'} α_h α_h' C_hh', "
-                  "pointwise and integrated",
-        symbolic=Symbolic.from_derivation(der, steps=steps + ["integrated_h2"], results=results,
-                                          comparisons=["decomposition_any_weights"]),
-        numeric=Numeric("rounding" if ident["ok"] else "disagree", summary, ident),
-        finding="MSE = bias² + Σα²V + ΣααC exactly, for any α"))
+    return Evidence(
+        numeric=Numeric("rounding" if ident["ok"] else "disagree",
+                        f"{len(ident['cases'])} engine runs on real NW heads ($H$ in {Hs}, `simulate` and `exact`, "
+                        r"softmax and Gaussian kernels, random $\alpha$ of any sign, $\sum_h \alpha_h$ from "
+                        f"{num(min(sums), '.2f')} to {num(max(sums), '.2f')}): the measured MSE against its three "
+                        f"terms, pointwise {sci(ident['max_pointwise'])}, integrated {sci(ident['max_integrated'])}; "
+                        "the generated `c3_mse_h<H>` against the measured MSE "
+                        f"{sci(ident['max_generated_vs_measured'])} (all at most "
+                        f"{num(ident['max_error_over_bound'], '.2g')} of the float64 rounding bound); mpmath at "
+                        f"{MP_DPS} digits: residual {sci(ident['max_mp_residual'], 0)}, float64 agrees to "
+                        f"{ident['min_digits_agreed']:.1f} digits; certified in {ARB_PREC}-bit arb: relative residual "
+                        f"at most {sci(ident['certified_residual_bound'], 0)} (criterion: every relative residual "
+                        f"{_ROUNDING}, the mpmath residual at most {sci(MP_RESIDUAL_MAX, 0)} and the certified one at "
+                        f"most {sci(CERTIFIED_RESIDUAL, 0)})", ident),
+        finding=_DECOMPOSITION + r" exactly, for any $\alpha$")
 
+
+@CLAIM.part("ensemble bias as Σ α_h b_h", Role.DETAIL, groups=("ensemble_bias",),
+            statement=r"the ensemble bias of Thm 3.1 is the weighted sum of the head biases, $\sum_h \alpha_h b_h$",
+            stated=r"ensemble bias $= \sum_h \alpha_h b_h$")
+def ensemble_bias_in_head_biases(ctx: Context) -> Evidence:
+    """The ensemble bias against Σ α_h b_h and against the derived form, in the same runs."""
+    ident = identity(ctx)
     bias_gap = ident["ensemble_bias_minus_weighted_head_bias_max"]
     bias_rel = ident["ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error"]
-    # role: detail - "ensemble bias = Σ α_h b_h" is a convention that needs Σα = 1
-    parts.append(Part(
-        id="ensemble bias as Σ α_h b_h", role=Role.DETAIL,
-        statement="the ensemble bias of Thm 3.1 is the weighted sum of the head biases, Σ α_h b_h",
-        stated="ensemble bias = Σ α_h b_h",
-        derived="ensemble bias = Σ α_h μ_h − f = Σ α_h b_h + (Σ α_h − 1) f: the two agree only for Σ α_h = 1",
-        symbolic=Symbolic.from_derivation(der, steps=[*(f"ensemble_bias_h{h}" for h in range(1, 7)),
-                                                      *(f"ensemble_bias_simplex_h{h}" for h in range(1, 7)),
-                                                      "ensemble_bias_general_H", "bias_counterexample"],
-                                          results=[*(f"ensemble_bias_h{h}" for h in range(1, 7)),
-                                                   "ensemble_bias_matrix"],
-                                          comparisons=["ensemble_bias_is_weighted_head_bias"]),
+    return Evidence(
         numeric=Numeric("rounding" if ident["ok"] else "disagree",
-                        f"in the same runs the ensemble bias differs from Σ α_h b_h by up to {bias_gap:.2f} and equals "
-                        f"Σ α_h b_h + (Σα − 1) f to {bias_rel:.0e}; exact case H = 2, α = (1, 1), μ = (1, 1), f = 1, "
-                        "C = 0: Σ α_h b_h = 0 but MSE = 1",
+                        r"in the same runs the ensemble bias $E \hat{f} - f$ differs from $\sum_h \alpha_h b_h$ by up "
+                        f"to {num(bias_gap, '.2f')} and equals {_BIAS} to {sci(bias_rel, 0)}; in the exact case "
+                        r"$H = 2$, $\alpha = (1, 1)$, $\mu = (1, 1)$, $f = 1$, $C = 0$ every head is unbiased "
+                        r"($\sum_h \alpha_h b_h = 0$) but the MSE is $1$ (criterion: the derived form holds where its "
+                        f"relative gap is {_ROUNDING}, the stated one is off where the derivation's exact case "
+                        "contradicts it)",
                         {"ensemble_bias_minus_weighted_head_bias_max": bias_gap,
                          "ensemble_bias_is_weighted_plus_(sum_alpha-1)f_rel_error": bias_rel}),
-        finding="the ensemble bias is Σ α_h b_h + (Σα − 1) f, equal to Σ α_h b_h only when Σα = 1"))
+        derived=(r"ensemble bias $= E \hat{f} - f$, which is " + _BIAS
+                 + r": the two agree only for $\sum_h \alpha_h = 1$"),
+        finding=r"the ensemble bias is " + _BIAS + r", equal to $\sum_h \alpha_h b_h$ only when $\sum_h \alpha_h = 1$")
 
-    ctx.progress("Ueda–Nakano reduction")
-    un = _ueda_nakano(ctx)
-    un_steps = ["uniform_bias_general_H", "uniform_quadratic_general_H", "ueda_nakano_general_H",
-                *(f"ueda_nakano_h{h}" for h in range(1, 7))]
-    # Uniform α is the hypothesis written into this part's statement ("for α_h = 1/H ..."), not an
-    # extra assumption the part rests on; the other assumptions these steps cite are settings.
-    cited = [u for name in un_steps for u in next(s for s in der.steps if s.name == name).uses]
-    uses = [u for u in dict.fromkeys(cited + list(der.results["ueda_nakano"].uses)) if u != "uniform_weights"]
-    summary = (
-        f"{len(un['cases'])} engine runs with α = 1/H (H in {sorted({r['H'] for r in un['cases']})}, exact/simulate): "
-        f"generated c3_ueda_nakano at the engine's head moments vs the measured MSE and term by term, max "
-        f"{un['max_gap']:.1e} (≤ {un['max_error_over_bound']:.2g} of the rounding bound)")
-    # role: detail - the summary's remark that uniform weights give Ueda-Nakano (1996)
-    parts.append(Part(
-        id="Ueda–Nakano reduction", role=Role.DETAIL,
-        statement="for uniform weights α_h = 1/H the decomposition is bias̄² + var̄/H + (1 − 1/H) covar̄ "
-                  "(Ueda–Nakano 1996)",
-        stated="reduces to Ueda–Nakano (1996) for uniform α",
-        derived="bias̄² + var̄/H + (1 − 1/H) covar̄ exactly for α_h = 1/H",
-        symbolic=Symbolic.from_derivation(der, steps=un_steps, results=["ueda_nakano"], uses=uses,
-                                          comparisons=["reduces_to_ueda_nakano"]),
-        numeric=Numeric("rounding" if un["ok"] else "disagree", summary, un),
-        finding="uniform weights give Ueda–Nakano exactly"))
 
-    plots_ = _plot(ctx, un)
+@CLAIM.part("Ueda–Nakano reduction", Role.DETAIL, groups=("ueda_nakano",),
+            statement=r"for uniform weights $\alpha_h = 1/H$ the decomposition is "
+                      r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ (Ueda and Nakano, 1996)",
+            stated=r"reduces to Ueda–Nakano (1996) for uniform $\alpha$")
+def ueda_nakano_reduction(ctx: Context) -> Evidence:
+    """The generated Ueda–Nakano form at the engine's head moments, uniform weights."""
+    un = ueda_nakano(ctx)
+    return Evidence(
+        numeric=Numeric("rounding" if un["ok"] else "disagree",
+                        f"{len(un['cases'])} engine runs with $\\alpha = 1/H$ ($H$ in "
+                        f"{sorted({r['H'] for r in un['cases']})}, `exact` and `simulate`): the generated "
+                        "`c3_ueda_nakano` at the engine's head moments against the measured MSE and term by term, max "
+                        f"{sci(un['max_gap'])} (at most {num(un['max_error_over_bound'], '.2g')} of the rounding "
+                        f"bound) (criterion: every gap {_ROUNDING})", un),
+        derived=r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ exactly for $\alpha_h = 1/H$",
+        finding="uniform weights give Ueda–Nakano exactly",
+        plots=_plot(ctx, un))
+
+
+@CLAIM.summary
+def summary(ctx: Context, parts: tuple) -> str:
+    ident, un = identity(ctx), ueda_nakano(ctx)
+    Hs = sorted({r["H"] for r in ident["cases"]})
     worst = max(ident["max_pointwise"], ident["max_integrated"])
-    summary = (f"MSE = bias² + Σα²V + ΣααC to {worst:.0e} for any α (H in {Hs}); mpmath {MP_DPS} digits residual "
-               f"{ident['max_mp_residual']:.0e}; Ueda–Nakano to {un['max_gap']:.0e}; ensemble bias = Σα_h b_h only "
-               "if Σα = 1")
-    return ClaimResult(id="C3", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_)
+    return (f"{_DECOMPOSITION} to {sci(worst, 0)} for any $\\alpha$ ($H$ in {Hs}); mpmath {MP_DPS} digits residual "
+            f"{sci(ident['max_mp_residual'], 0)}; Ueda–Nakano to {sci(un['max_gap'], 0)}; the ensemble bias is "
+            f"{_BIAS}, which is $\\sum_h \\alpha_h b_h$ only if $\\sum_h \\alpha_h = 1$")
+
+
+check = CLAIM.check

@@ -2,21 +2,21 @@
 
 Parts (SPEC, C4):
 
-1. ``literal formula as stated``: ``HDI_lit = 1 − 2/(H(H−1)) Σ_{h<h'} ||W_hᵀW_h'/d_k||_F²`` on raw
+1. ``literal formula as stated`` (detail): ``HDI_lit = 1 − 2/(H(H−1)) Σ_{h<h'} ||W_hᵀW_h'/d_k||_F²`` on raw
    weights, judged against its own stated properties (0 for identical heads, values in [0, 1]).
    A search over small seeded cases (identical heads with orthonormal columns, scaled by c)
    finds the smallest violations; the replayer recomputes :func:`verify.numeric.diversity.hdi` with
    ``form="literal"`` from the saved matrices. Measured besides: the generated closed forms
    (``c4_literal_identical_orthonormal``, ``c4_literal_scaled``, ``c4_literal_isotropic``) and the
    restoring condition ``W_hᵀW_h = sqrt(d_k) I`` (``c4_matching_scale``), under which the two forms agree.
-2. ``subspace form``: ``HDI = 1 − mean_{h<h'} ρ_hh'``: range, the two extremes, invariance under
+2. ``subspace form`` (core): ``HDI = 1 − mean_{h<h'} ρ_hh'``: range, the two extremes, invariance under
    ``W_h → W_h A_h`` and head permutation on seeded random sets, principal angles and ρ against an
-   mpmath computation at 50 digits, and the generated ``c4_subspace_hdi_h2_d3dk2`` / ``c4_rho_dk2``.
+   mpmath computation at 50 digits (:mod:`verify.numeric.subspace_reference`), and the generated
+   ``c4_subspace_hdi_h2_d3dk2`` / ``c4_rho_dk2``.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -24,19 +24,20 @@ import mpmath
 import numpy as np
 
 import proofs
+from proofs.c4_hdi import RESTORING_GRAM
+from proofs.markup import num, sci
 from verify._validate import as_array, at_most, fail, fields, within
-from verify.judgment.claim import Context
+from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
-from verify.judgment.verdicts import ClaimResult, Numeric, Part, Role, Symbolic
+from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
 from verify.numeric.dgp import haar_frame, head_projections
 from verify.numeric.diversity import hdi, overlap, principal_angles
+from verify.numeric.subspace_reference import MP_DPS, mp_hdi, mp_principal_angles, well_conditioned
 from verify.outputs import plots
 
-__all__ = ["TITLE", "HDI_TOL", "ANGLE_TOL", "MP_DPS", "judge_literal", "mp_principal_angles", "mp_hdi",
-           "well_conditioned", "check"]
-
-TITLE = "Head Diversity Index: literal formula vs subspace form"
+__all__ = ["CLAIM", "check", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "literal_forms_agree",
+           "subspace_agrees", "judge_literal", "literal_search", "literal_figures", "subspace"]
 
 #: HDI from Householder QR and Frobenius sums of d <= 8 matrices, heads multiplied by matrices of
 #: condition <= e² ≈ 7.4: ~1e-15 measured; 1e-12 is float64 rounding with a wide margin, and far
@@ -45,47 +46,8 @@ HDI_TOL = 1e-12
 #: Principal angles (radians) of well-conditioned d <= 6 matrices, sine/cosine branches:
 #: absolute error ~1e-15; 1e-12 is rounding with a margin.
 ANGLE_TOL = 1e-12
-MP_DPS = 50
 #: Scales of the identical heads the literal search tries, nearest to the orthonormal scale first.
 SCALES = (1.0, 2.0, 0.5)
-
-
-# --------------------------------------------------------------------------- references
-def well_conditioned(rng: np.random.Generator, k: int) -> np.ndarray:
-    """A random invertible k x k matrix ``Q_1 diag(e^u) Q_2``, u ~ U[-1, 1]: condition <= e²."""
-    return haar_frame(rng, k, k) @ np.diag(np.exp(rng.uniform(-1, 1, k))) @ haar_frame(rng, k, k)
-
-
-def _mp_basis(W: np.ndarray) -> Any:
-    """Orthonormal basis of Range(W) in mpmath (the first k columns of a full QR)."""
-    Q, _ = mpmath.qr(mpmath.matrix(W.tolist()))
-    return Q[:, : W.shape[1]]
-
-
-def mp_principal_angles(A: Any, B: Any, dps: int = MP_DPS) -> np.ndarray:
-    """Principal angles between Range(A) and Range(B) at ``dps`` digits: ``acos`` of the singular
-    values of ``Q_Aᵀ Q_B`` (exact enough at 50 digits even for tiny angles); ascending, float64."""
-    A = as_array("A", A, ndim=2, keep_float32=False)
-    B = as_array("B", B, ndim=2, keep_float32=False)
-    if A.shape[0] != B.shape[0]:
-        raise fail("B", f"shape {B.shape}", f"{A.shape[0]} rows (the ambient dimension of A)")
-    with mpmath.workdps(dps):
-        M = _mp_basis(A).T * _mp_basis(B)
-        sv = mpmath.svd_r(M, compute_uv=False)
-        return np.sort([float(mpmath.acos(min(s, mpmath.mpf(1)))) for s in sv])
-
-
-def mp_hdi(W_K: Any, dps: int = MP_DPS) -> float:
-    """Subspace HDI ``1 − mean_{h<h'} ||U_hᵀU_h'||_F² / d_k`` with U_h from an mpmath QR."""
-    W = as_array("W_K", W_K, ndim=3, keep_float32=False)
-    H, _, d_k = W.shape
-    with mpmath.workdps(dps):
-        U = [_mp_basis(w) for w in W]
-        rho = [mpmath.fsum(x ** 2 for x in (U[a].T * U[b])) / d_k for a, b in itertools.combinations(range(H), 2)]
-        return float(1 - mpmath.fsum(rho) / len(rho))
-
-
-# --------------------------------------------------------------------------- part 1
 #: A replay computes both HDI forms of every case: ~H²·(d·d_k² + 10) flops (the pair products
 #: and a per-pair overhead), summed over the cases, at most this many: measured <= 1 s at the cap;
 #: the check's own cases have H <= 3, d <= 8.
@@ -95,12 +57,56 @@ MAX_REPLAY_WORK = 10**8
 MAX_REPLAY_HEADS = 1024
 MAX_REPLAY_CASES = 256
 
+#: the criteria, in words (markup)
+_TOL = sci(HDI_TOL, 0)
+_LITERAL_CRITERION = (r"a head set violates the stated properties where its heads are identical and its literal HDI "
+                      r"is not $0$, or where the HDI lies outside $[0, 1]$, each by more than " + _TOL
+                      + " (`HDI_TOL`); a closed form holds where it agrees to " + _TOL)
+_SUBSPACE_CRITERION = (r"every HDI in $[0, 1]$, and every extreme, invariance and mpmath or generated value within "
+                       + _TOL + " (`HDI_TOL`), the principal angles within " + sci(ANGLE_TOL, 0) + " rad")
 
+
+def _sci(x: float) -> str:
+    """A measured deviation in one significant digit, ``$0$`` when it is exactly 0 (markup)."""
+    return "$0$" if x == 0 else sci(x, 0)
+
+
+# --------------------------------------------------------------------------- the judges
+def literal_violations(lit: float, identical: bool) -> list[str]:
+    """The stated properties a literal HDI value breaks: identical heads whose HDI is not 0, and a
+    value outside [0, 1], each beyond HDI_TOL."""
+    bad = []
+    if identical and abs(lit) > HDI_TOL:
+        bad.append("identical heads, HDI != 0")
+    if lit < -HDI_TOL or lit > 1 + HDI_TOL:
+        bad.append("outside [0, 1]")
+    return bad
+
+
+def literal_forms_agree(fig: dict[str, Any]) -> bool:
+    """The literal formula's generated closed forms and the restoring scale hold to HDI_TOL."""
+    return bool(max(fig["identical_orthonormal_vs_c4_literal_identical_orthonormal"],
+                    fig["scaled_vs_c4_literal_scaled"], fig["matched_scale_literal_minus_subspace"],
+                    fig["dk_identity_gram_vs_c4_literal_isotropic"]) <= HDI_TOL)
+
+
+def subspace_agrees(fig: dict[str, Any]) -> bool:
+    """The subspace form's properties hold to rounding: every HDI in [0, 1] (to HDI_TOL), every
+    extreme, invariance and reference value within HDI_TOL, the angles within ANGLE_TOL."""
+    return bool(fig["hdi_min"] >= -HDI_TOL and fig["hdi_max"] <= 1 + HDI_TOL
+                and max(fig["identical_max_abs_hdi"], fig["orthogonal_max_abs_1_minus_hdi"],
+                        fig["invariance_WA_max_change"], fig["permutation_max_change"], fig["rho_vs_mpmath_max_abs"],
+                        fig["hdi_vs_mpmath_max_abs"], fig["c4_subspace_hdi_h2_d3dk2_mp_vs_hdi"],
+                        fig["c4_rho_dk2_vs_overlap"]) <= HDI_TOL
+                and fig["principal_angles_vs_mpmath_max_abs"] <= ANGLE_TOL)
+
+
+# --------------------------------------------------------------------------- the replayer
 @replayer("c4.literal-formula")
 def judge_literal(params: dict) -> ReplayOutcome:
     """Recompute the literal HDI of each saved head set (``params["cases"]``, each ``W_K`` of shape
-    (H, d, d_k)); a case violates the stated properties when its heads are identical and the
-    literal HDI is not 0, or when it lies outside [0, 1] (each beyond HDI_TOL)."""
+    (H, d, d_k)); a case violates the stated properties (:func:`literal_violations`) when its heads
+    are identical and the literal HDI is not 0, or when it lies outside [0, 1] (each beyond HDI_TOL)."""
     cases = fields("params", params, ("cases",))["cases"]
     if not isinstance(cases, list) or not cases:
         raise fail("params.cases", repr(cases)[:80], "a non-empty list of {label, W_K}")
@@ -125,11 +131,7 @@ def judge_literal(params: dict) -> ReplayOutcome:
         identical = all(np.array_equal(W[0], w) for w in W[1:])
         with within(f"params.cases[{i}]"):
             lit, sub = hdi(W, form="literal"), hdi(W)
-        bad = []
-        if identical and abs(lit) > HDI_TOL:
-            bad.append("identical heads, HDI != 0")
-        if lit < -HDI_TOL or lit > 1 + HDI_TOL:
-            bad.append("outside [0, 1]")
+        bad = literal_violations(lit, identical)
         figures[label] = {"shape": list(W.shape), "identical_heads": identical, "literal_hdi": lit,
                           "subspace_hdi": sub, "violations": bad}
         if bad:
@@ -139,11 +141,14 @@ def judge_literal(params: dict) -> ReplayOutcome:
     return ReplayOutcome(violates=bool(violated), summary=summary, figures=figures)
 
 
-def _literal_search(ctx: Context) -> dict[str, Any]:
+# --------------------------------------------------------------------------- part 1
+@shared
+def literal_search(ctx: Context) -> dict[str, Any]:
     """Smallest identical-head cases (by d, d_k, then scale) violating each stated property."""
     rng = ctx.rng("c4/literal/search")
     table: list[dict[str, Any]] = []
     first: dict[str, Any] = {}
+    where: dict[str, str] = {}        # the same cases, described in markup
     for d in (1, 2, 3):
         for d_k in range(1, d + 1):
             U = haar_frame(rng, d, d_k)
@@ -152,14 +157,20 @@ def _literal_search(ctx: Context) -> dict[str, Any]:
                 lit = hdi(W, form="literal")
                 table.append({"d": d, "d_k": d_k, "scale": c, "literal_hdi": lit})
                 kind = ("identical, orthonormal columns" if c == 1.0 else f"identical, scaled by {c:g}")
-                if abs(lit) > HDI_TOL and (c == 1.0 or lit < -HDI_TOL or lit > 1 + HDI_TOL):
-                    key = "orthonormal" if c == 1.0 else "outside"
-                    first.setdefault(key, {"label": f"{kind}, d = {d}, d_k = {d_k}", "W_K": W.tolist()})
-    cases = [first[k] for k in ("orthonormal", "outside") if k in first]
-    return {"table": table, "params": {"cases": cases} if cases else None}
+                bad = literal_violations(lit, identical=True)
+                key = "orthonormal" if c == 1.0 and bad else "outside" if "outside [0, 1]" in bad else None
+                if key is not None and key not in first:
+                    first[key] = {"label": f"{kind}, d = {d}, d_k = {d_k}", "W_K": W.tolist()}
+                    scaled = "" if c == 1.0 else f" scaled by ${c:g}$"
+                    where[key] = (f"identical heads with orthonormal columns{scaled}, $d = {d}$, $d_k = {d_k}$ "
+                                  f"(literal HDI {num(lit, '.3g')})")
+    keys = [k for k in ("orthonormal", "outside") if k in first]
+    return {"table": table, "params": {"cases": [first[k] for k in keys]} if keys else None,
+            "found": [where[k] for k in keys]}
 
 
-def _literal_figures(ctx: Context) -> dict[str, Any]:
+@shared
+def literal_figures(ctx: Context) -> dict[str, Any]:
     """The generated closed forms and the restoring scale, on seeded sets."""
     rng = ctx.rng("c4/literal/forms")
     dks = ctx.size((1, 2, 3, 4), tuple(range(1, 9)))
@@ -186,16 +197,19 @@ def _literal_figures(ctx: Context) -> dict[str, Any]:
         big = np.stack([math.sqrt(d_k) * U[h] @ Q[h] for h in range(H)])
         pred_dk = float(formulas.c4_literal_isotropic(mean_rho, math.sqrt(d_k), d_k))
         dk_norm = max(dk_norm, abs(hdi(big, form="literal") - pred_dk) / max(1.0, abs(pred_dk)))
-    return {"identical_orthonormal_vs_c4_literal_identical_orthonormal": ident, "d_k_values": list(dks),
-            "scaled_vs_c4_literal_scaled": scaled, "sets": K,
-            "matched_scale_literal_minus_subspace": restored,
-            "dk_identity_gram_vs_c4_literal_isotropic": dk_norm,
-            "raw_gaussian_max_literal_minus_subspace": raw_gap, "raw_gaussian_min_literal": raw_min,
-            "points": points, "ok": max(ident, scaled, restored, dk_norm) <= HDI_TOL}
+    out = {"identical_orthonormal_vs_c4_literal_identical_orthonormal": ident, "d_k_values": list(dks),
+           "scaled_vs_c4_literal_scaled": scaled, "sets": K,
+           "matched_scale_literal_minus_subspace": restored,
+           "dk_identity_gram_vs_c4_literal_isotropic": dk_norm,
+           "raw_gaussian_max_literal_minus_subspace": raw_gap, "raw_gaussian_min_literal": raw_min,
+           "points": points}
+    return {**out, "ok": literal_forms_agree(out)}
 
 
 # --------------------------------------------------------------------------- part 2
-def _subspace(ctx: Context) -> dict[str, Any]:
+@shared
+def subspace(ctx: Context) -> dict[str, Any]:
+    """The subspace form on seeded head sets: range, extremes, invariances, mpmath and generated forms."""
     rng = ctx.rng("c4/subspace")
     K = ctx.size(8, 40)
     lo, hi, ident, orth, inv, perm = math.inf, -math.inf, 0.0, 0.0, 0.0, 0.0
@@ -211,8 +225,8 @@ def _subspace(ctx: Context) -> dict[str, Any]:
         same = np.stack([W[0] @ A[h] for h in range(H)])                  # one subspace, different bases
         ident = max(ident, abs(hdi(same)))
         if H * d_k <= d:
-            O = head_projections("orthogonal", H, d, d_k, rng=rng)
-            orth = max(orth, abs(1.0 - hdi(np.stack([O[h] @ A[h] for h in range(H)]))))
+            frame = head_projections("orthogonal", H, d, d_k, rng=rng)
+            orth = max(orth, abs(1.0 - hdi(np.stack([frame[h] @ A[h] for h in range(H)]))))
     ctx.progress("principal angles in mpmath")
     P = ctx.size(4, 12)
     ang, rho_err, hdi_mp = 0.0, 0.0, 0.0
@@ -243,12 +257,11 @@ def _subspace(ctx: Context) -> dict[str, Any]:
             "angle_pairs": P, "principal_angles_vs_mpmath_max_abs": ang, "rho_vs_mpmath_max_abs": rho_err,
             "hdi_vs_mpmath_max_abs": hdi_mp, "c4_subspace_hdi_h2_d3dk2_mp_vs_hdi": gen,
             "c4_rho_dk2_vs_overlap": gen_rho, "dps": MP_DPS}
-    figs["ok"] = (lo >= -HDI_TOL and hi <= 1 + HDI_TOL and max(ident, orth, inv, perm, rho_err, hdi_mp, gen, gen_rho)
-                  <= HDI_TOL and ang <= ANGLE_TOL)
+    figs["ok"] = subspace_agrees(figs)
     return figs
 
 
-def _plot(ctx: Context, lit: dict[str, Any]) -> dict[str, str]:
+def _plot(ctx: Context, lit: dict[str, Any]) -> dict[str, Any]:
     path = ctx.plot_path("c4_literal_vs_subspace")
     if path is None:
         return {}
@@ -264,87 +277,91 @@ def _plot(ctx: Context, lit: dict[str, Any]) -> dict[str, str]:
     return {"c4_literal_vs_subspace": plots.save(fig, path)}
 
 
-# --------------------------------------------------------------------------- the check
-def check(ctx: Context) -> ClaimResult:
-    der = proofs.derivation("C4")
-    parts: list[Part] = []
+def _min_literal(ctx: Context) -> float:
+    """The smallest literal HDI of the search and the raw sets (the summary quotes it)."""
+    return min(literal_figures(ctx)["raw_gaussian_min_literal"],
+               *(r["literal_hdi"] for r in literal_search(ctx)["table"]))
 
-    ctx.progress("the literal formula")
-    search = _literal_search(ctx)
-    lit = _literal_figures(ctx)
+
+# --------------------------------------------------------------------------- the claim
+CLAIM = Claim(proofs.c4_hdi)
+
+
+@CLAIM.part("literal formula as stated", Role.DETAIL, groups=("literal",),
+            statement=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert G_{hh'} \rVert_F^2$, "
+                      r"$G_{hh'} = (W_K^h)^\top W_K^{h'}/d_k$ on the raw weights, is $0$ for identical heads, $1$ for "
+                      r"orthogonal ones and lies in $[0, 1]$",
+            stated=(r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} "
+                    r"\lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ on the raw weights, in $[0, 1]$"))
+def literal_formula(ctx: Context) -> Evidence:
+    """The literal formula: the smallest identical-head violations, the closed forms, the restoring scale."""
+    search, lit = literal_search(ctx), literal_figures(ctx)
     cx = None
     if search["params"] is not None:
         cx = ctx.counterexample(
             claim="C4", part="literal-formula", kind="c4.literal-formula",
-            statement="HDI = 1 − 2/(H(H−1)) Σ_{h<h'} ||W_hᵀW_h'/d_k||_F² is 0 for identical heads and lies in "
-                      "[0, 1]",
+            statement=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert W_h^\top W_{h'}/d_k \rVert_F^2$ "
+                      r"is $0$ for identical heads and lies in $[0, 1]$",
             params=search["params"],
-            description="; ".join(c["label"] for c in search["params"]["cases"])
-                        + ": the literal formula on raw weights is not 0 for identical heads and leaves [0, 1]")
-    cmp = next(c for c in der.comparisons if c.name == "literal_equals_subspace_when")
-    restored = ("(W_K^h)ᵀW_K^h = sqrt(d_k)·I for every head (columns orthogonal, each of norm d_k^{1/4}): then the "
-                "literal formula equals the subspace form 1 − mean ρ exactly; otherwise use the subspace form "
-                f"(derivation: {cmp.derived})")
-    lit_steps = ["literal_invariant_orthogonal", "literal_scales_c4", "literal_at_most_one", "literal_below_zero",
-                 "identical_orthonormal_literal", "identical_counterexample", "isotropic_basis",
-                 "isotropic_literal_term", "isotropic_literal_vs_subspace", "matching_scale", "literal_equals_subspace",
-                 "dk_normalisation_gives_1_minus_dk_rho", "equal_scales_forced", "literal_equals_subspace_explicit"]
-    figs1 = {k: v for k, v in lit.items() if k != "points"}
-    figs1["search"] = search["table"]
-    summary1 = (
-        f"identical orthonormal heads: literal = 1 − 1/d_k (c4_literal_identical_orthonormal, d_k in "
-        f"{lit['d_k_values']}) to {lit['identical_orthonormal_vs_c4_literal_identical_orthonormal']:.0e}; W → cW "
-        f"follows c4_literal_scaled to {lit['scaled_vs_c4_literal_scaled']:.0e}; {lit['sets']} raw Gaussian sets: "
-        f"literal down to {lit['raw_gaussian_min_literal']:.2f}, up to "
-        f"{lit['raw_gaussian_max_literal_minus_subspace']:.2f} from the subspace form; with W_hᵀW_h = sqrt(d_k) I "
-        f"(c4_matching_scale) the forms agree to {lit['matched_scale_literal_minus_subspace']:.0e}; W_hᵀW_h = d_k I "
-        f"gives 1 − d_k mean ρ (c4_literal_isotropic) to {lit['dk_identity_gram_vs_c4_literal_isotropic']:.0e}")
-    # role: detail - the normalisation of the formula as written (raw weights, 1/d_k)
-    parts.append(Part(
-        id="literal formula as stated", role=Role.DETAIL,
-        stated="HDI = 1 − 2/(H(H−1)) Σ_{h<h'} ||(W_K^h)ᵀW_K^h'/d_k||_F² on the raw weights, in [0, 1]",
-        derived="scale-dependent (identical orthonormal heads give 1 − 1/d_k; W → cW moves it by c⁴); equal to the "
-                "subspace form 1 − mean ρ exactly when (W_K^h)ᵀW_K^h = sqrt(d_k) I",
-        finding="the literal normalisation is scale-dependent, it equals 1 − mean ρ only when W_hᵀW_h = sqrt(d_k) I",
-        statement="HDI = 1 − 2/(H(H−1)) Σ_{h<h'} ||G_hh'||_F², G_hh' = (W_K^h)ᵀW_K^h'/d_k on the raw weights, "
-                  "is 0 for identical heads, 1 for orthogonal ones and lies in [0, 1]",
-        symbolic=Symbolic.from_derivation(der, steps=lit_steps, results=[
-            "literal_identical_orthonormal", "literal_scaled", "literal_isotropic", "matching_scale",
-            "literal_hdi_h2_d3dk2", "counterexample_below_zero"],
-            comparisons=["literal_in_unit_interval", "identical_heads_give_zero", "literal_equals_subspace_when"]),
-        numeric=Numeric("measured" if lit["ok"] else "disagree", summary1, figs1),
-        counterexample=cx, restored_by=restored if cx else ""))
+            description="; ".join(search["found"]) + r": the literal formula on raw weights is not $0$ for identical "
+                        r"heads and leaves $[0, 1]$")
+    figs = {k: v for k, v in lit.items() if k != "points"}
+    figs["search"] = search["table"]
+    return Evidence(
+        numeric=Numeric("measured" if lit["ok"] else "disagree",
+                        r"identical orthonormal heads: literal $= 1 - 1/d_k$ (`c4_literal_identical_orthonormal`, "
+                        f"$d_k$ in {lit['d_k_values']}) to "
+                        f"{_sci(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}; $W \\to c W$ "
+                        f"follows `c4_literal_scaled` to {_sci(lit['scaled_vs_c4_literal_scaled'])}; {lit['sets']} "
+                        f"raw Gaussian sets: literal down to {num(lit['raw_gaussian_min_literal'], '.2f')}, up to "
+                        f"{num(lit['raw_gaussian_max_literal_minus_subspace'], '.2f')} from the subspace form; with "
+                        f"{RESTORING_GRAM} (`c4_matching_scale`) the forms agree to "
+                        f"{_sci(lit['matched_scale_literal_minus_subspace'])}; $W_h^\\top W_h = d_k I$ gives "
+                        r"$1 - d_k \bar{\rho}$ (`c4_literal_isotropic`) to "
+                        f"{_sci(lit['dk_identity_gram_vs_c4_literal_isotropic'])} (criterion: {_LITERAL_CRITERION})",
+                        figs),
+        counterexample=cx,
+        derived=r"scale-dependent (identical orthonormal heads give $1 - 1/d_k$, $W \to c W$ moves "
+                r"$1 - \mathrm{HDI}$ by the factor $c^4$); equal to the subspace form $1 - \bar{\rho}$ exactly when "
+                + RESTORING_GRAM,
+        restored_by=(RESTORING_GRAM + r" for every head (columns orthogonal, each of norm $d_k^{1/4}$): then the "
+                     r"literal formula equals the subspace form $1 - \bar{\rho}$ exactly; otherwise use the subspace "
+                     "form")
+        if cx else "",
+        finding=r"the literal normalisation is scale-dependent, it equals $1 - \bar{\rho}$ only when " + RESTORING_GRAM,
+        plots=_plot(ctx, lit))
 
-    ctx.progress("the subspace form")
-    sub = _subspace(ctx)
-    sub_steps = ["frobenius_orthogonal_invariance", "frobenius_orthogonal_invariance_dk2_rotations",
-                 "frobenius_orthogonal_invariance_dk2_reflection", "identical_subspace",
-                 "orthogonal_heads_literal_and_subspace", "one_minus_cos2_is_gram", "rho_is_mean_cos2_dk2",
-                 "rho_nonnegative", "rho_at_most_one", "rho_is_projector_trace", "inverse_of_product",
-                 "projector_invariant", "pair_symmetric"]
-    summary2 = (
-        f"{sub['random_sets']} seeded raw head sets: HDI in [{sub['hdi_min']:.3f}, {sub['hdi_max']:.3f}]; identical "
-        f"subspaces (different bases) |HDI| ≤ {sub['identical_max_abs_hdi']:.0e}; orthogonal |1 − HDI| ≤ "
-        f"{sub['orthogonal_max_abs_1_minus_hdi']:.0e}; W_h → W_h A_h changes it by ≤ "
-        f"{sub['invariance_WA_max_change']:.0e}, permutations by ≤ {sub['permutation_max_change']:.0e}; principal "
-        f"angles vs mpmath at {MP_DPS} digits ≤ {sub['principal_angles_vs_mpmath_max_abs']:.0e} rad (tiny angles "
-        f"included), HDI vs mpmath ≤ {sub['hdi_vs_mpmath_max_abs']:.0e}, generated c4_subspace_hdi_h2_d3dk2 ≤ "
-        f"{sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi']:.0e}")
-    # role: core - the index of subspace overlap with the stated extremes and invariances
-    parts.append(Part(
-        id="subspace form", role=Role.CORE,
-        finding="HDI = 1 − mean ρ lies in [0, 1], 0 for identical and 1 for orthogonal heads, basis-invariant",
-        statement="HDI = 1 − mean_{h<h'} ρ_hh' (ρ = mean cos² of the principal angles) lies in [0, 1], is 0 for "
-                  "identical and 1 for orthogonal heads, and is invariant under W_K^h → W_K^h A_h and head "
-                  "permutations",
-        symbolic=Symbolic.from_derivation(der, steps=sub_steps, results=["rho_dk2", "subspace_hdi_h2_d3dk2"],
-                                          comparisons=["subspace_form_properties", "orthogonal_heads_give_one"]),
-        numeric=Numeric("rounding" if sub["ok"] else "disagree", summary2, sub)))
 
-    plots_ = _plot(ctx, lit)
-    min_lit = min(lit["raw_gaussian_min_literal"], *(r["literal_hdi"] for r in search["table"]))
+@CLAIM.part("subspace form", Role.CORE, groups=("subspace",),
+            statement=r"$\mathrm{HDI} = 1 - \mathrm{mean}_{h < h'} \rho_{hh'}$ ($\rho$ the mean $\cos^2$ of the "
+                      r"principal angles) lies in $[0, 1]$, is $0$ for identical and $1$ for orthogonal heads, and is "
+                      r"invariant under $W_K^h \to W_K^h A_h$ and head permutations")
+def subspace_form(ctx: Context) -> Evidence:
+    """The subspace form's range, extremes and invariances, against mpmath and the generated forms."""
+    sub = subspace(ctx)
+    return Evidence(
+        numeric=Numeric("rounding" if sub["ok"] else "disagree",
+                        f"{sub['random_sets']} seeded raw head sets: HDI in [{num(sub['hdi_min'], '.3f')}, "
+                        f"{num(sub['hdi_max'], '.3f')}]; identical subspaces (different bases) within "
+                        f"{_sci(sub['identical_max_abs_hdi'])} of $0$; orthogonal within "
+                        f"{_sci(sub['orthogonal_max_abs_1_minus_hdi'])} of $1$; $W_h \\to W_h A_h$ changes it by at "
+                        f"most {_sci(sub['invariance_WA_max_change'])}, permutations by at most "
+                        f"{_sci(sub['permutation_max_change'])}; principal angles against mpmath at {MP_DPS} digits "
+                        f"within {_sci(sub['principal_angles_vs_mpmath_max_abs'])} rad (tiny angles included), HDI "
+                        f"against mpmath within {_sci(sub['hdi_vs_mpmath_max_abs'])}, the generated "
+                        f"`c4_subspace_hdi_h2_d3dk2` within {_sci(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
+                        f"(criterion: {_SUBSPACE_CRITERION})", sub),
+        finding=r"$\mathrm{HDI} = 1 - \bar{\rho}$ lies in $[0, 1]$, $0$ for identical and $1$ for orthogonal heads, "
+                "basis-invariant")
+
+
+@CLAIM.summary
+def summary(ctx: Context, parts: tuple) -> str:
+    sub = subspace(ctx)
     worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])
-    summary = (f"literal formula: identical orthonormal heads 1 − 1/d_k, values down to {min_lit:.3g}, equal to the "
-                f"subspace form only for W_hᵀW_h = sqrt(d_k) I; subspace form in [0, 1], invariances and mpmath "
-                f"angles to {worst:.0e}")
-    return ClaimResult(id="C4", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_)
+    return (r"literal formula: identical orthonormal heads $1 - 1/d_k$, values down to "
+            f"{num(_min_literal(ctx), '.3g')}, equal to the subspace form only for {RESTORING_GRAM}; subspace form in "
+            f"$[0, 1]$, invariances and mpmath angles to {_sci(worst)}")
+
+
+check = CLAIM.check

@@ -1,0 +1,106 @@
+"""High-precision references of the NW estimators and of one attention head (mpmath), with the
+conditioning figures their float64 rounding bounds need.
+
+Each reference writes its estimator out literally, ``Σ_j K(q, k_j) v_j / Σ_j K(q, k_j)`` with no
+max shift, at ``dps`` digits (default :data:`verify.numeric.attention.MP_DPS` = 50), so that it is
+exact for a float64 comparison. Inputs are converted exactly (every float64 is an mpf). Written
+for claim C1 (one head is exponential-kernel NW; with equal key norms Gaussian NW), independent
+of :mod:`verify.numeric.nw`, whose fast estimates they check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from verify._validate import as_array, fail
+from verify.numeric import formulas
+from verify.numeric.attention import MP_DPS, MultiHeadNW
+
+__all__ = ["mp_exp_nw", "mp_gaussian_nw", "mp_single_head", "exp_nw_rows", "abs_score", "gauss_abs_score"]
+
+
+def _mp(a: np.ndarray) -> list[list[Any]]:
+    """float64 matrix -> lists of mpf (exact conversion)."""
+    return [[mpmath.mpf(float(x)) for x in row] for row in np.atleast_2d(a)]
+
+
+def _nw_rows(kernel_rows: list[list[Any]], V: list[list[Any]]) -> list[list[Any]]:
+    """``Σ_j K_ij v_j / Σ_j K_ij`` for each row i (mpmath, at the caller's precision)."""
+    cols = list(zip(*V))
+    return [[mpmath.fdot(K, c) / mpmath.fsum(K) for c in cols] for K in kernel_rows]
+
+
+def _to_float(rows: list[list[Any]]) -> np.ndarray:
+    return np.array([[float(x) for x in row] for row in rows])
+
+
+def _qkv(q: Any, k: Any, v: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    q, k, v = (as_array(nm, x, ndim=2, keep_float32=False) for nm, x in (("q", q), ("k", k), ("v", v)))
+    if k.shape[1] != q.shape[1] or v.shape[0] != k.shape[0]:
+        raise fail("q, k, v", f"shapes {q.shape}, {k.shape}, {v.shape}", "(m, d_k), (n, d_k), (n, p)")
+    return q, k, v
+
+
+def exp_nw_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, s: Any) -> list[list[Any]]:
+    """The exponential-kernel NW estimate ``Σ_j exp(s q·k_j) v_j / Σ_j exp(s q·k_j)`` as mpf rows,
+    at the caller's precision (``mpmath.workdps``)."""
+    Q, K, V = _mp(q), _mp(k), _mp(v)
+    return _nw_rows([[mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K] for qi in Q], V)
+
+
+def _gaussian_nw_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, b: Any) -> list[list[Any]]:
+    Q, K, V = _mp(q), _mp(k), _mp(v)
+    return _nw_rows([[mpmath.exp(-mpmath.fsum((a - c) ** 2 for a, c in zip(qi, kj)) / (2 * b * b)) for kj in K]
+                     for qi in Q], V)
+
+
+def mp_exp_nw(q: Any, k: Any, v: Any, scale: Any = None, dps: int = MP_DPS) -> np.ndarray:
+    """The NW estimate with the exponential kernel ``K = exp(scale <q, k>)``, literally (no shift),
+    at ``dps`` digits; ``scale`` None means the exact ``1/sqrt(d_k)``. Returns float64 ``(m, p)``."""
+    q, k, v = _qkv(q, k, v)
+    with mpmath.workdps(dps):
+        s = formulas.c1_softmax_scale_mp(q.shape[1]) if scale is None else mpmath.mpmathify(scale)
+        return _to_float(exp_nw_rows(q, k, v, s))
+
+
+def mp_gaussian_nw(q: Any, k: Any, v: Any, bandwidth: Any, dps: int = MP_DPS) -> np.ndarray:
+    """The Gaussian NW estimate ``K = exp(-|q - k|² / (2 b²))``, literally, at ``dps`` digits."""
+    q, k, v = _qkv(q, k, v)
+    with mpmath.workdps(dps):
+        return _to_float(_gaussian_nw_rows(q, k, v, mpmath.mpmathify(bandwidth)))
+
+
+def mp_single_head(head: MultiHeadNW, query: Any, key: Any, value: Any, dps: int = MP_DPS) -> np.ndarray:
+    """One attention head written out in mpmath: ``q = xW_Q + b_Q``, ``k``, ``v`` likewise, the
+    literal exponential-kernel NW estimate of ``v``, then ``W_O`` and ``b_O``. ``(L, d_out)``."""
+    if head.H != 1:
+        raise fail("head", repr(head), "a MultiHeadNW with H = 1")
+    with mpmath.workdps(dps):
+        def proj(x: np.ndarray, W: np.ndarray, b: np.ndarray) -> list[list[Any]]:
+            Wm, bm = _mp(W), [mpmath.mpf(float(t)) for t in b]
+            return [[mpmath.fdot(row, col) + bc for col, bc in zip(zip(*Wm), bm)] for row in _mp(x)]
+
+        Q, K, V = (proj(query, head.W_Q[0], head.b_Q[0]), proj(key, head.W_K[0], head.b_K[0]),
+                   proj(value, head.W_V[0], head.b_V[0]))
+        s = formulas.c1_softmax_scale_mp(head.d_k)
+        rows = [[mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K] for qi in Q]
+        est = _nw_rows(rows, V)
+        Wo, bo = _mp(head.W_O[0]), [mpmath.mpf(float(t)) for t in head.b_O]
+        out = [[mpmath.fdot(e, col) + bc for col, bc in zip(zip(*Wo), bo)] for e in est]
+        return np.array([[float(x) for x in row] for row in out])
+
+
+def abs_score(q: np.ndarray, k: np.ndarray, scale: float) -> float:
+    """``A = max_ij scale Σ_l |q_il| |k_jl|``: the condition of the scores (a bound on |score|)."""
+    return float(np.max(scale * (np.abs(q) @ np.abs(k).T)))
+
+
+def gauss_abs_score(q: np.ndarray, k: np.ndarray, inv_b2: float) -> float:
+    """The same for :mod:`verify.numeric.nw`'s Gaussian scores ``((q-c)·(k-c) - |k-c|²/2)/b²``,
+    c = the mean key."""
+    c = k.mean(axis=0)
+    half = 0.5 * np.sum((k - c) ** 2, axis=1)
+    return float(np.max(inv_b2 * (np.abs(q - c) @ np.abs(k - c).T + half[None, :])))
