@@ -24,7 +24,11 @@ from verify.claims import Context, c4, run_claim
 from verify.errors import VerifyError
 from verify.judgment.verdicts import Role
 from verify.numeric.diversity import hdi
-from verify.numeric.subspace_reference import mp_hdi, mp_principal_angles, well_conditioned
+from verify.numeric.subspace_reference import (
+    mp_hdi,
+    mp_principal_angles,
+    well_conditioned,
+)
 from verify.replay import replay
 
 # ρ from scipy's angles (cos² of each, ~1e-15) against QR + Frobenius sums; heads multiplied by

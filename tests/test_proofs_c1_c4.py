@@ -487,9 +487,10 @@ Zs_vec, Cs_mat = sp.MatrixSymbol("Z", 3, 1), sp.MatrixSymbol("C", 3, 3)
 # -- the framework (issues 21, 22): groups, comparisons, glossary, markup, spelling (C1, C3, C4) ---
 import re  # noqa: E402
 
+from sympy.core.function import AppliedUndef  # noqa: E402
+
 from proofs import DERIVATIONS, markup  # noqa: E402
 from proofs.notation import to_latex  # noqa: E402
-from sympy.core.function import AppliedUndef  # noqa: E402
 
 CONVERTED = ("C1", "C3", "C4")
 #: the groups of each derivation (what each part of the claim's check rests on)

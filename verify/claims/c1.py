@@ -41,8 +41,14 @@ from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import certify, formulas
 from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
 from verify.numeric.nw import nw_estimate
-from verify.numeric.nw_reference import abs_score, exp_nw_rows, gauss_abs_score, mp_exp_nw, mp_gaussian_nw, \
-    mp_single_head
+from verify.numeric.nw_reference import (
+    abs_score,
+    exp_nw_rows,
+    gauss_abs_score,
+    mp_exp_nw,
+    mp_gaussian_nw,
+    mp_single_head,
+)
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "MISMATCH_MIN", "NORM_RTOL", "MP_AGREE", "FORMULA_ULPS", "CERTIFIED_EQUAL",

@@ -33,7 +33,12 @@ from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
 from verify.numeric.dgp import haar_frame, head_projections
 from verify.numeric.diversity import hdi, overlap, principal_angles
-from verify.numeric.subspace_reference import MP_DPS, mp_hdi, mp_principal_angles, well_conditioned
+from verify.numeric.subspace_reference import (
+    MP_DPS,
+    mp_hdi,
+    mp_principal_angles,
+    well_conditioned,
+)
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "literal_forms_agree",

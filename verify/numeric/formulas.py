@@ -40,10 +40,10 @@ def _range_m(a, b):
     """h = a..b as mpf, so that the summand stays at mpmath precision."""
     return (mpmath.mpf(h) for h in range(_bound(a), _bound(b) + 1))
 
-# --- C1: Softmax attention head = Nadaraya-Watson estimator --------------------
+# --- C1: A softmax attention head is a Nadaraya-Watson estimator with the exponential kernel ---
 
 def c1_softmax_scale(d_k):
-    """C1 softmax_scale: s = 1/sqrt(d_k): the factor multiplying q·k (inverse temperature)
+    """C1 softmax_scale: s = 1/√dₖ: the factor multiplying q · k (inverse temperature)
 
     1/sqrt(d_k)
     """
@@ -51,7 +51,7 @@ def c1_softmax_scale(d_k):
     return 1/numpy.sqrt(d_k)
 
 def c1_softmax_scale_mp(d_k):
-    """C1 softmax_scale: s = 1/sqrt(d_k): the factor multiplying q·k (inverse temperature)
+    """C1 softmax_scale: s = 1/√dₖ: the factor multiplying q · k (inverse temperature)
 
     1/sqrt(d_k)
     """
@@ -59,7 +59,7 @@ def c1_softmax_scale_mp(d_k):
     return 1/mpmath.sqrt(d_k)
 
 def c1_temperature(d_k):
-    """C1 temperature: tau = sqrt(d_k): exp(q·k/tau)
+    """C1 temperature: τ = √dₖ: exp(q · k/τ)
 
     sqrt(d_k)
     """
@@ -67,67 +67,15 @@ def c1_temperature(d_k):
     return numpy.sqrt(d_k)
 
 def c1_temperature_mp(d_k):
-    """C1 temperature: tau = sqrt(d_k): exp(q·k/tau)
+    """C1 temperature: τ = √dₖ: exp(q · k/τ)
 
     sqrt(d_k)
     """
     d_k = _m(d_k)
     return mpmath.sqrt(d_k)
 
-def c1_gaussian_bandwidth(d_k):
-    """C1 gaussian_bandwidth: b = d_k^{1/4}: the Gaussian NW bandwidth a softmax head equals (equal key norms)
-
-    d_k**(1/4)
-    """
-    d_k = _f(d_k)
-    return d_k**(1/4)
-
-def c1_gaussian_bandwidth_mp(d_k):
-    """C1 gaussian_bandwidth: b = d_k^{1/4}: the Gaussian NW bandwidth a softmax head equals (equal key norms)
-
-    d_k**(1/4)
-    """
-    d_k = _m(d_k)
-    return d_k**(mpmath.mpf(1)/mpmath.mpf(4))
-
-def c1_bandwidth_from_scale(s):
-    """C1 bandwidth_from_scale: b = 1/sqrt(s): Gaussian bandwidth for softmax scale s (equal key norms)
-
-    1/sqrt(s)
-    """
-    s = _f(s)
-    return 1/numpy.sqrt(s)
-
-def c1_bandwidth_from_scale_mp(s):
-    """C1 bandwidth_from_scale: b = 1/sqrt(s): Gaussian bandwidth for softmax scale s (equal key norms)
-
-    1/sqrt(s)
-    """
-    s = _m(s)
-    return 1/mpmath.sqrt(s)
-
-def c1_gaussian_softmax_score(qk, k_sq, b):
-    """C1 gaussian_softmax_score: Gaussian NW = softmax of (q·k_i - |k_i|²/2)/b² (any key norms)
-
-    (-k_sq/2 + qk)/b**2
-    """
-    qk = _f(qk)
-    k_sq = _f(k_sq)
-    b = _f(b)
-    return (-1/2*k_sq + qk)/b**2
-
-def c1_gaussian_softmax_score_mp(qk, k_sq, b):
-    """C1 gaussian_softmax_score: Gaussian NW = softmax of (q·k_i - |k_i|²/2)/b² (any key norms)
-
-    (-k_sq/2 + qk)/b**2
-    """
-    qk = _m(qk)
-    k_sq = _m(k_sq)
-    b = _m(b)
-    return (-mpmath.mpf(1)/mpmath.mpf(2)*k_sq + qk)/b**2
-
 def c1_exp_kernel(q_1, q_2, k_11, k_12, s):
-    """C1 exp_kernel: K(q,k) = exp(s q·k), d_k = 2
+    """C1 exp_kernel: K(q, k) = exp(s q · k), dₖ = 2
 
     exp(s*(k_11*q_1 + k_12*q_2))
     """
@@ -139,7 +87,7 @@ def c1_exp_kernel(q_1, q_2, k_11, k_12, s):
     return numpy.exp(s*(k_11*q_1 + k_12*q_2))
 
 def c1_exp_kernel_mp(q_1, q_2, k_11, k_12, s):
-    """C1 exp_kernel: K(q,k) = exp(s q·k), d_k = 2
+    """C1 exp_kernel: K(q, k) = exp(s q · k), dₖ = 2
 
     exp(s*(k_11*q_1 + k_12*q_2))
     """
@@ -150,32 +98,8 @@ def c1_exp_kernel_mp(q_1, q_2, k_11, k_12, s):
     s = _m(s)
     return mpmath.exp(s*(k_11*q_1 + k_12*q_2))
 
-def c1_gaussian_kernel(q_1, q_2, k_11, k_12, b):
-    """C1 gaussian_kernel: exp(-|q-k|²/(2b²)), d_k = 2
-
-    exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))
-    """
-    q_1 = _f(q_1)
-    q_2 = _f(q_2)
-    k_11 = _f(k_11)
-    k_12 = _f(k_12)
-    b = _f(b)
-    return numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)
-
-def c1_gaussian_kernel_mp(q_1, q_2, k_11, k_12, b):
-    """C1 gaussian_kernel: exp(-|q-k|²/(2b²)), d_k = 2
-
-    exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))
-    """
-    q_1 = _m(q_1)
-    q_2 = _m(q_2)
-    k_11 = _m(k_11)
-    k_12 = _m(k_12)
-    b = _m(b)
-    return mpmath.exp((mpmath.mpf(1)/mpmath.mpf(2))*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)
-
 def c1_attention_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, s):
-    """C1 attention_estimate_n3: Σ_i softmax_i(s q·k) y_i for n = 3 keys in d_k = 2
+    """C1 attention_estimate_n3: Σᵢ softmaxᵢ(s q · k) yᵢ for n = 3 keys in dₖ = 2
 
     y_1*exp(s*(k_11*q_1 + k_12*q_2))/(exp(s*(k_11*q_1 + k_12*q_2)) + exp(s*(k_21*q_1 + k_22*q_2)) + exp(s*(k_31*q_1 + k_32*q_2))) + y_2*exp(s*(k_21*q_1 + k_22*q_2))/(exp(s*(k_11*q_1 + k_12*q_2)) + exp(s*(k_21*q_1 + k_22*q_2)) + exp(s*(k_31*q_1 + k_32*q_2))) + y_3*exp(s*(k_31*q_1 + k_32*q_2))/(exp(s*(k_11*q_1 + k_12*q_2)) + exp(s*(k_21*q_1 + k_22*q_2)) + exp(s*(k_31*q_1 + k_32*q_2)))
     """
@@ -194,7 +118,7 @@ def c1_attention_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, 
     return y_1*numpy.exp(s*(k_11*q_1 + k_12*q_2))/(numpy.exp(s*(k_11*q_1 + k_12*q_2)) + numpy.exp(s*(k_21*q_1 + k_22*q_2)) + numpy.exp(s*(k_31*q_1 + k_32*q_2))) + y_2*numpy.exp(s*(k_21*q_1 + k_22*q_2))/(numpy.exp(s*(k_11*q_1 + k_12*q_2)) + numpy.exp(s*(k_21*q_1 + k_22*q_2)) + numpy.exp(s*(k_31*q_1 + k_32*q_2))) + y_3*numpy.exp(s*(k_31*q_1 + k_32*q_2))/(numpy.exp(s*(k_11*q_1 + k_12*q_2)) + numpy.exp(s*(k_21*q_1 + k_22*q_2)) + numpy.exp(s*(k_31*q_1 + k_32*q_2)))
 
 def c1_attention_estimate_n3_mp(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, s):
-    """C1 attention_estimate_n3: Σ_i softmax_i(s q·k) y_i for n = 3 keys in d_k = 2
+    """C1 attention_estimate_n3: Σᵢ softmaxᵢ(s q · k) yᵢ for n = 3 keys in dₖ = 2
 
     y_1*exp(s*(k_11*q_1 + k_12*q_2))/(exp(s*(k_11*q_1 + k_12*q_2)) + exp(s*(k_21*q_1 + k_22*q_2)) + exp(s*(k_31*q_1 + k_32*q_2))) + y_2*exp(s*(k_21*q_1 + k_22*q_2))/(exp(s*(k_11*q_1 + k_12*q_2)) + exp(s*(k_21*q_1 + k_22*q_2)) + exp(s*(k_31*q_1 + k_32*q_2))) + y_3*exp(s*(k_31*q_1 + k_32*q_2))/(exp(s*(k_11*q_1 + k_12*q_2)) + exp(s*(k_21*q_1 + k_22*q_2)) + exp(s*(k_31*q_1 + k_32*q_2)))
     """
@@ -212,8 +136,84 @@ def c1_attention_estimate_n3_mp(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_
     s = _m(s)
     return y_1*mpmath.exp(s*(k_11*q_1 + k_12*q_2))/(mpmath.exp(s*(k_11*q_1 + k_12*q_2)) + mpmath.exp(s*(k_21*q_1 + k_22*q_2)) + mpmath.exp(s*(k_31*q_1 + k_32*q_2))) + y_2*mpmath.exp(s*(k_21*q_1 + k_22*q_2))/(mpmath.exp(s*(k_11*q_1 + k_12*q_2)) + mpmath.exp(s*(k_21*q_1 + k_22*q_2)) + mpmath.exp(s*(k_31*q_1 + k_32*q_2))) + y_3*mpmath.exp(s*(k_31*q_1 + k_32*q_2))/(mpmath.exp(s*(k_11*q_1 + k_12*q_2)) + mpmath.exp(s*(k_21*q_1 + k_22*q_2)) + mpmath.exp(s*(k_31*q_1 + k_32*q_2)))
 
+def c1_gaussian_bandwidth(d_k):
+    """C1 gaussian_bandwidth: b = dₖ^(1/4): the Gaussian NW bandwidth a softmax head equals (equal key norms)
+
+    d_k**(1/4)
+    """
+    d_k = _f(d_k)
+    return d_k**(1/4)
+
+def c1_gaussian_bandwidth_mp(d_k):
+    """C1 gaussian_bandwidth: b = dₖ^(1/4): the Gaussian NW bandwidth a softmax head equals (equal key norms)
+
+    d_k**(1/4)
+    """
+    d_k = _m(d_k)
+    return d_k**(mpmath.mpf(1)/mpmath.mpf(4))
+
+def c1_bandwidth_from_scale(s):
+    """C1 bandwidth_from_scale: b = 1/√s: the Gaussian bandwidth for softmax scale s (equal key norms)
+
+    1/sqrt(s)
+    """
+    s = _f(s)
+    return 1/numpy.sqrt(s)
+
+def c1_bandwidth_from_scale_mp(s):
+    """C1 bandwidth_from_scale: b = 1/√s: the Gaussian bandwidth for softmax scale s (equal key norms)
+
+    1/sqrt(s)
+    """
+    s = _m(s)
+    return 1/mpmath.sqrt(s)
+
+def c1_gaussian_softmax_score(qk, k_sq, b):
+    """C1 gaussian_softmax_score: Gaussian NW is the softmax of (q · kᵢ − ‖kᵢ ‖²/2)/b² (any key norms)
+
+    (-k_sq/2 + qk)/b**2
+    """
+    qk = _f(qk)
+    k_sq = _f(k_sq)
+    b = _f(b)
+    return (-1/2*k_sq + qk)/b**2
+
+def c1_gaussian_softmax_score_mp(qk, k_sq, b):
+    """C1 gaussian_softmax_score: Gaussian NW is the softmax of (q · kᵢ − ‖kᵢ ‖²/2)/b² (any key norms)
+
+    (-k_sq/2 + qk)/b**2
+    """
+    qk = _m(qk)
+    k_sq = _m(k_sq)
+    b = _m(b)
+    return (-mpmath.mpf(1)/mpmath.mpf(2)*k_sq + qk)/b**2
+
+def c1_gaussian_kernel(q_1, q_2, k_11, k_12, b):
+    """C1 gaussian_kernel: exp(−‖q − k ‖²/(2 b²)), dₖ = 2
+
+    exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))
+    """
+    q_1 = _f(q_1)
+    q_2 = _f(q_2)
+    k_11 = _f(k_11)
+    k_12 = _f(k_12)
+    b = _f(b)
+    return numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)
+
+def c1_gaussian_kernel_mp(q_1, q_2, k_11, k_12, b):
+    """C1 gaussian_kernel: exp(−‖q − k ‖²/(2 b²)), dₖ = 2
+
+    exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))
+    """
+    q_1 = _m(q_1)
+    q_2 = _m(q_2)
+    k_11 = _m(k_11)
+    k_12 = _m(k_12)
+    b = _m(b)
+    return mpmath.exp((mpmath.mpf(1)/mpmath.mpf(2))*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)
+
 def c1_gaussian_nw_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, b):
-    """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in d_k = 2
+    """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in dₖ = 2
 
     y_1*exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))) + y_2*exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))) + y_3*exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2)))
     """
@@ -232,7 +232,7 @@ def c1_gaussian_nw_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1
     return y_1*numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)/(numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2)) + y_2*numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2)/(numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2)) + y_3*numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2)/(numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2))
 
 def c1_gaussian_nw_estimate_n3_mp(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, b):
-    """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in d_k = 2
+    """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in dₖ = 2
 
     y_1*exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))) + y_2*exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))) + y_3*exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2)))
     """
@@ -326,10 +326,10 @@ def c2_mha_scalar_h2_n3_mp(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV
     bV2_2 = _m(bV2_2)
     b_O = _m(b_O)
     return WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
-# --- C3: Ensemble bias-variance-covariance decomposition (Thm 3.1) -------------
+# --- C3: Bias-variance-covariance decomposition of the ensemble MSE (Thm 3.1) ---
 
 def c3_mse_h1(alpha_1, mu_1, f, C_11):
-    """C3 mse_h1: E[(Σ α_h F_h - f)²] for H = 1, any real α
+    """C3 mse_h1: E[(Σₕ αₕ Fₕ − f)²] for H = 1, any real α
 
     C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
     """
@@ -340,7 +340,7 @@ def c3_mse_h1(alpha_1, mu_1, f, C_11):
     return C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
 
 def c3_mse_h1_mp(alpha_1, mu_1, f, C_11):
-    """C3 mse_h1: E[(Σ α_h F_h - f)²] for H = 1, any real α
+    """C3 mse_h1: E[(Σₕ αₕ Fₕ − f)²] for H = 1, any real α
 
     C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
     """
@@ -350,28 +350,8 @@ def c3_mse_h1_mp(alpha_1, mu_1, f, C_11):
     C_11 = _m(C_11)
     return C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
 
-def c3_ensemble_bias_h1(alpha_1, mu_1, f):
-    """C3 ensemble_bias_h1: Σ α_h μ_h - f, H = 1
-
-    alpha_1*mu_1 - f
-    """
-    alpha_1 = _f(alpha_1)
-    mu_1 = _f(mu_1)
-    f = _f(f)
-    return alpha_1*mu_1 - f
-
-def c3_ensemble_bias_h1_mp(alpha_1, mu_1, f):
-    """C3 ensemble_bias_h1: Σ α_h μ_h - f, H = 1
-
-    alpha_1*mu_1 - f
-    """
-    alpha_1 = _m(alpha_1)
-    mu_1 = _m(mu_1)
-    f = _m(f)
-    return alpha_1*mu_1 - f
-
 def c3_mse_h2(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
-    """C3 mse_h2: E[(Σ α_h F_h - f)²] for H = 2, any real α
+    """C3 mse_h2: E[(Σₕ αₕ Fₕ − f)²] for H = 2, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
     """
@@ -386,7 +366,7 @@ def c3_mse_h2(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
 
 def c3_mse_h2_mp(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
-    """C3 mse_h2: E[(Σ α_h F_h - f)²] for H = 2, any real α
+    """C3 mse_h2: E[(Σₕ αₕ Fₕ − f)²] for H = 2, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
     """
@@ -400,32 +380,8 @@ def c3_mse_h2_mp(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
     C_22 = _m(C_22)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
 
-def c3_ensemble_bias_h2(alpha_1, alpha_2, mu_1, mu_2, f):
-    """C3 ensemble_bias_h2: Σ α_h μ_h - f, H = 2
-
-    alpha_1*mu_1 + alpha_2*mu_2 - f
-    """
-    alpha_1 = _f(alpha_1)
-    alpha_2 = _f(alpha_2)
-    mu_1 = _f(mu_1)
-    mu_2 = _f(mu_2)
-    f = _f(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 - f
-
-def c3_ensemble_bias_h2_mp(alpha_1, alpha_2, mu_1, mu_2, f):
-    """C3 ensemble_bias_h2: Σ α_h μ_h - f, H = 2
-
-    alpha_1*mu_1 + alpha_2*mu_2 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 - f
-
 def c3_mse_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_13, C_22, C_23, C_33):
-    """C3 mse_h3: E[(Σ α_h F_h - f)²] for H = 3, any real α
+    """C3 mse_h3: E[(Σₕ αₕ Fₕ − f)²] for H = 3, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
     """
@@ -445,7 +401,7 @@ def c3_mse_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_13, 
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
 
 def c3_mse_h3_mp(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_13, C_22, C_23, C_33):
-    """C3 mse_h3: E[(Σ α_h F_h - f)²] for H = 3, any real α
+    """C3 mse_h3: E[(Σₕ αₕ Fₕ − f)²] for H = 3, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
     """
@@ -464,36 +420,8 @@ def c3_mse_h3_mp(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_1
     C_33 = _m(C_33)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
 
-def c3_ensemble_bias_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
-    """C3 ensemble_bias_h3: Σ α_h μ_h - f, H = 3
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
-    """
-    alpha_1 = _f(alpha_1)
-    alpha_2 = _f(alpha_2)
-    alpha_3 = _f(alpha_3)
-    mu_1 = _f(mu_1)
-    mu_2 = _f(mu_2)
-    mu_3 = _f(mu_3)
-    f = _f(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
-
-def c3_ensemble_bias_h3_mp(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
-    """C3 ensemble_bias_h3: Σ α_h μ_h - f, H = 3
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
-
 def c3_mse_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, C_11, C_12, C_13, C_14, C_22, C_23, C_24, C_33, C_34, C_44):
-    """C3 mse_h4: E[(Σ α_h F_h - f)²] for H = 4, any real α
+    """C3 mse_h4: E[(Σₕ αₕ Fₕ − f)²] for H = 4, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
     """
@@ -519,7 +447,7 @@ def c3_mse_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, C_1
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
 
 def c3_mse_h4_mp(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, C_11, C_12, C_13, C_14, C_22, C_23, C_24, C_33, C_34, C_44):
-    """C3 mse_h4: E[(Σ α_h F_h - f)²] for H = 4, any real α
+    """C3 mse_h4: E[(Σₕ αₕ Fₕ − f)²] for H = 4, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
     """
@@ -544,40 +472,8 @@ def c3_mse_h4_mp(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, 
     C_44 = _m(C_44)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
 
-def c3_ensemble_bias_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f):
-    """C3 ensemble_bias_h4: Σ α_h μ_h - f, H = 4
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
-    """
-    alpha_1 = _f(alpha_1)
-    alpha_2 = _f(alpha_2)
-    alpha_3 = _f(alpha_3)
-    alpha_4 = _f(alpha_4)
-    mu_1 = _f(mu_1)
-    mu_2 = _f(mu_2)
-    mu_3 = _f(mu_3)
-    mu_4 = _f(mu_4)
-    f = _f(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
-
-def c3_ensemble_bias_h4_mp(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f):
-    """C3 ensemble_bias_h4: Σ α_h μ_h - f, H = 4
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
-
 def c3_mse_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f, C_11, C_12, C_13, C_14, C_15, C_22, C_23, C_24, C_25, C_33, C_34, C_35, C_44, C_45, C_55):
-    """C3 mse_h5: E[(Σ α_h F_h - f)²] for H = 5, any real α
+    """C3 mse_h5: E[(Σₕ αₕ Fₕ − f)²] for H = 5, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
     """
@@ -610,7 +506,7 @@ def c3_mse_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
 
 def c3_mse_h5_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f, C_11, C_12, C_13, C_14, C_15, C_22, C_23, C_24, C_25, C_33, C_34, C_35, C_44, C_45, C_55):
-    """C3 mse_h5: E[(Σ α_h F_h - f)²] for H = 5, any real α
+    """C3 mse_h5: E[(Σₕ αₕ Fₕ − f)²] for H = 5, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
     """
@@ -642,44 +538,8 @@ def c3_mse_h5_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, 
     C_55 = _m(C_55)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
 
-def c3_ensemble_bias_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f):
-    """C3 ensemble_bias_h5: Σ α_h μ_h - f, H = 5
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
-    """
-    alpha_1 = _f(alpha_1)
-    alpha_2 = _f(alpha_2)
-    alpha_3 = _f(alpha_3)
-    alpha_4 = _f(alpha_4)
-    alpha_5 = _f(alpha_5)
-    mu_1 = _f(mu_1)
-    mu_2 = _f(mu_2)
-    mu_3 = _f(mu_3)
-    mu_4 = _f(mu_4)
-    mu_5 = _f(mu_5)
-    f = _f(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
-
-def c3_ensemble_bias_h5_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f):
-    """C3 ensemble_bias_h5: Σ α_h μ_h - f, H = 5
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    alpha_5 = _m(alpha_5)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    mu_5 = _m(mu_5)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
-
 def c3_mse_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f, C_11, C_12, C_13, C_14, C_15, C_16, C_22, C_23, C_24, C_25, C_26, C_33, C_34, C_35, C_36, C_44, C_45, C_46, C_55, C_56, C_66):
-    """C3 mse_h6: E[(Σ α_h F_h - f)²] for H = 6, any real α
+    """C3 mse_h6: E[(Σₕ αₕ Fₕ − f)²] for H = 6, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
     """
@@ -720,7 +580,7 @@ def c3_mse_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, 
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
 
 def c3_mse_h6_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f, C_11, C_12, C_13, C_14, C_15, C_16, C_22, C_23, C_24, C_25, C_26, C_33, C_34, C_35, C_36, C_44, C_45, C_46, C_55, C_56, C_66):
-    """C3 mse_h6: E[(Σ α_h F_h - f)²] for H = 6, any real α
+    """C3 mse_h6: E[(Σₕ αₕ Fₕ − f)²] for H = 6, any real α
 
     C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
     """
@@ -760,8 +620,148 @@ def c3_mse_h6_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_
     C_66 = _m(C_66)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
 
+def c3_ensemble_bias_h1(alpha_1, mu_1, f):
+    """C3 ensemble_bias_h1: Σₕ αₕ μₕ − f, H = 1
+
+    alpha_1*mu_1 - f
+    """
+    alpha_1 = _f(alpha_1)
+    mu_1 = _f(mu_1)
+    f = _f(f)
+    return alpha_1*mu_1 - f
+
+def c3_ensemble_bias_h1_mp(alpha_1, mu_1, f):
+    """C3 ensemble_bias_h1: Σₕ αₕ μₕ − f, H = 1
+
+    alpha_1*mu_1 - f
+    """
+    alpha_1 = _m(alpha_1)
+    mu_1 = _m(mu_1)
+    f = _m(f)
+    return alpha_1*mu_1 - f
+
+def c3_ensemble_bias_h2(alpha_1, alpha_2, mu_1, mu_2, f):
+    """C3 ensemble_bias_h2: Σₕ αₕ μₕ − f, H = 2
+
+    alpha_1*mu_1 + alpha_2*mu_2 - f
+    """
+    alpha_1 = _f(alpha_1)
+    alpha_2 = _f(alpha_2)
+    mu_1 = _f(mu_1)
+    mu_2 = _f(mu_2)
+    f = _f(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 - f
+
+def c3_ensemble_bias_h2_mp(alpha_1, alpha_2, mu_1, mu_2, f):
+    """C3 ensemble_bias_h2: Σₕ αₕ μₕ − f, H = 2
+
+    alpha_1*mu_1 + alpha_2*mu_2 - f
+    """
+    alpha_1 = _m(alpha_1)
+    alpha_2 = _m(alpha_2)
+    mu_1 = _m(mu_1)
+    mu_2 = _m(mu_2)
+    f = _m(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 - f
+
+def c3_ensemble_bias_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
+    """C3 ensemble_bias_h3: Σₕ αₕ μₕ − f, H = 3
+
+    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
+    """
+    alpha_1 = _f(alpha_1)
+    alpha_2 = _f(alpha_2)
+    alpha_3 = _f(alpha_3)
+    mu_1 = _f(mu_1)
+    mu_2 = _f(mu_2)
+    mu_3 = _f(mu_3)
+    f = _f(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
+
+def c3_ensemble_bias_h3_mp(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
+    """C3 ensemble_bias_h3: Σₕ αₕ μₕ − f, H = 3
+
+    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
+    """
+    alpha_1 = _m(alpha_1)
+    alpha_2 = _m(alpha_2)
+    alpha_3 = _m(alpha_3)
+    mu_1 = _m(mu_1)
+    mu_2 = _m(mu_2)
+    mu_3 = _m(mu_3)
+    f = _m(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
+
+def c3_ensemble_bias_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f):
+    """C3 ensemble_bias_h4: Σₕ αₕ μₕ − f, H = 4
+
+    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
+    """
+    alpha_1 = _f(alpha_1)
+    alpha_2 = _f(alpha_2)
+    alpha_3 = _f(alpha_3)
+    alpha_4 = _f(alpha_4)
+    mu_1 = _f(mu_1)
+    mu_2 = _f(mu_2)
+    mu_3 = _f(mu_3)
+    mu_4 = _f(mu_4)
+    f = _f(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
+
+def c3_ensemble_bias_h4_mp(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f):
+    """C3 ensemble_bias_h4: Σₕ αₕ μₕ − f, H = 4
+
+    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
+    """
+    alpha_1 = _m(alpha_1)
+    alpha_2 = _m(alpha_2)
+    alpha_3 = _m(alpha_3)
+    alpha_4 = _m(alpha_4)
+    mu_1 = _m(mu_1)
+    mu_2 = _m(mu_2)
+    mu_3 = _m(mu_3)
+    mu_4 = _m(mu_4)
+    f = _m(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
+
+def c3_ensemble_bias_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f):
+    """C3 ensemble_bias_h5: Σₕ αₕ μₕ − f, H = 5
+
+    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
+    """
+    alpha_1 = _f(alpha_1)
+    alpha_2 = _f(alpha_2)
+    alpha_3 = _f(alpha_3)
+    alpha_4 = _f(alpha_4)
+    alpha_5 = _f(alpha_5)
+    mu_1 = _f(mu_1)
+    mu_2 = _f(mu_2)
+    mu_3 = _f(mu_3)
+    mu_4 = _f(mu_4)
+    mu_5 = _f(mu_5)
+    f = _f(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
+
+def c3_ensemble_bias_h5_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f):
+    """C3 ensemble_bias_h5: Σₕ αₕ μₕ − f, H = 5
+
+    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
+    """
+    alpha_1 = _m(alpha_1)
+    alpha_2 = _m(alpha_2)
+    alpha_3 = _m(alpha_3)
+    alpha_4 = _m(alpha_4)
+    alpha_5 = _m(alpha_5)
+    mu_1 = _m(mu_1)
+    mu_2 = _m(mu_2)
+    mu_3 = _m(mu_3)
+    mu_4 = _m(mu_4)
+    mu_5 = _m(mu_5)
+    f = _m(f)
+    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
+
 def c3_ensemble_bias_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f):
-    """C3 ensemble_bias_h6: Σ α_h μ_h - f, H = 6
+    """C3 ensemble_bias_h6: Σₕ αₕ μₕ − f, H = 6
 
     alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
     """
@@ -781,7 +781,7 @@ def c3_ensemble_bias_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu
     return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
 
 def c3_ensemble_bias_h6_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f):
-    """C3 ensemble_bias_h6: Σ α_h μ_h - f, H = 6
+    """C3 ensemble_bias_h6: Σₕ αₕ μₕ − f, H = 6
 
     alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
     """
@@ -801,7 +801,7 @@ def c3_ensemble_bias_h6_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6,
     return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
 
 def c3_ueda_nakano(bias_bar, var_bar, covar_bar, H):
-    """C3 ueda_nakano: bias̄² + var̄/H + (1 - 1/H) covar̄ (uniform α_h = 1/H)
+    """C3 ueda_nakano: b̄² + V̄/H + (1 − 1/H) C̄ (uniform αₕ = 1/H)
 
     bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
     """
@@ -812,7 +812,7 @@ def c3_ueda_nakano(bias_bar, var_bar, covar_bar, H):
     return bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
 
 def c3_ueda_nakano_mp(bias_bar, var_bar, covar_bar, H):
-    """C3 ueda_nakano: bias̄² + var̄/H + (1 - 1/H) covar̄ (uniform α_h = 1/H)
+    """C3 ueda_nakano: b̄² + V̄/H + (1 − 1/H) C̄ (uniform αₕ = 1/H)
 
     bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
     """
@@ -823,24 +823,8 @@ def c3_ueda_nakano_mp(bias_bar, var_bar, covar_bar, H):
     return bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
 # --- C4: Head Diversity Index: literal formula vs subspace form ----------------
 
-def c4_literal_identical_orthonormal(d_k):
-    """C4 literal_identical_orthonormal: HDI_lit for identical heads with orthonormal columns (the stated value is 0)
-
-    1 - 1/d_k
-    """
-    d_k = _f(d_k)
-    return 1 - 1/d_k
-
-def c4_literal_identical_orthonormal_mp(d_k):
-    """C4 literal_identical_orthonormal: HDI_lit for identical heads with orthonormal columns (the stated value is 0)
-
-    1 - 1/d_k
-    """
-    d_k = _m(d_k)
-    return 1 - 1/d_k
-
 def c4_literal_scaled(hdi, c):
-    """C4 literal_scaled: HDI_lit of (cW_1, ..., cW_H) given HDI_lit of (W_1, ..., W_H)
+    """C4 literal_scaled: HDIₗᵢₜ of (c W₁, …, c W_H) given HDIₗᵢₜ of (W₁, …, W_H)
 
     -c**4*(1 - hdi) + 1
     """
@@ -849,7 +833,7 @@ def c4_literal_scaled(hdi, c):
     return -c**4*(1 - hdi) + 1
 
 def c4_literal_scaled_mp(hdi, c):
-    """C4 literal_scaled: HDI_lit of (cW_1, ..., cW_H) given HDI_lit of (W_1, ..., W_H)
+    """C4 literal_scaled: HDIₗᵢₜ of (c W₁, …, c W_H) given HDIₗᵢₜ of (W₁, …, W_H)
 
     -c**4*(1 - hdi) + 1
     """
@@ -857,8 +841,24 @@ def c4_literal_scaled_mp(hdi, c):
     c = _m(c)
     return -c**4*(1 - hdi) + 1
 
+def c4_literal_identical_orthonormal(d_k):
+    """C4 literal_identical_orthonormal: HDIₗᵢₜ for identical heads with orthonormal columns (the stated value is 0)
+
+    1 - 1/d_k
+    """
+    d_k = _f(d_k)
+    return 1 - 1/d_k
+
+def c4_literal_identical_orthonormal_mp(d_k):
+    """C4 literal_identical_orthonormal: HDIₗᵢₜ for identical heads with orthonormal columns (the stated value is 0)
+
+    1 - 1/d_k
+    """
+    d_k = _m(d_k)
+    return 1 - 1/d_k
+
 def c4_literal_isotropic(mean_rho, c, d_k):
-    """C4 literal_isotropic: HDI_lit when W_hᵀW_h = c²I, in terms of mean ρ
+    """C4 literal_isotropic: HDIₗᵢₜ when Wₕᵀ Wₕ = c² I, in terms of ρ̄
 
     -c**4*mean_rho/d_k + 1
     """
@@ -868,7 +868,7 @@ def c4_literal_isotropic(mean_rho, c, d_k):
     return -c**4*mean_rho/d_k + 1
 
 def c4_literal_isotropic_mp(mean_rho, c, d_k):
-    """C4 literal_isotropic: HDI_lit when W_hᵀW_h = c²I, in terms of mean ρ
+    """C4 literal_isotropic: HDIₗᵢₜ when Wₕᵀ Wₕ = c² I, in terms of ρ̄
 
     -c**4*mean_rho/d_k + 1
     """
@@ -878,7 +878,7 @@ def c4_literal_isotropic_mp(mean_rho, c, d_k):
     return -c**4*mean_rho/d_k + 1
 
 def c4_matching_scale(d_k):
-    """C4 matching_scale: c with W_hᵀW_h = c²I at which HDI_lit = HDI_sub
+    """C4 matching_scale: c with Wₕᵀ Wₕ = c² I at which HDIₗᵢₜ = HDI_(sub)
 
     d_k**(1/4)
     """
@@ -886,33 +886,15 @@ def c4_matching_scale(d_k):
     return d_k**(1/4)
 
 def c4_matching_scale_mp(d_k):
-    """C4 matching_scale: c with W_hᵀW_h = c²I at which HDI_lit = HDI_sub
+    """C4 matching_scale: c with Wₕᵀ Wₕ = c² I at which HDIₗᵢₜ = HDI_(sub)
 
     d_k**(1/4)
     """
     d_k = _m(d_k)
     return d_k**(mpmath.mpf(1)/mpmath.mpf(4))
 
-def c4_rho_dk2(sigma_1, sigma_2):
-    """C4 rho_dk2: ρ from the principal-angle cosines (d_k = 2)
-
-    sigma_1**2/2 + sigma_2**2/2
-    """
-    sigma_1 = _f(sigma_1)
-    sigma_2 = _f(sigma_2)
-    return (1/2)*sigma_1**2 + (1/2)*sigma_2**2
-
-def c4_rho_dk2_mp(sigma_1, sigma_2):
-    """C4 rho_dk2: ρ from the principal-angle cosines (d_k = 2)
-
-    sigma_1**2/2 + sigma_2**2/2
-    """
-    sigma_1 = _m(sigma_1)
-    sigma_2 = _m(sigma_2)
-    return (mpmath.mpf(1)/mpmath.mpf(2))*sigma_1**2 + (mpmath.mpf(1)/mpmath.mpf(2))*sigma_2**2
-
 def c4_literal_hdi_h2_d3dk2(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 literal_hdi_h2_d3dk2: HDI_lit for H = 2, d = 3, d_k = 2 (row-major entries of W_1 then W_2)
+    """C4 literal_hdi_h2_d3dk2: HDIₗᵢₜ for H = 2, d = 3, dₖ = 2 (row-major entries of W₁, then W₂)
 
     -(Wa_11*Wb_11/2 + Wa_21*Wb_21/2 + Wa_31*Wb_31/2)**2 - (Wa_11*Wb_12/2 + Wa_21*Wb_22/2 + Wa_31*Wb_32/2)**2 - (Wa_12*Wb_11/2 + Wa_22*Wb_21/2 + Wa_32*Wb_31/2)**2 - (Wa_12*Wb_12/2 + Wa_22*Wb_22/2 + Wa_32*Wb_32/2)**2 + 1
     """
@@ -931,7 +913,7 @@ def c4_literal_hdi_h2_d3dk2(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_
     return -((1/2)*Wa_11*Wb_11 + (1/2)*Wa_21*Wb_21 + (1/2)*Wa_31*Wb_31)**2 - ((1/2)*Wa_11*Wb_12 + (1/2)*Wa_21*Wb_22 + (1/2)*Wa_31*Wb_32)**2 - ((1/2)*Wa_12*Wb_11 + (1/2)*Wa_22*Wb_21 + (1/2)*Wa_32*Wb_31)**2 - ((1/2)*Wa_12*Wb_12 + (1/2)*Wa_22*Wb_22 + (1/2)*Wa_32*Wb_32)**2 + 1
 
 def c4_literal_hdi_h2_d3dk2_mp(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 literal_hdi_h2_d3dk2: HDI_lit for H = 2, d = 3, d_k = 2 (row-major entries of W_1 then W_2)
+    """C4 literal_hdi_h2_d3dk2: HDIₗᵢₜ for H = 2, d = 3, dₖ = 2 (row-major entries of W₁, then W₂)
 
     -(Wa_11*Wb_11/2 + Wa_21*Wb_21/2 + Wa_31*Wb_31/2)**2 - (Wa_11*Wb_12/2 + Wa_21*Wb_22/2 + Wa_31*Wb_32/2)**2 - (Wa_12*Wb_11/2 + Wa_22*Wb_21/2 + Wa_32*Wb_31/2)**2 - (Wa_12*Wb_12/2 + Wa_22*Wb_22/2 + Wa_32*Wb_32/2)**2 + 1
     """
@@ -949,8 +931,26 @@ def c4_literal_hdi_h2_d3dk2_mp(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, 
     Wb_32 = _m(Wb_32)
     return -((mpmath.mpf(1)/mpmath.mpf(2))*Wa_11*Wb_11 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_21*Wb_21 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_31*Wb_31)**2 - ((mpmath.mpf(1)/mpmath.mpf(2))*Wa_11*Wb_12 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_21*Wb_22 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_31*Wb_32)**2 - ((mpmath.mpf(1)/mpmath.mpf(2))*Wa_12*Wb_11 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_22*Wb_21 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_32*Wb_31)**2 - ((mpmath.mpf(1)/mpmath.mpf(2))*Wa_12*Wb_12 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_22*Wb_22 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_32*Wb_32)**2 + 1
 
+def c4_rho_dk2(sigma_1, sigma_2):
+    """C4 rho_dk2: ρ from the principal-angle cosines (dₖ = 2)
+
+    sigma_1**2/2 + sigma_2**2/2
+    """
+    sigma_1 = _f(sigma_1)
+    sigma_2 = _f(sigma_2)
+    return (1/2)*sigma_1**2 + (1/2)*sigma_2**2
+
+def c4_rho_dk2_mp(sigma_1, sigma_2):
+    """C4 rho_dk2: ρ from the principal-angle cosines (dₖ = 2)
+
+    sigma_1**2/2 + sigma_2**2/2
+    """
+    sigma_1 = _m(sigma_1)
+    sigma_2 = _m(sigma_2)
+    return (mpmath.mpf(1)/mpmath.mpf(2))*sigma_1**2 + (mpmath.mpf(1)/mpmath.mpf(2))*sigma_2**2
+
 def c4_subspace_hdi_h2_d3dk2(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 subspace_hdi_h2_d3dk2: HDI_sub = 1 - tr(P_1P_2)/d_k for H = 2, d = 3, d_k = 2 (full column rank)
+    """C4 subspace_hdi_h2_d3dk2: HDI_(sub) = 1 − tr(P₁ P₂)/dₖ for H = 2, d = 3, dₖ = 2 (full column rank)
 
     -(Wa_11*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_11*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_11*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) + 1
     """
@@ -969,7 +969,7 @@ def c4_subspace_hdi_h2_d3dk2(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb
     return -1/2*(Wa_11*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_11*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_11*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_21*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_21*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_21*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_31*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_31*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_31*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) + 1
 
 def c4_subspace_hdi_h2_d3dk2_mp(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 subspace_hdi_h2_d3dk2: HDI_sub = 1 - tr(P_1P_2)/d_k for H = 2, d = 3, d_k = 2 (full column rank)
+    """C4 subspace_hdi_h2_d3dk2: HDI_(sub) = 1 − tr(P₁ P₂)/dₖ for H = 2, d = 3, dₖ = 2 (full column rank)
 
     -(Wa_11*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_11*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_11*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) + 1
     """
@@ -2396,18 +2396,18 @@ __all__ = [
     'c1_softmax_scale_mp',
     'c1_temperature',
     'c1_temperature_mp',
+    'c1_exp_kernel',
+    'c1_exp_kernel_mp',
+    'c1_attention_estimate_n3',
+    'c1_attention_estimate_n3_mp',
     'c1_gaussian_bandwidth',
     'c1_gaussian_bandwidth_mp',
     'c1_bandwidth_from_scale',
     'c1_bandwidth_from_scale_mp',
     'c1_gaussian_softmax_score',
     'c1_gaussian_softmax_score_mp',
-    'c1_exp_kernel',
-    'c1_exp_kernel_mp',
     'c1_gaussian_kernel',
     'c1_gaussian_kernel_mp',
-    'c1_attention_estimate_n3',
-    'c1_attention_estimate_n3_mp',
     'c1_gaussian_nw_estimate_n3',
     'c1_gaussian_nw_estimate_n3_mp',
     'c2_head_weight_dv2',
@@ -2416,42 +2416,42 @@ __all__ = [
     'c2_mha_scalar_h2_n3_mp',
     'c3_mse_h1',
     'c3_mse_h1_mp',
-    'c3_ensemble_bias_h1',
-    'c3_ensemble_bias_h1_mp',
     'c3_mse_h2',
     'c3_mse_h2_mp',
-    'c3_ensemble_bias_h2',
-    'c3_ensemble_bias_h2_mp',
     'c3_mse_h3',
     'c3_mse_h3_mp',
-    'c3_ensemble_bias_h3',
-    'c3_ensemble_bias_h3_mp',
     'c3_mse_h4',
     'c3_mse_h4_mp',
-    'c3_ensemble_bias_h4',
-    'c3_ensemble_bias_h4_mp',
     'c3_mse_h5',
     'c3_mse_h5_mp',
-    'c3_ensemble_bias_h5',
-    'c3_ensemble_bias_h5_mp',
     'c3_mse_h6',
     'c3_mse_h6_mp',
+    'c3_ensemble_bias_h1',
+    'c3_ensemble_bias_h1_mp',
+    'c3_ensemble_bias_h2',
+    'c3_ensemble_bias_h2_mp',
+    'c3_ensemble_bias_h3',
+    'c3_ensemble_bias_h3_mp',
+    'c3_ensemble_bias_h4',
+    'c3_ensemble_bias_h4_mp',
+    'c3_ensemble_bias_h5',
+    'c3_ensemble_bias_h5_mp',
     'c3_ensemble_bias_h6',
     'c3_ensemble_bias_h6_mp',
     'c3_ueda_nakano',
     'c3_ueda_nakano_mp',
-    'c4_literal_identical_orthonormal',
-    'c4_literal_identical_orthonormal_mp',
     'c4_literal_scaled',
     'c4_literal_scaled_mp',
+    'c4_literal_identical_orthonormal',
+    'c4_literal_identical_orthonormal_mp',
     'c4_literal_isotropic',
     'c4_literal_isotropic_mp',
     'c4_matching_scale',
     'c4_matching_scale_mp',
-    'c4_rho_dk2',
-    'c4_rho_dk2_mp',
     'c4_literal_hdi_h2_d3dk2',
     'c4_literal_hdi_h2_d3dk2_mp',
+    'c4_rho_dk2',
+    'c4_rho_dk2_mp',
     'c4_subspace_hdi_h2_d3dk2',
     'c4_subspace_hdi_h2_d3dk2_mp',
     'c5_slope',
