@@ -517,7 +517,9 @@ class ClaimResult:
 
     @property
     def restored_by(self) -> list[str]:
-        return [f"{p.id}: {p.restored_by}" for p in self.parts
+        """The narrowest assumptions that restore the refuted core parts (marked-up text; each part
+        carries its own under ``evidence.parts``)."""
+        return [p.restored_by for p in self.parts
                 if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by]
 
     def corrections(self) -> list[dict]:

@@ -1,0 +1,115 @@
+"""Every text a reader sees, rendered to every medium from one source (issue 21): the text fields of
+a quick run of every claim and every text of every derivation are markup that parses, and their
+renderings hold no control characters, no unbalanced delimiters, no SymPy names (``_{bar}``,
+``m_{shift}``) and no placeholder for a formula. One title and one headline per claim in the
+terminal table, report.md and the LaTeX document."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+
+from proofs import CLAIM_IDS, all_derivations, markup
+
+#: The fields of report.json that are marked-up text (everything a referee reads).
+TEXT_KEYS = {"title", "stated", "headline", "summary", "finding", "statement", "derived", "regime",
+             "restored_by", "reason", "boundary", "description", "why", "what", "effect"}
+#: A SymPy symbol name that leaked into mathematics: a multi-letter word set as a subscript.
+LEAK = re.compile(r"_\{(bar|hat|shift|lo|hi|star|tilde|sum|prod|sq|mean|min|max|corr|orth|frame)\}")
+PLACEHOLDERS = ("too wide to read", "characters of LaTeX", "formula of ")
+
+
+def _texts(node, path=""):
+    """(path, text) of every marked-up string field of a report document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("derivation", "figures", "params", "data", "rows", "relation", "latex", "computed", "detail"):
+                continue
+            if isinstance(value, str) and key in TEXT_KEYS:
+                yield f"{path}.{key}", value
+            else:
+                yield from _texts(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for k, value in enumerate(node):
+            if isinstance(value, str) and path.endswith(("assumptions", "restored_by")):
+                yield f"{path}[{k}]", value
+            else:
+                yield from _texts(value, f"{path}[{k}]")
+
+
+@pytest.fixture(scope="module")
+def doc(quick_run):
+    from verify.outputs.report import document
+
+    return document([quick_run(c)[0] for c in CLAIM_IDS], seed=0, quick=True)
+
+
+def _problems(where: str, text: str) -> list[str]:
+    out = []
+    try:
+        markup.check(text, where)
+    except markup.MarkupError as exc:
+        return [str(exc)]
+    for medium in markup.MEDIA:
+        rendered = markup.render(text, medium)
+        bad = [c for c in rendered if unicodedata.category(c)[0] == "C"]
+        if bad:
+            out.append(f"{where} ({medium}): control characters {bad!r}")
+        if medium == "ascii" and not rendered.isascii():
+            out.append(f"{where} (ascii): not ASCII")
+        if medium in ("unicode", "ascii") and any(c in rendered for c in "$`\\"):
+            out.append(f"{where} ({medium}): markup left: {rendered[:80]!r}")
+        if medium == "latex":
+            if rendered.count("{") != rendered.count("}") or rendered.count("$") % 2:
+                out.append(f"{where} (latex): unbalanced: {rendered[:80]!r}")
+            if LEAK.search(rendered):
+                out.append(f"{where} (latex): a SymPy name: {LEAK.search(rendered).group(0)}")
+        if any(p in rendered for p in PLACEHOLDERS):
+            out.append(f"{where} ({medium}): a placeholder for a formula")
+    return out
+
+
+def test_every_text_field_of_a_quick_run_renders_to_every_medium(doc):
+    texts = list(_texts(doc))
+    assert len(texts) > 200              # every claim's headline, parts, corrections, limits, ...
+    problems = [p for where, text in texts for p in _problems(where, text)]
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_every_text_of_every_derivation_is_markup_and_prints_its_symbols():
+    problems = []
+    for der in all_derivations():
+        texts = [("title", der.title), ("stated", der.stated)]
+        texts += [(f"assumption {a.name}", a.statement) for a in der.assumptions.values()]
+        texts += [(f"step {s.name}", s.why) for s in der.steps if s.why]
+        texts += [(f"result {r.name}", r.description) for r in der.results.values() if r.description]
+        texts += [(f"comparison {c.name}.{k}", getattr(c, k)) for c in der.comparisons for k in ("stated", "derived")]
+        texts += [(f"group {g.name}", g.description) for g in der.groups.values() if g.description]
+        texts += [(f"symbol {k}", v) for k, v in der.glossary.items()]
+        problems += [p for where, text in texts for p in _problems(f"{der.claim} {where}", text)]
+        for s in der.steps:
+            tex = s.latex()
+            if LEAK.search(tex):
+                problems.append(f"{der.claim} step {s.name}: a SymPy name {LEAK.search(tex).group(0)}")
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_every_symbol_of_every_derivation_has_a_meaning():
+    from proofs.__main__ import describe
+
+    undefined = {der.claim: [line for line in describe(der).splitlines() if "(not defined)" in line]
+                 for der in all_derivations()}
+    assert not any(undefined.values()), {k: v for k, v in undefined.items() if v}
+
+
+def test_one_title_and_one_headline_per_claim_in_every_view(doc):
+    from verify.outputs.report import markdown, table
+
+    term, md = table(doc, width=100000), markdown(doc)
+    for c in doc["claims"]:
+        title, headline = c["title"], c["headline"]
+        assert markup.render(headline, "unicode") in term
+        assert f"## {c['id']}: {markup.render(title, 'markdown')}" in md
+        assert markup.render(headline, "markdown") in md
