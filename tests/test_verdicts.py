@@ -189,5 +189,5 @@ def test_refuted_headline_names_the_failing_core_and_restoring_assumption():
     res = ClaimResult("CX", "t", "s", [part(pid="law", cx=CX, finding="no model gives the law"),
                                        part(pid="opt", sym=PROVED_UNDER)])
     assert res.headline == "refuted: no model gives the law"
-    assert res.to_dict()["restored_by"] == ["law: H d_k <= d"]
+    assert res.to_dict()["restored_by"] == ["H d_k <= d"]
     assert res.assumptions == ["uniform weights"]
