@@ -6,6 +6,7 @@ argument, what was received and what was expected.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import math
 import numbers
@@ -17,6 +18,7 @@ import numpy as np
 from verify.errors import VerifyError
 
 __all__ = [
+    "ArgParser",
     "claim_id",
     "as_array",
     "positive_number",
@@ -259,3 +261,12 @@ def claim_id(name: str, value: Any) -> str:
 def error_line(exc: BaseException) -> str:
     """``error: <message>`` on one line, as every CLI subcommand prints it before exit status 2."""
     return "error: " + " ".join(str(exc).split())
+
+
+class ArgParser(argparse.ArgumentParser):
+    """The one argument parser of every subcommand: a usage error is a :class:`VerifyError`
+    (printed as ``error: PROG: MESSAGE (usage: ...)``, exit status 2), never argparse's own exit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        usage = " ".join(self.format_usage().split()[1:])
+        raise VerifyError(f"{self.prog}: {message} (usage: {usage})")

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from verify._validate import ArgParser
 from verify.errors import VerifyError
 
 __all__ = ["main", "ArgParser"]
@@ -40,13 +41,6 @@ SUBCOMMANDS = {
 
 #: The file that marks a folder as a report this package wrote (and may replace).
 REPORT_MARKER = "report.json"
-
-
-class ArgParser(argparse.ArgumentParser):
-    """argparse whose errors are the package's one-line ``error: ...`` with exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"{self.prog}: {message}")
 
 
 def _claims_arg(text: str) -> list[str]:
