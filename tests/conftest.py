@@ -33,6 +33,11 @@ if _OWN:
         shutil.copytree(_USER_NUMBA, _CACHE / "numba", dirs_exist_ok=True)
 os.environ["MHA_NW_CACHE_DIR"] = os.environ[_ENV_RUN_CACHE] = str(_CACHE)
 os.environ.pop("MHA_NW_REDERIVE", None)
+# Each claim's quick run, computed once per test run by whichever test process (pytest-xdist
+# worker) needs it first and loaded by the others (verify/pytest_plugin.py); a nested pytest of
+# this suite shares it too (seed 0, quick sizes: the same results).
+(_CACHE / "quick-run").mkdir(exist_ok=True)
+os.environ["MHA_NW_QUICK_RUN_DIR"] = str(_CACHE / "quick-run")
 
 
 def _derive(claims: list[str]) -> None:
@@ -42,11 +47,15 @@ def _derive(claims: list[str]) -> None:
         derivation(claim)          # the run's cache starts empty: derived here, loaded by everyone else
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Derive every claim once, in two processes (the machine's two cores), into the run's cache."""
+def pytest_configure(config: pytest.Config) -> None:
+    """Derive every claim once, in two processes (the machine's two cores), into the run's cache:
+    in the main process, before pytest-xdist starts its workers (they load what it derived)."""
     import multiprocessing
 
     from proofs import CLAIM_IDS
+
+    if hasattr(config, "workerinput") or not _OWN:
+        return
 
     # the slow derivations (C8, C6, C7) apart, so that the two halves take about as long
     halves = [["C8", "C1", "C3", "C4", "C9"], ["C6", "C7", "C5", "C2"]]

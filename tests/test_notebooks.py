@@ -219,6 +219,7 @@ def test_stored_outputs_are_complete(path: Path) -> None:
                for o in shown)
 
 
+@pytest.mark.slow  # re-executes every notebook in its own kernel
 @pytest.mark.parametrize("name", [p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_matches_stored_text(executed: dict, name: str) -> None:
     nb, _seconds = executed[name]

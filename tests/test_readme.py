@@ -54,7 +54,12 @@ COMMANDS = [line.split("  #")[0].strip() for block in _blocks("sh")[1:] for line
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.split()[:4]))
+#: README commands that belong to the slow tier: the benchmark (minutes), the PDF compilation, a sweep.
+SLOW_COMMANDS = ("benchmarks/bench.py", "--pdf", "verify sweep")
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, marks=[pytest.mark.slow] if any(s in c for s in SLOW_COMMANDS)
+                                                  else []) for c in COMMANDS], ids=lambda c: " ".join(c.split()[:4]))
 def test_command_blocks_run(command, scratch):
     # codegen --check compares this checkout; the developer tools run from it
     cwd = ROOT if "proofs codegen" in command or command.startswith(("python benchmarks/", "python tools/")) else scratch

@@ -1,6 +1,6 @@
-"""Verdicts cannot change unnoticed: the quick run's verdicts and part effects against the stored
-snapshot (regenerated only by ``python -m verify snapshot --write``), and the README's verdict
-table against the same snapshot."""
+"""Verdicts cannot change unnoticed: the quick run's verdicts, part effects, headlines, findings
+and regimes against the stored snapshot (regenerated only by ``python -m verify snapshot --write``),
+and the README's verdict table against the same snapshot."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from proofs import CLAIM_IDS
+from proofs.markup import render
 from verify.io import read_json
 from verify.outputs.report import document
 from verify.snapshot import README, SNAPSHOT, differences, readme_section, snapshot_of
@@ -39,6 +40,50 @@ def test_snapshot_catches_a_changed_verdict(quick_doc):
     assert any(d.startswith("C1: verdict") for d in diff) and any("bandwidth as stated" in d for d in diff)
 
 
+def _changed_headline(snap: dict, cid: str) -> dict:
+    """``snap`` with the first figure of ``cid``'s headline changed by one in its last digit."""
+    import re
+
+    headline = snap["claims"][cid]["headline"]
+    m = re.search(r"\d+(?:\.\d+)?", headline)
+    assert m, f"{cid}'s headline quotes no figure: {headline!r}"
+    digits = m.group(0)
+    bumped = digits[:-1] + str((int(digits[-1]) + 1) % 10)
+    return {**snap, "claims": {**snap["claims"], cid: {**snap["claims"][cid],
+                                                     "headline": headline[:m.start()] + bumped + headline[m.end():]}}}
+
+
+@pytest.mark.parametrize("cid", CLAIM_IDS)
+def test_a_changed_headline_figure_is_a_difference(quick_doc, cid):
+    """Every claim's headline quotes a figure, and changing any digit of it fails the comparison."""
+    snap = snapshot_of(quick_doc)
+    diff = differences(snap, _changed_headline(snap, cid))
+    assert diff == [f"{cid}: headline {snap['claims'][cid]['headline']!r} in the snapshot, "
+                    f"{_changed_headline(snap, cid)['claims'][cid]['headline']!r} now"]
+
+
+def test_a_changed_limit_boundary_is_a_difference(quick_doc):
+    snap = snapshot_of(quick_doc)
+    cid, pid = next((c, p) for c, v in snap["claims"].items() for p, (role, effect) in v["parts"].items()
+                    if effect == "limit")
+    texts = snap["claims"][cid]["texts"]
+    changed = {**snap, "claims": {**snap["claims"], cid: {**snap["claims"][cid], "texts": {
+        **texts, pid: {**texts[pid], "regime": texts[pid]["regime"] + " (changed)"}}}}}
+    assert differences(snap, changed) == [f"{cid}/{pid}: regime {texts[pid]['regime']!r} in the snapshot, "
+                                          f"{texts[pid]['regime'] + ' (changed)'!r} now"]
+
+
+def test_texts_are_compared_only_between_runs_of_one_size(quick_doc):
+    """A default run's figures differ from the quick run's by design: against the (quick) snapshot
+    only its verdicts, readings and part effects are compared; a changed verdict still is."""
+    snap = snapshot_of(quick_doc)
+    default = {**_changed_headline(snap, "C1"), "quick": False}
+    assert differences(snap, default) == []
+    default["claims"]["C2"] = {**default["claims"]["C2"], "verdict": "refuted"}
+    assert differences(snap, default) == ["C2: verdict 'exact' in the snapshot, 'refuted' now"]
+    assert differences(snap, {**_changed_headline(snap, "C1"), "seed": 1}) == []
+
+
 def test_readme_table_agrees_with_the_snapshot(quick_doc):
     """The README's generated table (from a full default run) shows the snapshot's verdicts and
     the quick run's counts of corrections, premise findings and limits."""
@@ -61,4 +106,5 @@ def test_generated_table_counts_each_claims_fields(quick_doc):
     for row, c in zip(rows, quick_doc["claims"]):
         cells = [x.strip() for x in row.strip("|").split("|")]
         assert cells[2] == f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])}", c["id"]
-        assert cells[3] == c["headline"].replace("|", "/")
+        # the headline as GitHub Markdown: the markup's own Markdown renderer, a table cell's `|` escaped
+        assert cells[3] == render(" ".join(c["headline"].split()), "markdown").replace("|", "\\|"), c["id"]

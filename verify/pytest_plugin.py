@@ -17,11 +17,13 @@ Enabled by the project's own pytest configuration (``-p verify.pytest_plugin`` i
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -153,34 +155,97 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(problem, pytrace=False)
 
 
-class QuickRun:
-    """The quick run (seed 0) of each claim, computed at most once per session:
-    ``quick_run("C5") -> (ClaimResult, output folder)``."""
+#: Set (to a folder private to one test run) by a suite that runs in several processes
+#: (pytest-xdist): each claim's quick run is then computed once, under a file lock, by whichever
+#: process needs it first, stored there, and loaded by every other process and by the ledger.
+ENV_SHARED = "MHA_NW_QUICK_RUN_DIR"
 
-    def __init__(self, factory: pytest.TempPathFactory) -> None:
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class QuickRun:
+    """The quick run (seed 0) of each claim, computed at most once per test run:
+    ``quick_run("C5") -> (ClaimResult, output folder)``. With ``shared`` (see :data:`ENV_SHARED`)
+    the results are shared by the run's processes through that folder."""
+
+    def __init__(self, factory: pytest.TempPathFactory | None, shared: Path | None = None) -> None:
         self.factory = factory
+        self.shared = shared
         self.results: dict[str, tuple[Any, Path]] = {}
         self.errors: dict[str, str] = {}
 
-    def __call__(self, claim: str) -> tuple[Any, Path]:
+    def _compute(self, claim: str, out: Path) -> Any:
         from verify.claims import Context, run_claim
 
+        ctx = Context(seed=0, quick=True, out=out)
+        return _EXTRA[claim].check(ctx) if claim in _EXTRA else run_claim(claim, ctx)
+
+    def __call__(self, claim: str) -> tuple[Any, Path]:
         claim = claim.upper()
-        if claim not in self.results:
-            out = self.factory.mktemp(claim.lower())
-            ctx = Context(seed=0, quick=True, out=out)
-            try:
-                result = _EXTRA[claim].check(ctx) if claim in _EXTRA else run_claim(claim, ctx)
-                self.results[claim] = (result, out)
-            except Exception as exc:
-                self.errors[claim] = f"{type(exc).__name__}: {exc}"
-                raise
+        if claim in self.results:
+            return self.results[claim]
+        try:
+            if self.shared is None:
+                out = self.factory.mktemp(claim.lower())
+                self.results[claim] = (self._compute(claim, out), out)
+            else:
+                self.results[claim] = self._shared(claim)
+        except Exception as exc:
+            self.errors[claim] = f"{type(exc).__name__}: {exc}"
+            raise
         return self.results[claim]
+
+    def _shared(self, claim: str) -> tuple[Any, Path]:
+        import pickle
+
+        out, done, failed = (self.shared / claim.lower(), self.shared / f"{claim}.pickle",
+                             self.shared / f"{claim}.error")
+        with _locked(self.shared / f"{claim}.lock"):
+            if done.is_file():
+                return pickle.loads(done.read_bytes()), out
+            if failed.is_file():
+                raise RuntimeError(f"the quick run of {claim} failed in another test process: {failed.read_text()}")
+            out.mkdir(exist_ok=True)
+            try:
+                result = self._compute(claim, out)
+            except Exception as exc:
+                failed.write_text(f"{type(exc).__name__}: {exc}")
+                raise
+            tmp = done.with_suffix(".tmp")
+            tmp.write_bytes(pickle.dumps(result))
+            tmp.replace(done)
+            return result, out
+
+    @classmethod
+    def stored(cls, shared: Path) -> "QuickRun":
+        """The results the run's processes stored in ``shared`` (for the ledger of the main process)."""
+        run = cls(None, shared)
+        for claim in _known_claims():
+            if (shared / f"{claim}.pickle").is_file():
+                run(claim)
+            elif (shared / f"{claim}.error").is_file():
+                run.errors[claim] = (shared / f"{claim}.error").read_text()
+        return run
+
+
+def _shared_folder() -> Path | None:
+    folder = os.environ.get(ENV_SHARED)
+    return Path(folder) if folder and os.path.isdir(folder) else None
 
 
 @pytest.fixture(scope="session")
 def quick_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
-    run = QuickRun(tmp_path_factory)
+    run = QuickRun(tmp_path_factory, _shared_folder())
     request.config.stash[_RUN] = run
     return run
 
@@ -199,6 +264,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not ledger:
         return
     run = config.stash.get(_RUN, None)
+    if run is None and _shared_folder() is not None:  # pytest-xdist's main process: the workers ran them
+        run = QuickRun.stored(_shared_folder())
     tr = terminalreporter
     width = max(60, tr._tw.fullwidth if hasattr(tr, "_tw") else 100)
     tr.write_sep("=", "theorem ledger")

@@ -2,7 +2,8 @@
 someone last looked, so that a change of verdict cannot pass unnoticed.
 
 ``python -m verify snapshot --write`` runs the quick report (seed 0), stores every claim's
-verdict, deciding reading and per-part (role, effect) in ``tests/snapshots/verdicts.json``, and
+verdict, deciding reading, headline and per-part (role, effect, finding, regime) in
+``tests/snapshots/verdicts.json``, and
 rewrites the README's verdict table from a full default run (or ``--report FILE``).
 ``python -m verify snapshot [--report FILE]`` compares a report with the snapshot (and, given a
 full report, the README's table with it) and exits 1 on any difference. No verdict is written by
@@ -29,19 +30,27 @@ FORMAT = "mha-nw-verify/verdict-snapshot"
 
 
 def snapshot_of(doc: dict) -> dict[str, Any]:
-    """The verdict-bearing content of a report: per claim, verdict, reading and part effects."""
+    """The verdict-bearing content of a report: per claim, verdict, deciding reading, part effects,
+    and the texts a user reads: the headline and each part's finding and regime (a limit's boundary
+    and figures), exactly as printed."""
     claims = {}
     for c in doc["claims"]:
-        claims[c["id"]] = {"verdict": c["verdict"], "reading": c.get("reading", ""),
-                           "parts": {p["id"]: [p["role"], p["effect"]] for p in c["evidence"]["parts"]}}
-    return {"format": FORMAT, "seed": doc.get("meta", {}).get("seed"), "claims": claims,
-            "crashed": sorted(doc.get("crashed", {}))}
+        parts = c["evidence"]["parts"]
+        claims[c["id"]] = {"verdict": c["verdict"], "reading": c.get("reading", ""), "headline": c["headline"],
+                           "parts": {p["id"]: [p["role"], p["effect"]] for p in parts},
+                           "texts": {p["id"]: {"finding": p.get("finding", ""), "regime": p.get("regime", "")}
+                                     for p in parts}}
+    return {"format": FORMAT, "seed": doc.get("meta", {}).get("seed"), "quick": bool(doc.get("meta", {}).get("quick")),
+            "claims": claims, "crashed": sorted(doc.get("crashed", {}))}
 
 
 def differences(expected: dict, actual: dict) -> list[str]:
-    """Human-readable differences between two snapshots (empty when they agree)."""
+    """Human-readable differences between two snapshots (empty when they agree). Verdicts, readings
+    and part effects are compared always; headlines, findings and regimes (whose figures depend on
+    the run's sizes) only when both snapshots are of the same size (quick or default) and seed."""
     out = []
     e, a = expected.get("claims", {}), actual.get("claims", {})
+    same_run = expected.get("quick") == actual.get("quick") and expected.get("seed") == actual.get("seed")
     for cid in sorted(set(e) | set(a)):
         if cid not in a:
             out.append(f"{cid}: in the snapshot, missing from the report")
@@ -49,13 +58,20 @@ def differences(expected: dict, actual: dict) -> list[str]:
         if cid not in e:
             out.append(f"{cid}: in the report ({a[cid]['verdict']}), missing from the snapshot")
             continue
-        for key in ("verdict", "reading"):
-            if e[cid][key] != a[cid][key]:
-                out.append(f"{cid}: {key} {e[cid][key]!r} in the snapshot, {a[cid][key]!r} now")
+        for key in ("verdict", "reading", *(("headline",) if same_run else ())):
+            if e[cid].get(key) != a[cid].get(key):
+                out.append(f"{cid}: {key} {e[cid].get(key)!r} in the snapshot, {a[cid].get(key)!r} now")
         ep, ap = e[cid]["parts"], a[cid]["parts"]
         for pid in sorted(set(ep) | set(ap)):
             if ep.get(pid) != ap.get(pid):
                 out.append(f"{cid}/{pid}: {ep.get(pid)} in the snapshot, {ap.get(pid)} now")
+        if same_run:
+            et, at = e[cid].get("texts", {}), a[cid].get("texts", {})
+            for pid in sorted(set(et) | set(at)):
+                for key in ("finding", "regime"):
+                    x, y = et.get(pid, {}).get(key), at.get(pid, {}).get(key)
+                    if x != y:
+                        out.append(f"{cid}/{pid}: {key} {x!r} in the snapshot, {y!r} now")
     if expected.get("crashed") != actual.get("crashed"):
         out.append(f"crashed claims: {expected.get('crashed')} in the snapshot, {actual.get('crashed')} now")
     return out
@@ -80,7 +96,8 @@ def _read_snapshot() -> dict:
     claims = doc.get("claims") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(claims, dict) or not all(
             isinstance(c, dict) and isinstance(c.get("verdict"), str) and isinstance(c.get("reading"), str)
-            and isinstance(c.get("parts"), dict) for c in claims.values()):
+            and isinstance(c.get("headline"), str) and isinstance(c.get("parts"), dict)
+            and isinstance(c.get("texts"), dict) for c in claims.values()):
         raise VerifyError(f"snapshot: expected {str(SNAPSHOT)!r} written by `python -m verify snapshot --write` "
                           f"(format {FORMAT!r}), got a file of another shape")
     return doc

@@ -1,0 +1,108 @@
+"""The architecture as tests: the layers import one way, and the installed package imports no
+test-only reference (torch, nbclient, nbformat) at import time.
+
+The layers, bottom to top (a module may import its own layer and the ones below, never above):
+``proofs`` → the foundation (``verify.errors``, ``verify._validate``, ``verify.io``, ``verify``'s
+``__init__``) → ``verify.numeric`` → the drawing primitives ``verify.outputs.plots`` (matplotlib
+only, so that experiments and checks can draw) → ``verify.experiments`` → ``verify.judgment`` →
+``verify.claims`` → ``verify.outputs`` → the entry points (``verify.run``, ``verify.cli``,
+``verify.snapshot``, ``verify.replay``, ``verify.notebook``, ``verify.pytest_plugin``).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: layer of each module or package prefix, bottom (0) to top; the first matching entry counts
+LAYERS = (("proofs", 0), ("verify.errors", 1), ("verify._validate", 1), ("verify.io", 1), ("verify.numeric", 2),
+          ("verify.outputs.plots", 3), ("verify.experiments", 4), ("verify.judgment", 5), ("verify.claims", 6),
+          ("verify.outputs", 7), ("verify", 8))
+#: imported lazily inside a function by design (named with the reason); all other imports count
+LAZY_UPWARD = {
+    # the generator is the arrow from proofs/ to verify/: a build step (`python -m proofs codegen`)
+    # that writes verify/numeric/formulas.py with the package's atomic writer; no derivation imports it
+    "proofs.codegen": {"verify.io"},
+    # the sweep's progress line (lazily, when a terminal shows it)
+    "verify.experiments.sweep": {"verify.outputs.report"},
+    # `latex` without --report runs the checks first, as the main run does
+    "verify.outputs.latex": {"verify.run"},
+}
+HEAVY = ("torch", "nbclient", "nbformat")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for base in ("proofs", "verify"):
+        for path in sorted((ROOT / base).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _layer(module: str) -> int | None:
+    if module == "verify":  # the package's __init__: the foundation's exceptions and the version
+        return 1
+    return next((level for prefix, level in LAYERS if module == prefix or module.startswith(prefix + ".")), None)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Every module ``path`` imports anywhere in its body (top level and inside functions)."""
+    found, known = set(), _modules()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from package import module` imports the module (the package's __init__ only docs)
+            subs = {f"{node.module}.{a.name}" for a in node.names} & set(known)
+            found |= subs or {node.module}
+    return {m for m in found if m in known and m != module}
+
+
+def test_the_layer_table_covers_every_module():
+    assert len(_modules()) > 50
+    for module in _modules():
+        assert _layer(module) is not None, module
+
+
+def test_imports_go_one_way():
+    upward = []
+    for module, path in _modules().items():
+        own = _layer(module)
+        for dep in _imports(path, module):
+            dep_layer = _layer(dep)
+            if dep_layer > own and dep not in LAZY_UPWARD.get(module, ()):
+                upward.append(f"{module} (layer {own}) -> {dep} (layer {dep_layer})")
+    assert not upward, "imports against the layers:\n" + "\n".join(sorted(upward))
+
+
+def test_proofs_never_imports_verify():
+    for module, path in _modules().items():
+        if module.startswith("proofs"):
+            deps = [d for d in _imports(path, module) if d.startswith("verify")]
+            assert not set(deps) - LAZY_UPWARD.get(module, set()), module
+
+
+def test_the_check_can_fail():
+    """The walk sees a function-level import, so an upward import written anywhere is caught."""
+    src = "def f():\n    from verify.cli import main\n"
+    tree = ast.parse(src)
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "verify.cli" for n in ast.walk(tree))
+    assert _layer("verify.cli") > _layer("verify.numeric.nw")
+
+
+def test_no_test_only_reference_at_import_time():
+    """Every module of the package imported in a fresh interpreter: none of torch, nbclient,
+    nbformat is loaded (a converter such as ``from_torch`` imports torch when called)."""
+    modules = [m for m in _modules() if m != "proofs.__main__" and m != "verify.__main__"]
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}:\n    importlib.import_module(m)\n"
+            f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert proc.stdout.strip() == "", f"importing the package loads {proc.stdout.strip()}"
