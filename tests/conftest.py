@@ -34,10 +34,12 @@ if _OWN:
 os.environ["MHA_NW_CACHE_DIR"] = os.environ[_ENV_RUN_CACHE] = str(_CACHE)
 os.environ.pop("MHA_NW_REDERIVE", None)
 # Each claim's quick run, computed once per test run by whichever test process (pytest-xdist
-# worker) needs it first and loaded by the others (verify/pytest_plugin.py); a nested pytest of
-# this suite shares it too (seed 0, quick sizes: the same results).
-(_CACHE / "quick-run").mkdir(exist_ok=True)
-os.environ["MHA_NW_QUICK_RUN_DIR"] = str(_CACHE / "quick-run")
+# worker) needs it first and loaded by the others (verify/pytest_plugin.py); a pytest started inside
+# this run inherits the folder. A run given an outer cache without that folder (tools/mutants.py:
+# one derivation cache for every mutant, checked against the source of proofs/) computes its own.
+if _OWN:
+    (_CACHE / "quick-run").mkdir()
+    os.environ["MHA_NW_QUICK_RUN_DIR"] = str(_CACHE / "quick-run")
 
 
 def _derive(claims: list[str]) -> None:

@@ -95,3 +95,39 @@ def test_every_test_in_the_claim_modules_of_this_suite_is_marked():
     selected = {line.split("::")[0] for line in out.stdout.splitlines() if "::" in line}
     claim_modules = {f"tests/{p.name}" for p in (ROOT / "tests").glob("test_claim_c*.py")}
     assert claim_modules <= selected
+
+
+def test_quick_runs_are_computed_once_per_test_run(tmp_path, monkeypatch):
+    """Two test processes sharing the run's folder: the first computes a claim's quick run, the
+    second loads it (the same result), and the ledger's view of the folder has it too."""
+    from verify import pytest_plugin as plugin
+
+    calls = []
+
+    def compute(self, claim, out):
+        calls.append((claim, out))
+        return {"claim": claim, "out": str(out)}
+
+    monkeypatch.setattr(plugin.QuickRun, "_compute", compute)
+    first, second = plugin.QuickRun(None, tmp_path), plugin.QuickRun(None, tmp_path)
+    a, b = first("C2"), second("c2")
+    assert calls == [("C2", tmp_path / "c2")]
+    assert a == b == ({"claim": "C2", "out": str(tmp_path / "c2")}, tmp_path / "c2")
+    assert plugin.QuickRun.stored(tmp_path).results == {"C2": a}
+
+
+def test_a_failed_quick_run_is_not_repeated_by_another_process(tmp_path, monkeypatch):
+    from verify import pytest_plugin as plugin
+
+    calls = []
+
+    def compute(self, claim, out):
+        calls.append(claim)
+        raise ValueError("boom")
+
+    monkeypatch.setattr(plugin.QuickRun, "_compute", compute)
+    for run in (plugin.QuickRun(None, tmp_path), plugin.QuickRun(None, tmp_path)):
+        with pytest.raises(Exception, match="boom"):
+            run("C3")
+    assert calls == ["C3"]
+    assert plugin.QuickRun.stored(tmp_path).errors == {"C3": "ValueError: boom"}

@@ -80,7 +80,12 @@ def run(mutants: list[Mutant], python: str) -> int:
     work = Path(tempfile.mkdtemp(prefix="mha-nw-mutants-"))
     try:
         _copy_tree(work)
-        env = {**os.environ, "PYTHONPATH": str(work), "OPENBLAS_NUM_THREADS": "1", "MHA_NW_REDERIVE": "1"}
+        # one derivation cache for every mutant: it is keyed by the source of proofs/, so a mutant of
+        # a derivation misses it and derives afresh; each mutant's pytest computes its own quick runs
+        cache = work / ".mutants-cache"
+        cache.mkdir()
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("MHA_NW_")}, "PYTHONPATH": str(work),
+               "OPENBLAS_NUM_THREADS": "1", "MHA_NW_TEST_RUN_CACHE": str(cache), "MHA_NW_CACHE_DIR": str(cache)}
         killed, survivors = 0, []
         print(f"{'mutant':<34} {'file':<28} {'result':<9} seconds")
         for m in mutants:
