@@ -70,8 +70,29 @@ def spell(**names: str) -> None:
         SPELLED[name] = tex
 
 
+#: Printed formulas, by (expression, macros, how many spellings are registered): SymPy's LaTeX
+#: printer takes ~30 ms per step, and the terminal, the notebooks and the export print the same
+#: steps (spellings are only ever added, so their count identifies the registry's state).
+_PRINTED: dict[tuple, str] = {}
+#: Entries kept at most (a derivation has at most a few hundred steps and results).
+MAX_PRINTED = 20_000
+
+
 def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     """``sympy.latex`` with the project's symbol spelling (``macros=True`` for the export)."""
+    try:
+        key = (type(expr), expr, macros, len(SPELLED), tuple(sorted(kwargs.items())))
+        hash(key)
+    except TypeError:  # an unhashable object (a mutable matrix): printed every time
+        return _to_latex(expr, macros=macros, **kwargs)
+    if key not in _PRINTED:
+        if len(_PRINTED) >= MAX_PRINTED:
+            _PRINTED.clear()
+        _PRINTED[key] = _to_latex(expr, macros=macros, **kwargs)
+    return _PRINTED[key]
+
+
+def _to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     names = dict(LATEX_NAMES)
     if SPELLED:   # every symbol, bound ones too (a Sum's index, a Subs's variable)
         atoms = expr.atoms(sp.Symbol) if isinstance(expr, (sp.Basic, sp.MatrixBase)) else ()
