@@ -537,3 +537,19 @@ def test_c8_limit_and_correction_quote_the_decay_sums(quick_run):
     assert (f"geometric ($r = 1/2$) {W['geom'][0]:.4f} to {W['geom'][-1]:.4f} (floor $(1-r)^2 V_1 = 0.2500$), "
             f"best-first Fibonacci {W['fib_best'][0]:.4f} to {W['fib_best'][-1]:.4f} (floor "
             f"$V_1/\\varphi^4 = {PHI ** -4:.4f}$)") in dec
+
+
+# ============================================================================ every claim here
+@pytest.mark.parametrize("claim", ["C1", "C2", "C3", "C4", "C8"])
+def test_no_figure_reads_zero_times_a_power_of_ten(quick_run, claim):
+    """A figure that is exactly 0 reads "exactly" or "$0$", never "$0 \\times 10^{0}$"."""
+    result = _run(quick_run, claim)
+    texts = [result.headline, result.summary]
+    for p in result.parts:
+        texts += [p.finding, p.numeric.summary if p.numeric else ""]
+    for text in texts:
+        assert r"$0 \times 10^{" not in text, text
+    if claim == "C2":
+        sc = _part(result, "scalar ensemble weights").numeric
+        err = sc.figures["closed_form_h2_n3_rel_error"]
+        assert ("agrees exactly." if err == 0 else f"agrees to {sci(err, 0)}.") in sc.summary

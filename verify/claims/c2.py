@@ -254,6 +254,11 @@ def judge_free_weights(params: dict) -> ReplayOutcome:
     return ReplayOutcome(violates=not on, summary=summary, figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
 
 
+def _to(x: float) -> str:
+    """"to x" for an agreement figure, "exactly" where it is 0 (markup)."""
+    return "exactly" if x == 0 else f"to {sci(x, 0)}"
+
+
 # --------------------------------------------------------------------------- the claim
 CLAIM = Claim(proofs.c2_ensemble)
 
@@ -300,8 +305,8 @@ def scalar_ensemble_weights(ctx: Context) -> Evidence:
         numeric=Numeric("rounding" if sc["ok"] else "disagree",
                         f"{sc['modules']} seeded modules: MultiHeadNW against "
                         r"$\sum_h \alpha_h \hat{f}_h + \beta$ in mpmath, max relative error "
-                        f"{sci(sc['max_rel_error'])}; the generated `c2_mha_scalar_h2_n3` agrees to "
-                        f"{sci(sc['closed_form_h2_n3_rel_error'], 0)}. $\\sum_h \\alpha_h$ ranges over "
+                        f"{sci(sc['max_rel_error'])}; the generated `c2_mha_scalar_h2_n3` agrees "
+                        f"{_to(sc['closed_form_h2_n3_rel_error'])}. $\\sum_h \\alpha_h$ ranges over "
                         f"{num(lo, '.2f')} to {num(hi, '.2f')}, the smallest $\\alpha_h$ is "
                         f"{num(sc['min_alpha'], '.2f')}; {sc['modules_on_simplex']} of {sc['modules']} random "
                         "modules have their weights on the simplex", sc),
