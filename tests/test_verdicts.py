@@ -191,3 +191,125 @@ def test_refuted_headline_names_the_failing_core_and_restoring_assumption():
     assert res.headline == "refuted: no model gives the law"
     assert res.to_dict()["restored_by"] == ["H d_k <= d"]
     assert res.assumptions == ["uniform weights"]
+
+
+# -- the rule as full tables, expected verdicts written out by hand --------------------------------
+#: a core part of each grade
+E, M, A, R, N = (dict(sym=PROVED, num=ROUND), dict(sym=PROVED_UNDER), dict(num=STAT), dict(cx=CX), dict())
+_V = {"E": Verdict.EXACT, "M": Verdict.HOLDS_UNDER_MODEL, "A": Verdict.APPROXIMATE, "R": Verdict.REFUTED,
+      "N": Verdict.NOT_CHECKABLE}
+_EV = {"E": E, "M": M, "A": A, "R": R, "N": N}
+
+#: two core parts of one reading -> its verdict: a refuted one refutes; else the weakest checkable
+#: (exact > holds under model > approximate); a part that is not checkable is left out.
+READING_PAIRS = {
+    "EE": "E", "EM": "M", "EA": "A", "ER": "R", "EN": "E",
+    "MM": "M", "MA": "A", "MR": "R", "MN": "M",
+    "AA": "A", "AR": "R", "AN": "A",
+    "RR": "R", "RN": "R",
+    "NN": "N",
+}
+
+
+@pytest.mark.parametrize("pair", [a + b for a, b in itertools.product("EMARN", repeat=2)])
+def test_reading_verdict_of_two_cores_either_order(pair):
+    expected = _V[READING_PAIRS.get(pair) or READING_PAIRS[pair[::-1]]]
+    parts = [part(pid=f"c{i}", **_EV[g]) for i, g in enumerate(pair)]
+    assert claim_verdict(parts) == (expected, "")
+
+
+@pytest.mark.parametrize("triple,expected", [("EMA", "A"), ("ENN", "E"), ("NAN", "A"), ("EER", "R"), ("NNN", "N"),
+                                             ("MEM", "M")])
+def test_reading_verdict_of_three_cores(triple, expected):
+    parts = [part(pid=f"c{i}", **_EV[g]) for i, g in enumerate(triple)]
+    assert claim_verdict(parts) == (_V[expected], "")
+
+
+#: the verdicts of readings i and ii (declared in that order) -> (claim verdict, deciding reading):
+#: the best reading, exact > holds under model > approximate > refuted > not checkable; a tie goes
+#: to the reading declared first.
+READING_CHOICE = [
+    ("EM", "E", "i"), ("ME", "E", "ii"), ("MA", "M", "i"), ("AM", "M", "ii"), ("AR", "A", "i"), ("RA", "A", "ii"),
+    ("RN", "R", "i"), ("NR", "R", "ii"), ("EN", "E", "i"), ("NE", "E", "ii"), ("ER", "E", "i"), ("RE", "E", "ii"),
+    ("EE", "E", "i"), ("MM", "M", "i"), ("AA", "A", "i"), ("RR", "R", "i"), ("NN", "N", "i"),
+]
+
+
+@pytest.mark.parametrize("pair,verdict,reading", READING_CHOICE, ids=[p for p, _, _ in READING_CHOICE])
+def test_the_best_reading_decides_and_a_tie_goes_to_the_first_declared(pair, verdict, reading):
+    parts = [part(pid=f"r{rid}", reading=rid, **_EV[g]) for rid, g in zip(("i", "ii"), pair)]
+    assert claim_verdict(parts) == (_V[verdict], reading)
+    res = ClaimResult("CX", "t", "s", parts, readings=[Reading("i", "in H"), Reading("ii", "in n")])
+    assert (res.verdict, res.reading) == (_V[verdict], reading)
+    assert [p.id for p in res.core_parts] == [f"r{reading}"]
+
+
+def test_a_tie_goes_to_the_first_declared_reading_whatever_its_id():
+    parts = [part(pid="b", reading="ii", **M), part(pid="a", reading="i", **M)]
+    assert claim_verdict(parts) == (Verdict.HOLDS_UNDER_MODEL, "ii")
+
+
+def test_three_readings_best_wins_and_each_reading_takes_its_weakest_core():
+    parts = [part(pid="a1", reading="a", **E), part(pid="a2", reading="a", **A),       # a: approximate
+             part(pid="b1", reading="b", **M), part(pid="b2", reading="b", **N),       # b: holds under model
+             part(pid="c1", reading="c", **E), part(pid="c2", reading="c", **R)]       # c: refuted
+    assert claim_verdict(parts) == (Verdict.HOLDS_UNDER_MODEL, "b")
+
+
+#: role x evidence -> effect, every role against every kind of evidence (written out by hand)
+_EVIDENCE = {"exact": dict(sym=PROVED, num=ROUND), "model": dict(sym=PROVED_UNDER), "approximate": dict(num=STAT),
+             "counterexample": dict(num=STAT, cx=CX), "derived-differs": dict(sym=OFF, num=ROUND),
+             "disagree": dict(sym=PROVED, num=BAD), "nothing": dict()}
+ROLE_TABLE = {
+    Role.DETAIL: {"exact": Effect.DETAIL_HOLDS, "model": Effect.DETAIL_HOLDS, "approximate": Effect.DETAIL_HOLDS,
+                  "counterexample": Effect.CORRECTION, "derived-differs": Effect.CORRECTION,
+                  "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED},
+    Role.PREMISE: {"exact": Effect.PREMISE_HOLDS, "model": Effect.PREMISE_HOLDS, "approximate": Effect.PREMISE_HOLDS,
+                   "counterexample": Effect.PREMISE_FAILS, "derived-differs": Effect.PREMISE_FAILS,
+                   "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED},
+    Role.SCOPE: {"exact": Effect.SCOPE_HOLDS, "model": Effect.SCOPE_HOLDS, "approximate": Effect.SCOPE_HOLDS,
+                 "counterexample": Effect.LIMIT, "derived-differs": Effect.LIMIT,
+                 "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED},
+}
+_ROLE_ROWS = [(role, ev, eff) for role, row in ROLE_TABLE.items() for ev, eff in row.items()]
+
+
+@pytest.mark.parametrize("role,ev,effect", _ROLE_ROWS, ids=[f"{r.value}-{e}" for r, e, _ in _ROLE_ROWS])
+def test_every_role_against_every_kind_of_evidence(role, ev, effect):
+    p = part(role, **_EVIDENCE[ev])
+    assert p.effect is effect
+    core = part(pid="core", **E)
+    res = ClaimResult("CX", "t", "s", [core, p])
+    assert res.verdict is Verdict.EXACT                       # never the verdict
+    assert [q.id for q in res.corrections_parts] == (["p"] if effect is Effect.CORRECTION else [])
+    assert [q.id for q in res.limits_parts] == (["p"] if effect is Effect.LIMIT else [])
+    assert [q.id for q in res.premise_parts] == (["p"] if role is Role.PREMISE else [])
+
+
+@pytest.mark.parametrize("ev", list(_EVIDENCE)[:3] + ["counterexample", "nothing"])
+def test_a_core_part_always_sets_the_verdict(ev):
+    kw = {k: v for k, v in _EVIDENCE[ev].items()}
+    assert part(**kw).effect is Effect.SETS_VERDICT
+
+
+@pytest.mark.parametrize("cores,expected", [
+    ([dict(pid="a", finding="holds", **A), dict(pid="b", finding="unmeasured", **N)],
+     "approximate; not checked: unmeasured"),
+    ([dict(pid="a", **A), dict(pid="b", **N), dict(pid="c", **N)], "approximate; not checked: (1) b, (2) c"),
+    ([dict(pid="a", finding="fails here", **R), dict(pid="b", finding="unmeasured", **N)], "refuted: fails here"),
+    ([dict(pid="a", finding="x", **R), dict(pid="b", finding="y", **R)], "refuted: (1) x, (2) y"),
+    ([dict(pid="a", **R)], "refuted: statement"),
+], ids=["one-unchecked", "two-unchecked-by-id", "refuted-hides-unchecked", "two-refuted", "refuted-no-finding"])
+def test_headline_names_failed_then_unchecked_cores(cores, expected):
+    res = ClaimResult("CX", "t", "s", [part(**c) for c in cores])
+    assert res.headline == expected
+
+
+def test_headline_counts_and_numbers_corrections_and_limits():
+    parts = [part(pid="core", **E),
+             part(Role.DETAIL, pid="d1", cx=CX, finding="first"), part(Role.DETAIL, pid="d2", sym=OFF, finding="second"),
+             part(Role.DETAIL, pid="d3", **E, finding="holds"), part(Role.SCOPE, pid="s1", cx=CX, finding="edge"),
+             part(Role.PREMISE, pid="p1", num=STAT, finding="measured"), part(Role.PREMISE, pid="p2", **N)]
+    assert ClaimResult("CX", "t", "s", parts).headline == (
+        "exact; 2 corrections: (1) first, (2) second; premise holds on NW heads (measured); not checkable; "
+        "1 limit: edge")

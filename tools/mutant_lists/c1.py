@@ -119,4 +119,13 @@ MUTANTS = [
       'key_norm=r"\\lVert k_i \\rVert"',
       'key_norm=r"\\lvert k_i \\rvert"',
       (P,)),
+    # the figures the correction quotes (tests/test_headlines.py)
+    M('c1-violation-count-wrong-list', 'verify/claims/c1.py',
+      'viol = [r for r in table if r["violates"]]',
+      'viol = [r for r in table if not r["violates"]]',
+      ('tests/test_headlines.py::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
+    M('c1-worst-derived-min', 'verify/claims/c1.py',
+      'worst_derived = max(r["diff_derived"] for r in table)',
+      'worst_derived = min(r["diff_derived"] for r in table)',
+      ('tests/test_headlines.py::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
 ]

@@ -78,4 +78,13 @@ MUTANTS = [
       'spell(bias_bar=r"\\bar{b}", var_bar=r"\\bar{V}", covar_bar=r"\\bar{C}")',
       'spell(var_bar=r"\\bar{V}", covar_bar=r"\\bar{C}")',
       (P + '::test_symbols_print_as_mathematics',)),
+    # the figures the summary quotes (tests/test_headlines.py)
+    M('c3-summary-worst-min', 'verify/claims/c3.py',
+      'worst = max(ident["max_pointwise"], ident["max_integrated"])',
+      'worst = min(ident["max_pointwise"], ident["max_integrated"])',
+      ('tests/test_headlines.py::test_c3_headline_and_summary_exactly',)),
+    M('c3-ueda-gap-min', 'verify/claims/c3.py',
+      '"max_gap": max(max(r[f"gap_{k}"]',
+      '"max_gap": min(max(r[f"gap_{k}"]',
+      ('tests/test_headlines.py::test_c3_headline_and_summary_exactly',)),
 ]

@@ -78,4 +78,9 @@ MUTANTS = [
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}", hdi=r"\\mathrm{HDI}_{\\mathrm{lit}}")',
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}")',
       (P + '::test_symbols_print_as_mathematics',)),
+    # the figures the summary quotes (tests/test_headlines.py)
+    M('c4-summary-worst-min', 'verify/claims/c4.py',
+      'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
+      'worst = min(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
+      ('tests/test_headlines.py::test_c4_headline_summary_and_subspace_range_recomputed',)),
 ]

@@ -32,10 +32,29 @@ from verify.numeric import formulas
 from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
 
 __all__ = ["CLAIM", "check", "random_module", "mp_mha", "scalar_weights", "judge_free_weights", "ensemble", "scalar",
-           "SIMPLEX_TOL"]
+           "SIMPLEX_TOL", "on_simplex", "ensemble_agrees", "scalar_agrees"]
 
 #: A random module's α counts as "on the simplex" when every α_h ≥ 0 and |Σα − 1| is below this.
 SIMPLEX_TOL = 1e-12
+
+
+# --------------------------------------------------------------------------- the judges
+def on_simplex(alpha: np.ndarray) -> bool:
+    """The head weights are a convex combination: every α_h >= 0 and |Σα − 1| <= SIMPLEX_TOL."""
+    return bool(np.all(alpha >= 0) and abs(float(alpha.sum()) - 1) <= SIMPLEX_TOL)
+
+
+def ensemble_agrees(worst_ratio: float, key_bias_ratio: float) -> bool:
+    """Part 1 agrees to rounding: every module's error within its float64 rounding bound
+    (``worst_ratio`` = largest error / bound <= 1), and a random key bias moves the output by at most
+    the rounding bound (``key_bias_ratio`` <= 1)."""
+    return bool(worst_ratio <= 1.0 and key_bias_ratio <= 1.0)
+
+
+def scalar_agrees(worst_ratio: float, closed_err: float, closed_bound: float, alpha_gap: float) -> bool:
+    """Part 2 agrees to rounding: every module within its rounding bound, the generated
+    ``c2_mha_scalar_h2_n3`` within its own, and the generated α_h within 4 ulps of W_V^h W_O^h."""
+    return bool(worst_ratio <= 1.0 and closed_err <= closed_bound and alpha_gap <= 4 * EPS)
 
 
 def random_module(rng: np.random.Generator, H: int, d: int, kdim: int, vdim: int, d_k: int, d_v: int,
@@ -134,7 +153,7 @@ def ensemble(ctx: Context) -> dict[str, Any]:
         key_bias = max(key_bias, kb / (bound + bound_moved))
     return {"cases": rows, "max_rel_error": worst, "max_error_over_bound": worst_ratio,
             "max_key_bias_shift_over_bound": key_bias, "dps": MP_DPS,
-            "ok": worst_ratio <= 1.0 and key_bias <= 1.0}
+            "ok": ensemble_agrees(worst_ratio, key_bias)}
 
 
 # --------------------------------------------------------------------------- part 2
@@ -184,7 +203,7 @@ def scalar(ctx: Context) -> dict[str, Any]:
         rows.append({"H": H, "d_k": d_k, "d_v": d_v, "alpha": alpha.tolist(), "sum_alpha": float(alpha.sum()),
                      "W_V": [mod.W_V[h][0].tolist() for h in range(H)], "W_O": [mod.W_O[h][:, 0].tolist() for h in range(H)],
                      "beta": beta, "rel_error": err, "bound": bound,
-                     "on_simplex": bool(np.all(alpha >= 0) and abs(alpha.sum() - 1) <= SIMPLEX_TOL)})
+                     "on_simplex": on_simplex(alpha)})
         worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
     # the generated closed forms: H = 2, n = 3, d_v = 2 (w_h3 = 1 - w_h1 - w_h2 built in)
     rng = ctx.rng("c2/scalar/h2n3")
@@ -205,7 +224,7 @@ def scalar(ctx: Context) -> dict[str, Any]:
             "c2_head_weight_dv2_vs_alpha": alpha_gap, "modules_on_simplex": sum(r["on_simplex"] for r in rows),
             "modules": len(rows), "sum_alpha_range": [min(sums), max(sums)],
             "min_alpha": min(min(r["alpha"]) for r in rows),
-            "ok": worst_ratio <= 1.0 and closed_err <= bound and alpha_gap <= 4 * EPS}
+            "ok": scalar_agrees(worst_ratio, closed_err, bound, alpha_gap)}
 
 
 #: A replay lists every α_h in its summary: at most this many heads (the check saves H <= 8). The
@@ -229,10 +248,15 @@ def judge_free_weights(params: dict) -> ReplayOutcome:
     if not (np.all(np.isfinite(alpha)) and math.isfinite(total)):
         raise fail("params.W_V, W_O", f"entries up to {max(np.abs(wv).max(), np.abs(wo).max()):.3g}, "
                    "whose products overflow float64", "weights whose α_h and Σα are finite")
-    on = bool(np.all(alpha >= 0) and abs(float(alpha.sum()) - 1) <= SIMPLEX_TOL)
+    on = on_simplex(alpha)
     summary = (f"H = {alpha.size}: α = ({', '.join(f'{a:.3f}' for a in alpha)}), Σα = {alpha.sum():.3f}, "
                f"min α = {alpha.min():.3f} (violation: not on the simplex α ≥ 0, Σα = 1)")
     return ReplayOutcome(violates=not on, summary=summary, figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
+
+
+def _to(x: float) -> str:
+    """"to x" for an agreement figure, "exactly" where it is 0 (markup)."""
+    return "exactly" if x == 0 else f"to {sci(x, 0)}"
 
 
 # --------------------------------------------------------------------------- the claim
@@ -281,8 +305,8 @@ def scalar_ensemble_weights(ctx: Context) -> Evidence:
         numeric=Numeric("rounding" if sc["ok"] else "disagree",
                         f"{sc['modules']} seeded modules: MultiHeadNW against "
                         r"$\sum_h \alpha_h \hat{f}_h + \beta$ in mpmath, max relative error "
-                        f"{sci(sc['max_rel_error'])}; the generated `c2_mha_scalar_h2_n3` agrees to "
-                        f"{sci(sc['closed_form_h2_n3_rel_error'], 0)}. $\\sum_h \\alpha_h$ ranges over "
+                        f"{sci(sc['max_rel_error'])}; the generated `c2_mha_scalar_h2_n3` agrees "
+                        f"{_to(sc['closed_form_h2_n3_rel_error'])}. $\\sum_h \\alpha_h$ ranges over "
                         f"{num(lo, '.2f')} to {num(hi, '.2f')}, the smallest $\\alpha_h$ is "
                         f"{num(sc['min_alpha'], '.2f')}; {sc['modules_on_simplex']} of {sc['modules']} random "
                         "modules have their weights on the simplex", sc),
