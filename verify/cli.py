@@ -108,7 +108,8 @@ def _parser() -> ArgParser:
 
 def _wrapped(label: str, text: str, medium: str) -> list[str]:
     return textwrap.wrap(render_text(text, medium), SUMMARY_WIDTH, initial_indent=" " * 6 + label,
-                         subsequent_indent=" " * (6 + len(label)), break_on_hyphens=False)
+                         subsequent_indent=" " * (6 + len(label)), break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def render_text(text: str, medium: str) -> str:

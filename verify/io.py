@@ -36,16 +36,17 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from verify.errors import VerifyError
 
@@ -99,6 +100,8 @@ def _quote(path: Path | str) -> str:
 
 
 def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -108,6 +111,19 @@ def _kind(mode: int) -> str:
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
     return "not a regular file"
+
+
+#: Bytes of a target's name kept in the names written beside it (temporary files, staging
+#: folders), so that a target of the longest allowed name still has room for them.
+SIDE_NAME_BYTES = 96
+
+
+def _side(name: str) -> str:
+    """``name``, or its first SIDE_NAME_BYTES bytes and a hash of the whole, for a name beside it."""
+    raw = os.fsencode(name)
+    if len(raw) <= SIDE_NAME_BYTES:
+        return name
+    return raw[:SIDE_NAME_BYTES].decode("utf-8", "ignore") + "~" + hashlib.sha256(raw).hexdigest()[:8]
 
 
 def _name_max(folder: Path) -> int:
@@ -195,7 +211,7 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, name: str | None = None
     target = write_target(name or "output file", path)
     try:
         _make_folders(target.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{_side(target.name)}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
@@ -222,11 +238,15 @@ def atomic_write_text(path: Path | str, text: str, *, encoding: str = "utf-8", n
 
 
 def jsonable(x: Any) -> Any:
-    """``x`` with numpy scalars and arrays turned into Python numbers and lists."""
+    """``x`` with numpy scalars and arrays turned into Python numbers and lists (numpy is not
+    imported here: where it was never imported, no value can be one of its types)."""
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
+    np = sys.modules.get("numpy")
+    if np is None:
+        return x
     if isinstance(x, np.ndarray):
         return jsonable(x.tolist())
     if isinstance(x, np.bool_):
@@ -335,7 +355,9 @@ def is_run_folder(folder: Path | str, marker: str = RUN_MARKER) -> bool:
         doc = read_json(marker, path, max_bytes=4096)
     except (OSError, VerifyError):
         return False
-    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        return False
+    version = doc.get("schema_version")
     return (doc.get("schema") == RUN_SCHEMA and isinstance(version, int) and not isinstance(version, bool)
             and 1 <= version <= RUN_SCHEMA_VERSION)
 
@@ -396,18 +418,19 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
     try:
         _make_folders(parent)
         with _locked(parent):
-            for old in parent.glob(f".{real.name}.partial-*"):
-                pid = old.name[len(f".{real.name}.partial-"):].split(".")[0]
+            side = glob_escape(_side(real.name))
+            for old in parent.glob(f".{side}.partial-*"):
+                pid = old.name.rsplit(".partial-", 1)[-1].split(".")[0]
                 if pid.isdigit() and not _alive(int(pid)):
                     shutil.rmtree(old, ignore_errors=True)
-            for old in parent.glob(f".{real.name}.old-*"):   # killed between the fallback's two renames
+            for old in parent.glob(f".{side}.old-*"):   # killed between the fallback's two renames
                 pid = old.name.rsplit("-", 1)[-1]
                 if pid.isdigit() and not _alive(int(pid)):
                     if not real.exists():
                         os.replace(old, real)
                     else:
                         shutil.rmtree(old, ignore_errors=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{real.name}.partial-{os.getpid()}.", dir=parent))
+        stage = Path(tempfile.mkdtemp(prefix=f".{_side(real.name)}.partial-{os.getpid()}.", dir=parent))
         os.chmod(stage, FOLDER_MODE)   # mkdtemp's 0700 would outlive the rename
         write_json(stage / marker, {"schema": RUN_SCHEMA, "schema_version": RUN_SCHEMA_VERSION,
                                     "what": "a run of python -m verify; the next run into this folder replaces it"})
@@ -461,7 +484,7 @@ def publish_folder(staging: Path | str, target: Path | str, *, marker: str = RUN
         elif _exchange(staging, real):
             shutil.rmtree(staging, ignore_errors=True)          # it now holds the old run
         else:
-            old = real.parent / f".{real.name}.old-{os.getpid()}"
+            old = real.parent / f".{_side(real.name)}.old-{os.getpid()}"
             if old.exists():
                 shutil.rmtree(old)
             os.replace(real, old)
