@@ -1,8 +1,10 @@
 """On-disk cache of the checked derivations, so that a run pays for SymPy only once per source.
 
 A derivation is stored as a pickle under :func:`cache_dir` (``$MHA_NW_CACHE_DIR/derivations``,
-else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else ``~/.cache/mha-nw-verify/derivations``),
-keyed by :func:`source_key`: the SHA-256 of the exact bytes of every file in ``proofs/`` (so a
+else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else ``~/.cache/mha-nw-verify/derivations``;
+when that folder cannot be created or written, or there is no home (``HOME`` unset and no
+passwd entry), a private folder of the user's under the system's temporary folder,
+:func:`private_temp_dir`), keyed by :func:`source_key`: the SHA-256 of the exact bytes of every file in ``proofs/`` (so a
 changed step, assumption or framework field invalidates every entry), the SymPy and Python
 versions and this format's number. ``proofs.derivation(claim, rederive=True)`` and the
 environment variable ``MHA_NW_REDERIVE=1`` bypass the cache (the fresh derivation is stored).
@@ -38,8 +40,8 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["cache_dir", "source_key", "load", "store", "rederive_requested", "ENV_REDERIVE", "MAX_BYTES",
-           "FORMAT", "KEEP_PER_CLAIM"]
+__all__ = ["cache_dir", "private_temp_dir", "source_key", "load", "store", "is_cached", "rederive_requested",
+           "ENV_REDERIVE", "MAX_BYTES", "FORMAT", "KEEP_PER_CLAIM"]
 
 #: Bump when the file layout changes.
 FORMAT = 1
@@ -54,13 +56,49 @@ _PACKAGE = Path(__file__).resolve().parent
 _BASIC_SLOTS = frozenset(sp.Basic.__slots__)
 
 
+def _usable(folder: Path) -> bool:
+    """Whether ``folder`` exists (created if missing) and this process may write in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+def private_temp_dir(name: str) -> Path:
+    """``<tempdir>/mha-nw-verify-<uid>/<name>``: a folder of this user's alone (mode 0700, owned by
+    this user, not a link; a fresh ``mkdtemp`` folder when that name is taken by someone else)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    root = Path(tempfile.gettempdir()) / f"mha-nw-verify-{uid}"
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(root)
+        if not (os.path.isdir(root) and not os.path.islink(root) and st.st_uid == uid and st.st_mode & 0o077 == 0):
+            raise PermissionError(f"{root} is not this user's private folder")
+    except OSError:
+        root = Path(tempfile.mkdtemp(prefix=f"mha-nw-verify-{uid}-"))
+    return root / name
+
+
+def _home_cache() -> Path | None:
+    try:
+        return Path.home() / ".cache"
+    except (RuntimeError, KeyError, OSError):   # HOME unset and no passwd entry
+        return None
+
+
 def cache_dir() -> Path:
     """Where the derivations are cached (see the module docstring)."""
     root = os.environ.get("MHA_NW_CACHE_DIR", "").strip()
     if root:
-        return Path(root).expanduser() / "derivations"
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mha-nw-verify" / "derivations"
+        folder: Path | None = Path(root).expanduser() / "derivations"
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        base = Path(xdg).expanduser() if xdg else _home_cache()
+        folder = None if base is None else base / "mha-nw-verify" / "derivations"
+    if folder is not None and _usable(folder):
+        return folder
+    return private_temp_dir("derivations")
 
 
 def rederive_requested() -> bool:
@@ -136,6 +174,15 @@ def _path(claim: str, key: str) -> Path:
     return cache_dir() / f"{claim}-{key[:40]}.pickle"
 
 
+def is_cached(claim: str, key: str | None = None) -> bool:
+    """Whether a file for ``claim`` and ``key`` (default: today's :func:`source_key`) is in the cache
+    (the progress line says "loading" rather than "deriving"; :func:`load` still checks it)."""
+    try:
+        return _path(claim, key or source_key()).is_file()
+    except OSError:
+        return False
+
+
 def load(claim: str, key: str) -> Any | None:
     """The cached derivation of ``claim`` for ``key``, or None (absent, unreadable, too large,
     corrupt, or from another key or claim)."""
@@ -165,6 +212,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            os.fchmod(fh.fileno(), 0o644)   # as verify.io writes (mkstemp's 0o600 otherwise)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:

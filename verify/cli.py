@@ -19,12 +19,14 @@ import argparse
 import importlib
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 from verify._validate import ArgParser
 from verify.errors import VerifyError
+from verify.io import RUN_MARKER
 
 __all__ = ["main", "ArgParser"]
 
@@ -39,8 +41,13 @@ SUBCOMMANDS = {
     "allocate": "verify.experiments.allocate:cli_allocate",
 }
 
-#: The file that marks a folder as a report this package wrote (and may replace).
-REPORT_MARKER = "report.json"
+#: The file that marks a folder as a run this package wrote (and may replace): verify.io's marker,
+#: with its schema checked.
+REPORT_MARKER = RUN_MARKER
+#: Exit status after SIGINT (128 + the signal's number, as a shell reports it).
+EXIT_INTERRUPTED = 130
+#: Width of the derivation summaries' wrapped lines (the terminal table's width).
+SUMMARY_WIDTH = 118
 
 
 def _claims_arg(text: str) -> list[str]:
@@ -72,6 +79,12 @@ def _jobs_arg(text: str) -> int:
     return value
 
 
+def _out_arg(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a folder name, got {text!r}")
+    return Path(text)
+
+
 def _parser() -> ArgParser:
     p = ArgParser(
         prog="python -m verify",
@@ -86,25 +99,61 @@ def _parser() -> ArgParser:
     p.add_argument("--rederive", action="store_true", help="rebuild the SymPy derivations instead of loading them "
                                                            "from the cache (keyed by the source of proofs/ and SymPy)")
     p.add_argument("--seed", type=_seed_arg, default=0, help="seed of every random draw (default 0)")
-    p.add_argument("--out", type=Path, default=Path("verify-report"), help="report folder (default ./verify-report)")
+    p.add_argument("--out", type=_out_arg, default=Path("verify-report"),
+                   help="report folder (default ./verify-report): a new or empty folder, or one a previous run wrote "
+                        f"(it holds {REPORT_MARKER}); it is replaced as a whole")
     p.add_argument("--only", type=_claims_arg, default=None, metavar="C5[,C6]", help="check only these claims")
     return p
 
 
-def _derivation_summary(der: Any) -> str:
+def _wrapped(label: str, text: str, medium: str) -> list[str]:
+    return textwrap.wrap(render_text(text, medium), SUMMARY_WIDTH, initial_indent=" " * 6 + label,
+                         subsequent_indent=" " * (6 + len(label)), break_on_hyphens=False,
+                         break_long_words=False)
+
+
+def render_text(text: str, medium: str) -> str:
+    """Marked-up text for the terminal (``medium``: ``unicode`` or ``ascii``)."""
+    from proofs.markup import render
+
+    return render(text, medium)
+
+
+def _derivation_summary(der: Any, medium: str = "unicode") -> str:
+    """A derivation's status line and, where the derivation differs from the statement, the
+    statement and what was derived, in words (never the comparisons' internal names)."""
     n_ok = sum(s.checked for s in der.steps)
     lines = [f"{der.claim}  {der.status}: {n_ok}/{len(der.steps)} steps checked"
              + (f", {len(der.unchecked)} unchecked" if der.unchecked else "")
              + ("  (from the cache)" if getattr(der, "from_cache", False) else f"  ({der.seconds:.1f} s)")
-             + f"  {der.title}"]
-    refuted = [c.name for c in der.comparisons if not c.holds]
+             + f"  {render_text(der.title, medium)}"]
+    refuted = [c for c in der.comparisons if c.holds is False]
     if refuted:
-        lines.append("    derived result differs from the statement: " + ", ".join(refuted))
+        lines.append("    the derivation differs from the statement in " +
+                     (f"{len(refuted)} points:" if len(refuted) > 1 else "one point:"))
+        stated = None
+        for c in refuted:
+            if c.stated != stated:
+                lines += _wrapped("stated:  ", c.stated, medium)
+                stated = c.stated
+            lines += _wrapped("derived: ", c.derived, medium)
     return "\n".join(lines)
+
+
+def _unicode_ok(stream: Any) -> bool:
+    """Whether ``stream`` can print the terminal's mathematics (Unicode)."""
+    try:
+        "\u2211\u03b1\u2192\u2264\u221a\u2014".encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.quick and args.large:
+        raise VerifyError("--quick, --large: expected at most one of them (--quick shrinks every experiment, "
+                          "--large enlarges some), got both")
     from proofs import CLAIM_IDS, DerivationError
     from verify.io import publish_folder, staging_folder
     from verify.outputs.report import table, write_report
@@ -115,20 +164,13 @@ def run(argv: list[str]) -> int:
     stage = staging_folder("--out", out, marker=REPORT_MARKER)
     t0 = time.perf_counter()
     try:
-        print("Symbolic derivations (proofs/):")
         try:
             doc, ders = run_report(claims, seed=args.seed, quick=args.quick, out=stage, large=args.large,
                                    rederive=args.rederive, jobs=args.jobs or default_jobs())
         except DerivationError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        for der in ders:
-            print(_derivation_summary(der))
-        print("\nVerdicts (python -m verify" + (" --quick" if args.quick else "") + f", seed {args.seed}):")
-        print(table(doc))
-        for claim, err in doc["crashed"].items():
-            print(f"\n{claim} CRASHED:\n{err}", file=sys.stderr)
-        write_report(stage, doc)
+        write_report(stage, doc)          # written and in place before anything is printed
         publish_folder(stage, out)
         stage = None
     finally:
@@ -136,6 +178,14 @@ def run(argv: list[str]) -> int:
             import shutil
 
             shutil.rmtree(stage, ignore_errors=True)
+    medium = "unicode" if _unicode_ok(sys.stdout) else "ascii"
+    print("Symbolic derivations (proofs/):")
+    for der in ders:
+        print(_derivation_summary(der, medium))
+    print("\nVerdicts (python -m verify" + (" --quick" if args.quick else "") + f", seed {args.seed}):")
+    print(table(doc, ascii_only=medium == "ascii"))
+    for claim, err in doc["crashed"].items():
+        print(f"\n{claim} CRASHED:\n{err}", file=sys.stderr)
     n_plots = sum(len(c["evidence"]["plots"]) for c in doc["claims"])
     n_cx = sum(1 for c in doc["claims"] for p in c["evidence"]["parts"] if p["counterexample"]
                and p["counterexample"]["file"])
@@ -190,19 +240,32 @@ def main(argv: list[str] | None = None) -> int:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):   # a terminal without Unicode gets escapes, never a traceback
+        if not _unicode_ok(stream) and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    from verify._validate import error_line
+
     try:
         if argv and argv[0] in SUBCOMMANDS:
             module, func = SUBCOMMANDS[argv[0]].split(":")
             return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
         return run(argv)
     except VerifyError as exc:
-        from verify._validate import error_line
-
         print(error_line(exc), file=sys.stderr)
         return 2
     except MemoryError:
         print("error: the requested sizes need more memory than this machine has", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("error: interrupted (SIGINT); files already written are complete (every write is atomic)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:   # a write failed mid-run (a full disk, a vanished folder): no file half-written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(error_line(VerifyError(f"{where}{exc.strerror or exc} (files already written are complete: every "
+                                     "write is atomic; a run's folder is replaced only when the run is complete)")),
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

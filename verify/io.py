@@ -1,28 +1,78 @@
-"""Files the package writes and reads: atomic writes, strict JSON, bounded reads.
+"""Files the package writes and reads: atomic writes, strict JSON, bounded reads, run folders.
 
 Every file is written to a temporary name in its own folder and moved into place with
 ``os.replace``, so a reader sees either the previous file or the new one, never a part.
 JSON is written with ``allow_nan=False`` and read back rejecting ``NaN``/``Infinity``
 literals, duplicate keys, nesting deeper than :data:`MAX_JSON_DEPTH` and files larger
 than :data:`MAX_JSON_BYTES`, each with the package's error naming the file.
+
+Symlinks and special files (the policy of every write here):
+
+- a write to a symbolic link writes through to the file the link points to (resolved fully),
+  atomically in that file's own folder; the link stays a link (a dangling link's target is
+  created);
+- a target that exists and is not a regular file (a folder, FIFO, socket, or a device such as
+  ``/dev/stdout`` or ``/dev/null``) is refused with the package's error: it is never replaced,
+  opened or written into;
+- the only names a write creates beside its target are its temporary ``.NAME.XXXX.tmp`` (removed
+  when the write fails) and, for run folders, ``.NAME.partial-PID.XXXX`` (the staging folder);
+  no ``.NAME.old-PID`` is left behind;
+- modes: every file written is ``0o644`` and every folder created ``0o755``, whatever the umask
+  (``mkstemp`` creates ``0o600``; the mode is set before the move).
+
+Run folders (``python -m verify --out DIR``): a run is written into a staging folder beside
+``DIR`` and published in one step. ``DIR`` is replaced only when it is absent, empty, or holds
+this package's marker (:data:`RUN_MARKER`, a JSON file with schema :data:`RUN_SCHEMA` and a
+version up to :data:`RUN_SCHEMA_VERSION`, checked); the current folder and the folders above it
+are refused. Publishing holds an exclusive lock on the parent folder (``flock``), so concurrent
+publishes into one folder take turns, and swaps the folders with one ``renameat2(RENAME_EXCHANGE)``
+where Linux offers it: a reader sees the old run or the new one, and the folder is never absent.
+Elsewhere two renames are used (the folder is absent for an instant; a run killed between them
+is put back by the next run).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import hashlib
 import json
 import os
 import shutil
 import stat
+import sys
 import tempfile
+from collections.abc import Iterator
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from verify.errors import VerifyError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "dump_json", "write_json", "read_json", "loads_json",
-           "jsonable", "regular_file", "staging_folder", "publish_folder", "MAX_JSON_DEPTH", "MAX_JSON_BYTES"]
+__all__ = [
+    "FILE_MODE",
+    "FOLDER_MODE",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "NAME_MAX",
+    "RUN_MARKER",
+    "RUN_SCHEMA",
+    "RUN_SCHEMA_VERSION",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "dump_json",
+    "is_run_folder",
+    "jsonable",
+    "loads_json",
+    "publish_folder",
+    "read_json",
+    "regular_file",
+    "staging_folder",
+    "writable_folder",
+    "write_json",
+    "write_target",
+]
 
 #: Deeper nesting than any file the package writes (report.json is < 12 levels deep).
 MAX_JSON_DEPTH = 64
@@ -30,38 +80,173 @@ MAX_JSON_DEPTH = 64
 MAX_JSON_BYTES = 64 * 2**20
 
 
-def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+#: Every file the package writes: readable by all, as any file a user's tools create.
+FILE_MODE = 0o644
+#: Every folder the package creates.
+FOLDER_MODE = 0o755
+#: The longest file name (bytes) where the file system does not say (POSIX's usual NAME_MAX).
+NAME_MAX = 255
+#: How much of a received path an error message quotes.
+QUOTE_CHARS = 120
+#: The file that marks a folder as this package's run (and so one a later run may replace).
+RUN_MARKER = "mha-nw-verify-run.json"
+RUN_SCHEMA = "mha-nw-verify/run"
+RUN_SCHEMA_VERSION = 1
+
+
+def _quote(path: Path | str) -> str:
+    text = str(path)
+    return repr(text) if len(text) <= QUOTE_CHARS else repr(text[:QUOTE_CHARS]) + f" (+{len(text) - QUOTE_CHARS} characters)"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+#: Bytes of a target's name kept in the names written beside it (temporary files, staging
+#: folders), so that a target of the longest allowed name still has room for them.
+SIDE_NAME_BYTES = 96
+
+
+def _side(name: str) -> str:
+    """``name``, or its first SIDE_NAME_BYTES bytes and a hash of the whole, for a name beside it."""
+    raw = os.fsencode(name)
+    if len(raw) <= SIDE_NAME_BYTES:
+        return name
+    return raw[:SIDE_NAME_BYTES].decode("utf-8", "ignore") + "~" + hashlib.sha256(raw).hexdigest()[:8]
+
+
+def _name_max(folder: Path) -> int:
+    while True:
+        try:
+            return int(os.pathconf(folder, "PC_NAME_MAX"))
+        except (OSError, ValueError):
+            if folder.parent == folder:
+                return NAME_MAX
+            folder = folder.parent
+
+
+def _check_names(name: str, path: Path) -> None:
+    """Every component of ``path`` no longer than the file system allows (one line, not ENAMETOOLONG)."""
+    limit = _name_max(Path(os.path.abspath(path)).parent)
+    for part in path.parts:
+        if len(os.fsencode(part)) > limit:
+            raise VerifyError(f"{name}: expected file names of at most {limit} bytes, got one of "
+                              f"{len(os.fsencode(part))} bytes ({_quote(part)})")
+
+
+def write_target(name: str, path: Path | str) -> Path:
+    """Where a write to ``path`` goes (symlinks resolved, module docstring), refusing a name too
+    long for the file system and an existing target that is not a regular file."""
+    if not str(path).strip():
+        raise VerifyError(f"{name}: expected a file name, got {_quote(path)}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _check_names(name, path)
+    real = Path(os.path.realpath(path))
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a writable file, got {_quote(path)} ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise VerifyError(f"{name}: expected a regular file or a new name, got {_quote(path)}, which is "
+                          f"{_kind(st.st_mode)} (never replaced)")
+    return real
+
+
+def _make_folders(folder: Path) -> None:
+    """``folder`` and its missing parents, each created with :data:`FOLDER_MODE`."""
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for f in reversed(missing):
+        try:
+            f.mkdir()
+        except FileExistsError:
+            if f.is_dir():
+                continue
+            raise
+        os.chmod(f, FOLDER_MODE)
+
+
+def writable_folder(name: str, folder: Path | str) -> Path:
+    """``folder`` (created if missing) after a probe file was written and removed there: the
+    package's error, before any work, for a place that cannot take the outputs."""
+    if not str(folder).strip():
+        raise VerifyError(f"{name}: expected a folder name, got {_quote(folder)}")
+    folder = Path(folder)
+    _check_names(name, folder)
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise VerifyError(f"{name}: expected a folder, got {_quote(folder)}, which is "
+                              f"{_kind(os.stat(folder).st_mode)}")
+        _make_folders(Path(os.path.abspath(folder)))
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a writable folder, got {_quote(folder)} "
+                          f"({exc.strerror or exc})") from None
+    return folder
+
+
+def atomic_write_bytes(path: Path | str, data: bytes, *, name: str | None = None) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``
+    (the module docstring's policy: symlinks written through, special files refused, mode
+    :data:`FILE_MODE`). An OSError names ``path``, not the temporary file."""
+    target = write_target(name or "output file", path)
+    try:
+        _make_folders(target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{_side(target.name)}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            os.fchmod(fh.fileno(), FILE_MODE)
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
+        os.replace(tmp, target)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
-    return path
+    return Path(path)
 
 
-def atomic_write_text(path: Path | str, text: str, *, encoding: str = "utf-8") -> Path:
+def atomic_write_text(path: Path | str, text: str, *, encoding: str = "utf-8", name: str | None = None) -> Path:
     """:func:`atomic_write_bytes` for text."""
-    return atomic_write_bytes(path, text.encode(encoding))
+    return atomic_write_bytes(path, text.encode(encoding), name=name)
 
 
 def jsonable(x: Any) -> Any:
-    """``x`` with numpy scalars and arrays turned into Python numbers and lists."""
+    """``x`` with numpy scalars and arrays turned into Python numbers and lists (numpy is not
+    imported here: where it was never imported, no value can be one of its types)."""
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
+    np = sys.modules.get("numpy")
+    if np is None:
+        return x
     if isinstance(x, np.ndarray):
         return jsonable(x.tolist())
     if isinstance(x, np.bool_):
@@ -78,9 +263,9 @@ def dump_json(doc: Any, *, indent: int | None = 2) -> str:
     return json.dumps(jsonable(doc), indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
 
 
-def write_json(path: Path | str, doc: Any, *, indent: int | None = 2) -> Path:
-    """:func:`dump_json` written atomically."""
-    return atomic_write_text(path, dump_json(doc, indent=indent))
+def write_json(path: Path | str, doc: Any, *, indent: int | None = 2, name: str | None = None) -> Path:
+    """:func:`dump_json` written atomically (``name``: the argument an error names)."""
+    return atomic_write_text(path, dump_json(doc, indent=indent), name=name)
 
 
 def regular_file(name: str, path: Path | str, *, max_bytes: int | None = None) -> Path:
@@ -160,40 +345,98 @@ def read_json(name: str, path: Path | str, *, max_bytes: int = MAX_JSON_BYTES, m
     return loads_json(f"{name} ({path})", text, max_depth=max_depth)
 
 
-def staging_folder(name: str, target: Path | str, *, marker: str) -> Path:
-    """A fresh folder beside ``target`` to write a whole run into before :func:`publish_folder`.
-
-    ``target`` must be absent, empty, or a folder the package wrote before (it holds ``marker``);
-    anything else is refused, so publishing never replaces a folder of the user's. Staging folders
-    left by killed runs (their process is gone) are removed.
-    """
-    target = Path(target)
-    if target.exists() and not target.is_dir():
-        raise VerifyError(f"{name}: expected a folder, got {str(target)!r}, which is a file")
-    if target.is_dir() and any(target.iterdir()) and not (target / marker).is_file():
-        raise VerifyError(f"{name}: expected a new folder or one this package wrote (with {marker}), got "
-                          f"{str(target)!r}, a non-empty folder without it")
-    parent = target.absolute().parent
+def is_run_folder(folder: Path | str, marker: str = RUN_MARKER) -> bool:
+    """Whether ``folder`` holds this package's run marker: a regular file (not a link) of strict
+    JSON with schema :data:`RUN_SCHEMA` and an integer version from 1 to :data:`RUN_SCHEMA_VERSION`."""
+    path = Path(folder) / marker
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        for old in parent.glob(f".{target.name}.partial-*"):
-            pid = old.name.rsplit("-", 1)[-1].split(".")[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(old, ignore_errors=True)
-        for old in parent.glob(f".{target.name}.old-*"):   # a run killed between publish's two renames
-            pid = old.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and not _alive(int(pid)):
-                if not target.exists():
-                    os.replace(old, target)
-                else:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        doc = read_json(marker, path, max_bytes=4096)
+    except (OSError, VerifyError):
+        return False
+    if not isinstance(doc, dict):
+        return False
+    version = doc.get("schema_version")
+    return (doc.get("schema") == RUN_SCHEMA and isinstance(version, int) and not isinstance(version, bool)
+            and 1 <= version <= RUN_SCHEMA_VERSION)
+
+
+def _replaceable(name: str, target: Path, marker: str, shown: Path | str) -> None:
+    """The package's error unless ``target`` is absent, an empty folder or one of this package's runs."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a folder, got {_quote(shown)} ({exc.strerror})") from None
+    if not stat.S_ISDIR(st.st_mode):
+        kind = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+        raise VerifyError(f"{name}: expected a folder, got {_quote(shown)}, which is {kind}")
+    if any(target.iterdir()) and not is_run_folder(target, marker):
+        raise VerifyError(f"{name}: expected a new or empty folder, or one this package wrote (with its {marker}), "
+                          f"got {_quote(shown)}, a non-empty folder without it (nothing was changed there)")
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder`` (released on exit, and by the kernel if the process dies)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
+    """A fresh folder beside ``target`` to write a whole run into before :func:`publish_folder`,
+    holding the run marker already.
+
+    ``target`` (symlinks resolved) must be absent, empty, or a folder the package wrote before (it
+    holds a valid ``marker``, :func:`is_run_folder`); neither the current folder nor one above it.
+    Anything else is refused before any work, so publishing never replaces a folder of the user's.
+    Staging folders left by killed runs (their process is gone) are removed.
+    """
+    if not str(target).strip():
+        raise VerifyError(f"{name}: expected a folder name, got {_quote(target)}")
+    shown = target
+    target = Path(target)
+    _check_names(name, target)
+    real = Path(os.path.realpath(target))
+    here = Path(os.path.realpath(os.getcwd()))
+    if real == here or real in here.parents:
+        raise VerifyError(f"{name}: expected a folder other than the current one and those above it, got "
+                          f"{_quote(shown)} ({real}); a run replaces its whole folder")
+    _replaceable(name, real, marker, shown)
+    parent = real.parent
+    try:
+        _make_folders(parent)
+        with _locked(parent):
+            side = glob_escape(_side(real.name))
+            for old in parent.glob(f".{side}.partial-*"):
+                pid = old.name.rsplit(".partial-", 1)[-1].split(".")[0]
+                if pid.isdigit() and not _alive(int(pid)):
                     shutil.rmtree(old, ignore_errors=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-{os.getpid()}.", dir=parent))
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(stage, 0o777 & ~mask)   # mkdtemp's 0700 would outlive the rename
+            for old in parent.glob(f".{side}.old-*"):   # killed between the fallback's two renames
+                pid = old.name.rsplit("-", 1)[-1]
+                if pid.isdigit() and not _alive(int(pid)):
+                    if not real.exists():
+                        os.replace(old, real)
+                    else:
+                        shutil.rmtree(old, ignore_errors=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{_side(real.name)}.partial-{os.getpid()}.", dir=parent))
+        os.chmod(stage, FOLDER_MODE)   # mkdtemp's 0700 would outlive the rename
+        write_json(stage / marker, {"schema": RUN_SCHEMA, "schema_version": RUN_SCHEMA_VERSION,
+                                    "what": "a run of python -m verify; the next run into this folder replaces it"})
         return stage
     except OSError as exc:
-        raise VerifyError(f"{name}: expected a writable place for {str(target)!r}, got {exc.strerror} "
+        raise VerifyError(f"{name}: expected a writable place for {_quote(shown)}, got {exc.strerror} "
                           f"({exc.filename})") from None
 
 
@@ -207,20 +450,44 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def publish_folder(staging: Path | str, target: Path | str) -> Path:
-    """Move the complete ``staging`` folder to ``target``, replacing a previous run's folder.
+#: renameat2's flag (linux/fs.h): swap two existing paths in one step.
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
 
-    Two renames: the old folder aside, the new one in its place; a reader sees the old run or the
-    new one, never a mix (between the renames, for an instant, no folder). The old one is removed.
-    """
-    staging, target = Path(staging), Path(target)
-    old = None
-    if target.exists():
-        old = target.absolute().parent / f".{target.name}.old-{os.getpid()}"
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(target, old)
-    os.replace(staging, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return target
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` atomically (Linux ``renameat2``); False where that is not offered."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def publish_folder(staging: Path | str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
+    """Move the complete ``staging`` folder to ``target`` (symlinks resolved), replacing a previous
+    run's folder, under the parent folder's lock (module docstring): one atomic exchange where
+    offered, else two renames. The old run is removed; ``target`` is checked again under the lock."""
+    staging, shown = Path(staging), Path(target)
+    real = Path(os.path.realpath(shown))
+    with _locked(real.parent):
+        _replaceable("--out", real, marker, shown)
+        if not real.exists():
+            os.rename(staging, real)
+        elif _exchange(staging, real):
+            shutil.rmtree(staging, ignore_errors=True)          # it now holds the old run
+        else:
+            old = real.parent / f".{_side(real.name)}.old-{os.getpid()}"
+            if old.exists():
+                shutil.rmtree(old)
+            os.replace(real, old)
+            os.replace(staging, real)
+            shutil.rmtree(old, ignore_errors=True)
+    return shown

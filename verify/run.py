@@ -4,12 +4,22 @@ The checks are independent (each draws from its own seed streams, ``Context.rng(
 with ``jobs > 1`` they run in that many forked worker processes, longest first; every number is
 the same as in one process (the NW core's results do not depend on its thread count, and a worker
 uses one thread so that the processes do not oversubscribe the CPUs).
+
+Workers die with their parent: on Linux each asks the kernel for SIGKILL when its parent dies
+(``prctl(PR_SET_PDEATHSIG)``), elsewhere a thread polls the parent every
+:data:`PARENT_POLL_SECONDS`; they ignore SIGINT (a Ctrl-C reaches the whole process group), and
+the parent, interrupted, kills them before it exits.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -29,19 +39,50 @@ def default_jobs() -> int:
     return max(1, min(4, cpus))
 
 
-def _check(claim: str, ctx_kwargs: dict) -> tuple[str, Any, str | None, bool]:
-    """In a worker: (claim, result or None, traceback or None, raised VerifyError)."""
+#: How often a worker without a parent-death signal (not Linux) checks that its parent lives.
+PARENT_POLL_SECONDS = 1.0
+#: prctl's option number (linux/prctl.h): the signal a process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _check(claim: str, ctx_kwargs: dict) -> tuple[str, Any, Any, str]:
+    """In a worker: (claim, result or None, the error, its kind: "" (none), "input" (a
+    VerifyError's message), "os" (an OSError's errno, strerror, filename) or "crash" (a traceback))."""
     from verify.claims import Context, run_claim
 
     try:
-        return claim, run_claim(claim, Context(**ctx_kwargs)), None, False
+        return claim, run_claim(claim, Context(**ctx_kwargs)), None, ""
     except VerifyError as exc:
-        return claim, None, str(exc), True
+        return claim, None, str(exc), "input"
+    except OSError as exc:
+        return claim, None, (exc.errno, exc.strerror, exc.filename), "os"
     except Exception:
-        return claim, None, traceback.format_exc(), False
+        return claim, None, traceback.format_exc(), "crash"
 
 
-def _worker_init() -> None:
+def die_with_parent(parent: int) -> None:
+    """Make this process end when ``parent`` does: the parent-death signal on Linux, else (or if
+    it cannot be set) a daemon thread that polls; at once if the parent is already gone."""
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:          # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(PARENT_POLL_SECONDS)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _worker_init(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the parent handles a Ctrl-C and ends the workers
+    die_with_parent(parent)
     from verify.numeric import nw
 
     nw.set_default_threads(1)
@@ -77,7 +118,8 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     """Derive and check ``claims`` (writing plots and counterexamples under ``out``); returns the
     report document and the derivations. A derivation step that fails raises DerivationError.
     ``jobs > 1`` runs the checks in worker processes (where ``fork`` exists)."""
-    from proofs import derivation
+    import proofs
+    from proofs import cache, derivation
     from verify.claims import COST_ORDER, Context, run_claim
     from verify.outputs.report import Progress, document
 
@@ -85,10 +127,11 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     ders = []
     for claim in claims:
         if bar:
-            bar.show(f"deriving {claim}")
+            cached = not rederive and not cache.rederive_requested() and (claim in proofs._CACHE or cache.is_cached(claim))
+            bar.show(f"loading {claim} (cached)" if cached else f"deriving {claim}")
         ders.append(derivation(claim, rederive=rederive))
         if bar:
-            bar.advance(f"derived {claim}")
+            bar.advance(f"loaded {claim} (cached)" if getattr(ders[-1], "from_cache", False) else f"derived {claim}")
     if bar:
         bar.close()
     for d in ders:
@@ -101,23 +144,32 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         _preload(claims)
         ctx_kwargs = {"seed": seed, "quick": quick, "out": out, "large": large}
         order = sorted(claims, key=lambda c: COST_ORDER.index(c) if c in COST_ORDER else -1)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_worker_init) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_worker_init, initargs=(os.getpid(),))
+        try:
             pending = {pool.submit(_check, c, ctx_kwargs) for c in order}
             if bar:
                 bar.show(f"checking {len(claims)} claims in {jobs} processes")
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    claim, result, error, bad_input = fut.result()
-                    if bad_input:
+                    claim, result, error, kind = fut.result()
+                    if kind == "input":
                         raise VerifyError(error)
+                    if kind == "os":
+                        raise OSError(*error)
                     if result is None:
                         crashed[claim] = error or ""
                     else:
                         by_claim[claim] = result
                     if bar:
                         bar.advance(f"checked {claim}")
+        except BaseException:   # bad input, a failed write, SIGINT: end the workers now, not after their claims
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     else:
         ctx = Context(seed=seed, quick=quick, out=out, large=large)
         for claim in claims:
@@ -126,7 +178,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
                 ctx.progress = lambda message, claim=claim: bar.show(f"{claim}: {message}")
             try:
                 by_claim[claim] = run_claim(claim, ctx)
-            except VerifyError:
+            except (VerifyError, OSError):   # bad input, a failed write: the run stops
                 raise
             except Exception:  # a crashed check is reported, and the run exits non-zero
                 crashed[claim] = traceback.format_exc()

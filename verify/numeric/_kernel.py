@@ -33,23 +33,69 @@ returns 0; NaN propagates.
 
 Compiled once per machine: ``cache=True`` stores the machine code under a user cache folder
 (:func:`cache_dir`): ``$MHA_NW_CACHE_DIR/numba``, else ``$XDG_CACHE_HOME/mha-nw-verify/numba``,
-else ``~/.cache/mha-nw-verify/numba``; numba's ``NUMBA_CACHE_DIR``, when set, takes precedence.
+else ``~/.cache/mha-nw-verify/numba``, else (none of these writable, or no home) a private folder
+of the user's under the system's temporary folder; numba's ``NUMBA_CACHE_DIR``, when set, takes precedence.
 So an installed, read-only package still compiles only on its first run. The cache is keyed by
 this file's contents and the CPU, so a changed kernel is recompiled, never loaded stale.
+
+When numba cannot be used (its import fails, e.g. ``NUMBA_NUM_THREADS=0``; ``NUMBA_DISABLE_JIT=1``;
+no folder can hold the compiled code, "cannot cache function"; a first compiled call that fails
+or disagrees with ``math.exp``) this module raises ImportError after one warning line on
+stderr, once per process, and :mod:`verify.numeric.nw` runs its numpy implementation (the same
+numbers).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
+import tempfile
 from pathlib import Path
 
-import numba
 import numpy as np
-from llvmlite import ir
-from numba import njit
-from numba.core import types
-from numba.extending import intrinsic
+
+#: Set on the parent package when the kernel is unusable, so that a later import fails at once
+#: (no second warning, no second attempt to import numba).
+_UNUSABLE = "_kernel_unusable"
+
+
+def _give_up(reason: str) -> None:
+    """Record ``reason``, print the one warning line, and fail this import (the numpy path runs)."""
+    package = sys.modules.get("verify.numeric")
+    if package is not None:
+        setattr(package, _UNUSABLE, reason)
+    sys.stderr.write(f"warning: the compiled NW kernel is not used ({reason}); the numpy implementation "
+                     "computes the same numbers, 2-4x slower\n")
+    sys.stderr.flush()
+    raise ImportError(f"the compiled NW kernel is unusable: {reason}")
+
+
+if getattr(sys.modules.get("verify.numeric"), _UNUSABLE, None):
+    raise ImportError(f"the compiled NW kernel is unusable: {getattr(sys.modules['verify.numeric'], _UNUSABLE)}")
+try:
+    import numba
+    from llvmlite import ir
+    from numba import njit as _njit
+    from numba.core import types
+    from numba.extending import intrinsic
+except ImportError:
+    raise
+except Exception as exc:  # noqa: BLE001 - numba's import raises ValueError etc. on a bad setting
+    _give_up(f"numba cannot be imported: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+if numba.config.DISABLE_JIT:
+    _give_up("NUMBA_DISABLE_JIT is set")
+
+
+def njit(**options):  # noqa: ANN001, ANN201 - numba's decorator, with the fallback
+    """numba's ``njit(**options)``; a function numba cannot cache ends the import (:func:`_give_up`)."""
+    def decorate(func):  # noqa: ANN001, ANN202
+        try:
+            return _njit(**options)(func)
+        except RuntimeError as exc:          # "cannot cache function 'exp': no locator available ..."
+            _give_up(" ".join(str(exc).split())[:200])
+    return decorate
+
 
 __all__ = ["exp", "exp_array", "estimate_rows", "weights_rows", "cache_dir", "FAST_EXP_BOUND", "EXP_FLUSH_BELOW"]
 
@@ -73,14 +119,47 @@ _C = [1.0 / math.factorial(i) for i in range(14)]
 _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = _C[2:]
 
 
+def _usable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+def _private_temp() -> Path:
+    """``<tempdir>/mha-nw-verify-<uid>/numba``: this user's alone (0700, owned, not a link), else a fresh
+    ``mkdtemp`` folder (the same rule as ``proofs.cache.private_temp_dir``, without importing SymPy)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    root = Path(tempfile.gettempdir()) / f"mha-nw-verify-{uid}"
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(root)
+        if os.path.islink(root) or not os.path.isdir(root) or st.st_uid != uid or st.st_mode & 0o077:
+            raise PermissionError(f"{root} is not this user's private folder")
+    except OSError:
+        root = Path(tempfile.mkdtemp(prefix=f"mha-nw-verify-{uid}-"))
+    return root / "numba"
+
+
 def cache_dir() -> Path:
     """Where the compiled kernels are stored (see the module docstring)."""
     root = os.environ.get("MHA_NW_CACHE_DIR", "").strip()
     if root:
-        return Path(root).expanduser() / "numba"
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "mha-nw-verify" / "numba"
+        folder: Path | None = Path(root).expanduser() / "numba"
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        try:
+            base: Path | None = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+        except (RuntimeError, KeyError, OSError):   # HOME unset and no passwd entry
+            base = None
+        folder = None if base is None else base / "mha-nw-verify" / "numba"
+    if folder is not None and _usable(folder):
+        return folder
+    try:
+        return _private_temp()
+    except OSError:
+        return Path(tempfile.gettempdir()) / "mha-nw-verify-unwritable" / "numba"   # the locator then declines
 
 
 def _install_cache_locator() -> None:
@@ -333,3 +412,19 @@ def weights_rows(q, kT, centre, half, factor, knorm, half_max, fast_bound, limit
 
 
 NUMBA_VERSION = numba.__version__
+
+
+def _smoke_test() -> None:
+    """One compiled call (loaded from the cache after the first run): a compiler or CPU that
+    cannot run the kernel ends the import here, not in a claim's check."""
+    x = np.array([-1.5, 0.0, 0.5, 3.0])
+    out = np.empty_like(x)
+    try:
+        exp_array(x, out)
+    except Exception as exc:  # noqa: BLE001 - any failure of numba's compiler or runtime
+        _give_up(f"the first compiled call failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+    if not np.allclose(out, np.exp(x), rtol=1e-15, atol=0.0):
+        _give_up("the compiled exp disagrees with numpy's")
+
+
+_smoke_test()
