@@ -180,7 +180,11 @@ def judge_rows(rows: list[dict], baselines: dict[str, dict[str, float]], t_min: 
 
 # --------------------------------------------------------------------------- replays
 def _replay_params(params: dict) -> tuple[str, str, int, list[tuple[str, str]], str, str, float, float]:
-    fields("params", params, ("experiment", "size", "seed", "targets", "head_weights", "role", "t_min", "move_sd"))
+    keys = ("experiment", "size", "seed", "targets", "head_weights", "role", "t_min", "move_sd")
+    fields("params", params, keys)
+    extra = sorted(set(params) - set(keys))
+    if extra:
+        raise fail("params", f"unknown keys {extra}", f"only {', '.join(keys)}")
     experiment = one_of("params.experiment", params["experiment"], ("nw-ensemble", "attention-layer"))
     size = one_of("params.size", params["size"], SIZES)
     seed = valid_seed("params.seed", params["seed"])
