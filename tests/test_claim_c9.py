@@ -237,9 +237,13 @@ def test_the_core_states_its_positive_control_with_the_population_optimum(saved)
 def test_summary_figures_are_the_runs_figures(saved):
     result, _ = saved
     fig = _part(result, "(i) positive controls, free head weights").numeric.figures
+    rec, res = _recomputed(fig["settings"], fig["haar"])
+    words = {"diversify": "diversify", "converge": "converge", "mixed": "move both ways", "flat": "do not move"}
+    assert result.summary.startswith(f"change over training: block targets, free weights, pooled: {_effect_text(rec)}, "
+                                     f"the heads {words[res]}; ")
     for r in fig["settings"]:
         rec, _ = _recomputed([r], fig["haar"])
-        assert _effect_text(rec) in result.summary
+        assert f"{_effect_text(rec)}, $R^2 = {r['r2_end']:.2f}$" in result.summary
     fixed = _part(result, "(i) positive controls, fixed head weights")
     rec, _ = _recomputed(fixed.numeric.figures["settings"], fig["haar"])
     assert f"block targets, weights $1/H$: {_effect_text(rec)} pooled" in result.summary
@@ -315,17 +319,25 @@ def _hdi_scipy(heads):
                         for i in range(H) for j in range(i + 1, H)])
 
 
-def test_checkpoint_part_matches_scipy_on_the_same_slices(saved):
-    result, _ = saved
+def _check_layers(result, every: bool) -> None:
     with safe_open(str(_minilm_file()), framework="np") as f:
         for tensor, key in (("keys", "key"), ("queries", "query")):
             rows = _part(result, f"(ii) MiniLM {tensor}").numeric.figures["layers"]
             assert len(rows) == 6
-            for r in (rows[0], rows[-1]):           # the first and the last layer (all six: the slow tier's CCA test)
+            for r in (rows if every else (rows[0], rows[-1])):
                 ref = _hdi_scipy(_heads_here(f, f"encoder.layer.{r['layer']}.attention.self.{key}.weight"))
                 assert abs(r["hdi"] - ref) <= HDI_ATOL, (tensor, r["layer"])
                 assert r["haar_mean"] == pytest.approx(1 - 32 / 384, rel=1e-15)
                 assert r["z"] == pytest.approx((r["hdi"] - r["haar_mean"]) / r["haar_sd"], rel=1e-12)
+
+
+def test_checkpoint_part_matches_scipy_on_the_first_and_last_layer(saved):
+    _check_layers(saved[0], every=False)
+
+
+@pytest.mark.slow
+def test_checkpoint_part_matches_scipy_in_every_layer(saved):
+    _check_layers(saved[0], every=True)
 
 
 @pytest.mark.slow

@@ -296,14 +296,22 @@ def _counterexample(ctx: Context, part: str, statement: str, description: str, e
                               description=description, outcome=_outcome_of(judged, role, rows))
 
 
+#: A population MSE at most this is 0 to rounding (the closed forms of diverse heads give ~1e-31).
+ZERO_MSE = 1e-12
+
+
+def _mse(x: float) -> str:
+    return "$0$ (to rounding)" if abs(x) <= ZERO_MSE else num(x, ".3f")
+
+
 def _population_line(pc: dict) -> str:
     diverse = pc["configs"][0]
     ident = next(c for c in pc["configs"] if c["config"].startswith("identical"))
     shared_ = pc["configs"][1]
     fe = pc["finite_n_effect"]
-    return (f"{pc['target']} ({_DESIGN_WORDS[pc['design']]}): population MSE {num(diverse['population_mse'], '.1g')} "
-            f"for {diverse['config']} and {num(shared_['population_mse'], '.1g')} for {shared_['config']} (free "
-            f"weights), {num(ident['population_mse'], '.3f')} for identical heads ($\\mathrm{{Var}}\\, f = "
+    return (f"{pc['target']} ({_DESIGN_WORDS[pc['design']]}): population MSE {_mse(diverse['population_mse'])} "
+            f"for {diverse['config']} and {_mse(shared_['population_mse'])} for {shared_['config']} (free "
+            f"weights), {_mse(ident['population_mse'])} for identical heads ($\\mathrm{{Var}}\\, f = "
             f"{pc['var_f']:g}$); at $n = {fe['n']}$ identical minus diverse heads "
             f"{pm(fe['identical_minus_diverse'], fe['se'])} in MSE")
 
@@ -809,9 +817,10 @@ def inner_product(ctx: Context) -> Evidence:
 def summary(ctx: Context, parts: tuple) -> str:
     """What training does on each kind of target, with effect sizes."""
     tr, layer = training(ctx), attention_layer(ctx)
-    bits = []
+    core = judge_rows(_rows(tr, "positive", FREE), tr["haar"])
+    bits = [f"block targets, free weights, pooled: {_effects(core['pooled'])}, the heads {WORDS[core['outcome']]}"]
     for r in _rows(tr, "positive", FREE):
-        bits.append(f"{_name(r)}, free weights: {_effects({k: r[k] for k in JUDGED})}, $R^2$ {num(r['r2_end'], '.2f')}")
+        bits.append(f"{_name(r)}: {_effects({k: r[k] for k in JUDGED})}, $R^2 = {r['r2_end']:.2f}$")
     fixed = judge_rows(_rows(tr, "positive", FIXED), tr["haar"])
     bits.append(f"block targets, weights $1/H$: {_effects(fixed['pooled'])} pooled")
     for t in SCOPE_TARGETS:
@@ -819,8 +828,8 @@ def summary(ctx: Context, parts: tuple) -> str:
         j = judge_rows([r], tr["haar"])
         bits.append(f"{t}: {_effects(j['pooled'])}, the heads {WORDS[j['outcome']]}")
     jl = judge_rows(_rows(layer, "positive"), layer["haar"])
-    bits.append(f"attention layer, block targets: {_effects(jl['pooled'])}, $R^2$ at most "
-                f"{num(max(jl['r2_end']), '.2f')}")
+    bits.append(f"attention layer, block targets: {_effects(jl['pooled'])}, the heads {WORDS[jl['outcome']]}, $R^2$ "
+                f"at most {num(max(jl['r2_end']), '.2f')}")
     ck = checkpoint(ctx)
     if "reason" not in ck:
         rs = [r for t in ("keys", "queries") for r in ck[t][1].figures["layers"]]
