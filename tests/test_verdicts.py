@@ -294,12 +294,16 @@ def test_a_core_part_always_sets_the_verdict(ev):
 
 @pytest.mark.parametrize("cores,expected", [
     ([dict(pid="a", finding="holds", **A), dict(pid="b", finding="unmeasured", **N)],
-     "approximate; not checked: unmeasured"),
+     "approximate: holds; not checked: unmeasured"),
+    ([dict(pid="a", finding="moves by 0.08", **A), dict(pid="b", finding="moves by 0.01", **A)],
+     "approximate: (1) moves by 0.08, (2) moves by 0.01"),
+    ([dict(pid="a", finding="proved", **E), dict(pid="b", finding="measured", **A)], "approximate: measured"),
     ([dict(pid="a", **A), dict(pid="b", **N), dict(pid="c", **N)], "approximate; not checked: (1) b, (2) c"),
     ([dict(pid="a", finding="fails here", **R), dict(pid="b", finding="unmeasured", **N)], "refuted: fails here"),
     ([dict(pid="a", finding="x", **R), dict(pid="b", finding="y", **R)], "refuted: (1) x, (2) y"),
     ([dict(pid="a", **R)], "refuted: statement"),
-], ids=["one-unchecked", "two-unchecked-by-id", "refuted-hides-unchecked", "two-refuted", "refuted-no-finding"])
+], ids=["one-unchecked", "two-measured", "measured-beside-proved", "two-unchecked-by-id", "refuted-hides-unchecked",
+        "two-refuted", "refuted-no-finding"])
 def test_headline_names_failed_then_unchecked_cores(cores, expected):
     res = ClaimResult("CX", "t", "s", [part(**c) for c in cores])
     assert res.headline == expected

@@ -416,7 +416,8 @@ def _items(texts: list[str]) -> str:
 
 def headline(result: "ClaimResult") -> str:
     """The claim's line in a referee's words, computed from its parts (one place for every view):
-    verdict; corrections; premise findings; limits; the other readings' outcomes."""
+    verdict (with the finding of a refuted core, or of a core that rests on a measurement);
+    corrections; premise findings; limits; the other readings' outcomes."""
     verdict, rid = result.verdict, result.reading
     readings = _readings(result.parts)
     text = verdict.value
@@ -425,8 +426,12 @@ def headline(result: "ClaimResult") -> str:
     cores = readings.get(rid, [])
     failed = [p for p in cores if evidence_verdict(p) is Verdict.REFUTED]
     unchecked = [p for p in cores if evidence_verdict(p) is Verdict.NOT_CHECKABLE]
+    # a core that rests on a measurement (no proof) says what was measured, whatever the outcome
+    measured = [p for p in cores if evidence_verdict(p) is Verdict.APPROXIMATE and p.finding]
     if failed:
         text += ": " + _items([p.finding or p.statement for p in failed])
+    elif measured:
+        text += ": " + _items([p.finding for p in measured])
     if unchecked and not failed:
         text += "; not checked: " + _items([p.finding or p.id for p in unchecked])
     corr = result.corrections_parts
