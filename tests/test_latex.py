@@ -452,7 +452,7 @@ def text_mode(tex: str) -> str:
             i = j + 1
             continue
         # names of parts and rows of figures are the claims' names, not texts of the markup
-        m = re.match(r"\\(texttt|partname|label|ref|eqref|includegraphics|input|begin|end)(\[[^\]]*\])?(?=\{)",
+        m = re.match(r"\\(texttt|partlabel|label|ref|eqref|includegraphics|input|begin|end)(\[[^\]]*\])?(?=\{)",
                      body[i:])
         if m:
             out.append(" ")

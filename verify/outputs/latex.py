@@ -149,9 +149,9 @@ def text(value: Any) -> str:
 
 
 def _name(value: Any) -> str:
-    r"""The name of a part or of a row of figures, as the claim gives it (``\partname``: a name,
+    r"""The name of a part or of a row of figures, as the claim gives it (``\partlabel``: a name,
     which may still hold legacy mathematics, not a text of the markup)."""
-    return f"\\partname{{{text(value)}}}"
+    return f"\\partlabel{{{text(value)}}}"
 
 
 def _sentence(value: Any) -> str:
@@ -731,7 +731,7 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 \newcommand{\fitline}[1]{\sbox{\fitbox}{$\displaystyle #1$}%
   \ifdim\wd\fitbox>0.9\linewidth\resizebox{0.9\linewidth}{!}{\usebox{\fitbox}}\else\usebox{\fitbox}\fi}
 \newcommand{\verdict}[1]{\fbox{\textbf{#1}}}
-\newcommand{\partname}[1]{#1}
+\newcommand{\partlabel}[1]{#1}
 """
 
 _ROLE_WORDS = {"core": "core (sets the verdict)", "detail": "detail (a stated constant, convention or word)",
