@@ -362,9 +362,9 @@ def test_every_formula_is_typeset_and_its_lines_are_sympys_printing(export: dict
 
 
 def test_formulas_are_printed_as_proofs_notation_prints_them(export: dict) -> None:
-    """The export's memoising printer gives to_latex's spelling (every 12th formula: printing them
-    all again takes 20 s)."""
-    for f in export["formulas"][::12]:
+    """The export's memoising printer gives to_latex's spelling (every 12th formula, printing them
+    all again takes 20 s, and C5's, whose Subs at different points SymPy counts as equal)."""
+    for f in [f for k, f in enumerate(export["formulas"]) if k % 12 == 0 or f.claim == "C5"]:
         assert f.latex() == to_latex(f.expr, macros=True) and f.latex(macros=False) == to_latex(f.expr), f.label
 
 

@@ -44,8 +44,10 @@ MUTANTS = [
       '            lead = [rf"\\frac{{{lower[0]}}}{{1}}"] if len(lower) == 1',
       (f"{T}::test_breaker_known_answers",)),
     M('latex-memo-by-equality', 'verify/outputs/latex.py',
-      '        hit = self._memo.get(id(expr))\n        if hit is None or hit[0] is not expr:',
-      '        hit = self._memo.get(hash(expr))\n        if hit is None or hit[0] != expr:',
+      '        hit = self._memo.get(id(expr))\n        if hit is None or hit[0] is not expr:\n'
+      '            hit = self._memo[id(expr)]',
+      '        hit = self._memo.get(hash(expr))\n        if hit is None or hit[0] != expr:\n'
+      '            hit = self._memo[hash(expr)]',
       (f"{T}::test_formulas_are_printed_as_proofs_notation_prints_them",),
       "SymPy counts Subs at different points as equal: an equality-keyed memo prints the wrong point"),
 ]
