@@ -1,20 +1,28 @@
-"""LaTeX export: every claim's derivation and verdict as one document, one snippet per formula.
+"""LaTeX export: every claim's derivation, verdict and evidence as one document, one snippet per formula.
 
-``python -m verify latex [-o DIR] [--pdf] [--quick] [--seed N] [--report FILE]`` writes
+``python -m verify latex [-o DIR] [--pdf] [--quick | --large] [--seed N] [--report FILE]`` writes
 
-- ``DIR/verification.tex``: a standalone ``article`` (amsmath, amssymb, graphicx, geometry: all
-  in Debian's texlive-latex-base) with, for every claim, the statement, the assumptions, the
-  derivation steps (each relation with its check method and status), the results, the
-  derived-vs-stated comparisons, the verdict and its numeric evidence;
+- ``DIR/verification.tex``: a standalone ``article`` (amsmath, amssymb, graphicx, geometry,
+  longtable: all in Debian's texlive-latex-base) with, per claim, the statement, the verdict with
+  its corrections, premise findings and limits, every part's evidence, the plots, and the
+  derivation: assumptions, steps (each relation with its check method and status), results and
+  the derived-vs-stated comparisons;
 - ``DIR/snippets/<claim>_<name>.tex``: one ``equation`` per formula with the label
   ``eq:<claim>:<name>`` (steps are ``<claim>_step_<name>``), for ``\\input`` into a paper;
-- ``DIR/macros.tex``: the notation macros (:data:`proofs.notation.MACROS`), defined once.
+- ``DIR/macros.tex``: the notation macros (:data:`proofs.notation.MACROS`), defined once;
+- ``DIR/plots/<claim>_<name>.png``: the report's plots.
 
-Every formula is printed from its SymPy object by :func:`proofs.notation.to_latex`; every text
-(statements, headlines, findings, the steps' reasons, descriptions, summaries) by
-:func:`verify.outputs.texify.texify`, which typesets its mathematics as inline math; names of steps,
-assumptions and figures are ``\\texttt``. Verdicts come from running the claim checks or
-from a ``report.json`` written by ``python -m verify``.
+Every text (titles, statements, headlines, findings, regimes, designs, controls, the steps'
+reasons, ...) is the package's markup, rendered by :func:`proofs.markup.to_latex`; a text the
+markup refuses (a report from another version) is escaped character by character
+(:func:`escape`). Every formula is printed by SymPy (:func:`proofs.notation.to_latex`) and
+set in display mathematics, broken over lines at its relation, its terms and its factors
+(:func:`formula_lines`), never replaced by a note.
+
+A report read with ``--report`` is a file the user may have received: every path in it is
+resolved inside the report's folder, every name written into TeX or used for a file name is
+checked against :data:`NAME_CHARS` (claim ids against :data:`proofs.CLAIM_IDS`), and anything
+else is refused (exit 2, one line) before anything is written.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import argparse
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,8 +41,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
-from verify._validate import error_line, fail
+from proofs import markup
+from verify._validate import ArgParser, error_line, fail
 from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
 from verify.io import atomic_write_bytes, atomic_write_text
@@ -41,6 +52,7 @@ from verify.io import atomic_write_bytes, atomic_write_text
 __all__ = [
     "Formula",
     "escape",
+    "text",
     "formulas",
     "formula_lines",
     "macro_file",
@@ -51,107 +63,189 @@ __all__ = [
     "write_export",
     "compile_pdf",
     "cli_latex",
-    "TEXT_MAP",
+    "NAME_CHARS",
+    "MAX_NAME",
+    "MAX_PLOT_BYTES",
 ]
 
 # --- text ----------------------------------------------------------------------------------------
 
-# Text is printed by verify.outputs.texify: prose as text, its mathematics as inline math, names of code
-# as \texttt; escape() (plain text) is kept for the names themselves.
-from verify.outputs.texify import _ACCENTS, _SUB, _SUPER, TEXT_MAP, escape, texify  # noqa: E402
+#: Prose characters outside ASCII, as LaTeX spells them in OT1 (the document stays ASCII, so it
+#: compiles with any input encoding and pulls in no TS1 font).
+_PROSE = {"–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}",
+          "°": r"\ensuremath{^\circ}", "§": r"\S{}", "\u00a0": "~", "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}",
+          "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}", "Ø": r"\O{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}"}
+#: Combining accents (after NFD) and their text-mode accent commands.
+_COMBINING = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0304": "=",
+              "\u0307": ".", "\u030a": "r", "\u0327": "c", "\u030c": "v", "\u0306": "u", "\u030b": "H",
+              "\u0328": "k"}
+#: ASCII characters that TeX would interpret (or OT1 would set as another glyph) in text mode.
+_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
+            "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
+            ">": r"\textgreater{}", "|": r"\textbar{}", '"': "''"}
+#: Unicode mathematics in text that is not markup: each character as its math command.
+_MATH_CHARS = {**{u: f"\\{name}" for name, u in markup._GREEK.items()},
+               **{u: f"\\{name}" for name, (u, _a, _s) in reversed(list(markup._SYMBOLS.items()))
+                  if len(u) == 1 and not u.isascii()},
+               "−": "-", "∑": r"\sum", "∏": r"\prod", "∫": r"\int", "⋅": r"\cdot", "∥": r"\parallel",
+               "⊥": r"\perp", "′": "'", "²": "^{2}", "³": "^{3}", "¹": "^{1}", "⁻": "^{-}", "√": r"\surd", "ᵀ": r"^{\top}"}
+_MATH_CHARS.update({ch: f"_{{{d}}}" for d, ch in zip("0123456789", "₀₁₂₃₄₅₆₇₈₉")})
+_MATH_CHARS.update({ch: f"^{{{d}}}" for d, ch in zip("0456789", "⁰⁴⁵⁶⁷⁸⁹")})
+
+
+def _non_ascii(ch: str) -> str:
+    """One non-ASCII prose character in ASCII LaTeX: a dash, quote or letter with its accent;
+    anything else as a visible ``[U+XXXX]``."""
+    if ch in _PROSE:
+        return _PROSE[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if base.isascii() and base.isalpha() and marks and all(m in _COMBINING for m in marks):
+        out = base if base not in "ij" else "\\" + base   # dotless i/j under an accent
+        for m in marks:
+            out = f"\\{_COMBINING[m]}{{{out}}}"
+        return out
+    return f"[U+{ord(ch):04X}]"
+
+
+def _prose(tex: str) -> str:
+    """Rendered prose (markup's LaTeX of a text span) in ASCII, straight double quotes as TeX's."""
+    quote = iter(("``", "''") * (tex.count('"') // 2 + 1))
+    return "".join(next(quote) if ch == '"' else ch if ch.isascii() else _non_ascii(ch) for ch in tex)
+
+
+def escape(value: Any) -> str:
+    """Any text shown literally in text mode: TeX's specials escaped, Unicode mathematics as inline
+    mathematics, control characters as a visible ``[U+XXXX]``; the result is ASCII and has no
+    groups deeper than one (for text the markup refuses, and for names)."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFC", str(value)):
+        if ch in _COMBINING and out and out[-1].isascii():   # an accent on the character before it
+            out[-1] = f"\\{_COMBINING[ch]}{{{out[-1]}}}"
+        elif ch in _SPECIAL:
+            out.append(_SPECIAL[ch])
+        elif unicodedata.category(ch)[0] == "C":
+            out.append(f"[U+{ord(ch):04X}]")
+        elif ch.isascii():
+            out.append(ch)
+        elif ch in _MATH_CHARS:
+            out.append(f"\\ensuremath{{{_MATH_CHARS[ch]}}}")
+        else:
+            out.append(_non_ascii(ch))
+    return "".join(out)
+
+
+def text(value: Any) -> str:
+    """A text of the package (markup: prose, ``$...$`` mathematics, backtick code) as LaTeX, by
+    :func:`proofs.markup.to_latex`; a text the markup refuses (another version's report, a
+    traceback) is escaped (:func:`escape`), so that nothing in it reaches TeX as a command."""
+    if not isinstance(value, str):
+        return escape(value)
+    try:
+        spans = markup.parse(value, "text")
+    except markup.MarkupError:
+        return escape(value)
+    return "".join(_prose(markup.to_latex((s,))) if isinstance(s, markup.Text) else markup.to_latex((s,))
+                   for s in spans)
+
+
+def _name(value: Any) -> str:
+    r"""The name of a part or of a row of figures, as the claim gives it (``\partlabel``: a name,
+    which may still hold legacy mathematics, not a text of the markup)."""
+    return f"\\partlabel{{{text(value)}}}"
+
+
+def _sentence(value: Any) -> str:
+    """:func:`text` ending in a full stop (so that what follows reads as a new sentence)."""
+    s = str(value).strip()
+    return text(s) + ("" if not s or s[-1] in ".!?)" else ".")
 
 
 def _code(name: Any) -> str:
-    """A name of the package (a step, an assumption, a figure's key) in typewriter type."""
-    return f"\\texttt{{{escape(name)}}}"
+    """A name of the package (a step, an assumption, a method) in typewriter type, breakable after '_'."""
+    return "\\texttt{" + escape(name).replace(r"\_", r"\_\allowbreak{}") + "}"
 
 
 def _codes(names: Iterable[Any]) -> str:
     return ", ".join(_code(n) for n in names)
 
 
-_PLAIN = {"ᵀ": "^T", "·": "*", "×": "x", "≤": "<=", "≥": ">=", "≠": "!=", "→": "->", "⇒": "=>", "≈": "~",
-          "−": "-", "–": "-", "—": "-", "’": "'", "±": "+-", "∈": " in ", "√": "sqrt"}
-
-
-def _comment(text: Any) -> str:
-    """One line of a LaTeX comment in plain ASCII (``ρ`` -> ``rho``, ``²`` -> ``^2``)."""
-    s = unicodedata.normalize("NFC", str(text))
-    out = []
-    for ch in s:
-        if ord(ch) < 128:
-            out.append(ch)
-        elif ch in _SUPER or ch in _SUB:
-            out.append(("^" if ch in _SUPER else "_") + (_SUPER.get(ch) or _SUB[ch]))
-        elif ch in _PLAIN:
-            out.append(_PLAIN[ch])
-        elif ch in _ACCENTS:
-            continue
-        else:
-            out.append(re.sub(r"[\\${}^]|mathsf|mathbb", "", TEXT_MAP.get(ch, "?")) or "?")
-    return " ".join("".join(out).split())
+def _comment(value: Any) -> str:
+    """One line of a LaTeX comment in plain ASCII (the words of a text without its markup)."""
+    try:
+        words = markup.to_ascii(value) if isinstance(value, str) else str(value)
+    except markup.MarkupError:
+        words = markup.plain_ascii(str(value))
+    return " ".join("".join(c if c.isascii() and c.isprintable() else "?" for c in words).split())
 
 
 # --- formulas ------------------------------------------------------------------------------------
 
-#: Characters of rendered math per line the splitter aims for (about 17 cm of 11 pt display math).
-LINE_UNITS = 62.0
-#: Lines wider than this many LINE_UNITS would need shrinking below ~45 %: not typeset, see the snippet.
-SCALE_LIMIT = 2.2
-#: More lines than this are not typeset in the document either (the snippet holds the formula).
-MAX_LINES = 28
+#: Characters of rendered mathematics per line the breaker aims for (about 15 cm of 11 pt display
+#: mathematics: the 17 cm line less the indent of a continued line and the equation number).
+LINE_UNITS = 55.0
+#: A term no wider than this is not broken further (breaking a short product reads worse than
+#: a slightly long line; the document scales a line that is still wider than the page).
+MIN_BREAK_UNITS = 20.0
 
 _REL_OPS = {sp.Equality: "=", sp.Unequality: r"\neq", sp.StrictLessThan: "<", sp.StrictGreaterThan: ">",
             sp.LessThan: r"\leq", sp.GreaterThan: r"\geq"}
+_FUNCTIONS = {sp.exp: r"\exp", sp.log: r"\log", sp.sqrt: r"\sqrt"}
+
+class _Names(dict):
+    """The project's symbol spelling as :func:`proofs.notation.to_latex` chooses it: the export's
+    macros (if asked), then :data:`~proofs.notation.LATEX_NAMES`, then the spelling registered
+    for the symbol's name."""
+
+    def __init__(self, macros: bool) -> None:
+        super().__init__()
+        self.macros = macros
+
+    def get(self, sym: Any, default: Any = None) -> Any:
+        from proofs.notation import LATEX_NAMES, MACROS, SPELLED
+
+        if self.macros and sym in MACROS:
+            return MACROS[sym]
+        if sym in LATEX_NAMES:
+            return LATEX_NAMES[sym]
+        return SPELLED.get(getattr(sym, "name", None), default) if isinstance(sym, sp.Symbol) else default
 
 
-_PRINTED: dict[tuple[int, bool], tuple[Any, str]] = {}
+class _MemoPrinter(LatexPrinter):
+    """SymPy's LaTeX printer with the project's spelling that prints each subexpression once: the
+    breaker prints the terms and factors of formulas whose whole it printed already, and the
+    derivations share subexpressions (a node's LaTeX does not depend on where it stands; its
+    parent adds any parentheses)."""
+
+    def __init__(self, macros: bool) -> None:
+        super().__init__({"symbol_names": _Names(macros)})
+        self._memo: dict[int, tuple[Any, str]] = {}
+
+    def _print(self, expr: Any, **kwargs: Any) -> str:
+        if kwargs or not isinstance(expr, sp.Basic):
+            return super()._print(expr, **kwargs)
+        # keyed by identity (the node kept alive beside its LaTeX): equal is not enough, SymPy
+        # counts Subs objects at different points as equal
+        hit = self._memo.get(id(expr))
+        if hit is None or hit[0] is not expr:
+            hit = self._memo[id(expr)] = (expr, super()._print(expr))
+        return hit[1]
+
+
+_PRINTERS: dict[bool, _MemoPrinter] = {}
 
 
 def _latex(expr: Any, macros: bool) -> str:
-    """``to_latex`` once per (object, spelling): the derivations are built once per process and
-    printing their large expressions is slow."""
-    from proofs.notation import to_latex
-
-    hit = _PRINTED.get((id(expr), macros))
-    if hit is None or hit[0] is not expr:
-        hit = _PRINTED[id(expr), macros] = (expr, to_latex(expr, macros=macros))
-    return hit[1]
-
-
-def _cut(tex: str, seps: tuple[str, ...]) -> list[str]:
-    """``tex`` cut before each separator (``" + "``, ``" = "``, ...) that lies outside every brace
-    group and ``\\left...\\right`` pair: where SymPy's printer puts the terms of a sum and the sides
-    of a relation. The first character is never a cut (a leading minus sign)."""
-    pieces, depth, start, i = [], 0, 0, 0
-    while i < len(tex):
-        if tex.startswith("\\left", i) or tex.startswith("\\right", i):
-            name = "\\left" if tex.startswith("\\left", i) else "\\right"
-            j = i + len(name)
-            if j < len(tex) and not tex[j].isalpha():
-                depth += 1 if name == "\\left" else -1
-                i = j + (1 if tex[j] != "\\" else 1 + max(1, len(re.match(r"[A-Za-z]*", tex[j + 1:]).group())))
-                continue
-        c = tex[i]
-        if c == "\\":
-            m = re.match(r"[A-Za-z]+", tex[i + 1:])
-            i += 1 + (len(m.group()) if m else 1)
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif depth == 0 and i > start and any(tex.startswith(sep, i) for sep in seps):
-            pieces.append(tex[start:i].strip())
-            start = i + 1
-        i += 1
-    pieces.append(tex[start:].strip())
-    return [p for p in pieces if p]
+    """``proofs.notation.to_latex(expr, macros=macros)``, printed by one memoising printer per
+    spelling (the derivations are built once per process and their large expressions share terms)."""
+    printer = _PRINTERS.get(macros)
+    if printer is None:
+        printer = _PRINTERS[macros] = _MemoPrinter(macros)
+    return printer.doprint(expr)
 
 
 def _width(tex: str) -> float:
-    """A rough width of rendered math in character units (fractions count their wider part,
-    scripts 0.7, matrices their widest row)."""
+    """A rough width of rendered mathematics in character units (fractions count their wider
+    part, scripts 0.7, matrices their widest row)."""
     tokens = re.findall(r"\\[A-Za-z]+|\\.|[{}^_&]|\S", tex)
     pos = 0
 
@@ -173,11 +267,11 @@ def _width(tex: str) -> float:
                 pos += 1
                 extra = 0.6
             return atom() + 1.0 + extra
-        if t in ("\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg"):
+        if t in ("\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg", "\\Bigl", "\\Bigr"):
             pos += 1
             return 0.5
         if t in ("\\mathrm", "\\mathit", "\\mathbf", "\\mathsf", "\\operatorname", "\\text", "\\hat", "\\bar",
-                 "\\overline", "\\tilde", "\\dot", "\\ddot", "\\vec", "\\mathcal"):
+                 "\\overline", "\\tilde", "\\dot", "\\ddot", "\\vec", "\\mathcal", "\\mathbb", "\\boldsymbol"):
             return atom()
         if t == "\\begin":  # an environment (matrix): its widest row
             atom()  # the environment name
@@ -220,6 +314,102 @@ def _width(tex: str) -> float:
     return total
 
 
+def _parenthesised(pieces: list[str]) -> list[str]:
+    r"""Pieces in parentheses: ``\left( ... \right)`` on one line, ``\Bigl( ... \Bigr)`` (which
+    need not pair on a line) over several."""
+    if len(pieces) == 1:
+        return [rf"\left({pieces[0]}\right)"]
+    return [r"\Bigl(" + pieces[0], *pieces[1:-1], pieces[-1] + r"\Bigr)"]
+
+
+def _pieces(expr: Any, macros: bool) -> list[str]:
+    """``expr`` as pieces of LaTeX, each printed by SymPy, between which a line may break: the
+    terms of a sum (with their signs), the factors of a product, ``1/den`` times a numerator, the
+    base of a power or the argument of exp/log/sqrt in breakable parentheses; recursively, until
+    each piece fits a line or cannot be broken (a matrix, a symbol, a fraction's denominator)."""
+    tex = _latex(expr, macros)
+    if _width(tex) <= LINE_UNITS or not isinstance(expr, sp.Expr):
+        return [tex]
+    if isinstance(expr, sp.Add):
+        out: list[str] = []
+        for k, term in enumerate(expr.as_ordered_terms()):
+            sign = ""
+            if k and term.could_extract_minus_sign():
+                sign, term = "- ", -term
+            elif k:
+                sign = "+ "
+            sub = _pieces(term, macros)
+            out += [sign + sub[0], *sub[1:]]
+        return out
+    if isinstance(expr, sp.Mul) and expr.could_extract_minus_sign():
+        sub = _pieces(-expr, macros)
+        return ["- " + sub[0], *sub[1:]]
+    if isinstance(expr, sp.Subs):   # \left. body \right|_{x = a}: the bar closes the last line
+        body, bar = _pieces(expr.expr, macros), tex.rfind(r"\right|")
+        if len(body) > 1 and bar > 0:
+            return [*body[:-1], body[-1] + r" \Bigr|" + tex[bar + len(r"\right|"):]]
+        return [tex]
+    if isinstance(expr, (sp.Mul, sp.Pow)):
+        num, den = sp.fraction(expr)
+        if den != 1:
+            lower = _pieces(den, macros)
+            lead = [rf"\frac{{1}}{{{lower[0]}}}"] if len(lower) == 1 else _powered(_parenthesised(lower), "-1")
+            if num == 1:
+                return lead
+            body = _pieces(num, macros)
+            return [*lead, *(_parenthesised(body) if isinstance(num, sp.Add) else body)]
+        if isinstance(expr, sp.Mul):
+            out = []
+            for f in expr.as_ordered_factors():
+                sub = _pieces(f, macros)
+                out += _parenthesised(sub) if isinstance(f, sp.Add) else sub
+            return out
+        base = _pieces(expr.base, macros)
+        if len(base) > 1:
+            return _powered(_parenthesised(base), _latex(expr.exp, macros))
+        return [tex]
+    if isinstance(expr, sp.Function) and len(expr.args) == 1 and expr.func in _FUNCTIONS:
+        arg = _pieces(expr.args[0], macros)
+        if len(arg) > 1:
+            body = _parenthesised(arg)
+            return [_FUNCTIONS[expr.func] + body[0], *body[1:]]
+    return _around_argument(expr, tex, macros)
+
+
+def _powered(pieces: list[str], exp: str) -> list[str]:
+    return [*pieces[:-1], pieces[-1] + "^{" + exp + "}"]
+
+
+def _balanced(tex: str) -> bool:
+    depth = 0
+    for ch in re.sub(r"\\.", "", tex):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _around_argument(expr: Any, tex: str, macros: bool) -> list[str]:
+    r"""Any other node (a derivative, an expectation, an applied function) that SymPy prints as
+    ``prefix \left(arg\right) suffix`` around one of its arguments: the argument broken in
+    ``\Bigl( ... \Bigr)``, if prefix and suffix are whole groups once a brace pair around the
+    argument (``E{\left(...\right)}``) is dropped."""
+    for arg in getattr(expr, "args", ()):
+        if not isinstance(arg, sp.Expr):
+            continue
+        inner = r"\left(" + _latex(arg, macros) + r"\right)"
+        if tex.count(inner) != 1:
+            continue
+        prefix, suffix = tex.split(inner)
+        if prefix.endswith("{") and suffix.startswith("}"):
+            prefix, suffix = prefix[:-1], suffix[1:]
+        body = _pieces(arg, macros)
+        if len(body) > 1 and _balanced(prefix) and _balanced(suffix):
+            body = _parenthesised(body)
+            return [prefix + body[0], *body[1:-1], body[-1] + suffix]
+    return [tex]
+
+
 def _pack(pieces: list[str], first: float, rest: float) -> list[str]:
     """Greedy lines of pieces: the first line holds ``first`` units, the others ``rest``."""
     lines: list[str] = []
@@ -236,31 +426,83 @@ def _pack(pieces: list[str], first: float, rest: float) -> list[str]:
     return lines
 
 
-def formula_lines(expr: Any, *, macros: bool = True, whole: str | None = None) -> list[str]:
-    """The formula as display lines for an ``aligned``/``split`` block (``&`` marks the
-    alignment point): relations at the relation sign, sums between their top-level terms.
-    A formula that fits on one line is one line without ``&``. The lines are SymPy's printing
-    of ``expr`` cut at those places, nothing else."""
-    whole = _latex(expr, macros) if whole is None else whole
-    if _width(whole) <= LINE_UNITS:
-        return [whole]
-    terms = (" + ", " - ")
+@dataclass(frozen=True)
+class Line:
+    """One display line: ``left & mid body`` (``left`` before the alignment point, ``mid`` a
+    relation sign or an indent, ``body`` the mathematics that may be scaled to the page)."""
+
+    left: str
+    mid: str
+    body: str
+
+    def __str__(self) -> str:
+        return f"{self.left}&{self.mid} {self.body}".rstrip() if self.mid else f"{self.left}&{self.body}"
+
+
+def _continued(lines: list[str]) -> list[Line]:
+    return [Line("", r"\quad", "{}" + line) for line in lines]
+
+
+def _relation_lines(lhs: Any, op: str, rhs: Any, macros: bool, prefix: str = "") -> list[Line]:
+    """``lhs op rhs`` aligned at ``op``; each side broken into lines of pieces."""
+    left = _latex(lhs, macros)
+    right = _pieces(rhs, macros)
+    lw = _width(prefix) + _width(left)
+    if lw <= LINE_UNITS / 3:
+        body = _pack(right, LINE_UNITS - lw - 2, LINE_UNITS - 3)
+        if _width(body[0]) > LINE_UNITS - lw:   # a first piece too wide beside the left side
+            return [Line(prefix + left + " ", op, ""), *_continued(body)]
+        return [Line(prefix + left + " ", op, body[0]), *_continued(body[1:])]
+    lp = _pack(_pieces(lhs, macros), LINE_UNITS, LINE_UNITS - 3)
+    rp = _pack(right, LINE_UNITS - 2, LINE_UNITS - 3)
+    return [Line(prefix, "", lp[0]), *_continued(lp[1:]), Line("", op, rp[0]), *_continued(rp[1:])]
+
+
+def _entry(i: int, j: int | None) -> str:
+    return rf"\text{{entry }} ({i + 1}{'' if j is None else f', {j + 1}'})\colon\quad "
+
+
+def _lines(expr: Any, macros: bool) -> list[Line]:
+    """:func:`formula_lines` as :class:`Line` objects (an empty list: the formula fits one line)."""
+    if _width(_latex(expr, macros)) <= LINE_UNITS:
+        return []
     op = _REL_OPS.get(type(expr))
-    sides = _cut(whole, (f" {op} ",)) if op is not None else []
-    if len(sides) == 2:
-        lhs, rhs = sides[0], sides[1][len(op) + 1:].strip()
-        rp = _cut(rhs, terms)
-        if _width(lhs) <= LINE_UNITS / 3:
-            body = _pack(rp, LINE_UNITS - _width(lhs) - 2, LINE_UNITS - 3)
-            return [f"{lhs} &{op} {body[0]}"] + [rf"&\quad {{}}{line}" for line in body[1:]]
-        left = _pack(_cut(lhs, terms), LINE_UNITS, LINE_UNITS - 3)
-        right = _pack(rp, LINE_UNITS - 2, LINE_UNITS - 3)
-        return ([f"&{left[0]}"] + [rf"&\quad {{}}{line}" for line in left[1:]]
-                + [f"&{op} {right[0]}"] + [rf"&\quad {{}}{line}" for line in right[1:]])
-    body = _pack(_cut(whole, terms), LINE_UNITS, LINE_UNITS - 3)
-    if len(body) == 1:
-        return [whole]
-    return [f"&{body[0]}"] + [rf"&\quad {{}}{line}" for line in body[1:]]
+    if op is not None:
+        lhs, rhs = expr.args
+        if isinstance(lhs, sp.MatrixBase) and isinstance(rhs, sp.MatrixBase) and lhs.shape == rhs.shape:
+            vec = 1 in lhs.shape
+            return [line for k, (a, b) in enumerate(zip(lhs, rhs))
+                    for line in _relation_lines(a, op, b, macros,
+                                                _entry(k, None) if vec else _entry(*divmod(k, lhs.shape[1])))]
+        return _relation_lines(lhs, op, rhs, macros)
+    if isinstance(expr, sp.And):
+        out: list[Line] = []
+        for k, arg in enumerate(expr.args):
+            sub = _lines(arg, macros) or [Line("", "", _latex(arg, macros))]
+            if k:
+                sub[0] = Line(r"\wedge\ " + sub[0].left, sub[0].mid, sub[0].body)
+            out += sub
+        return out
+    if isinstance(expr, sp.MatrixBase):
+        vec = 1 in expr.shape
+        out = []
+        for k, entry in enumerate(expr):
+            head = _entry(k, None) if vec else _entry(*divmod(k, expr.shape[1]))
+            body = _pack(_pieces(entry, macros), LINE_UNITS - 12, LINE_UNITS - 3)
+            out += [Line(head, "", body[0]), *_continued(body[1:])]
+        return out
+    body = _pack(_pieces(expr, macros), LINE_UNITS, LINE_UNITS - 3)
+    return [] if len(body) == 1 else [Line("", "", body[0]), *_continued(body[1:])]
+
+
+def formula_lines(expr: Any, *, macros: bool = True) -> list[str]:
+    """The formula as display lines for ``align``/``aligned``/``split`` (``&`` marks the
+    alignment point, one per line): a relation at its sign, then each side broken at its terms
+    and factors (:func:`_pieces`); a conjunction one relation per line; a matrix too wide for a
+    line entry by entry. A formula that fits on one line is one line without ``&``. Every piece
+    is SymPy's printing of a part of ``expr``."""
+    lines = _lines(expr, macros)
+    return [str(x) for x in lines] if lines else [_latex(expr, macros)]
 
 
 @dataclass(eq=False)
@@ -295,14 +537,14 @@ class Formula:
         return self._cache["latex", macros]
 
     def lines(self, *, macros: bool = True) -> list[str]:
-        if ("lines", macros) not in self._cache:
-            self._cache["lines", macros] = formula_lines(self.expr, macros=macros, whole=self.latex(macros=macros))
-        return self._cache["lines", macros]
+        """:func:`formula_lines` of the formula."""
+        return [str(x) for x in self.display_lines(macros=macros)] or [self.latex(macros=macros)]
 
-    def typesettable(self) -> bool:
-        """Whether the document can show it legibly (else it points to the snippet)."""
-        lines = self.lines()
-        return len(lines) <= MAX_LINES and max(_width(x) for x in lines) <= SCALE_LIMIT * LINE_UNITS
+    def display_lines(self, *, macros: bool = True) -> list[Line]:
+        """The :class:`Line` objects of a formula that does not fit one line (else empty)."""
+        if ("lines", macros) not in self._cache:
+            self._cache["lines", macros] = _lines(self.expr, macros)
+        return self._cache["lines", macros]
 
 
 def _is_formula(obj: Any) -> bool:
@@ -323,28 +565,34 @@ def formulas(claims: Iterable[str] | None = None) -> list[Formula]:
     return out
 
 
-def _block(lines: list[str], env: str) -> str:
-    if len(lines) == 1 and "&" not in lines[0]:
-        return lines[0]
-    return f"\\begin{{{env}}}\n" + " \\\\\n".join(lines) + f"\n\\end{{{env}}}"
-
-
 def snippet(f: Formula) -> str:
-    """The snippet file of a formula: one ``equation`` (``split`` when long) with its label."""
+    """The snippet file of a formula: one ``equation`` (with ``split`` when long) and its label."""
     from proofs.notation import MACROS
 
     tex = f.latex()
     used = sorted(m for m in MACROS.values() if re.search(re.escape(m) + r"(?![A-Za-z])", tex))
+    lines = f.lines()
+    body = lines[0] if len(lines) == 1 and "&" not in lines[0] else \
+        "\\begin{split}\n" + " \\\\\n".join(lines) + "\n\\end{split}"
     return "\n".join([
         f"% {f.claim} {f.kind} {f.name}: {_comment(f.description)}"[:400],
         "% Generated by `python -m verify latex` from proofs.derivation(\"" + f.claim + "\"); needs amsmath, amssymb"
         + (f" and the macros {', '.join(used)} of macros.tex." if used else "."),
-        "\\begin{equation}",
-        _block(f.lines(), "split"),
-        f"\\label{{{f.label}}}",
-        "\\end{equation}",
-        "",
+        "\\begin{equation}", body, f"\\label{{{f.label}}}", "\\end{equation}", "",
     ])
+
+
+def _display(f: Formula) -> str:
+    r"""A formula in the document: one line in ``equation``, several in ``align`` (which may
+    break across pages); each line's body scaled to the page if it is still wider (``\fitline``);
+    numbered and labelled on the last line."""
+    lines = f.display_lines()
+    if not lines:
+        return "\n".join(["\\begin{equation}", f"\\fitline{{{f.latex()}}}", f"\\label{{{f.label}}}",
+                          "\\end{equation}"])
+    rows = [f"{x.left}&{x.mid}" + (f" \\fitline{{{x.body}}}" if x.body else "")
+            + (f" \\label{{{f.label}}}" if k == len(lines) - 1 else " \\notag \\\\") for k, x in enumerate(lines)]
+    return "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}"
 
 
 def macro_file() -> str:
@@ -358,62 +606,111 @@ def macro_file() -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- verdicts and evidence -----------------------------------------------------------------------
+# --- reports and the names in them ---------------------------------------------------------------
+
+#: The characters of a plot name, the one name from a report that becomes a file name and is
+#: written into TeX (``\includegraphics{plots/<claim>_<name>.png}``): no '/', '.', '\\', braces,
+#: '%' or space, so it can neither leave ``-o`` nor end TeX's argument.
+NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+#: The longest plot name (the package's are under 30 characters; file systems allow 255 bytes).
+MAX_NAME = 64
+#: The largest plot copied from a report's folder (the package's are ~100 kB).
+MAX_PLOT_BYTES = 32 * 2**20
+#: How a PNG file begins (the document includes plots as PNG; anything else would stop pdflatex).
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+#: The name of the report argument in messages.
+REPORT_ARG = "--report FILE"
+
+
+def _bounded(value: Any) -> str:
+    """``repr(value)``, at most 80 characters (a message quotes a bounded prefix of its input)."""
+    r = repr(value)
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
+def valid_name(field: str, value: Any) -> str:
+    """A plot name from a report: 1 to :data:`MAX_NAME` characters of :data:`NAME_CHARS`."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME or not set(value) <= NAME_CHARS:
+        raise fail(f"{REPORT_ARG} field {field}", _bounded(value),
+                   f"a name of 1 to {MAX_NAME} letters, digits, '_' or '-'")
+    return value
+
+
+def _claim(field: str, value: Any) -> str:
+    from proofs import CLAIM_IDS
+
+    if value not in CLAIM_IDS:
+        raise fail(f"{REPORT_ARG} field {field}", _bounded(value), f"a claim id among {', '.join(CLAIM_IDS)}")
+    return value
+
+
+def _plot_file(field: str, value: str, folder: Path) -> Path:
+    """The plot ``value`` (a path relative to the report's folder) as a regular PNG file inside
+    ``folder`` once every link is resolved; anything else is refused."""
+    where = f"{REPORT_ARG} field {field}"
+    pure = Path(value)
+    if not value or "\0" in value or pure.is_absolute() or ".." in pure.parts or "\\" in value:
+        raise fail(where, _bounded(value), "a path relative to the report's folder, without '..'")
+    try:
+        real = (folder / pure).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise fail(where, _bounded(value), f"a file inside the report's folder ({getattr(exc, 'strerror', exc)})") \
+            from None
+    if not real.is_relative_to(folder):
+        raise fail(where, _bounded(value), "a file inside the report's folder (it links outside)")
+    st = os.stat(real)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PLOT_BYTES:
+        raise fail(where, _bounded(value), f"a regular file of at most {MAX_PLOT_BYTES} bytes")
+    with open(real, "rb") as fh:
+        if fh.read(len(PNG_MAGIC)) != PNG_MAGIC:
+            raise fail(where, _bounded(value), "a PNG file")
+    return real
+
+
+def report_plots(report: dict[str, Any], folder: Path | None) -> dict[str, dict[str, Path]]:
+    """Validate the names of ``report`` (claim ids, plot names) and resolve its plots inside
+    ``folder`` (the report's own folder; None: a report made by this process, whose plots are
+    taken as they are); :class:`VerifyError` (one line) on the first name or path refused."""
+    seen: set[str] = set()
+    out: dict[str, dict[str, Path]] = {}
+    for k, c in enumerate(report["claims"]):
+        cid = _claim(f"claims[{k}].id", c.get("id"))
+        if cid in seen:
+            raise fail(f"{REPORT_ARG} field claims[{k}].id", _bounded(cid), "each claim once")
+        seen.add(cid)
+        for name, path in (c.get("evidence", {}).get("plots") or {}).items():
+            field = f"claims[{k}].evidence.plots"
+            valid_name(field, name)
+            out.setdefault(cid, {})[name] = (_plot_file(f"{field}.{name}", path, folder) if folder is not None
+                                             else Path(path))
+    for name in report.get("crashed", {}):
+        _claim("crashed", name)
+    return out
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """A ``report.json`` of ``python -m verify`` (schema checked by :func:`verify.outputs.report.read_report`)."""
+    """A ``report.json`` of ``python -m verify`` (schema checked by :func:`verify.outputs.report.read_report`),
+    its names validated and its plots resolved inside its folder (``doc["plot_files"]``)."""
     from verify.outputs.report import read_report
 
-    doc = read_report(path, name="--report FILE")
+    doc = read_report(path, name=REPORT_ARG)
     doc.setdefault("crashed", {})
     doc.setdefault("meta", {})
-    doc["source"] = str(path)
+    doc["source"] = Path(path).name
+    doc["plot_files"] = report_plots(doc, Path(path).absolute().parent.resolve())
     return doc
 
 
-def run_checks(*, seed: int = 0, quick: bool = False, out: Path | None = None,
+def run_checks(*, seed: int = 0, quick: bool = False, large: bool = False, out: Path | None = None,
                claims: Iterable[str] | None = None) -> dict[str, Any]:
-    """Run the claim checks and return them in report.json form (:func:`verify.cli.run_report`)."""
+    """Run the claim checks and return them in report.json form (:func:`verify.run.run_report`)."""
     from proofs import CLAIM_IDS
     from verify.run import run_report
 
-    doc, _ = run_report(list(claims or CLAIM_IDS), seed=seed, quick=quick, out=out)
+    doc, _ = run_report(list(claims or CLAIM_IDS), seed=seed, quick=quick, large=large, out=out)
     doc["source"] = None
+    doc["plot_files"] = report_plots(doc, Path(out).absolute().resolve()) if out is not None else {}
     return doc
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, bool) or v is None:
-        return str(v)
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
-
-
-def _flat_figures(figures: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
-    """Scalar figures as (dotted key, value); long lists and deep tables are summarised."""
-    rows: list[tuple[str, str]] = []
-    if isinstance(figures, dict):
-        for k, v in figures.items():
-            key = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, dict) and depth < 2:
-                rows += _flat_figures(v, key, depth + 1)
-            elif isinstance(v, dict):
-                rows.append((key, f"(table of {len(v)} entries; see report.json)"))
-            elif isinstance(v, (list, tuple)):
-                if len(v) <= 8 and all(not isinstance(x, (dict, list, tuple)) for x in v):
-                    rows.append((key, "[" + ", ".join(_num(x) for x in v) + "]"))
-                elif all(isinstance(x, (list, tuple)) and len(x) <= 4 and all(
-                        not isinstance(y, (dict, list, tuple)) for y in x) for x in v) and len(v) <= 6:
-                    rows.append((key, "[" + ", ".join("(" + ", ".join(_num(y) for y in x) + ")" for x in v) + "]"))
-                else:
-                    rows.append((key, f"(list of {len(v)} entries; see report.json)"))
-            else:
-                rows.append((key, _num(v)))
-    return rows
 
 
 # --- the document --------------------------------------------------------------------------------
@@ -430,76 +727,131 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 \setlength{\parindent}{0pt}
 \setlength{\parskip}{0.4em}
 \newsavebox{\fitbox}
-% a display that is wider than the line is scaled down to the line width (never up)
-\newcommand{\fitmath}[1]{\sbox{\fitbox}{$\displaystyle #1$}%
+% a line of a display that is still wider than 0.9 of the line is scaled down to it (never up)
+\newcommand{\fitline}[1]{\sbox{\fitbox}{$\displaystyle #1$}%
   \ifdim\wd\fitbox>0.9\linewidth\resizebox{0.9\linewidth}{!}{\usebox{\fitbox}}\else\usebox{\fitbox}\fi}
 \newcommand{\verdict}[1]{\fbox{\textbf{#1}}}
+\newcommand{\partlabel}[1]{#1}
 """
 
-
-def _display(f: Formula, snippets_dir: str) -> str:
-    if not f.typesettable():
-        return "\n".join([
-            "\\begin{equation}",
-            f"\\parbox{{0.85\\linewidth}}{{\\small\\centering (a formula of {len(f.latex())} characters of \\LaTeX, "
-            f"too wide to read here: see \\texttt{{{escape(snippets_dir + '/' + f.filename)}}})}}",
-            f"\\label{{{f.label}}}",
-            "\\end{equation}",
-        ])
-    return "\n".join(["\\begin{equation}", f"\\fitmath{{{_block(f.lines(), 'aligned')}}}",
-                      f"\\label{{{f.label}}}", "\\end{equation}"])
-
-
-def _sentence(text: str) -> str:
-    """Text (:func:`verify.outputs.texify.texify`) ending in a full stop (so that what follows reads as a new sentence)."""
-    text = str(text).strip()
-    return texify(text) + ("" if not text or text[-1] in ".!?)" else ".")
+_ROLE_WORDS = {"core": "core (sets the verdict)", "detail": "detail (a stated constant, convention or word)",
+               "premise": "premise (is the model true of real NW heads?)", "scope": "scope (outside the stated scope)"}
+_ROLE_ORDER = {"core": 0, "detail": 1, "premise": 2, "scope": 3}
+_AGREEMENT_WORDS = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo "
+                    "error", "measured": "a measurement", "disagree": "the numbers contradict what they check"}
+_SYMBOLIC_WORDS = {"proved": "proved", "proved-with-unchecked-steps": "proved with unchecked steps",
+                   "failed": "a step failed"}
 
 
 def _items(rows: list[str]) -> list[str]:
     if not rows:
         return []
-    return ["\\begin{itemize}"] + [f"\\item {r}" for r in rows] + ["\\end{itemize}"]
+    return ["\\begin{itemize}"] + [f"\\item{{}} {r}" for r in rows] + ["\\end{itemize}"]
 
 
-def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: dict[str, str],
-                   snippets_dir: str, index: dict[tuple[str, str, str], Formula]) -> list[str]:
+def _design(design: Any) -> list[str]:
+    rows = []
+    for key, value in (design or {}).items():
+        if isinstance(value, dict) and "value" in value:
+            why = f" ({text(value['why'])})" if value.get("why") else ""
+            rows.append(f"\\emph{{{_name(key)}}}: {text(value['value'])}{why}")
+        else:
+            rows.append(f"\\emph{{{_name(key)}}}: {text(value)}")
+    return rows
+
+
+def _number(v: Any) -> str:
+    return f"${v:.3f}$" if isinstance(v, (int, float)) and not isinstance(v, bool) else text(v)
+
+
+def _part(p: dict[str, Any]) -> list[str]:
+    """One part's evidence, as report.md shows it: role, statement, and every kind of evidence."""
+    role = _ROLE_WORDS.get(p.get("role"), p.get("role", ""))
+    reading = f", reading {text(p['reading'])}" if p.get("reading") else ""
+    out = ["", f"\\textbf{{{_name(p['id'])}}}: \\verdict{{{text(p['effect'])}}} \\emph{{{text(role)}{reading}.}} "
+               f"{_sentence(p['statement'])}"]
+    rows = []
+    if p.get("finding"):
+        rows.append(f"finding: {_sentence(p['finding'])}")
+    if p.get("stated"):
+        rows.append(f"the paper states: {text(p['stated'])}; derived: {_sentence(p.get('derived', ''))}")
+    sym = p.get("symbolic")
+    if sym:
+        groups = f" (the derivation's {_codes(sym['groups'])})" if sym.get("groups") else ""
+        rows.append(f"symbolic: {text(_SYMBOLIC_WORDS.get(sym['status'], sym['status']))}, {sym['n_checked']} of "
+                    f"{sym['n_steps']} steps checked{groups}")
+        for cmp in sym.get("comparisons", []) or []:
+            word = {True: "holds", False: "does not hold"}.get(cmp.get("holds"), "undecided")
+            rows.append(f"against the statement: {word}: {_sentence(cmp.get('derived', ''))}")
+    num = p.get("numeric")
+    if num:
+        rows.append(f"numeric ({text(_AGREEMENT_WORDS.get(num['agreement'], num['agreement']))}): "
+                    f"{_sentence(num['summary'])}")
+    if isinstance(p.get("r2"), dict) and p["r2"]:
+        rows.append("how much of the target the estimators learn, $R^2 = 1 - \\text{excess MSE} / \\mathrm{Var} f$: "
+                    + ", ".join(f"{_name(k)} {_number(v)}" for k, v in p["r2"].items()))
+    if isinstance(p.get("design"), dict) and p["design"]:
+        rows.append("design:" + "\n".join(_items(_design(p["design"]))))
+    for kind in ("positive", "negative"):
+        ctl = (p.get("controls") or {}).get(kind) if isinstance(p.get("controls"), dict) else None
+        if isinstance(ctl, dict):
+            rows.append(f"{kind} control: {text(ctl.get('what', ''))}; measured: {_sentence(ctl.get('effect', ''))}")
+    if p.get("regime"):
+        rows.append(f"measured in: {_sentence(p['regime'])}")
+    cx = p.get("counterexample")
+    if cx:
+        rows.append(f"counterexample: {_sentence(cx['description'])}"
+                    + (f" Replay: \\texttt{{python -m verify replay {escape(cx['file'])}}}." if cx.get("file") else ""))
+    if p.get("restored_by"):
+        rows.append(f"holds under: {_sentence(p['restored_by'])}")
+    if p.get("assumptions"):
+        rows.append("model assumptions: " + "; ".join(text(a) for a in p["assumptions"]))
+    if p.get("reason"):
+        rows.append(f"not checkable: {_sentence(p['reason'])}")
+    return out + _items(rows)
+
+
+def _verdict_part(result: dict[str, Any]) -> list[str]:
+    """The verdict of a claim with its corrections, premise findings and limits."""
+    reading = next((r for r in result.get("readings") or [] if r.get("id") == result.get("reading")), None)
+    out = [f"\\textbf{{Verdict:}} \\verdict{{{text(result['verdict'])}}}"
+           + (f" (reading {text(reading['id'])}: {text(reading['description'])})" if reading else ""),
+           "", f"\\textbf{{Headline:}} {_sentence(result['headline'])}"]
+    if result.get("readings"):
+        out += ["", "\\textbf{Readings:}"] + _items([f"{text(r['id'])}, {text(r['description'])}: "
+                                                     f"\\textbf{{{text(r['verdict'])}}}" for r in result["readings"]])
+    if result.get("assumptions"):
+        out += ["", "\\textbf{The verdict rests on these model assumptions:}"]
+        out += _items([text(a) for a in result["assumptions"]])
+    if result.get("restored_by"):
+        out += ["", "\\textbf{What restores the claim:}"] + _items([text(x) for x in result["restored_by"]])
+    if result.get("corrections"):
+        out += ["", "\\textbf{Corrections} (details that are off; they do not set the verdict):"]
+        out += _items([f"\\emph{{{_name(x['part'])}}}: the paper states {text(x['stated'])}; derived: "
+                       f"{_sentence(x['derived'])}" for x in result["corrections"]])
+    if result.get("premise"):
+        out += ["", "\\textbf{Premise findings:}"]
+        out += _items([f"\\emph{{{_name(x['part'])}}}: {text(x['outcome'])}: {text(x['finding'])} "
+                       f"(measured in: {text(x['regime'])})" for x in result["premise"]])
+    if result.get("limits"):
+        out += ["", "\\textbf{Limits} (failures outside the stated scope):"]
+        out += _items([f"\\emph{{{_name(x['part'])}}}: {_sentence(x['finding'])} \\emph{{Measured in:}} "
+                       f"{_sentence(x['regime'])} \\emph{{The claim holds under:}} {_sentence(x['boundary'])}"
+                       for x in result["limits"]])
+    return out
+
+
+def _derivation_part(der: Any, index: dict[tuple[str, str, str], Formula]) -> list[str]:
+    """The derivation: assumptions, steps (each formula in display), results, comparisons."""
     from proofs.notation import to_latex
 
-    out = [f"\\section{{{der.claim}: {texify(der.title)}}}", f"\\label{{sec:{der.claim}}}", "",
-           f"\\textbf{{Claim as stated.}} {texify(der.stated)}", ""]
-    if result is not None:
-        out.append(f"\\textbf{{Verdict:}} \\verdict{{{escape(result['verdict'])}}}")
-        out += ["", f"\\emph{{{texify(result['headline'])}}}"]
-        if result.get("corrections"):
-            out += ["", "\\textbf{Corrections} (details that are off; they do not set the verdict):"]
-            out += _items([f"\\emph{{Stated:}} {texify(x['stated'])}. \\emph{{Derived:}} {_sentence(x['derived'])}"
-                           for x in result["corrections"]])
-        if result.get("premise"):
-            out += ["", "\\textbf{Premise findings:}"]
-            out += _items([f"{texify(x['outcome'])}: {texify(x['finding'])} (regime: {texify(x['regime'])})"
-                           for x in result["premise"]])
-        if result.get("limits"):
-            out += ["", "\\textbf{Limits} (failures outside the stated scope):"]
-            out += _items([f"{_sentence(x['finding'])} \\emph{{Holds under:}} {_sentence(x['boundary'])}"
-                           for x in result["limits"]])
-        if result.get("restored_by"):
-            out += ["", "\\textbf{Restored by:}"] + _items([texify(x) for x in result["restored_by"]])
-        if result.get("assumptions"):
-            out += ["", "\\textbf{The verdict rests on these model assumptions:}"]
-            out += _items([texify(a) for a in result["assumptions"]])
-    elif crashed is not None:
-        last = crashed.strip().splitlines()[-1] if crashed.strip() else "unknown error"
-        out.append(f"\\textbf{{Verdict:}} \\verdict{{not available: the claim check crashed}} ({_code(last)})")
-    else:
-        out.append("\\textbf{Verdict:} \\verdict{not available: the report has no entry for this claim}")
     n_ok = sum(s.checked for s in der.steps)
-    out += ["", "\\subsection*{Assumptions of the derivation}",
-            f"Derivation status: \\textbf{{{escape(der.status)}}}, {n_ok} of {len(der.steps)} steps checked. "
-            "Kind \\emph{setting} defines the objects; kind \\emph{model} is a restriction beyond them."]
+    out = ["", "\\subsection*{Assumptions of the derivation}",
+           f"Derivation status: \\textbf{{{escape(der.status)}}}, {n_ok} of {len(der.steps)} steps checked. "
+           "Kind \\emph{setting} defines the objects; kind \\emph{model} is a restriction beyond them."]
     rows = []
     for a in der.assumptions.values():
-        row = f"{_code(a.name)} ({a.kind}): {texify(a.statement)}"
+        row = f"{_code(a.name)} ({escape(a.kind)}): {text(a.statement)}"
         if _is_formula(a.expr):
             row += f" \\quad ${to_latex(a.expr, macros=True)}$"
         rows.append(row)
@@ -509,84 +861,75 @@ def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: di
             "Each relation is printed by SymPy from the object that was checked; the method names how."]
     for k, s in enumerate(der.steps, 1):
         uses = f" Uses: {_codes(s.uses)}." if s.uses else ""
-        head = (f"\\textbf{{Step {k}}} \\texttt{{{escape(s.name)}}} --- checked by {_code(s.method)}: "
-                f"\\textbf{{{escape(s.status)}}}. {_sentence(s.why)}{uses}")
+        head = (f"\\textbf{{Step {k}}} {_code(s.name)} --- checked by {_code(s.method)}: "
+                f"\\textbf{{{escape(s.status)}}}. {_sentence(s.why) if s.why else ''}{uses}")
         if s.status != "checked" and s.detail:
-            head += f" \\emph{{Detail:}} {texify(s.detail)}"
+            head += f" \\emph{{Detail:}} {text(s.detail)}"
         out += ["", head]
         if _is_formula(s.relation):
-            out.append(_display(index[der.claim, "step", s.name], snippets_dir))
+            out.append(_display(index[der.claim, "step", s.name]))
         else:
-            out.append(f"\\begin{{quote}}{texify(s.relation)}\\end{{quote}}")
+            out.append(f"\\begin{{quote}}{text(s.relation)}\\end{{quote}}")
 
     out += ["", "\\subsection*{Results}"]
     for r in der.results.values():
         uses = f" Uses: {_codes(r.uses)}." if r.uses else ""
         args = ""
         if r.args:
-            args = " Arguments: " + ", ".join(f"${to_latex(a, macros=True)}$" for a in r.args[:12]) + (
-                ", \\ldots" if len(r.args) > 12 else "") + "."
-        out += ["", f"\\textbf{{Result}} \\texttt{{{escape(r.name)}}}: {_sentence(r.description)}{args}{uses}"]
+            args = " Arguments: " + ", ".join(f"${to_latex(a, macros=True)}$" for a in r.args) + "."
+        out += ["", f"\\textbf{{Result}} {_code(r.name)}: {_sentence(r.description) if r.description else ''}"
+                    f"{args}{uses}"]
         if _is_formula(r.expr):
-            out.append(_display(index[der.claim, "result", r.name], snippets_dir))
+            out.append(_display(index[der.claim, "result", r.name]))
         else:
-            out.append(f"\\begin{{quote}}{texify(r.expr)}\\end{{quote}}")
+            out.append(f"\\begin{{quote}}{text(r.expr)}\\end{{quote}}")
 
     if der.comparisons:
         out += ["", "\\subsection*{Derived versus stated}"]
         rows = []
         for c in der.comparisons:
-            row = (f"\\texttt{{{escape(c.name)}}}: \\textbf{{{'holds' if c.holds else 'does not hold'}}}. "
-                   f"\\emph{{Stated:}} {texify(c.stated)} \\emph{{Derived:}} {texify(c.derived)} "
-                   f"\\emph{{Method:}} {texify(c.method)}.")
+            word = {True: "holds", False: "does not hold"}.get(c.holds, "undecided")
+            row = (f"{_code(c.name)}: \\textbf{{{word}}}. \\emph{{Stated:}} {_sentence(c.stated)} "
+                   f"\\emph{{Derived:}} {_sentence(c.derived)} \\emph{{Method:}} {_sentence(c.method)}")
             if c.detail:
-                row += f" {texify(c.detail)}"
+                row += f" {_sentence(c.detail)}"
             rows.append(row)
         out += _items(rows)
-
-    if result is not None:
-        out += ["", "\\subsection*{Evidence per part (role and effect)}"]
-        for p in result.get("evidence", {}).get("parts", []):
-            role = p["role"] + (f", reading {p['reading']}" if p.get("reading") else "")
-            out += ["", f"\\textbf{{{_code(p['id'])}}} ({texify(role)}): \\verdict{{{escape(p['effect'])}}}. "
-                        f"{texify(p['statement'])}"]
-            rows = []
-            sym = p.get("symbolic")
-            if sym:
-                rows.append(f"symbolic: {escape(sym['status'])}, {sym['n_checked']}/{sym['n_steps']} steps checked"
-                            + (f"; results {_codes(sym['results'])}" if sym.get("results") else ""))
-            num = p.get("numeric")
-            if num:
-                rows.append(f"numeric (agreement: \\emph{{{escape(num['agreement'])}}}): {texify(num['summary'])}")
-                figs = _flat_figures(num.get("figures", {}))
-                if figs:
-                    rows.append("figures: " + "; ".join(f"{_code(k)} $=$ {texify(v)}" for k, v in figs))
-            cx = p.get("counterexample")
-            if cx:
-                rows.append(f"counterexample: {texify(cx['description'])}"
-                            + (f" (replay: \\texttt{{python -m verify replay {escape(cx['file'])}}})" if cx.get("file") else ""))
-            if p.get("restored_by"):
-                rows.append(f"restored by: {texify(p['restored_by'])}")
-            if p.get("assumptions"):
-                rows.append("assumptions: " + "; ".join(texify(a) for a in p["assumptions"]))
-            if p.get("reason"):
-                rows.append(f"not checkable: {texify(p['reason'])}")
-            out += _items(rows)
-        for name, path in plots.items():
-            out += ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
-                    f"\\small {der.claim}: {_code(name)}", "\\end{center}"]
     return out
 
 
+def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: dict[str, str],
+                   index: dict[tuple[str, str, str], Formula]) -> list[str]:
+    title = result["title"] if result is not None and result.get("title") else der.title
+    stated = result["stated"] if result is not None and result.get("stated") else der.stated
+    out = [f"\\section{{{der.claim}: {text(title)}}}", f"\\label{{sec:{der.claim}}}", "",
+           f"\\textbf{{Claim as stated.}} {_sentence(stated)}", ""]
+    if result is not None:
+        out += _verdict_part(result)
+        out += ["", "\\subsection*{Evidence per part (role and effect)}"]
+        for p in sorted(result.get("evidence", {}).get("parts", []), key=lambda p: _ROLE_ORDER.get(p.get("role"), 9)):
+            out += _part(p)
+        for name, path in plots.items():
+            if not (set(name) <= NAME_CHARS and path == f"plots/{der.claim}_{name}.png"):
+                raise VerifyError(f"plots: expected a validated plot name, got {_bounded(name)}")
+            out += ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
+                    f"\\small {der.claim}: {_code(name)}", "\\end{center}"]
+    elif crashed is not None:
+        last = crashed.strip().splitlines()[-1] if crashed.strip() else "unknown error"
+        out.append(f"\\textbf{{Verdict:}} \\verdict{{not available: the claim check crashed}} ({_code(last)})")
+    else:
+        out.append("\\textbf{Verdict:} \\verdict{not available: the report has no entry for this claim}")
+    return out + _derivation_part(der, index)
+
+
 def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] | None = None,
-                    snippets_dir: str = "snippets", formulas_: list[Formula] | None = None) -> str:
-    """The whole document for ``report`` (report.json form); plots maps claim -> {name: file
-    relative to the document}; ``formulas_`` reuses already printed formulas."""
+                    formulas_: list[Formula] | None = None) -> str:
+    """The whole document for ``report`` (report.json form); ``plots`` maps claim -> {name: file
+    relative to the document} (validated names only); ``formulas_`` reuses printed formulas."""
     from proofs import CLAIM_IDS, derivation
     from verify.outputs.report import verdict_rows
 
     index = {(f.claim, f.kind, f.name): f for f in (formulas_ if formulas_ is not None else formulas())}
-
     plots = plots or {}
     by_id = {c["id"]: c for c in report["claims"]}
     crashed = report.get("crashed", {})
@@ -600,64 +943,66 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
            "\\date{}", "\\begin{document}", "\\maketitle", "",
            f"Every formula below is printed by SymPy from the object the derivation checked; {origin} "
            f"(seed {escape(meta.get('seed', '?'))}, {sizes}). Each formula is also in "
-           f"\\texttt{{{escape(snippets_dir)}/}} as an \\texttt{{equation}} with the label shown by its number "
+           "\\texttt{snippets/} as an \\texttt{equation} with the label shown by its number "
            "(\\texttt{eq:C5:mse\\_line} for result \\texttt{mse\\_line} of C5, "
            "\\texttt{eq:C5:step\\_mse\\_line} for the step of that name); the notation macros are in "
            "\\texttt{macros.tex}.", "",
            "A claim's verdict is set by its core parts alone; details that are off are \\emph{corrections}, "
            "premise parts give \\emph{premise findings}, failures outside the stated scope are \\emph{limits} "
            "(counts c/p/l below).", "",
-           "\\begin{longtable}{l l l p{0.55\\linewidth}}",   # may break across pages: it starts on page 1
-           "\\textbf{claim} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} \\\\ \\hline \\endhead"]
+           "\\begin{longtable}{l p{0.22\\linewidth} l l p{0.42\\linewidth}}",
+           "\\textbf{claim} & \\textbf{title} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} "
+           "\\\\ \\hline \\endhead"]
     rows = {r["id"]: r for r in verdict_rows(report)}
     for claim in CLAIM_IDS:
         r = rows.get(claim)
+        title = by_id[claim].get("title") if claim in by_id else derivation(claim).title
         if r is None:
-            out.append(f"{claim} & not in the report & & \\\\")
+            out.append(f"{claim} & \\small {text(title)} & not in the report & & \\\\")
             continue
-        out.append(f"{claim} & \\textbf{{{escape(r['verdict'])}}} & {r['corrections']}/{r['premise']}/{r['limits']} "
-                   f"& \\small {texify(r['headline'])} \\\\")
+        out.append(f"{claim} & \\small {text(title)} & \\textbf{{{text(r['verdict'])}}} & "
+                   f"{r['corrections']}/{r['premise']}/{r['limits']} & \\small {text(r['headline'])} \\\\")
     out += ["\\end{longtable}", ""]
     for claim in CLAIM_IDS:
         der = derivation(claim)
-        out += _claim_section(der, by_id.get(claim), crashed.get(claim), plots.get(claim, {}), snippets_dir, index)
+        out += _claim_section(der, by_id.get(claim), crashed.get(claim), plots.get(claim, {}), index)
         out.append("\\clearpage")
     out += ["\\end{document}", ""]
     return "\n".join(out)
 
 
-def _find_plot(path: str, report_dir: Path | None) -> Path | None:
-    p = Path(path)
-    for cand in (p, *( [report_dir / p, report_dir / "plots" / p.name] if report_dir else [])):
-        if cand.is_file():
-            return cand
-    return None
+def _inside(out: Path, path: Path) -> Path:
+    """``path`` (under ``out``) if, with every link resolved, it stays inside ``out``."""
+    real = path.resolve()
+    if not real.is_relative_to(out.resolve()) or path.is_symlink():
+        raise fail("-o DIR", _bounded(str(path)), f"a path inside {str(out)!r} that is not a link")
+    return path
 
 
 def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
-    """Write verification.tex, macros.tex, snippets/ and plots/ under ``out_dir``; returns the .tex."""
+    """Write verification.tex, macros.tex, snippets/ and plots/ under ``out_dir``; returns the .tex.
+    Plots are those of ``report["plot_files"]`` (:func:`load_report`, :func:`run_checks`), else
+    the report's plot paths resolved inside the current folder (:func:`report_plots`)."""
     out = Path(out_dir)
+    plot_files = report["plot_files"] if "plot_files" in report else report_plots(report, Path.cwd().resolve())
     try:
-        (out / "snippets").mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        for sub in ("snippets", "plots"):
+            _inside(out, out / sub).mkdir(exist_ok=True)
     except OSError as exc:
-        raise fail("-o DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
-    atomic_write_text(out / "macros.tex", macro_file(), encoding="ascii")
+        raise fail("-o DIR", f"{str(out)!r} ({exc.strerror})", "a folder that can be created") from None
+    atomic_write_text(_inside(out, out / "macros.tex"), macro_file(), encoding="ascii")
     all_formulas = formulas()
     for f in all_formulas:
-        atomic_write_text(out / "snippets" / f.filename, snippet(f), encoding="ascii")
-    src = report.get("source")
-    report_dir = Path(src).parent if src else None
+        atomic_write_text(_inside(out, out / "snippets" / f.filename), snippet(f), encoding="ascii")
     plots: dict[str, dict[str, str]] = {}
-    for c in report["claims"]:
-        for name, path in c.get("evidence", {}).get("plots", {}).items():
-            found = _find_plot(path, report_dir)
-            if found is None:
-                continue
-            target = out / "plots" / f"{c['id']}_{name}.png"
-            if found.resolve() != target.resolve():
-                atomic_write_bytes(target, found.read_bytes())
-            plots.setdefault(c["id"], {})[name] = target.relative_to(out).as_posix()
-    tex = out / "verification.tex"
+    for claim, files in plot_files.items():
+        for name, src in files.items():
+            target = _inside(out, out / "plots" / f"{_claim('claims', claim)}_{valid_name('plots', name)}.png")
+            if not (target.exists() and src.resolve() == target.resolve()):
+                atomic_write_bytes(target, src.read_bytes())
+            plots.setdefault(claim, {})[name] = target.relative_to(out).as_posix()
+    tex = _inside(out, out / "verification.tex")
     atomic_write_text(tex, render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
     return tex
 
@@ -696,7 +1041,7 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
     try:
         for _ in range(runs):
             proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
-                                   f"-output-directory={build.name}", tex.name],
+                                   "-no-shell-escape", f"-output-directory={build.name}", tex.name],
                                   cwd=tex.parent, capture_output=True, text=True, errors="replace")
             if proc.returncode != 0:
                 log_path = build / f"{tex.stem}.log"
@@ -711,30 +1056,43 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
 
 # --- command line ---------------------------------------------------------------------------------
 
+_EPILOG = """examples:
+  python -m verify --quick --out run && python -m verify latex --report run/report.json -o paper --pdf
+  python -m verify latex --quick -o paper      (runs the claim checks itself, quick sizes)
 
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
+--report FILE reads a report.json written by python -m verify: its plot paths must lie inside its
+folder and its names are checked before anything is written; exit 2 (one line) otherwise."""
+
+
+def _parser() -> ArgParser:
+    p = ArgParser(prog="python -m verify latex", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                  description="Write every claim's derivation, verdict and evidence as a LaTeX document "
+                              "(verification.tex), one snippet per formula (snippets/) and the notation macros "
+                              "(macros.tex).")
+    p.add_argument("-o", "--out", type=Path, default=Path("latex-out"), metavar="DIR",
+                   help="output folder (default ./latex-out)")
+    p.add_argument("--pdf", action="store_true", help="compile verification.pdf with pdflatex (twice)")
+    p.add_argument("--report", type=Path, default=None, metavar="FILE",
+                   help="take verdicts and figures from this report.json instead of running the checks")
+    p.add_argument("--quick", action="store_true", help="small sizes for the claim checks (as python -m verify)")
+    p.add_argument("--large", action="store_true", help="larger experiments for the claim checks (as python -m "
+                                                        "verify)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the claim checks (default 0)")
+    return p
 
 
 def cli_latex(argv: list[str]) -> int:
     """``python -m verify latex``: 0 written (and compiled), 1 a check crashed or pdflatex failed,
-    2 bad arguments or no pdflatex for ``--pdf``."""
-    p = _ArgParser(prog="python -m verify latex",
-                   description="Write every claim's derivation, verdict and evidence as a LaTeX document, "
-                               "one snippet per formula and the notation macros.")
-    p.add_argument("-o", "--out", type=Path, default=Path("latex-out"), metavar="DIR",
-                   help="output folder (default ./latex-out)")
-    p.add_argument("--pdf", action="store_true", help="compile verification.pdf with pdflatex (twice)")
-    p.add_argument("--quick", action="store_true", help="small sizes for the claim checks")
-    p.add_argument("--seed", type=int, default=None, help="seed of the claim checks (default 0)")
-    p.add_argument("--report", type=Path, default=None, metavar="FILE",
-                   help="take verdicts and figures from this report.json instead of running the checks")
+    2 bad arguments, a report refused, or no pdflatex for ``--pdf``."""
+    p = _parser()
     try:
         args = p.parse_args(argv)
-        if args.report is not None and (args.quick or args.seed is not None):
-            raise fail("--report FILE", "together with --quick/--seed",
-                       "either --report (its verdicts were computed with its own seed and sizes) or --quick/--seed")
+        if args.report is not None and (args.quick or args.large or args.seed is not None):
+            raise fail("--report FILE", "together with --quick/--large/--seed",
+                       "either --report (its verdicts were computed with its own seed and sizes) or "
+                       "--quick/--large/--seed")
+        if args.quick and args.large:
+            raise fail("--quick --large", "both", "at most one of them (small or larger sizes)")
         if args.seed is not None:
             valid_seed("--seed", args.seed)
         if args.out.exists() and not args.out.is_dir():
@@ -745,21 +1103,25 @@ def cli_latex(argv: list[str]) -> int:
         ders = all_derivations()
         failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
         if report is None:
-            report = run_checks(seed=args.seed or 0, quick=args.quick, out=args.out / "evidence")
+            report = run_checks(seed=args.seed or 0, quick=args.quick, large=args.large, out=args.out / "evidence")
         tex = write_export(args.out, report)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except VerifyError as exc:
         print(error_line(exc), file=sys.stderr)
         return 2
+    except OSError as exc:   # a full disk or an unwritable file under -o, after the checks
+        print(error_line(VerifyError(f"-o DIR: writing under {str(args.out)!r} failed: {exc.strerror or exc}")),
+              file=sys.stderr)
+        return 1
     print(f"wrote {tex}, {args.out / 'macros.tex'} and {len(list((args.out / 'snippets').glob('*.tex')))} "
           f"snippets in {args.out / 'snippets'}")
     status = 0
-    for claim, err in report["crashed"].items():
+    for claim in report["crashed"]:
         if args.report is not None:  # reported when that report was made; the document says so too
             print(f"note: {args.report} records that the {claim} check crashed", file=sys.stderr)
         else:
-            print(f"{claim} check crashed:\n{err}", file=sys.stderr)
+            print(f"{claim} check crashed:\n{report['crashed'][claim]}", file=sys.stderr)
             status = 1
     if failed:
         print(f"error: derivation steps failed to check: {', '.join(failed)}", file=sys.stderr)
@@ -768,7 +1130,7 @@ def cli_latex(argv: list[str]) -> int:
         try:
             pdf = compile_pdf(tex)
         except PdfLatexMissing as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(error_line(exc), file=sys.stderr)
             return 2
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
