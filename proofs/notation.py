@@ -70,26 +70,26 @@ def spell(**names: str) -> None:
         SPELLED[name] = tex
 
 
-#: Printed formulas, by (expression, macros, how many spellings are registered): SymPy's LaTeX
-#: printer takes ~30 ms per step, and the terminal, the notebooks and the export print the same
-#: steps (spellings are only ever added, so their count identifies the registry's state).
-_PRINTED: dict[tuple, str] = {}
+#: Printed formulas, by the identity of the object printed (kept with it, so that an id is never
+#: reused while cached) and the state of the spelling registry: SymPy's LaTeX printer takes ~30 ms
+#: per step, and the terminal, the notebooks and the export print the same steps. Not by equality:
+#: SymPy counts two ``Subs`` at different points as equal.
+_PRINTED: dict[tuple, tuple[Any, str]] = {}
 #: Entries kept at most (a derivation has at most a few hundred steps and results).
 MAX_PRINTED = 20_000
 
 
 def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     """``sympy.latex`` with the project's symbol spelling (``macros=True`` for the export)."""
-    try:
-        key = (type(expr), expr, macros, len(SPELLED), tuple(sorted(kwargs.items())))
-        hash(key)
-    except TypeError:  # an unhashable object (a mutable matrix): printed every time
-        return _to_latex(expr, macros=macros, **kwargs)
-    if key not in _PRINTED:
-        if len(_PRINTED) >= MAX_PRINTED:
-            _PRINTED.clear()
-        _PRINTED[key] = _to_latex(expr, macros=macros, **kwargs)
-    return _PRINTED[key]
+    key = (id(expr), macros, len(SPELLED), repr(sorted(kwargs.items())))
+    hit = _PRINTED.get(key)
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    text = _to_latex(expr, macros=macros, **kwargs)
+    if len(_PRINTED) >= MAX_PRINTED:
+        _PRINTED.clear()
+    _PRINTED[key] = (expr, text)
+    return text
 
 
 def _to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
