@@ -393,6 +393,11 @@ def _replay_nw(params: dict) -> ReplayOutcome:
     return ReplayOutcome(violates=violates, summary=summary, figures=figures)
 
 
+def _timeless(reg: dict[str, Any]) -> dict[str, Any]:
+    """A regime's record without its CPU time: what a replay must reproduce exactly."""
+    return {k: v for k, v in reg.items() if k != "seconds"}
+
+
 #: The sizes of the torus regime a replay may ask for (named, so a file cannot ask for unbounded work).
 TORUS_SIZES = ("quick", "default", "large")
 
@@ -420,7 +425,7 @@ def _replay_torus(params: dict) -> ReplayOutcome:
                f"{f['MSE_A']:.4f} -> {f['MSE_B']:.4f} (+{f['diff']:.4f} ± {f['se']:.4f}, z = {f['z']:.1f}; R² "
                f"{f['R2_A']:.2f}, {f['R2_B']:.2f}; violation: higher HDI with MSE higher by > {Z_MIN:g} SE, best R² "
                f">= {R2_INFORMATIVE:g})")
-    return ReplayOutcome(violates=violates, summary=summary, figures={**f, "regime": reg})
+    return ReplayOutcome(violates=violates, summary=summary, figures={**f, "regime": _timeless(reg)})
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -693,7 +698,7 @@ def _plot_torus(ctx: Context, reg: dict[str, Any]) -> dict[str, str]:
         ax.errorbar([r["hdi"]], [r["mse"]], yerr=[2 * r["se"]], fmt=marker, color=color, capsize=3,
                     label=f"{r['config']}: R² = {r['r2']:.2f} (± 2 SE)")
         ax.plot([r["hdi"]], [r["population_mse"]], marker, mfc="none", ms=11, color=color,
-                label=f"  population (n → ∞): R² = {r['population_r2']:.2f}")
+                label=f"{r['config']}, population (n → ∞): R² = {r['population_r2']:.2f}")
     ax.axhline(reg["var_f"], color="gray", ls="--", lw=0.8)
     _legend_outside(ax)
     return {"real_heads_torus": plots.save(fig, path)}

@@ -420,6 +420,11 @@ def judge_shared_signal(params: dict) -> ReplayOutcome:
                                   "hdi": hdis})
 
 
+def _timeless(reg: dict[str, Any]) -> dict[str, Any]:
+    """A regime's record without its CPU time: what a replay must reproduce exactly."""
+    return {k: v for k, v in reg.items() if k != "seconds"}
+
+
 #: The sizes of the torus regime a replay may ask for (named, so a file cannot ask for unbounded work).
 TORUS_SIZES = ("quick", "default", "large")
 
@@ -441,7 +446,7 @@ def _replay_torus(params: dict) -> ReplayOutcome:
                f"'{b['config']}' (HDI {b['hdi']:.2f}, R² {b['r2']:.2f}) {b['mse']:.4f}: orthogonal worse by "
                f"{sv['diff']:.4f} ± {sv['se']:.4f} (z = {sv['z']:.1f}; violation: > {SIGNAL_Z_MIN:g} SE and best R² "
                f">= {R2_INFORMATIVE:g})")
-    return ReplayOutcome(violates=violates, summary=summary, figures={**f, "regime": reg})
+    return ReplayOutcome(violates=violates, summary=summary, figures={**f, "regime": _timeless(reg)})
 
 
 # --------------------------------------------------------------------------- experiments

@@ -336,6 +336,11 @@ def judge_empirical(params: dict) -> ReplayOutcome:
                                   "configs": r["configs"], "H_vs_D": r["H_vs_D"], "tasks": r["tasks"]})
 
 
+def _timeless(reg: dict[str, Any]) -> dict[str, Any]:
+    """A regime's record without its CPU time: what a replay must reproduce exactly."""
+    return {k: v for k, v in reg.items() if k != "seconds"}
+
+
 #: The sizes of the torus regime a replay may ask for (named, so a file cannot ask for unbounded work).
 TORUS_SIZES = ("quick", "default", "large")
 
@@ -368,7 +373,7 @@ def judge_torus(params: dict) -> ReplayOutcome:
                + ("describes" if an["best_model_describes"] else "does not describe") + " the measurements")
     return ReplayOutcome(violates=violates, summary=summary,
                          figures={"growth_per_seed": growth, "law_growth": law, "best_model": best,
-                                  "best_model_fit": fit, "regime": reg})
+                                  "best_model_fit": fit, "regime": _timeless(reg)})
 
 
 # --------------------------------------------------------------------------- shared computations
