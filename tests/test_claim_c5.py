@@ -576,7 +576,7 @@ def test_real_head_limit_headline_by_brute_force(result):
     m2, _ = _sin_moments(2.0)
     r2_best = max(1 - sq.mean() / m2 for sq, _ in terms.values())
     tail = to_unicode(r"$\mathrm{HDI}$, too near $\mathrm{Var}\, f$ to refute")
-    assert to_unicode(part.finding) == f"Gaussian design (R² ≤ {r2_best:.2f}): the MSE rises {ma:.3f} → {mb:.3f} with {tail}"
+    assert to_unicode(part.finding) == f"Gaussian design, R² ≤ {r2_best:.2f}: the MSE rises {ma:.3f} → {mb:.3f} with {tail}"
     assert abs(figs["var_f"] - m2) <= VAR_F_Z * figs["var_f_se"]
     for rho, (sq, _) in terms.items():
         want = 1 - sq.mean() / m2
@@ -764,3 +764,40 @@ def test_torus_judge(ha, hb, diff, se, r2, violated):
 ])
 def test_informs_judge(r2, informs):
     assert informativeness.informs(r2) is informs
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+def test_plots_put_every_line_apart_and_legends_outside(saved, tmp_path, monkeypatch):
+    """Each C5 plot, drawn from synthetic inputs and the quick run's torus regime: no two labelled
+    lines share a colour, a marker and its fill, and the legend lies outside the axes (its left edge
+    right of the axes' right edge, in figure pixels)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    result, _ = saved
+    tor = _part(result, "outside the model: real NW heads").counterexample.data["figures"]["regime"]
+    rho3 = lambda r: np.full((3, 3), r) + (1 - r) * np.eye(3)  # noqa: E731
+    prem = {"params": {"H": 3, "dgp": "bump", "sigma": 2.0, "n": 64}, "B2": 0.1, "V": 0.5,
+            "model_points": [(1 - r, rho3(r)) for r in c5.RHO_LEVELS],
+            "levels": {r: {"hdi": 1 - r, "mse": 0.3 + 0.1 * r, "mse_se": 0.01, "corr": r, "corr_se": 0.01}
+                       for r in c5.RHO_LEVELS}, "intercept": 0.1, "slope": 0.8, "fit_r2": 0.9}
+    rows = [{"scale_factor": c, "n": n, "sigma": sg, "corr_at_rho0": 0.5 / c + sg / n, "se": 0.01}
+            for c in c5.REGIME_SCALES for n in c5.REGIME_NS for sg in c5.REGIME_SIGMAS]
+    drawn = []
+    monkeypatch.setattr(c5.plots, "save", lambda fig, path: drawn.append(fig) or str(path))
+    ctx = Context(seed=0, quick=True, out=tmp_path)
+    c5._plot(ctx, prem), c5._plot_corr(ctx, prem), c5._plot_regimes(ctx, {"rows": rows}), c5._plot_torus(ctx, tor)
+    assert len(drawn) == 4
+    for fig in drawn:
+        ax = fig.axes[0]
+        styles = []
+        for h in ax.get_legend_handles_labels()[0]:
+            line = h if isinstance(h, Line2D) else getattr(h, "lines", [None])[0]
+            if isinstance(line, Line2D) and line.get_marker() not in (None, "None", ""):
+                styles.append((matplotlib.colors.to_hex(line.get_color()), line.get_marker(),
+                               str(line.get_markerfacecolor()) == "none"))
+        assert len(styles) == len(set(styles)), (ax.get_title(), styles)
+        fig.canvas.draw()
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1, ax.get_title()
+        plt.close(fig)
