@@ -418,13 +418,14 @@ def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
     neg = _signal_experiment(size, seed, names, "zero")
     rows = {r["config"]: r for r in main["rows"]}
     a, b = "sharing the signal circle", "orthogonal, one on the signal"
-    pos = {"statement": "turning heads away from the signal circle raises HDI and the population MSE",
+    pos = {"statement": r"turning heads away from the signal circle raises $\mathrm{HDI}$ and the population MSE",
            "from": a, "to": b, "hdi": [rows[a]["hdi"], rows[b]["hdi"]],
            "population_mse": [rows[a]["population_mse"], rows[b]["population_mse"]],
            "population_effect": float(rows[b]["population_mse"] - rows[a]["population_mse"]),
            "measured": _paired(main["reps"], a, b)}
     nrows = {r["config"]: r for r in neg["rows"]}
-    negc = {"statement": "noise only (f = 0): no subspace changes the bias; the MSE (pure variance) falls with HDI",
+    negc = {"statement": r"noise only ($f = 0$): no subspace changes the bias, so the MSE (pure variance) falls with "
+                         r"$\mathrm{HDI}$",
             "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
             "pairs": [_paired(neg["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
             "mse_falls_with_hdi": bool(nrows[names[0]]["mse"] > nrows[names[1]]["mse"] > nrows[names[2]]["mse"])}
@@ -457,7 +458,7 @@ def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
            "measured": _paired(main["reps"], best, orth)}
     nrows = {r["config"]: r for r in neg["rows"]}
     nbest = min(nrows, key=lambda c: nrows[c]["mse"])
-    negc = {"statement": "noise only (f = 0): sharing the signal cannot pay; orthogonal heads have the least variance",
+    negc = {"statement": r"noise only ($f = 0$): sharing the signal cannot pay, orthogonal heads have the least variance",
             "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
             "best": nbest, "orthogonal_minus_sharing": _paired(neg["reps"], C6_CONFIGS[1], orth)}
     return plain({"claim": "C6", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
@@ -555,9 +556,9 @@ def c7_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
                                              kappa, freq=p["freq"]))
         draws[j] = np.mean(vals)
     excess0, excess1 = Y[0] - popm, Y[-1] - popm
-    pos = {"statement": "C7's trade-off is present: the population MSE (bias, n → ∞) is lowest for the largest heads "
-                        "(a head of more circles more often reads the signal circle) while the variance part (MSE − "
-                        "population MSE, at the smallest n) rises with d_k, so the best d_k can move with n",
+    pos = {"statement": r"C7's trade-off is present: the population MSE (bias, $n \to \infty$) is lowest for the largest heads "
+                        "(a head of more circles more often reads the signal circle) while the variance part (MSE minus "
+                        "population MSE, at the smallest $n$) rises with $d_k$, so the best $d_k$ can move with $n$",
            "population_mse": dict(zip(map(str, dks), popm.tolist())),
            "population_mse_mean_over_draws": dict(zip(map(str, dks), draws.tolist())), "draws": C7_POP_DRAWS,
            "population_r2": dict(zip(map(str, dks), np.asarray(r_squared(popm, vf)).tolist())),
