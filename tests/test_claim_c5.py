@@ -746,8 +746,8 @@ def test_torus_counterexample_replays(saved):
 @pytest.mark.claim(CLAIM, part="scope")
 @pytest.mark.parametrize("ha,hb,diff,se,r2,violated", [
     (0.5, 1.0, 0.2, 0.01, [0.8, 0.3], True),
-    (0.5, 1.0, 0.2, 0.01, [0.2, 0.1], True),            # the better learns exactly R2_INFORMATIVE: informs
-    (0.5, 1.0, 0.2, 0.01, [0.19, 0.1], False),          # neither learns enough: no limit (max, not min)
+    (0.5, 1.0, 0.2, 0.01, [0.25, 0.1], True),            # the better learns exactly R2_INFORMATIVE: informs
+    (0.5, 1.0, 0.2, 0.01, [0.24, 0.1], False),          # neither learns enough: no limit (max, not min)
     (0.5, 1.0, 0.2, 0.01, [0.1, 0.8], True),            # the better one is the second
     (0.5, 1.0, 0.05, 0.01, [0.8, 0.3], False),          # z = 5 exactly: not beyond Z_MIN
     (1.0, 1.0, 0.2, 0.01, [0.8, 0.3], False),           # equal HDI
@@ -759,7 +759,7 @@ def test_torus_judge(ha, hb, diff, se, r2, violated):
 
 @pytest.mark.claim(CLAIM, part="scope")
 @pytest.mark.parametrize("r2,informs", [
-    ([0.2], True), ([0.2 - 1e-12], False), ([0.5, -0.3], True), ([-0.3, 0.5], True), ([0.1, 0.15], False),
+    ([0.25], True), ([0.25 - 1e-12], False), ([0.5, -0.3], True), ([-0.3, 0.5], True), ([0.1, 0.2], False),
     ({"a": 0.25, "b": 0.0}, True), ([], False),
 ])
 def test_informs_judge(r2, informs):
