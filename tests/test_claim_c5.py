@@ -689,6 +689,7 @@ def test_torus_limit_by_brute_force(result):
     the population MSE by the Jacobi–Anger series, the finding, the headline's words, and the zero
     target's MSE falling with HDI."""
     from scipy.special import j0
+
     from verify.experiments import regimes
     part = _part(result, "outside the model: real NW heads")
     figs = part.numeric.figures

@@ -490,8 +490,9 @@ def test_torus_limit_by_brute_force(result):
     better sharing one (min), the paired difference ± SE (ddof 1), R² with Var f = (1 − J_0(2ωr))/2,
     the population MSE by the Jacobi–Anger series, the finding and the headline's words."""
     from scipy.special import j0
-    from verify.experiments import regimes
+
     from proofs.markup import to_unicode
+    from verify.experiments import regimes
     part = _part(result, "real NW heads, single-index target")
     figs = part.numeric.figures
     size, seed = figs["params"]["size"], figs["params"]["seed"]

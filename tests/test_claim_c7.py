@@ -510,6 +510,7 @@ def _torus_regime_here(size, seed):
     8 sqrt(2/d_k); per n, R replicates of n key and m query angles from ``SeedSequence([t, r])`` with
     ``t = SeedSequence([seed, s, n]).generate_state(1)[0]``; MSE = mean (Σ w f(X)/H − f)² + σ² ‖Σ w/H‖²."""
     from scipy.special import softmax
+
     from verify.experiments import regimes
     ns, seeds, R, m = regimes.C7_SIZES[size]
     pairs = [(16 // k, k) for k in (2, 4, 8, 16)]

@@ -10,8 +10,14 @@ Parts (SPEC, C5), each a function below:
    (:func:`premise_experiment`);
 4. ``outside the model: unequal V_h`` and ``outside the model: non-uniform α`` (scope): the
    derivation's two exact rational cases, replayed in fractions (:mod:`verify.numeric.exact`);
-5. ``outside the model: real NW heads`` (scope): NW heads whose bias depends on their subspaces
-   (the "aligned" family of :mod:`verify.numeric.dgp`, :func:`nw_experiment`).
+5. ``outside the model: real NW heads`` (scope): circle heads on the torus design, where a softmax
+   head is a Gaussian NW smoother that learns the target (:func:`torus_experiment`,
+   :func:`verify.experiments.regimes.c5_regime`), turned away from a single-index signal; the
+   population MSE (von Mises quadrature) is the positive control, the zero target the negative one;
+6. ``outside the model: real NW heads, Gaussian design`` (scope): the aligned family of
+   :mod:`verify.numeric.dgp` on the Gaussian design at the paper's scale (:func:`nw_experiment`),
+   labelled with its R²; its MSEs sit near Var f, so it gives a limit only where it informs
+   (:func:`verify.numeric.informativeness.informs`).
 
 Seeds of the engine runs (so that a replay recomputes the same numbers): batch ``k`` of the
 premise uses ``SeedSequence([seed, k]).generate_state(2) = (head seed, engine seed)``;
@@ -40,6 +46,7 @@ from verify._validate import (
     within,
 )
 from verify._validate import seed as valid_seed
+from verify.experiments.regimes import c5_regime
 from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
 from verify.judgment.verdicts import Numeric, Role
@@ -48,7 +55,6 @@ from verify.numeric.dgp import DGP, DGP_NAMES, head_projections, make_dgp
 from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
 from verify.numeric.exact import exact_sqrt, projector_overlap, rational
-from verify.experiments.regimes import c5_regime
 from verify.numeric.informativeness import (
     R2_INFORMATIVE,
     R2_LOW,
@@ -934,7 +940,7 @@ def outside_real_nw_heads(ctx: Context) -> Evidence:
         counterexample=cx, r2=r2, design=reg["design"], controls=controls,
         regime=f"{reg['regime']}; $R^2$ {num(lo, '.2f')} to {num(hi, '.2f')}",
         restored_by=(r"a bias that does not depend on the heads' subspaces (with the covariance model, equal $V_h$, "
-                     f"uniform $\\alpha$): with the zero target the MSE "
+                     "uniform $\\alpha$): with the zero target the MSE "
                      + ("falls" if nc["mse_falls_with_hdi"] else "does not fall")
                      + r" with $\mathrm{HDI}$, while on $\sin(2 x_1)$ the population MSE rises "
                      f"{pc['population_mse'][0]:.4f} $\\to$ {pc['population_mse'][1]:.4f} because only one orthogonal "

@@ -44,6 +44,7 @@ from verify._validate import (
     within,
 )
 from verify._validate import seed as valid_seed
+from verify.experiments.regimes import c6_regime
 from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
 from verify.judgment.verdicts import Numeric, Role
@@ -51,13 +52,10 @@ from verify.numeric import certify, formulas
 from verify.numeric.dgp import DGP, DGP_NAMES, haar_frame, head_projections, make_dgp
 from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
-from verify.experiments.regimes import c6_regime
 from verify.numeric.informativeness import (
     R2_INFORMATIVE,
-    R2_LOW,
     TARGET_POINTS,
     informs,
-    learns_little,
     r_squared,
     target_variance,
 )

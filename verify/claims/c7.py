@@ -11,8 +11,12 @@ display name (``proofs.c7_scaling.MODEL_NAMES``). Parts:
 2. the stated law: the growth of d_k*(n) over n = 10^3..10^12 in every model against
    ``(log n)^(2/(4+d))``; a counterexample file holds one case per standard model;
 3. details: d_k* grows slowly, H* nearly linear in D, more heads for larger n (per model);
-4. the optimum on real NW ensembles (:mod:`verify.experiments.scaling`), one ``@shared``
-   experiment (:func:`empirical`) that returns its measurement, its R² and its design.
+4. the optimum on real NW ensembles where they learn the target: circle heads on the torus design
+   (:func:`torus_empirical`, :func:`verify.experiments.regimes.c7_regime`), judged by
+   :func:`torus_violates`, with the candidate models fitted to it and the population trade-off as
+   positive control; and the Gaussian-design grid of :mod:`verify.experiments.scaling`
+   (:func:`empirical`), labelled with its R², a correction only where it informs at every n
+   (:func:`informs_across_n`).
 
 The model machinery (divisor pairs, MSE, optimum) is :mod:`verify.experiments.allocate`'s.
 """
@@ -45,7 +49,6 @@ from verify._validate import (
     seed,
 )
 from verify.experiments import scaling
-from verify.experiments.regimes import c7_regime
 from verify.experiments.allocate import (
     MAX_BUDGET,
     MAX_DIM,
@@ -55,6 +58,7 @@ from verify.experiments.allocate import (
     continuous_optimum,
     divisor_pairs,
 )
+from verify.experiments.regimes import c7_regime
 from verify.judgment.claim import Claim, Context, Evidence, shared
 from verify.judgment.counterexamples import ReplayOutcome, replayer
 from verify.judgment.verdicts import Numeric, Role
