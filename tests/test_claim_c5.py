@@ -96,6 +96,7 @@ def test_saved_counterexamples_replay_to_the_same_judgement(saved):
     assert all(not Path(p.counterexample.file).is_absolute() for p in result.parts if p.counterexample)
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_same_seed_same_figures(result):
     again = run_claim("C5", Context(seed=0, quick=True))
     assert again.headline == result.headline

@@ -165,6 +165,7 @@ def test_refutation_replays_and_holds_independently(saved):
         assert abs(_hdi(run.U) - _bound(H, d_k, d)) <= BOUND_TOL
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_same_seed_same_figures(result):
     again = run_claim("C6", Context(seed=0, quick=True))
     assert again.headline == result.headline
@@ -421,6 +422,7 @@ def test_single_index_headline_by_brute_force(result):
     assert "criterion for a limit: positive and above 5 paired standard errors" in part.numeric.summary
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 @pytest.mark.claim(CLAIM, part="scope")
 def test_single_index_headline_of_the_full_run():
     """The README's figures (the full default run, seed 0): MSE 0.403 vs 0.467, difference 0.064 ± 0.002,

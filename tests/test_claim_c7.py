@@ -129,6 +129,7 @@ def test_slow_growth_judge_against_golden_section(model, growth):
         assert s2 < (1 - c7.SLOW_SLOPE_DROP) * s1
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_same_seed_same_figures(result):
     again = run_claim("C7", Context(seed=0, quick=True))
     assert again.headline == result.headline
