@@ -56,6 +56,7 @@ ROLES = {
     "outside the model: unequal V_h": Role.SCOPE,
     "outside the model: non-uniform α": Role.SCOPE,
     "outside the model: real NW heads": Role.SCOPE,
+    "outside the model: real NW heads, Gaussian design": Role.SCOPE,
 }
 
 
@@ -78,7 +79,7 @@ def test_parts_and_roles(saved):
     for p in result.parts:
         if p.counterexample is not None:
             assert p.restored_by
-    assert set(result.plots) == {"mse_vs_hdi", "corr_vs_overlap", "premise_regimes"}
+    assert set(result.plots) == {"mse_vs_hdi", "corr_vs_overlap", "premise_regimes", "real_heads_torus"}
     assert all((out / f).stat().st_size > 0 for f in result.plots.values())
 
 
@@ -95,6 +96,7 @@ def test_saved_counterexamples_replay_to_the_same_judgement(saved):
     assert all(not Path(p.counterexample.file).is_absolute() for p in result.parts if p.counterexample)
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_same_seed_same_figures(result):
     again = run_claim("C5", Context(seed=0, quick=True))
     assert again.headline == result.headline
@@ -269,10 +271,15 @@ def _replicate_mse_here(p, rho):
 
 
 @pytest.mark.claim(CLAIM, part="scope")
-def test_nw_search_finds_a_significant_violation(result):
-    cx = _part(result, "outside the model: real NW heads").counterexample
-    p, figs = cx.data["params"], cx.data["figures"]
+def test_gaussian_search_finds_a_rise_but_does_not_inform(result):
+    """On the Gaussian design the MSE rises with HDI by many standard errors, but every configuration
+    sits near Var f (best R² below R2_INFORMATIVE): the part reports it and saves no counterexample."""
+    part = _part(result, "outside the model: real NW heads, Gaussian design")
+    figs = part.numeric.figures
+    p = figs["params"]
     assert p["dgp"] == "single-index" and p["kind"] == "aligned"
+    assert max(part.r2.values()) < informativeness.R2_INFORMATIVE and part.counterexample is None
+    assert not figs["informs"] and part.effect.value != "limit"
     a, b = _replicate_mse_here(p, p["rho_A"]), _replicate_mse_here(p, p["rho_B"])
     assert abs(a.mean() - figs["MSE_A"]) <= REF_RTOL * a.mean()
     assert abs(b.mean() - figs["MSE_B"]) <= REF_RTOL * b.mean()
@@ -548,8 +555,9 @@ def _replicate_terms_here(p, rho):
 def test_real_head_limit_headline_by_brute_force(result):
     """The pair reported is the one with the largest z among all pairs (recomputed here), its
     difference ± SE is the finding's, and R² of every configuration is 1 − (MSE − noise)/Var f."""
-    part = _part(result, "outside the model: real NW heads")
-    figs, p = part.numeric.figures, part.counterexample.data["params"]
+    part = _part(result, "outside the model: real NW heads, Gaussian design")
+    figs = part.numeric.figures
+    p = figs["params"]
     terms = {rho: _replicate_terms_here(p, rho) for rho in c5.ALIGNED_RHOS}
     hdi_of = {rho: _hdi(_rho_scipy(_aligned(p["H"], p["d"], p["d_k"], rho))) for rho in c5.ALIGNED_RHOS}
     best = None
@@ -564,8 +572,12 @@ def test_real_head_limit_headline_by_brute_force(result):
     diff = sum(terms[rb]) - sum(terms[ra])
     mean, se = diff.mean(), diff.std(ddof=1) / math.sqrt(diff.size)
     assert figs["diff"] == pytest.approx(mean, rel=1e-9) and figs["se"] == pytest.approx(se, rel=1e-7)
-    assert pm(mean, se) in part.finding and f"{pm(mean, se)} ($\\mathrm{{HDI}}$ 0 $\\to$ 1)" in part.finding
+    assert pm(mean, se, ".4f") in part.numeric.summary
+    ma, mb = sum(terms[ra]).mean(), sum(terms[rb]).mean()
     m2, _ = _sin_moments(2.0)
+    r2_best = max(1 - sq.mean() / m2 for sq, _ in terms.values())
+    tail = to_unicode(r"$\mathrm{HDI}$, too near $\mathrm{Var}\, f$ to refute")
+    assert to_unicode(part.finding) == f"Gaussian design, R² ≤ {r2_best:.2f}: the MSE rises {ma:.3f} → {mb:.3f} with {tail}"
     assert abs(figs["var_f"] - m2) <= VAR_F_Z * figs["var_f_se"]
     for rho, (sq, _) in terms.items():
         want = 1 - sq.mean() / m2
@@ -574,33 +586,43 @@ def test_real_head_limit_headline_by_brute_force(result):
 
 @pytest.mark.claim(CLAIM, part="scope")
 def test_real_head_limit_figures_add_up(result):
-    """The restoring text quotes the pooled decomposition: its terms add up to its MSE, and that MSE
-    differs from the replicate MSE by no more than the sampling of the evaluation points explains."""
-    part = _part(result, "outside the model: real NW heads")
-    figs = part.numeric.figures
+    """The Gaussian part quotes the pooled decomposition: its terms add up to its MSE, and that MSE
+    differs from the replicate MSE by no more than the sampling of the evaluation points explains
+    (said beside it); the torus part's MSEs are the design bias plus the noise part, as quoted."""
+    part = _part(result, "outside the model: real NW heads, Gaussian design")
+    figs, text = part.numeric.figures, part.numeric.summary
     for c in ("A", "B"):
         t = figs["pooled_terms"][c]
         assert t["bias2"] + t["var_term"] + t["cov_term"] == pytest.approx(t["mse"], rel=1e-12)
-        assert f"{t['mse']:.4f}" in part.restored_by and f"{t['bias2']:.4f}" in part.restored_by
-        assert f"{t['var_term'] + t['cov_term']:.4f}" in part.restored_by
+        assert f"{t['mse']:.4f}" in text and f"{t['bias2']:.4f}" in text
+        assert f"{t['var_term'] + t['cov_term']:.4f}" in text
         se_rep = next(r["SE"] for r in figs["search"] if r["rho"] == figs["params"][f"rho_{c}"])
         gap = abs(figs[f"MSE_{c}"] - t["mse"])
         assert gap <= POOLED_Z * math.hypot(t["mse_se_over_points"], se_rep)
-    assert "sampling error of the evaluation points" in part.restored_by
+    assert "sampling error of the evaluation points" in text
+    torus = _part(result, "outside the model: real NW heads")
+    for r in torus.numeric.figures["rows"]:
+        bias = r["mse"] - r["noise_part"]
+        assert float(f"{bias:.4f}") + float(f"{r['noise_part']:.4f}") == pytest.approx(r["mse"], abs=1.5e-4)
+        assert f"the design bias {bias:.4f} plus the noise part {r['noise_part']:.4f}" in torus.numeric.summary
 
 
 @pytest.mark.claim(CLAIM, part="premise")
 def test_every_text_is_markup_and_states_its_criterion(result):
     for p in result.parts:
+        design = [t for v in p.design.values() for t in (v.values() if isinstance(v, dict) else [v])
+                  if isinstance(t, str)]
+        controls = [c[k] for c in p.controls.values() for k in ("what", "effect")]
         texts = [p.statement, p.finding, p.stated, p.derived, p.regime, p.restored_by, p.numeric.summary,
-                 *p.design.values(), p.counterexample.description if p.counterexample else ""]
+                 *design, *controls, p.counterexample.description if p.counterexample else ""]
         for t in texts:
             markup_check(t, p.id)
         if p.role is not Role.CORE and p.role is not Role.DETAIL:
             assert "criterion" in p.numeric.summary, p.id
     markup_check(result.summary)
     experiments = {p.id for p in result.parts if p.r2}
-    assert experiments == {"premise on real NW heads", "outside the model: real NW heads"}
+    assert experiments == {"premise on real NW heads", "outside the model: real NW heads",
+                           "outside the model: real NW heads, Gaussian design"}
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -612,3 +634,172 @@ def test_straight_line_detail(result):
     assert [c["name"] for c in part.symbolic.comparisons] == ["a_straight_line"]
     for H, (fitted, derived) in part.numeric.figures["fitted_vs_derived_slope"].items():
         assert fitted == pytest.approx(derived, rel=1e-9, abs=1e-12), H
+
+
+# -- the torus regime: recomputed here from its seeds, with angles instead of projections ----------
+#: Per-replicate MSEs here (softmax of κ Σ cos of angle differences, scipy) against the regime's
+#: (projections, max-shifted softmax, einsum): the same sums rounded differently, ~1e-15 relative.
+TORUS_RTOL = 1e-9
+#: The Jacobi–Anger series of sin(ω r cos θ) truncated after 40 odd harmonics: the terms fall like
+#: (ω r/2)^m/m!, below 1e-30 there; the regime's 512-point quadrature is spectrally exact too.
+SERIES_TOL = 1e-12
+#: The circle configurations of the C5 torus regime, written here (circle 0 carries the signal).
+TORUS_C5 = {"identical, on the signal": [[0, 1]] * 3, "sharing the signal circle": [[0, 1], [0, 2], [0, 3]],
+            "orthogonal, one on the signal": [[0, 1], [2, 3], [4, 5]],
+            "orthogonal, none on the signal": [[1, 2], [3, 4], [5, 6]]}
+RADIUS = math.sqrt(2.0)
+
+
+def torus_mse_here(circles, *, n, R, m, seed, d, kappa, sigma, freq, alpha=None):
+    """Per replicate (design bias, noise part) of circle heads: replicate r draws the angles of its n
+    keys, then of its m queries, uniform on [0, 2π) from SeedSequence([seed, r]); head h's weights
+    are softmax_i(κ Σ_{b in its circles} cos(θ_q,b − θ_i,b)); f = sin(freq r cos θ_0)."""
+    H = len(circles)
+    alpha = np.full(H, 1.0 / H) if alpha is None else np.asarray(alpha)
+    bias, noise = [], []
+    for r in range(R):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, r]))
+        tk = rng.uniform(0.0, 2 * math.pi, (n, d // 2))
+        tq = rng.uniform(0.0, 2 * math.pi, (m, d // 2))
+        fk, fq = np.sin(freq * RADIUS * np.cos(tk[:, 0])), np.sin(freq * RADIUS * np.cos(tq[:, 0]))
+        w = sum(a * softmax(kappa * sum(np.cos(tq[:, [b]] - tk[:, b][None, :]) for b in c), axis=1)
+                for a, c in zip(alpha, circles))
+        bias.append(float(np.mean((w @ fk - fq) ** 2)))
+        noise.append(float(sigma**2 * np.mean(np.sum(w * w, axis=1))))
+    return np.array(bias), np.array(noise)
+
+
+def circle_hdi_here(circles):
+    """1 − mean over head pairs of |shared circles| / circles per head (coordinate subspaces)."""
+    pairs = [(a, b) for i, a in enumerate(circles) for b in circles[i + 1:]]
+    return 1 - sum(len(set(a) & set(b)) / len(a) for a, b in pairs) / len(pairs)
+
+
+def jacobi_anger_mse(beta, kappa, freq=2.0):
+    """Population MSE on the torus when the ensemble smooths sin(ω r cos θ_0) with weight β:
+    Σ_m c_m² (1 − β I_m(κ)/I_0(κ))²/2, c_m = 2 (−1)^k J_m(ω r), m = 2k + 1."""
+    from scipy.special import iv, jv
+    return sum((2 * jv(2 * k + 1, freq * RADIUS)) ** 2 * (1 - beta * iv(2 * k + 1, kappa) / iv(0, kappa)) ** 2 / 2
+               for k in range(40))
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_torus_limit_by_brute_force(result):
+    """Every figure the torus limit quotes, recomputed here from its seed: MSE per configuration (the
+    design bias plus the noise part), paired difference ± SE (ddof 1), R² with Var f = (1 − J_0(2ωr))/2,
+    the population MSE by the Jacobi–Anger series, the finding, the headline's words, and the zero
+    target's MSE falling with HDI."""
+    from scipy.special import j0
+
+    from verify.experiments import regimes
+    part = _part(result, "outside the model: real NW heads")
+    figs = part.numeric.figures
+    size, seed = figs["params"]["size"], figs["params"]["seed"]
+    assert size == "quick"
+    n, R, m = regimes.SIGNAL_SIZES[size]
+    kw = dict(n=n, R=R, m=m, seed=seed, d=14, kappa=4.0, sigma=0.1, freq=2.0)
+    var_f = (1 - j0(2 * 2.0 * RADIUS)) / 2
+    here = {c: torus_mse_here(circ, **kw) for c, circ in TORUS_C5.items()}
+    rows = {r["config"]: r for r in figs["rows"]}
+    for c, (b, nz) in here.items():
+        assert rows[c]["mse"] == pytest.approx((b + nz).mean(), rel=TORUS_RTOL)
+        assert rows[c]["se"] == pytest.approx((b + nz).std(ddof=1) / math.sqrt(R), rel=1e-7)
+        assert rows[c]["noise_part"] == pytest.approx(nz.mean(), rel=TORUS_RTOL)
+        assert rows[c]["hdi"] == pytest.approx(circle_hdi_here(TORUS_C5[c]), abs=1e-12)
+        assert part.r2[c] == pytest.approx(1 - (b + nz).mean() / var_f, rel=1e-9)
+    beta = {"identical, on the signal": 1.0, "sharing the signal circle": 1.0,
+            "orthogonal, one on the signal": 1 / 3, "orthogonal, none on the signal": 0.0}
+    for c, bt in beta.items():
+        assert rows[c]["population_mse"] == pytest.approx(jacobi_anger_mse(bt, 4.0), abs=SERIES_TOL)
+    a, b = "sharing the signal circle", "orthogonal, one on the signal"
+    diff = sum(here[b]) - sum(here[a])
+    mean, se = diff.mean(), diff.std(ddof=1) / math.sqrt(R)
+    assert (figs["A"], figs["B"]) == (a, b)
+    assert figs["diff"] == pytest.approx(mean, rel=1e-9) and figs["se"] == pytest.approx(se, rel=1e-7)
+    ma, mb = sum(here[a]).mean(), sum(here[b]).mean()
+    ra, rb = 1 - ma / var_f, 1 - mb / var_f
+    want = (f"torus design (R² {ra:.2f} → {rb:.2f}): turning heads from a single-index signal raises the MSE "
+            f"{ma:.3f} → {mb:.3f} (HDI 0.5 → 1)")
+    assert to_unicode(part.finding) == want and want in to_unicode(result.headline)
+    assert pm(mean, se, ".4f") in part.numeric.summary and part.counterexample is not None
+    pos = part.controls["positive"]
+    assert pos["population_effect"] == pytest.approx(jacobi_anger_mse(1 / 3, 4.0) - jacobi_anger_mse(1.0, 4.0),
+                                                     abs=2 * SERIES_TOL)
+    assert f"{pos['population_effect']:.4f}" in pos["effect"] and pm(mean, se, ".4f") in pos["effect"]
+    zero = [torus_mse_here(TORUS_C5[c], **kw)[1].mean() for c in TORUS_C5]    # f = 0: the noise part only
+    neg = part.controls["negative"]
+    np.testing.assert_allclose([r["mse"] for r in neg["rows"]], zero, rtol=TORUS_RTOL)
+    assert neg["mse_falls_with_hdi"] == (zero[0] > zero[1] > zero[2]) and neg["mse_falls_with_hdi"]
+    assert "falls with" in neg["effect"]
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_torus_counterexample_replays(saved):
+    result, out = saved
+    part = _part(result, "outside the model: real NW heads")
+    doc, outcome = replay(out / part.counterexample.file)
+    assert outcome.violates and outcome.summary == doc["expected"]["summary"]
+    assert set(part.design) >= {"head_weights", "kernel_scale", "design_density", "target", "noise", "n", "steps",
+                                "convergence", "seeds", "diagnostic"}
+    with pytest.raises(VerifyError, match="params.size"):
+        replayer_for("c5.nw-heads-torus")({"size": "huge", "seed": 0})
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("ha,hb,diff,se,r2,violated", [
+    (0.5, 1.0, 0.2, 0.01, [0.8, 0.3], True),
+    (0.5, 1.0, 0.2, 0.01, [0.25, 0.1], True),            # the better learns exactly R2_INFORMATIVE: informs
+    (0.5, 1.0, 0.2, 0.01, [0.24, 0.1], False),          # neither learns enough: no limit (max, not min)
+    (0.5, 1.0, 0.2, 0.01, [0.1, 0.8], True),            # the better one is the second
+    (0.5, 1.0, 0.05, 0.01, [0.8, 0.3], False),          # z = 5 exactly: not beyond Z_MIN
+    (1.0, 1.0, 0.2, 0.01, [0.8, 0.3], False),           # equal HDI
+    (0.5, 1.0, -0.2, 0.01, [0.8, 0.3], False),
+])
+def test_torus_judge(ha, hb, diff, se, r2, violated):
+    assert c5.torus_violated(ha, hb, diff, se, r2) is violated
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("r2,informs", [
+    ([0.25], True), ([0.25 - 1e-12], False), ([0.5, -0.3], True), ([-0.3, 0.5], True), ([0.1, 0.2], False),
+    ({"a": 0.25, "b": 0.0}, True), ([], False),
+])
+def test_informs_judge(r2, informs):
+    assert informativeness.informs(r2) is informs
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+def test_plots_put_every_line_apart_and_legends_outside(saved, tmp_path, monkeypatch):
+    """Each C5 plot, drawn from synthetic inputs and the quick run's torus regime: no two labelled
+    lines share a colour, a marker and its fill, and the legend lies outside the axes (its left edge
+    right of the axes' right edge, in figure pixels)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    result, _ = saved
+    tor = _part(result, "outside the model: real NW heads").counterexample.data["figures"]["regime"]
+    rho3 = lambda r: np.full((3, 3), r) + (1 - r) * np.eye(3)  # noqa: E731
+    prem = {"params": {"H": 3, "dgp": "bump", "sigma": 2.0, "n": 64}, "B2": 0.1, "V": 0.5,
+            "model_points": [(1 - r, rho3(r)) for r in c5.RHO_LEVELS],
+            "levels": {r: {"hdi": 1 - r, "mse": 0.3 + 0.1 * r, "mse_se": 0.01, "corr": r, "corr_se": 0.01}
+                       for r in c5.RHO_LEVELS}, "intercept": 0.1, "slope": 0.8, "fit_r2": 0.9}
+    rows = [{"scale_factor": c, "n": n, "sigma": sg, "corr_at_rho0": 0.5 / c + sg / n, "se": 0.01}
+            for c in c5.REGIME_SCALES for n in c5.REGIME_NS for sg in c5.REGIME_SIGMAS]
+    drawn = []
+    monkeypatch.setattr(c5.plots, "save", lambda fig, path: drawn.append(fig) or str(path))
+    ctx = Context(seed=0, quick=True, out=tmp_path)
+    c5._plot(ctx, prem), c5._plot_corr(ctx, prem), c5._plot_regimes(ctx, {"rows": rows}), c5._plot_torus(ctx, tor)
+    assert len(drawn) == 4
+    for fig in drawn:
+        ax = fig.axes[0]
+        styles = []
+        for h in ax.get_legend_handles_labels()[0]:
+            line = h if isinstance(h, Line2D) else getattr(h, "lines", [None])[0]
+            if isinstance(line, Line2D) and line.get_marker() not in (None, "None", ""):
+                styles.append((matplotlib.colors.to_hex(line.get_color()), line.get_marker(),
+                               str(line.get_markerfacecolor()) == "none"))
+        assert len(styles) == len(set(styles)), (ax.get_title(), styles)
+        fig.canvas.draw()
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1, ax.get_title()
+        plt.close(fig)

@@ -21,7 +21,9 @@ from proofs.markup import pm, sci
 from verify.claims import Context, c6, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
+from verify.judgment.counterexamples import replayer_for
 from verify.judgment.verdicts import Role
+from verify.numeric import informativeness
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
 
@@ -80,7 +82,8 @@ def test_parts_and_roles(saved):
     assert {p.id: p.role for p in result.parts} == {
         "feasible regime (H·d_k ≤ d)": Role.CORE,
         "beyond d (H·d_k > d)": Role.SCOPE,
-        "real NW heads, single-index target": Role.SCOPE}
+        "real NW heads, single-index target": Role.SCOPE,
+        "real NW heads, single-index target, Gaussian design": Role.SCOPE}
     beyond = _part(result, "beyond d (H·d_k > d)")
     assert beyond.numeric.agreement == "measured" and beyond.restored_by.startswith(r"$H d_k \le d$")
     figs = beyond.numeric.figures
@@ -116,16 +119,19 @@ def _signal_mse_here(p, config):
 
 @pytest.mark.claim(CLAIM, part="scope")
 def test_shared_signal_beats_orthogonal_by_brute_force(saved):
-    """The scope probe's counterexample recomputed here: on a single-index target, heads sharing the
-    signal direction have a lower MSE than orthogonal heads by more than SIGNAL_Z_MIN paired SE."""
+    """The Gaussian-design probe recomputed here: heads sharing the signal direction have a lower MSE
+    than orthogonal heads by more than SIGNAL_Z_MIN paired SE, but the best R² is below
+    R2_INFORMATIVE, so the part saves no counterexample (it could not have confirmed the claim)."""
     result, out = saved
-    doc, outcome = replay(out / "counterexamples" / "C6-shared-signal.json")
-    p = doc["params"]
+    part = _part(result, "real NW heads, single-index target, Gaussian design")
+    p = part.numeric.figures["params"]
     a, b = (_signal_mse_here(p, c) for c in p["configs"])
-    assert np.allclose([a.mean(), b.mean()], outcome.figures["mse"], rtol=REF_RTOL, atol=0)
+    assert np.allclose([a.mean(), b.mean()], part.numeric.figures["mse"], rtol=REF_RTOL, atol=0)
     diff = b - a
     assert diff.mean() > c6.SIGNAL_Z_MIN * diff.std(ddof=1) / math.sqrt(diff.size)
     assert p["configs"][1] == "orthogonal, one on the signal"
+    assert max(part.r2.values()) < informativeness.R2_INFORMATIVE and part.counterexample is None
+    assert not (out / "counterexamples" / "C6-shared-signal.json").exists()
 
 
 @pytest.mark.claim(CLAIM, part="scope")
@@ -141,7 +147,7 @@ def test_signal_heads_overlaps_match_scipy():
 def test_refutation_replays_and_holds_independently(saved):
     result, out = saved
     files = sorted((out / "counterexamples").glob("*.json"))
-    assert [f.name for f in files] == ["C6-beyond-d.json", "C6-shared-signal.json"]
+    assert [f.name for f in files] == ["C6-beyond-d.json", "C6-shared-signal-torus.json"]
     doc, outcome = replay(files[0])
     assert outcome.violates is True and doc["expected"]["violates"] is True
     assert outcome.summary == doc["expected"]["summary"]
@@ -159,6 +165,7 @@ def test_refutation_replays_and_holds_independently(saved):
         assert abs(_hdi(run.U) - _bound(H, d_k, d)) <= BOUND_TOL
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_same_seed_same_figures(result):
     again = run_claim("C6", Context(seed=0, quick=True))
     assert again.headline == result.headline
@@ -391,16 +398,19 @@ def _signal_headline(p):
 
 
 def _signal_finding(h):
-    return (f"a single-index target: heads sharing the signal beat orthogonal ones (MSE {h['mse'][0]:.3f} vs "
-            f"{h['mse'][1]:.3f}, difference {pm(h['diff'], h['se'])})")
+    best = max(h["r2"].values())
+    return (f"Gaussian design, $R^2 \\le {best:.2f}$: sharing the signal gives MSE {h['mse'][0]:.3f} vs "
+            f"{h['mse'][1]:.3f}, " + ("a limit" if best >= informativeness.R2_INFORMATIVE else
+                                     r"too near $\mathrm{Var}\, f$ to refute"))
 
 
 @pytest.mark.claim(CLAIM, part="scope")
 def test_single_index_headline_by_brute_force(result):
     """The configuration reported is the better of the two that share the signal (min, recomputed),
     and the finding's MSEs, difference ± SE and the part's R² are those recomputed here."""
-    part = _part(result, "real NW heads, single-index target")
-    p, figs = part.counterexample.data["params"], part.numeric.figures
+    part = _part(result, "real NW heads, single-index target, Gaussian design")
+    figs = part.numeric.figures
+    p = figs["params"]
     h = _signal_headline(p)
     assert p["configs"] == [h["best"], "orthogonal, one on the signal"]
     assert np.allclose(figs["mse"], h["mse"], rtol=REF_RTOL, atol=0)
@@ -409,9 +419,10 @@ def test_single_index_headline_by_brute_force(result):
     assert abs(figs["var_f"] - h["var_f"]) <= VAR_F_Z * figs["var_f_se"]
     for c, want in h["r2"].items():
         assert abs(part.r2[c] - want) <= (1 - want) * VAR_F_Z * figs["var_f_se"] / h["var_f"] + 1e-9
-    assert "criterion: positive and above 5 paired standard errors" in part.numeric.summary
+    assert "criterion for a limit: positive and above 5 paired standard errors" in part.numeric.summary
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 @pytest.mark.claim(CLAIM, part="scope")
 def test_single_index_headline_of_the_full_run():
     """The README's figures (the full default run, seed 0): MSE 0.403 vs 0.467, difference 0.064 ± 0.002,
@@ -428,9 +439,115 @@ def test_single_index_headline_of_the_full_run():
 
 def test_every_text_is_markup_and_states_its_criterion(result):
     for p in result.parts:
+        design = [t for v in p.design.values() for t in (v.values() if isinstance(v, dict) else [v])
+                  if isinstance(t, str)]
+        controls = [c[k] for c in p.controls.values() for k in ("what", "effect")]
         for t in [p.statement, p.finding, p.stated, p.derived, p.regime, p.restored_by, p.numeric.summary,
-                  *p.design.values(), p.counterexample.description if p.counterexample else ""]:
+                  *design, *controls, p.counterexample.description if p.counterexample else ""]:
             markup_check(t, p.id)
         assert "criterion" in p.numeric.summary, p.id
     markup_check(result.summary)
-    assert {p.id for p in result.parts if p.r2} == {"real NW heads, single-index target"}
+    assert {p.id for p in result.parts if p.r2} == {"real NW heads, single-index target",
+                                                     "real NW heads, single-index target, Gaussian design"}
+
+
+# -- the torus regime: recomputed here from its seeds, with angles instead of projections ----------
+#: Per-replicate MSEs here (softmax of κ Σ cos of angle differences, scipy) against the regime's
+#: (projections, max-shifted softmax, einsum): the same sums rounded differently, ~1e-15 relative.
+TORUS_RTOL = 1e-9
+#: The Jacobi–Anger series truncated after 40 odd harmonics: terms below 1e-30 there.
+SERIES_TOL = 1e-12
+TORUS_C6 = {"identical, on the signal": [[0, 1]] * 3, "sharing the signal circle": [[0, 1], [0, 2], [0, 3]],
+            "orthogonal, one on the signal": [[0, 1], [2, 3], [4, 5]]}
+RADIUS = math.sqrt(2.0)
+
+
+def torus_mse_here(circles, *, n, R, m, seed, d, kappa, sigma, freq):
+    """Per replicate MSE (design bias plus noise part) of circle heads with α = 1/H: replicate r draws the
+    angles of its n keys, then of its m queries, uniform from SeedSequence([seed, r]); head weights
+    softmax_i(κ Σ_b cos(θ_q,b − θ_i,b)); f = sin(freq r cos θ_0)."""
+    out = []
+    for r in range(R):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, r]))
+        tk = rng.uniform(0.0, 2 * math.pi, (n, d // 2))
+        tq = rng.uniform(0.0, 2 * math.pi, (m, d // 2))
+        fk, fq = np.sin(freq * RADIUS * np.cos(tk[:, 0])), np.sin(freq * RADIUS * np.cos(tq[:, 0]))
+        w = sum(softmax(kappa * sum(np.cos(tq[:, [b]] - tk[:, b][None, :]) for b in c), axis=1)
+                for c in circles) / len(circles)
+        out.append(float(np.mean((w @ fk - fq) ** 2 + sigma**2 * np.sum(w * w, axis=1))))
+    return np.array(out)
+
+
+def jacobi_anger_mse(beta, kappa, freq=2.0):
+    """Σ_m c_m² (1 − β I_m(κ)/I_0(κ))²/2, c_m = 2 (−1)^k J_m(ω r), m = 2k + 1: the population MSE
+    when the ensemble smooths sin(ω r cos θ_0) with weight β."""
+    from scipy.special import iv, jv
+    return sum((2 * jv(2 * k + 1, freq * RADIUS)) ** 2 * (1 - beta * iv(2 * k + 1, kappa) / iv(0, kappa)) ** 2 / 2
+               for k in range(40))
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_torus_limit_by_brute_force(result):
+    """Every figure the torus limit quotes, recomputed here from its seed: MSE per configuration, the
+    better sharing one (min), the paired difference ± SE (ddof 1), R² with Var f = (1 − J_0(2ωr))/2,
+    the population MSE by the Jacobi–Anger series, the finding and the headline's words."""
+    from scipy.special import j0
+
+    from proofs.markup import to_unicode
+    from verify.experiments import regimes
+    part = _part(result, "real NW heads, single-index target")
+    figs = part.numeric.figures
+    size, seed = figs["params"]["size"], figs["params"]["seed"]
+    n, R, m = regimes.SIGNAL_SIZES[size]
+    here = {c: torus_mse_here(circ, n=n, R=R, m=m, seed=seed, d=14, kappa=4.0, sigma=0.1, freq=2.0)
+            for c, circ in TORUS_C6.items()}
+    var_f = (1 - j0(4.0 * RADIUS)) / 2
+    rows = {r["config"]: r for r in figs["rows"]}
+    for c, v in here.items():
+        assert rows[c]["mse"] == pytest.approx(v.mean(), rel=TORUS_RTOL)
+        assert part.r2[c] == pytest.approx(1 - v.mean() / var_f, rel=1e-9)
+    for c, beta in (("identical, on the signal", 1.0), ("sharing the signal circle", 1.0),
+                    ("orthogonal, one on the signal", 1 / 3)):
+        assert rows[c]["population_mse"] == pytest.approx(jacobi_anger_mse(beta, 4.0), abs=SERIES_TOL)
+    orth = "orthogonal, one on the signal"
+    best = min((c for c in here if c != orth), key=lambda c: here[c].mean())
+    diff = here[orth] - here[best]
+    mean, se = diff.mean(), diff.std(ddof=1) / math.sqrt(R)
+    assert (figs["A"], figs["B"]) == (best, orth)
+    assert figs["diff"] == pytest.approx(mean, rel=1e-9) and figs["se"] == pytest.approx(se, rel=1e-7)
+    ma, mb = here[best].mean(), here[orth].mean()
+    want = (f"torus design, heads that learn the target: sharing the signal beats orthogonal heads (MSE {ma:.3f} vs "
+            f"{mb:.3f}, R² {1 - ma / var_f:.2f} vs {1 - mb / var_f:.2f})")
+    assert to_unicode(part.finding) == want and want in to_unicode(result.headline)
+    assert pm(mean, se, ".4f") in part.numeric.summary and part.counterexample is not None
+    pos, neg = part.controls["positive"], part.controls["negative"]
+    assert pos["population_effect"] == pytest.approx(jacobi_anger_mse(1 / 3, 4.0) - jacobi_anger_mse(1.0, 4.0),
+                                                     abs=2 * SERIES_TOL)
+    zero = {c: torus_mse_here(circ, n=n, R=R, m=m, seed=seed, d=14, kappa=4.0, sigma=0.1, freq=0.0)
+            for c, circ in TORUS_C6.items()}                      # sin(0) = 0: the zero target, noise only
+    assert neg["best"] == min(zero, key=lambda c: zero[c].mean()) == orth
+    zd = zero[orth] - zero["sharing the signal circle"]
+    assert neg["orthogonal_minus_sharing"]["diff"] == pytest.approx(zd.mean(), rel=1e-9)
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_torus_counterexample_replays(saved):
+    result, out = saved
+    part = _part(result, "real NW heads, single-index target")
+    doc, outcome = replay(out / part.counterexample.file)
+    assert outcome.violates and outcome.summary == doc["expected"]["summary"]
+    with pytest.raises(VerifyError, match="params.size"):
+        replayer_for("c6.shared-signal-torus")({"size": "huge", "seed": 0})
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("diff,se,r2,violated", [
+    (0.2, 0.01, [0.8, 0.3], True),
+    (0.2, 0.01, [0.25, 0.1], True),           # the better learns exactly R2_INFORMATIVE: informs
+    (0.2, 0.01, [0.1, 0.24], False),         # neither learns enough (max, not min)
+    (0.2, 0.01, [0.1, 0.8], True),
+    (0.05, 0.01, [0.8, 0.3], False),         # z = 5 exactly: not beyond SIGNAL_Z_MIN
+    (-0.2, 0.01, [0.8, 0.3], False),
+])
+def test_torus_signal_judge(diff, se, r2, violated):
+    assert c6.torus_signal_violated(diff, se, r2) is violated

@@ -120,6 +120,7 @@ def test_analysis_growth_slopes_of_a_known_power_law():
     assert c["growth"]["vs_log_n"]["mean"] == pytest.approx(loglog, rel=1e-9)
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_empirical_optimum_is_reproducible_and_plots(tmp_path):
     a = scaling.empirical_optimum(quick=True, seed=0)
     b = scaling.empirical_optimum(quick=True, seed=0)
@@ -135,6 +136,7 @@ def test_empirical_optimum_is_reproducible_and_plots(tmp_path):
     json.dumps(a)                                                       # JSON-ready for the report
 
 
+@pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_sweep_c7_cli_quick_and_resume(tmp_path, capsys):
     argv = ["c7", "--quick", "--out", str(tmp_path), "--workers", "1", "--no-progress", "--plot", str(tmp_path / "p.png")]
     assert sweep.cli_sweep(argv) == 0

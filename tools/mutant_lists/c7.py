@@ -4,6 +4,7 @@ from mutant import ROWS, M  # noqa: F401
 
 T = "tests/test_claim_c7.py"
 P = "tests/test_proofs_c7_c8.py"
+C = "verify/claims/c7.py"
 
 MUTANTS = [
     M('c7-stated-law-exponent', 'verify/claims/c7.py',
@@ -90,4 +91,37 @@ MUTANTS = [
       'MAX_REPLAY_CASES = 128',
       'MAX_REPLAY_CASES = 10**6',
       (ROWS + '[cli-replay-c7-too-many-cases]',)),
+    # -- the torus regime (informative real-NW ensembles) and the informativeness gate
+    M('c7-informs-across-min-max', C,
+      'return bool(best_r2) and min(best_r2) >= R2_INFORMATIVE',
+      'return bool(best_r2) and max(best_r2) >= R2_INFORMATIVE',
+      (T + '::test_informs_across_n_judge',)),
+    M('c7-informs-across-strict', C,
+      'return bool(best_r2) and min(best_r2) >= R2_INFORMATIVE',
+      'return bool(best_r2) and min(best_r2) > R2_INFORMATIVE',
+      (T + '::test_informs_across_n_judge',)),
+    M('c7-torus-judge-and', C,
+      'return empirical_violates(growth_per_seed, law_growth) and informs_across_n(best_r2)',
+      'return empirical_violates(growth_per_seed, law_growth) or informs_across_n(best_r2)',
+      (T + '::test_torus_judge',)),
+    M('c7-gaussian-ungated', C,
+      'cx = None if not informative else ctx.counterexample(',
+      'cx = ctx.counterexample(',
+      (T + '::test_empirical_growth_judged_by_per_seed_factors',)),
+    M('c7-torus-growth-ends', C,
+      'return [ps["continuous"][-1] / ps["continuous"][0] for ps in per_seed if len(ps["n"]) == len(ns)]',
+      'return [ps["continuous"][-1] / ps["continuous"][1] for ps in per_seed if len(ps["n"]) == len(ns)]',
+      (T + '::test_torus_optimum_by_brute_force',)),
+    M('regimes-c7-best-argmax', 'verify/experiments/regimes.py',
+      'best = [dks[int(np.argmin(row))] for row in Y]',
+      'best = [dks[int(np.argmax(row))] for row in Y]',
+      (T + '::test_torus_optimum_by_brute_force',)),
+    M('regimes-c7-kappa', 'verify/experiments/regimes.py',
+      '            kappa = p["kappa2"] * math.sqrt(2.0 / k)\n            WQ, WK',
+      '            kappa = p["kappa2"] * math.sqrt(1.0 / k)\n            WQ, WK',
+      (T + '::test_torus_optimum_by_brute_force',)),
+    M('c7-torus-finding-range', C,
+      "finding=(f\"torus design ($R^2$ of the best {num(lo, '.2f')} to {num(hi, '.2f')}): $d_k^*$ \"",
+      "finding=(f\"torus design ($R^2$ of the best {num(hi, '.2f')} to {num(hi, '.2f')}): $d_k^*$ \"",
+      (T + '::test_torus_optimum_by_brute_force',)),
 ]

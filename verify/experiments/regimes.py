@@ -378,23 +378,26 @@ def _signal_experiment(size: str, seed: int, names: tuple[str, ...], dgp_name: s
 def _signal_design(size: str, seeds_text: str) -> dict[str, Any]:
     n, R, m = SIGNAL_SIZES[size]
     p = SIGNAL
+    g = _gain(p["kappa"], p["d_k"])
     return design_record(
-        head_weights=("fixed 1/H", "the C5 model's uniform α; C6's single-index limit is stated for it"),
-        kernel_scale=(f"s = 1/sqrt(d_k) with head columns of norm {_gain(p['kappa'], p['d_k']):.3f}: κ = s·gain²·r² = "
-                      f"{p['kappa']:g} per circle", "a local von Mises smoother of bandwidth ≈ 1/sqrt(κ) = 0.5 rad; "
-                      "the paper's 1/sqrt(d_k) with unit columns gives κ = 1, a near-flat kernel"),
-        design_density=("torus: each coordinate pair uniform on a circle of radius sqrt 2 (d = 14, 7 circles)",
-                        "whole-circle heads have keys of equal norm, so the softmax head is a Gaussian NW smoother "
-                        "(C1), not an exponentially tilted average"),
-        target=(f"sin({p['freq']:g} x_1) = sin(2 sqrt(2) cos θ_1)", "today's single-index target, on circle 0 only"),
-        noise=(f"σ = {p['sigma']:g}; MSE against the noiseless f (no σ² part), noise averaged exactly per design",
-               "lower noise than today's 0.5, so the bias the subspaces cause is not drowned"),
-        n=(n, "keys per design; the population MSE (n → ∞) is shown beside each measurement"),
+        head_weights=(r"fixed $\alpha_h = 1/H$", "the uniform weights of the C5 model; the single-index limit of C6 "
+                      "is stated for them"),
+        kernel_scale=(rf"$s = 1/\sqrt{{d_k}}$ with head columns of norm {g:.3f}, so $\kappa = s g^2 r^2 = "
+                      f"{p['kappa']:g}$ per circle", r"a local von Mises smoother of bandwidth about $1/\sqrt{\kappa} = "
+                      r"0.5$ rad; the paper's scale with unit columns gives $\kappa = 1$, a nearly flat kernel"),
+        design_density=(rf"torus: each coordinate pair uniform on a circle of radius $\sqrt{{2}}$, $d = {p['d']}$ "
+                        f"({p['d'] // 2} circles)", "whole-circle heads have keys of equal norm, so the softmax head is "
+                        "a Gaussian NW smoother (C1), not an exponentially tilted average"),
+        target=(rf"$f(x) = \sin({p['freq']:g} x_1) = \sin(2 \sqrt{{2}} \cos \theta_1)$",
+                "the single-index target of the Gaussian regime, on circle 0 only"),
+        noise=(rf"$\sigma = {p['sigma']:g}$, the MSE against the noiseless $f$ with the noise averaged exactly per "
+               "design", "lower noise than the Gaussian regime's, so the bias the subspaces cause is not drowned"),
+        n=(n, "keys per design; the population MSE (infinitely many keys) is shown beside each measurement"),
         steps=(None, "no training: fixed head configurations"),
-        convergence=(None, "no iteration; the exact fixed-design path has no convergence to check"),
-        seeds=(f"{R} design replicates × {m} evaluation points, paired across configurations", seeds_text),
-        diagnostic=("integrated MSE against f, R² = 1 − MSE/Var f, key HDI",
-                    "the C5/C6 statements are about the MSE as a function of the heads' subspaces"))
+        convergence=(None, "no iteration: the exact fixed-design path has no convergence to check"),
+        seeds=(f"{R} design replicates of {m} evaluation points, paired across configurations", seeds_text),
+        diagnostic=(r"integrated MSE against $f$, $R^2 = 1 - \mathrm{MSE}/\mathrm{Var}\, f$, key $\mathrm{HDI}$",
+                    "the statements of C5 and C6 are about the MSE as a function of the heads' subspaces"))
 
 
 def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
@@ -415,13 +418,14 @@ def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
     neg = _signal_experiment(size, seed, names, "zero")
     rows = {r["config"]: r for r in main["rows"]}
     a, b = "sharing the signal circle", "orthogonal, one on the signal"
-    pos = {"statement": "turning heads away from the signal circle raises HDI and the population MSE",
+    pos = {"statement": r"turning heads away from the signal circle raises $\mathrm{HDI}$ and the population MSE",
            "from": a, "to": b, "hdi": [rows[a]["hdi"], rows[b]["hdi"]],
            "population_mse": [rows[a]["population_mse"], rows[b]["population_mse"]],
            "population_effect": float(rows[b]["population_mse"] - rows[a]["population_mse"]),
            "measured": _paired(main["reps"], a, b)}
     nrows = {r["config"]: r for r in neg["rows"]}
-    negc = {"statement": "noise only (f = 0): no subspace changes the bias; the MSE (pure variance) falls with HDI",
+    negc = {"statement": r"noise only ($f = 0$): no subspace changes the bias, so the MSE (pure variance) falls with "
+                         r"$\mathrm{HDI}$",
             "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
             "pairs": [_paired(neg["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
             "mse_falls_with_hdi": bool(nrows[names[0]]["mse"] > nrows[names[1]]["mse"] > nrows[names[2]]["mse"])}
@@ -454,7 +458,7 @@ def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
            "measured": _paired(main["reps"], best, orth)}
     nrows = {r["config"]: r for r in neg["rows"]}
     nbest = min(nrows, key=lambda c: nrows[c]["mse"])
-    negc = {"statement": "noise only (f = 0): sharing the signal cannot pay; orthogonal heads have the least variance",
+    negc = {"statement": r"noise only ($f = 0$): sharing the signal cannot pay, orthogonal heads have the least variance",
             "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
             "best": nbest, "orthogonal_minus_sharing": _paired(neg["reps"], C6_CONFIGS[1], orth)}
     return plain({"claim": "C6", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
@@ -465,8 +469,9 @@ def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
 
 def _regime_text(main: dict) -> str:
     p = SIGNAL
-    return (f"torus design, single-index sin({p['freq']:g} x_1), d = {p['d']}, H = {p['H']}, d_k = {p['d_k']}, "
-            f"κ = {p['kappa']:g} per circle, σ = {p['sigma']:g}, n = {main['n']}, {main['R']} design replicates")
+    return (f"torus design, $f(x) = \\sin({p['freq']:g} x_1)$, $d = {p['d']}$, $H = {p['H']}$, $d_k = {p['d_k']}$, "
+            f"$\\kappa = {p['kappa']:g}$ per circle, $\\sigma = {p['sigma']:g}$, $n = {main['n']}$, {main['R']} design "
+            "replicates")
 
 
 # --------------------------------------------------------------------------- C7
@@ -479,6 +484,11 @@ C7 = {"dgp": "single-index", "freq": 1.0, "d": 16, "D": 16, "sigma": 0.1, "kappa
 C7_POP_DRAWS = 64
 C7_SIZES = {"quick": ((32, 64, 128, 256), 3, 4, 24), "default": ((32, 64, 128, 256, 512), 4, 4, 32),
             "large": ((32, 64, 128, 256, 512, 1024, 2048, 4096), 12, 12, 64)}
+
+
+def _sin(freq: float) -> str:
+    """``sin(ω x_1)`` as mathematics (no factor 1)."""
+    return r"\sin(x_1)" if freq == 1 else rf"\sin({freq:g} x_1)"
 
 
 def _c7_heads(rng: np.random.Generator, H: int, d_k: int, B: int) -> list[list[int]]:
@@ -546,9 +556,9 @@ def c7_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
                                              kappa, freq=p["freq"]))
         draws[j] = np.mean(vals)
     excess0, excess1 = Y[0] - popm, Y[-1] - popm
-    pos = {"statement": "C7's trade-off is present: the population MSE (bias, n → ∞) is lowest for the largest heads "
-                        "(a head of more circles more often reads the signal circle) while the variance part (MSE − "
-                        "population MSE, at the smallest n) rises with d_k, so the best d_k can move with n",
+    pos = {"statement": r"C7's trade-off is present: the population MSE (bias, $n \to \infty$) is lowest for the largest heads "
+                        "(a head of more circles more often reads the signal circle) while the variance part (MSE minus "
+                        "population MSE, at the smallest $n$) rises with $d_k$, so the best $d_k$ can move with $n$",
            "population_mse": dict(zip(map(str, dks), popm.tolist())),
            "population_mse_mean_over_draws": dict(zip(map(str, dks), draws.tolist())), "draws": C7_POP_DRAWS,
            "population_r2": dict(zip(map(str, dks), np.asarray(r_squared(popm, vf)).tolist())),
@@ -556,9 +566,10 @@ def c7_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
            "variance_at_smallest_n": dict(zip(map(str, dks), excess0.tolist())),
            "variance_at_largest_n": dict(zip(map(str, dks), excess1.tolist())),
            "variance_rises_with_d_k_at_smallest_n": bool(np.all(np.diff(excess0) > 0))}
-    return plain({"claim": "C7", "regime": (f"torus design, single-index sin({p['freq']:g} x_1), d = {p['d']}, D = {p['D']}, "
-                                      f"random circle heads, α = 1/H, κ = {p['kappa2']:g}·sqrt(2/d_k) per circle, "
-                                      f"σ = {p['sigma']:g}, {seeds} head draws × {R} designs"),
+    return plain({"claim": "C7", "regime": (rf"torus design, $f(x) = {_sin(p['freq'])}$, $d = {p['d']}$, "
+                                      rf"$D = {p['D']}$, random circle heads, $\alpha_h = 1/H$, $\kappa = "
+                                      rf"{p['kappa2']:g} \sqrt{{2/d_k}}$ per circle, $\sigma = {p['sigma']:g}$, "
+                                      f"{seeds} head draws of {R} designs"),
             "design": _c7_design(size), "var_f": vf, "n": list(ns), "d_k": dks, "H": [H for H, _ in pairs],
             "mse": Y.tolist(), "se": Yse.tolist(), "r2": np.asarray(r2).tolist(), "best_d_k": best,
             "best_r2": best_r2, "population_mse": popm.tolist(), "analysis": an, "positive_control": pos,
@@ -569,22 +580,24 @@ def _c7_design(size: str) -> dict[str, Any]:
     ns, seeds, R, m = C7_SIZES[size]
     p = C7
     return design_record(
-        head_weights=("fixed 1/H", "the C7 candidate models are stated for uniform weights"),
-        kernel_scale=(f"s = 1/sqrt(d_k), head columns scaled so that κ = {p['kappa2']:g}·sqrt(2/d_k) per circle",
-                      "keeps the paper's d_k-dependence of the scale (Gaussian bandwidth ∝ d_k^{1/4}) with a local "
-                      "kernel at d_k = 2"),
-        design_density=("torus, d = 16 (8 circles)", "equal key norms for whole-circle heads: the heads are Gaussian "
-                        "NW smoothers, so the MSE can fall with n instead of sitting at a tilt floor"),
-        target=(f"sin({p['freq']:g} x_1) on circle 0", "smooth on the circle, so the bias is the kernel's and the "
-                "subspace's, not a floor"),
-        noise=(f"σ = {p['sigma']:g}; MSE against the noiseless f (no σ² part)", "lower noise: the variance of a head "
+        head_weights=(r"fixed $\alpha_h = 1/H$", "the candidate models of C7 are stated for uniform weights"),
+        kernel_scale=(rf"$s = 1/\sqrt{{d_k}}$, head columns scaled so that $\kappa = {p['kappa2']:g} \sqrt{{2/d_k}}$ "
+                      "per circle, the same for every $n$", r"keeps the paper's dependence on $d_k$ (Gaussian bandwidth "
+                      r"proportional to $d_k^{1/4}$) with a local kernel at $d_k = 2$; fixed in $n$, so the optimum "
+                      "over the split is read at one kernel per head size"),
+        design_density=(rf"torus, $d = {p['d']}$ ({p['d'] // 2} circles)", "equal key norms for whole-circle heads: "
+                        "the heads are Gaussian NW smoothers, so the MSE can fall with $n$ instead of sitting at a "
+                        "tilt floor"),
+        target=(rf"$f(x) = {_sin(p['freq'])}$ on circle 0", "smooth on the circle, so the bias is the kernel's "
+                "and the subspace's, not a floor"),
+        noise=(rf"$\sigma = {p['sigma']:g}$, the MSE against the noiseless $f$", "low noise: the variance of a head "
                "comes mostly from the circles it reads besides the signal"),
         n=(list(ns), "a grid over which the best divisor pair can move"),
         steps=(None, "no training"), convergence=(None, "exact fixed-design MSE, no iteration"),
-        seeds=(f"{seeds} random head draws × {R} designs × {m} points", "the heads are random, as today's Haar heads: "
-               "the optimum is read from the mean over draws"),
-        diagnostic=("best d_k per n (mean over draws), its R², and the candidate models' fits (scaling.analyse)",
-                    "C7 is a statement about the MSE-optimal split of D"))
+        seeds=(f"{seeds} random head draws of {R} designs and {m} evaluation points", "the heads are random, as the "
+               "Haar heads of the Gaussian regime: the optimum is read from the mean over draws"),
+        diagnostic=(r"the best $d_k$ per $n$ (mean over draws), its $R^2$, and the fits of the candidate models "
+                    "(`verify.experiments.scaling.analyse`)", "C7 is a statement about the MSE-optimal split of $D$"))
 
 
 # --------------------------------------------------------------------------- today's regimes
