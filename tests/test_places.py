@@ -97,7 +97,7 @@ def test_the_run_marker_is_checked_against_its_schema(tmp_path, doc, ok):
         io.publish_folder(io.staging_folder("--out", tmp_path), tmp_path)
         assert not (tmp_path / "notes.txt").exists() and io.is_run_folder(tmp_path)
     else:
-        with pytest.raises(VerifyError, match="--out: expected a new or empty folder"):
+        with pytest.raises(VerifyError, match="--out: expected a new folder or one this package wrote"):
             io.staging_folder("--out", tmp_path)
         assert (tmp_path / "notes.txt").read_text() == "x"
 
