@@ -413,11 +413,11 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
     if real == here or real in here.parents:
         raise VerifyError(f"{name}: expected a folder other than the current one and those above it, got "
                           f"{_quote(shown)} ({real}); a run replaces its whole folder")
-    _replaceable(name, real, marker, shown)
     parent = real.parent
     try:
         _make_folders(parent)
-        with _locked(parent):
+        with _locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
+            _replaceable(name, real, marker, shown)
             side = glob_escape(_side(real.name))
             for old in parent.glob(f".{side}.partial-*"):
                 pid = old.name.rsplit(".partial-", 1)[-1].split(".")[0]
