@@ -73,16 +73,16 @@ def test_read_json_refuses_what_is_not_a_regular_file(tmp_path):
 def test_staging_refuses_foreign_folders_and_files(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(VerifyError, match="which is a file"):
-        io.staging_folder("--out", tmp_path / "file", marker="report.json")
+        io.staging_folder("--out", tmp_path / "file")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("x")
     with pytest.raises(VerifyError, match="without it"):
-        io.staging_folder("--out", tmp_path / "mine", marker="report.json")
+        io.staging_folder("--out", tmp_path / "mine")
 
 
 def test_publish_replaces_and_recovers_a_publication_killed_between_its_renames(tmp_path):
     target = tmp_path / "out"
-    stage = io.staging_folder("--out", target, marker="report.json")
+    stage = io.staging_folder("--out", target)
     (stage / "report.json").write_text("1")
     io.publish_folder(stage, target)
     assert (target / "report.json").read_text() == "1" and oct(target.stat().st_mode & 0o777) != "0o700"
@@ -91,7 +91,7 @@ def test_publish_replaces_and_recovers_a_publication_killed_between_its_renames(
     os.replace(target, tmp_path / f".out.old-{dead_pid}")
     stale = tmp_path / f".out.partial-{dead_pid}.abc"
     stale.mkdir()
-    stage = io.staging_folder("--out", target, marker="report.json")
+    stage = io.staging_folder("--out", target)
     assert (target / "report.json").read_text() == "1"        # the old run is back in place
     assert not stale.exists()                                  # a dead run's partial folder is removed
     (stage / "report.json").write_text("2")

@@ -97,7 +97,7 @@ def test_the_run_marker_is_checked_against_its_schema(tmp_path, doc, ok):
         io.publish_folder(io.staging_folder("--out", tmp_path), tmp_path)
         assert not (tmp_path / "notes.txt").exists() and io.is_run_folder(tmp_path)
     else:
-        with pytest.raises(VerifyError, match="--out: expected a new or empty folder"):
+        with pytest.raises(VerifyError, match="--out: expected a new folder or one this package wrote"):
             io.staging_folder("--out", tmp_path)
         assert (tmp_path / "notes.txt").read_text() == "x"
 
@@ -282,9 +282,21 @@ def _status(pid: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+#: Each rename in the publishing children takes this much longer, so that the two processes'
+#: steps interleave within a few publishes (a race the lock must close, every time).
+RENAME_DELAY_S = 0.003
+
+
 def _publish_many(target: Path, n: int, mode: str) -> None:
     if mode == "renames":
         io._exchange = lambda a, b: False           # the two-rename fallback (no renameat2)
+    real_replace = os.replace
+
+    def slow_replace(src, dst):
+        real_replace(src, dst)
+        time.sleep(RENAME_DELAY_S)
+
+    os.replace = slow_replace                       # this forked child's own os module
     for i in range(n):
         stage = io.staging_folder("--out", target)
         (stage / "report.json").write_text(str(i))

@@ -366,16 +366,16 @@ def _replaceable(name: str, target: Path, marker: str, shown: Path | str) -> Non
     """The package's error unless ``target`` is absent, an empty folder or one of this package's runs."""
     try:
         st = os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):   # absent (under a file: creating it fails, with its message)
         return
     except OSError as exc:
         raise VerifyError(f"{name}: expected a folder, got {_quote(shown)} ({exc.strerror})") from None
     if not stat.S_ISDIR(st.st_mode):
-        kind = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+        kind = _kind(st.st_mode)
         raise VerifyError(f"{name}: expected a folder, got {_quote(shown)}, which is {kind}")
     if any(target.iterdir()) and not is_run_folder(target, marker):
-        raise VerifyError(f"{name}: expected a new or empty folder, or one this package wrote (with its {marker}), "
-                          f"got {_quote(shown)}, a non-empty folder without it (nothing was changed there)")
+        raise VerifyError(f"{name}: expected a new folder or one this package wrote (with {marker}), got "
+                          f"{_quote(shown)}, a non-empty folder without it (nothing was changed there)")
 
 
 @contextlib.contextmanager
@@ -413,11 +413,11 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
     if real == here or real in here.parents:
         raise VerifyError(f"{name}: expected a folder other than the current one and those above it, got "
                           f"{_quote(shown)} ({real}); a run replaces its whole folder")
-    _replaceable(name, real, marker, shown)
     parent = real.parent
     try:
         _make_folders(parent)
-        with _locked(parent):
+        with _locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
+            _replaceable(name, real, marker, shown)
             side = glob_escape(_side(real.name))
             for old in parent.glob(f".{side}.partial-*"):
                 pid = old.name.rsplit(".partial-", 1)[-1].split(".")[0]
