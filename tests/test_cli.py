@@ -226,3 +226,36 @@ def test_the_judgment_layer_has_no_import_circle():
             "print(sorted(m for m in sys.modules if m.startswith('verify.claims')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _derive_and_note(claim: str) -> str:
+    """``verify.run._derive``, noting the process that ran it (for the test below)."""
+    import verify.run
+
+    Path(os.environ["MHA_NW_TEST_NOTES"], f"{claim}-{os.getpid()}").touch()
+    return verify.run._ORIGINAL_DERIVE(claim)
+
+
+def test_a_first_run_derives_in_parallel_in_worker_processes(tmp_path, monkeypatch):
+    """With an empty derivation cache and --jobs 2, the derivations are built by two worker
+    processes (slowest first), stored, and loaded by the run; a warm run derives nothing."""
+    import proofs
+    import verify.run
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setenv("MHA_NW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MHA_NW_TEST_NOTES", str(notes))
+    monkeypatch.setattr(verify.run, "_ORIGINAL_DERIVE", verify.run._derive, raising=False)
+    monkeypatch.setattr(verify.run, "_derive", _derive_and_note)
+    for claim in ("C2", "C3"):
+        monkeypatch.delitem(proofs._CACHE, claim, raising=False)
+    doc, ders = verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
+    made = sorted(p.name.split("-") for p in notes.iterdir())
+    assert [c for c, _ in made] == ["C2", "C3"]
+    assert len({pid for _, pid in made} | {str(os.getpid())}) >= 2          # not this process
+    assert all(d.from_cache for d in ders) and [c["verdict"] for c in doc["claims"]] == ["exact", "exact"]
+    for p in notes.iterdir():
+        p.unlink()
+    verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
+    assert not list(notes.iterdir())

@@ -80,6 +80,18 @@ def die_with_parent(parent: int) -> None:
         threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+#: The derivations, slowest first (CPU seconds measured on a first run: C8 9, C6 4.4, C7 3.9, C9 2.3,
+#: the others about 1.7 each): a pool that takes them in this order finishes soonest.
+DERIVE_ORDER = ("C8", "C6", "C7", "C9", "C4", "C1", "C3", "C2", "C5")
+
+
+def _derive(claim: str) -> str:
+    """In a worker: derive ``claim`` into the on-disk cache (returns whether its steps all checked)."""
+    from proofs import derivation
+
+    return "failed" if derivation(claim).failed else "checked"
+
+
 def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the parent handles a Ctrl-C and ends the workers
     die_with_parent(parent)
@@ -124,6 +136,25 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     from verify.outputs.report import Progress, document
 
     bar = Progress(len(claims)) if progress else None
+    missing = [] if rederive or cache.rederive_requested() else [
+        c for c in claims if c not in proofs._CACHE and not cache.is_cached(c)]
+    jobs = min(int(jobs), len(claims))
+    if min(jobs, len(missing)) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # a first run: derive in parallel, slowest first; each worker stores its derivations in the
+        # cache, from which they load below (a failing one is not stored: derived again here, it raises)
+        order = sorted(missing, key=lambda c: DERIVE_ORDER.index(c) if c in DERIVE_ORDER else -1)
+        if bar:
+            bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(order)), mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_worker_init, initargs=(os.getpid(),))
+        try:
+            list(pool.map(_derive, order))
+        except BaseException:
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     ders = []
     for claim in claims:
         if bar:
@@ -139,7 +170,6 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     by_claim: dict[str, Any] = {}
     crashed: dict[str, str] = {}
     bar = Progress(len(claims)) if progress else None
-    jobs = min(int(jobs), len(claims))
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
         _preload(claims)
         ctx_kwargs = {"seed": seed, "quick": quick, "out": out, "large": large}
