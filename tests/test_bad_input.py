@@ -49,6 +49,7 @@ from verify.numeric.diversity import (
     overlap,
     principal_angles,
 )
+from verify.experiments.training import TrainSetting
 from verify.numeric.engine import decompose, decompose_mp, noise_simulation_check
 from verify.numeric.nw import nw_estimate, nw_weights
 
@@ -204,6 +205,12 @@ def _report_text(text: str) -> Callable[[], Any]:
 
 
 _DGP = make_dgp("bump", d=4, sigma=0.5)
+
+
+def _setting(**change: Any) -> TrainSetting:
+    """A small valid training setting with ``change``."""
+    kw = dict(dgp="bump", d=4, H=2, d_k=2, init="haar", n=8, m=4, sigma=0.5, steps=2, lr=0.01, seeds=2, seed=0)
+    return TrainSetting(**(kw | change))
 _HEADS = head_projections("random", 2, 4, 2, rng=0)
 
 
@@ -818,7 +825,7 @@ CASES = [
     pytest.param(rp_doc([1, 2]), ("FILE", "format 'mha-nw-verify/counterexample'", "'list'"), id="cli-replay-list"),
     pytest.param(rp_doc({**_cx("c2.free-weights"), "format": "x"}), ("FILE", "format 'mha-nw-verify/counterexample'", "'x'"),
                  id="cli-replay-wrong-format"),
-    pytest.param(rp_doc({**_cx("c2.free-weights"), "version": 2}), ("FILE", "format version 1, got 2"),
+    pytest.param(rp_doc({**_cx("c2.free-weights"), "version": 2}), ("FILE", "format version 1 (an integer), got 2"),
                  id="cli-replay-wrong-version"),
     pytest.param(rp_doc({"format": _CX["format"], "version": 1}), ("FILE", "expected keys claim, part, kind", "lacks"),
                  id="cli-replay-missing-keys"),
@@ -965,7 +972,7 @@ CASES = [
                  ("params.configs.A.W_K", "H = 3 matrices"), id="cli-replay-c5-exact-WK-two-heads"),
     pytest.param(rp("c5.exact-outside-model", **{"configs.A.W_K": [[[1], [0], [0]], [[0], [0], [0]], [[0], [0], [1]]]}),
                  ("params.configs.W_K", "rank-deficient"), id="cli-replay-c5-exact-WK-zero-head"),
-    pytest.param(rp("c5.exact-outside-model", V=["1"] * 40, alpha=["1/40"] * 40,
+    pytest.param(rp("c5.exact-outside-model", V=["1"] * 40, alpha=["1/40"] * 40, H=40, d=50,
                     **{"configs.A.W_K": [[[1]] * 50] * 40, "configs.B.W_K": [[[1]] * 50] * 40}),
                  ("params.configs.A.W_K", "at most 100,000", "H = 40, d = 50, d_k = 1", "120120"),
                  id="cli-replay-c5-exact-too-large"),
@@ -1071,6 +1078,72 @@ CASES = [
 ]
 
 
+# --- hostile inputs (issue 23): huge integers, unchecked replay fields, caps, odd targets
+HUGE_INT = 10**400    # "V_1": 1 followed by 400 zeros, as a JSON integer
+
+
+def _exact(**change: Any) -> Callable[[], Any]:
+    return rp("c5.exact-outside-model", **change)
+
+
+_JUNK = {"null": None, "true": True, "abc": "abc", "list": [], "object": {}, "float-1.5": 1.5}
+_EXACT_FIELDS = [
+    pytest.param(_exact(**{key: value}), (f"params.{key}", repr(value)[:3]), id=f"cli-replay-c5-exact-{key}-{label}")
+    for key in ("H", "d", "d_k") for label, value in _JUNK.items()
+] + [
+    pytest.param(rp_text("c5.exact-outside-model", f'"{key}": {value}', f'"{key}": 1e400'), (f"params.{key}", "inf"),
+                 id=f"cli-replay-c5-exact-{key}-1e400")
+    for key, value in (("H", 3), ("d", 3), ("d_k", 1))
+] + [
+    pytest.param(_exact(**{key: value}), (f"params.{key}", f"the data describe {key}"),
+                 id=f"cli-replay-c5-exact-{key}-disagrees-with-data")
+    for key, value in (("H", 4), ("d", 2), ("d_k", 2))
+]
+
+INPUT_CASES = [
+    # 1. integers range-checked before any float conversion; bounded quotes of what was received
+    pytest.param(rp("c8.decay-floor", V_1=HUGE_INT), ("params.V_1", "(401 characters)", "finite real number"),
+                 id="cli-replay-c8-V1-400-digits"),
+    pytest.param(rp("c7.slow-growth", n2=HUGE_INT), ("params.n2", "(401 characters)"), id="cli-replay-c7-n2-400-digits"),
+    pytest.param(rp("c5.premise-shared-noise", d_k=HUGE_INT), ("params.d_k", "(401 characters)", "at most 2,147,483,647 (MAX_REPLAY_SIZE"),
+                 id="cli-replay-c5-dk-400-digits"),
+    pytest.param(rp("c5.premise-shared-noise", batches=HUGE_INT), ("params.batches", "(401 characters)"),
+                 id="cli-replay-c5-batches-overflow"),
+    pytest.param(rp("c5.premise-shared-noise", seed=2**64), ("params.seed", "64 bits"), id="cli-replay-c5-seed-65-bits"),
+    pytest.param(rp("c6.orthogonality-infeasible", starts=HUGE_INT), ("params.starts", "(401 characters)"),
+                 id="cli-replay-c6-starts-400-digits"),
+    pytest.param(rp("c5.premise-shared-noise", sigma=HUGE_INT), ("params.sigma", "(401 characters)"),
+                 id="cli-replay-c5-sigma-400-digits"),
+    pytest.param(dgp(sigma=HUGE_INT), ("sigma", "(401 characters)"), id="dgp-sigma-400-digits"),
+    pytest.param(dgp(width=HUGE_INT), ("bump parameter 'width'", "(401 characters)"), id="dgp-width-400-digits"),
+    pytest.param(dgp(d=HUGE_INT), ("d", "(401 characters)", "MAX_INTEGER"), id="dgp-d-400-digits"),
+    pytest.param(hp("overlap", 2, 8, 2, rho=HUGE_INT, rng=0), ("rho", "(401 characters)"), id="heads-rho-400-digits"),
+    pytest.param(hp("random", 2, 8, HUGE_INT, rng=0), ("d_k", "(401 characters)"), id="heads-dk-400-digits"),
+    pytest.param(lambda: _setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
+    pytest.param(lambda: _setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
+    pytest.param(lambda: _setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
+    pytest.param(dgp(width=0), ("bump parameter 'width'", "0", "positive"), id="dgp-width-zero"),
+    # 2. every replay field through the validators
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "version": True}), "format version 1 (an integer), got True",
+                 id="cli-replay-version-true"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "version": 1.0}), "format version 1 (an integer), got 1.0",
+                 id="cli-replay-version-float"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "version": HUGE_INT}), "(401 characters)",
+                 id="cli-replay-version-400-digits"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "statement": ["\x1b[2J"]}), "expected 'statement' to be a string",
+                 id="cli-replay-statement-list"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "part": "p" * 201}), "at most 200 characters",
+                 id="cli-replay-part-too-long"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "kind": "\x1b[31mc1.x"}), "\\x1b[31mc1.x",
+                 id="cli-replay-kind-ansi-escaped"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "expected": {"violates": True, "summary": 3}}),
+                 "a string 'summary'", id="cli-replay-summary-number"),
+    pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "claim": "C1" * 100}), "(202 characters)",
+                 id="cli-replay-claim-long-quoted-bounded"),
+    *_EXACT_FIELDS,
+]
+CASES += INPUT_CASES
+
 @pytest.mark.parametrize("call,expected", CASES)
 def test_bad_input_raises_verify_error(call, expected):
     with pytest.raises(VerifyError) as info:
@@ -1124,3 +1197,19 @@ def test_proofs_help_prints_the_usage_and_exits_0(capsys):
         verify_main(["proofs", "--help"])
     assert info.value.code == 0
     assert capsys.readouterr().out.startswith("usage: python -m verify proofs [-h] [CLAIM ...]")
+
+
+def test_replay_prints_text_from_the_file_with_control_characters_escaped():
+    """A statement, part id or saved summary with an ANSI escape (clear screen, recolour), a BEL or
+    a carriage return is printed escaped: nothing from a received file drives the terminal."""
+    doc = {**_cx("c1.stated-bandwidth"), "statement": "\x1b[2J\x1b[Hall clear\r", "part": "p\x1b[31m",
+           "expected": {"violates": True, "summary": "\x07\x9b31m", "figures": {}}}
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "cx.json"
+        f.write_text(json.dumps(doc))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            verify_main(["replay", str(f)])
+    text = out.getvalue()
+    assert not any(ch in text for ch in "\x1b\x07\r\x9b"), repr(text)
+    assert "\\x1b[2J\\x1b[Hall clear\\r" in text and "p\\x1b[31m" in text and "\\x07\\x9b31m" in text

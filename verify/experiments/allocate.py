@@ -26,7 +26,6 @@ from typing import Any, Callable
 import mpmath
 
 from verify._validate import (
-    at_most,
     error_line,
     fail,
     finite_number,
@@ -140,8 +139,7 @@ def _budget(D: Any) -> int:
     if isinstance(D, bool) or not isinstance(D, numbers.Integral):
         raise fail("D (--budget)", repr(D), "a positive integer budget D = H·d_k (only integers have integer "
                    "divisor pairs (H, d_k))")
-    return at_most("D (--budget)", positive_int("D (--budget)", D), MAX_BUDGET,
-                   "MAX_BUDGET: the divisor pairs are searched by brute force")
+    return positive_int("D (--budget)", D, maximum=MAX_BUDGET, why="MAX_BUDGET: the divisor pairs are searched by brute force")
 
 
 def _sample_size(n: Any) -> float:
@@ -151,7 +149,7 @@ def _sample_size(n: Any) -> float:
 
 def _inputs(D: Any, n: Any, d: Any, c_b: Any, c_v: Any) -> tuple[int, float, int, float, float]:
     return (_budget(D), _sample_size(n),
-            at_most("d (--dim)", positive_int("d (--dim)", d), MAX_DIM, "MAX_DIM: mpmath's cost grows with d"),
+            positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM: mpmath's cost grows with d"),
             positive_number("c_b (--c-b)", c_b), positive_number("c_v (--c-v)", c_v))
 
 
