@@ -49,6 +49,7 @@ from verify.numeric.diversity import (
     overlap,
     principal_angles,
 )
+from verify.experiments.sweep import demo_grid as sweep_demo_grid
 from verify.experiments.training import TrainSetting
 from verify.numeric.engine import decompose, decompose_mp, noise_simulation_check
 from verify.numeric.nw import nw_estimate, nw_weights
@@ -452,7 +453,7 @@ CASES = [
     pytest.param(lambda: SafetensorsFile(123), ("safetensors file", "123", "a path"), id="st-path-int"),
     pytest.param(lambda: SafetensorsFile("x\0.safetensors"), ("safetensors file", "NUL"), id="st-path-nul"),
     pytest.param(_file(b"\x01\x00\x00"), _LIB + "header too small)", id="st-3-bytes"),
-    pytest.param(_file(_raw({}, length=10**12)), _LIB + "header too large)", id="st-huge-length"),
+    pytest.param(_file(_raw({}, length=10**12)), "a header of 1,000,000,000,000 bytes", id="st-huge-length"),
     pytest.param(_file(_raw({"t": _F32}, b"\0" * 8, length=10**5)), _LIB, id="st-header-length-beyond-file"),
     pytest.param(_file(_raw(b"\xff\xfe{}")), _LIB + "invalid UTF-8 in header", id="st-not-utf8"),
     pytest.param(_file(_raw([1, 2])), _LIB + "invalid JSON in header: invalid type: sequence", id="st-header-list"),
@@ -1080,6 +1081,7 @@ CASES = [
 
 # --- hostile inputs (issue 23): huge integers, unchecked replay fields, caps, odd targets
 HUGE_INT = 10**400    # "V_1": 1 followed by 400 zeros, as a JSON integer
+_DEMO_KEY = sweep_demo_grid(2, 0.0)[0].key   # the first task of `sweep demo --tasks 2 --sleep 0`
 
 
 def _exact(**change: Any) -> Callable[[], Any]:
@@ -1141,6 +1143,47 @@ INPUT_CASES = [
     pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "claim": "C1" * 100}), "(202 characters)",
                  id="cli-replay-claim-long-quoted-bounded"),
     *_EXACT_FIELDS,
+    # 3. caps where work is taken from a file or an argument
+    pytest.param(_cli(["sweep", "demo", "--tasks", "10000000", "-o", "{d}/o"]), ("--tasks", "10000000", "MAX_DEMO_TASKS"),
+                 id="cli-sweep-demo-10M-tasks"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "10001", "-o", "{d}/o"]), ("--tasks", "10001", "at most 10,000"),
+                 id="cli-sweep-demo-tasks-one-over-cap"),
+    pytest.param(_cli(["sweep", "demo", "--jobs", "65", "-o", "{d}/o"]), ("--jobs", "65", "MAX_JOBS"),
+                 id="cli-sweep-jobs-65"),
+    pytest.param(_file(_raw(b"{}", length=100 * 10**6)), "x.safetensors: expected a .safetensors header of at most 16,777,216 bytes (MAX_HEADER_BYTES), "
+                 "got a header of 100,000,000 bytes",
+                 id="st-header-100MB"),
+    pytest.param(_file(_raw({f"t{i}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(70_000)})),
+                 "x.safetensors: expected at most 65,536 tensors in one file (MAX_TENSORS), got a header of 70,000 tensors",
+                 id="st-70000-empty-tensors"),
+    # 4. one parser, one name per meaning, contradictory options refused
+    pytest.param(_cli(["sweep", "demo", "--jobs", "2", "--workers", "2", "-o", "{d}/o"]),
+                 ("--jobs / --workers", "at most one of --jobs, --workers"), id="cli-sweep-jobs-and-old-workers"),
+    pytest.param(_cli(["sweep", "demo", "--workers", "0", "-o", "{d}/o"]), ("--workers", "0"), id="cli-sweep-old-workers-0"),
+    pytest.param(_cli(["sweep", "c7", "--quick", "--grid", "full", "-o", "{d}/o"]), ("--quick / --grid", "at most one"),
+                 id="cli-sweep-c7-quick-and-grid"),
+    pytest.param(_cli(["sweep"]), ("sweep", "no name", "--help"), id="cli-sweep-no-name"),
+    pytest.param(_cli(["sweep", "demo", "--frobnicate"]), ("python -m verify sweep demo", "unrecognized arguments"),
+                 id="cli-sweep-unknown-option"),
+    # 5. unwritable or odd targets, refused before the work
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/f"], {"f": "user's file"}), ("--out", "f', a file"),
+                 id="cli-sweep-out-a-file"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/f/sub"], {"f": "x"}), ("--out", "which is not a folder"),
+                 id="cli-sweep-out-below-a-file"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "/proc/verify-sweep"]), ("--out", "'/proc/verify-sweep'"),
+                 id="cli-sweep-out-read-only-proc"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/tasks": "x"}), ("--out", "tasks'", "not a folder"),
+                 id="cli-sweep-tasks-a-file"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0", "-o", "{d}/o"], {f"o/tasks/{_DEMO_KEY}.json": FOLDER}),
+                 ("--out", f"{_DEMO_KEY}.json'", "not a regular file"), id="cli-sweep-task-file-a-folder"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/results.csv": FOLDER}),
+                 ("--out", "results.csv'", "not a regular file"), id="cli-sweep-results-csv-a-folder"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/sweep.json": FIFO}),
+                 ("--out", "sweep.json'", "not a regular file"), id="cli-sweep-summary-a-fifo"),
+    pytest.param(_cli(["sweep", "c7", "--quick", "-o", "{d}/o", "--plot", "/proc/verify-plot.png"]),
+                 ("--plot", "'/proc/verify-plot.png'", "a writable file path"), id="cli-sweep-plot-unwritable"),
+    pytest.param(_cli(["sweep", "c7", "--quick", "-o", "{d}/o", "--plot", "{d}"]), ("--plot", "a folder"),
+                 id="cli-sweep-plot-a-folder"),
 ]
 CASES += INPUT_CASES
 

@@ -36,6 +36,8 @@ from verify.numeric.baseline import haar_hdi_moments
 from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
 __all__ = [
+    "MAX_HEADER_BYTES",
+    "MAX_TENSORS",
     "SafetensorsFile",
     "read_safetensors",
     "Checkpoint",
@@ -49,6 +51,13 @@ __all__ = [
 
 # safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
 _FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+#: The largest header read: real checkpoints' headers are a few hundred kB (a 70B-parameter shard's
+#: is under 100 kB); the library's own limit, 100 MB, lets a header of 1.35 M empty tensors take
+#: minutes and gigabytes before it is refused.
+MAX_HEADER_BYTES = 16 * 2**20
+#: The most tensors one file may declare: public checkpoints hold a few thousand per file, and
+#: the library reads 65,536 header entries in well under a second.
+MAX_TENSORS = 65_536
 
 
 # --- the safetensors reader --------------------------------------------------------------------
@@ -76,6 +85,7 @@ class SafetensorsFile:
         path_like("safetensors file", path)
         self.path = regular_file("safetensors file", path)
         where = str(self.path)
+        self._check_header_size(where)
         try:
             with safe_open(str(self.path), framework="np") as f:
                 names = list(f.keys())
@@ -91,6 +101,24 @@ class SafetensorsFile:
         self.metadata: dict[str, Any] = dict(meta or {})
         self._info = info
         self._offsets, self._data_start = self._header_offsets(where)
+
+    def _check_header_size(self, where: str) -> None:
+        """Refuse, before the library parses it, a header beyond MAX_HEADER_BYTES or one that
+        declares more than MAX_TENSORS tensors (each needs a ``"data_offsets"`` key, counted in
+        the raw bytes: an escaped name cannot hold that quoted word)."""
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(8)
+                n = int.from_bytes(head, "little") if len(head) == 8 else 0
+                if n > MAX_HEADER_BYTES:
+                    raise fail(where, f"a header of {n:,} bytes",
+                               f"a .safetensors header of at most {MAX_HEADER_BYTES:,} bytes (MAX_HEADER_BYTES)")
+                count = fh.read(n).count(b'"data_offsets"')
+        except OSError as exc:
+            raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
+        if count > MAX_TENSORS:
+            raise fail(where, f"a header of {count:,} tensors",
+                       f"at most {MAX_TENSORS:,} tensors in one file (MAX_TENSORS)")
 
     def _header_offsets(self, where: str) -> tuple[dict[str, int], int]:
         """``{name: begin}`` from the header (the library has validated it: its length fits in
