@@ -550,7 +550,7 @@ CASES = [
         analyze_checkpoint), "tensor 'encoder.layer.0.attention.self.key.weight': W_K: expected full column rank 2, "
                              "got a rank-deficient projection at index (1,)", id="ckpt-rank-deficient-head"),
     # --- python -m verify hdi
-    pytest.param(_cli(["hdi"]), ("arguments", "the following arguments are required: PATH", "usage:"), id="cli-hdi-no-path"),
+    pytest.param(_cli(["hdi"]), ("python -m verify hdi", "the following arguments are required: PATH", "usage:"), id="cli-hdi-no-path"),
     pytest.param(_cli(["hdi", "{d}/nope"]), ("PATH", "nope'", "an existing .safetensors file"), id="cli-hdi-missing-path"),
     pytest.param(_cli(["hdi", "{d}/x.safetensors"], {"x.safetensors": FIFO}), ("PATH", "not a regular file (FIFO"),
                  id="cli-hdi-fifo"),
@@ -567,10 +567,10 @@ CASES = [
     pytest.param(_cli(["hdi", "{d}", "--json", "{d}/out"], _CKPT | {"out": FOLDER}),
                  ("--json FILE", "out'", "a writable file path"), id="cli-hdi-json-is-a-folder"),
     pytest.param(_cli(["hdi", "{d}", "--plots", "{d}/config.json"], _CKPT),
-                 ("--plots DIR", "config.json'", "a directory that can be created"), id="cli-hdi-plots-is-a-file"),
-    pytest.param(_cli(["hdi", "{d}", "--json"], _CKPT), ("arguments", "argument --json: expected one argument"),
+                 ("--out DIR", "config.json', a file"), id="cli-hdi-plots-is-a-file"),
+    pytest.param(_cli(["hdi", "{d}", "--json"], _CKPT), ("python -m verify hdi", "argument --json: expected one argument"),
                  id="cli-hdi-json-without-value"),
-    pytest.param(_cli(["hdi", "{d}", "--frobnicate"], _CKPT), ("arguments", "unrecognized arguments: --frobnicate"),
+    pytest.param(_cli(["hdi", "{d}", "--frobnicate"], _CKPT), ("python -m verify hdi", "unrecognized arguments: --frobnicate"),
                  id="cli-hdi-unknown-option"),
     # --- allocate (API)
     pytest.param(mse(d_k=0), ("d_k", "0", "> 0 and <= 64"), id="alloc-mse-dk-zero"),
@@ -627,8 +627,8 @@ CASES = [
     pytest.param(_cli([*_ALLOC, "--c-b", "-1"]), ("c_b (--c-b)", "-1.0"), id="cli-alloc-cb-negative"),
     pytest.param(_cli([*_ALLOC, "--c-v", "0"]), ("c_v (--c-v)", "0.0"), id="cli-alloc-cv-zero"),
     pytest.param(_cli([*_ALLOC, "--c-v", "x"]), ("c_v (--c-v)", "'x'"), id="cli-alloc-cv-text"),
-    pytest.param(_cli(["allocate", "--budget", "96", "--dim", "8"]), ("arguments", "required: --n"), id="cli-alloc-missing-n"),
-    pytest.param(_cli([*_ALLOC, "--seed", "1"]), ("arguments", "unrecognized arguments: --seed 1"),
+    pytest.param(_cli(["allocate", "--budget", "96", "--dim", "8"]), ("python -m verify allocate", "required: --n"), id="cli-alloc-missing-n"),
+    pytest.param(_cli([*_ALLOC, "--seed", "1"]), ("python -m verify allocate", "unrecognized arguments: --seed 1"),
                  id="cli-alloc-unknown-option"),
     # --- python -m verify latex --report FILE
     pytest.param(_cli(["latex", "--report", "{d}/none.json"]), ("--report FILE", "none.json'", "an existing readable file"),
@@ -1163,6 +1163,13 @@ INPUT_CASES = [
     pytest.param(_cli(["sweep", "c7", "--quick", "--grid", "full", "-o", "{d}/o"]), ("--quick / --grid", "at most one"),
                  id="cli-sweep-c7-quick-and-grid"),
     pytest.param(_cli(["sweep"]), ("sweep", "no name", "--help"), id="cli-sweep-no-name"),
+    pytest.param(_cli(["hdi", "{d}", "-o", "{d}/a", "--plots", "{d}/b"], _CKPT), ("--out / --plots", "at most one"),
+                 id="cli-hdi-out-and-old-plots"),
+    pytest.param(_cli(["allocate", "--budget", "768", "--n", "1e6", "--dim", "768", "--model", "b_frame"]),
+                 ("--model", "'b_frame', n/a at this budget", "D > d", "applies at D = 768, d = 768", "b_orth"),
+                 id="cli-alloc-model-not-applicable"),
+    pytest.param(_cli(["allocate", "--budget", "64", "--n", "1e6", "--dim", "8", "--model", "a_orth"]),
+                 ("--model", "orthogonal heads need D <= d"), id="cli-alloc-orth-model-D-above-d"),
     pytest.param(_cli(["sweep", "demo", "--frobnicate"]), ("python -m verify sweep demo", "unrecognized arguments"),
                  id="cli-sweep-unknown-option"),
     # 5. unwritable or odd targets, refused before the work
@@ -1184,6 +1191,10 @@ INPUT_CASES = [
                  ("--plot", "'/proc/verify-plot.png'", "a writable file path"), id="cli-sweep-plot-unwritable"),
     pytest.param(_cli(["sweep", "c7", "--quick", "-o", "{d}/o", "--plot", "{d}"]), ("--plot", "a folder"),
                  id="cli-sweep-plot-a-folder"),
+    pytest.param(_cli(["hdi", "{d}", "--json", "/proc/verify-hdi.json"], _CKPT), ("--json FILE", "'/proc/verify-hdi.json'"),
+                 id="cli-hdi-json-unwritable"),
+    pytest.param(_cli(["hdi", "{d}", "-o", "/proc/verify-hdi"], _CKPT), ("--out DIR", "'/proc/verify-hdi'"),
+                 id="cli-hdi-out-unwritable"),
 ]
 CASES += INPUT_CASES
 

@@ -486,7 +486,7 @@ def test_cli_bad_input_returns_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli_hdi([str(tmp_path / "nope")]) == 2
     assert "PATH: expected an existing .safetensors file" in capsys.readouterr().err
     assert cli_hdi([]) == 2
-    assert "arguments:" in capsys.readouterr().err
+    assert "python -m verify hdi: the following arguments are required: PATH" in capsys.readouterr().err
     assert cli_hdi(["--help"]) == 0
 
 
@@ -552,3 +552,26 @@ def test_tensor_count_is_capped_on_both_sides(tmp_path: Path) -> None:
         SafetensorsFile(path)
     path.write_bytes(_empty_tensors(MAX_TENSORS))
     assert len(SafetensorsFile(path).names) == MAX_TENSORS
+
+
+@pytest.mark.parametrize("argv", [["--json", "/proc/verify-hdi.json"], ["--json", "{d}"], ["-o", "/proc/verify-hdi"],
+                                  ["-o", "{d}/config.json"]])
+def test_cli_output_targets_are_checked_before_the_checkpoint_is_read(tmp_path: Path, argv: list[str],
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import verify.experiments.checkpoint as ck
+
+    (tmp_path / "config.json").write_text("{}")
+    read = []
+    monkeypatch.setattr(ck, "analyze_checkpoint", lambda path: read.append(path))
+    assert cli_hdi([str(tmp_path), *(a.format(d=tmp_path) for a in argv)]) == 2
+    err = capsys.readouterr().err
+    flag = "--out" if argv[0] == "-o" else argv[0]
+    assert err.startswith(f"error: {flag} ") and err.count("\n") == 1
+    assert read == []   # refused before the work
+
+
+def test_cli_help_has_a_description_and_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_hdi(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Haar baseline" in out and "example:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out

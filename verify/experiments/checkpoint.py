@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from verify._validate import error_line, fail, path_like, positive_int
+from verify._validate import (
+    ArgParser,
+    error_line,
+    exclusive,
+    fail,
+    path_like,
+    positive_int,
+    writable_file,
+    writable_folder,
+)
 from verify.errors import VerifyError
 from verify.io import (
     atomic_write_bytes,
@@ -504,7 +513,7 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise fail("--plots DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
+        raise fail("--out DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
     paths = []
     for layer in result["layers"]:
         fig = Figure(figsize=(9, 4), layout="constrained")
@@ -522,21 +531,27 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     return paths
 
 
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
-
-
 def cli_hdi(argv: list[str]) -> int:
-    """``python -m verify hdi PATH [--json FILE] [--plots DIR]``; 0 on success, 2 on bad input."""
-    parser = _ArgParser(prog="python -m verify hdi",
-                        description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint.")
+    """``python -m verify hdi PATH [--json FILE] [-o DIR]``; 0 on success, 2 on bad input (the
+    output targets are checked before the checkpoint is read)."""
+    parser = ArgParser(prog="python -m verify hdi",
+                       description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint, "
+                                   "per layer, against the Haar baseline of random subspaces.",
+                       epilog="example:\n  python -m verify hdi path/to/model --json hdi.json -o hdi-plots",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, metavar="PATH", help=".safetensors file or model directory with config.json")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the full result (with overlap matrices)")
-    parser.add_argument("--plots", type=Path, metavar="DIR",
+    parser.add_argument("-o", "--out", type=Path, metavar="DIR",
                         help="write one overlap heatmap PNG per layer and the HDI per layer against the Haar baseline")
+    parser.add_argument("--plots", type=Path, dest="old_plots", help=argparse.SUPPRESS)   # the old name of --out
     try:
         args = parser.parse_args(argv)
+        exclusive(("--out", args.out), ("--plots", args.old_plots))
+        plots = args.out if args.out is not None else args.old_plots
+        if args.json is not None:
+            writable_file("--json FILE", args.json)
+        if plots is not None:
+            writable_folder("--out DIR", plots)
         result = analyze_checkpoint(args.path)
         print(format_table(result))
         if args.json is not None:
@@ -545,10 +560,10 @@ def cli_hdi(argv: list[str]) -> int:
             except OSError as exc:
                 raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
             print(f"wrote {args.json}")
-        if args.plots is not None:
-            paths = plot_overlaps(result, args.plots)
-            paths.append(plot_layers(result, args.plots))
-            print(f"wrote {len(paths)} plots to {args.plots}")
+        if plots is not None:
+            paths = plot_overlaps(result, plots)
+            paths.append(plot_layers(result, plots))
+            print(f"wrote {len(paths)} plots to {plots}")
     except VerifyError as exc:
         print(error_line(exc), file=sys.stderr)
         return 2
