@@ -38,6 +38,7 @@ def result(tmp_path_factory):
     return res, json.loads(path.read_text()), printed[0]
 
 
+@pytest.mark.slow   # runs the benchmark's child processes: over a minute on 2 cores
 def test_json_is_what_was_returned_and_has_every_part(result):
     res, saved, _ = result
     assert saved["forward"] == res["forward"] and saved["settings"] == {"repeats": 2, "threads": 2, "blas_threads": 1}
@@ -183,6 +184,7 @@ def test_cli_help_is_complete_without_internal_references(capsys):
     assert "issue" not in out.lower() and "#2" not in out and "--threads" not in out
 
 
+@pytest.mark.slow   # runs the benchmark's child processes: over a minute on 2 cores
 def test_runs_without_torch(tmp_path, monkeypatch):
     """torch is optional at runtime: with an import of torch that fails in the children, the
     torch rows say so and everything else is measured."""
