@@ -194,9 +194,10 @@ def test_a_model_that_does_not_apply_is_named_not_ranked(capsys):
     """At D = d = 768 the fusion-frame models (D > d) are n/a: the advice names them and why,
     with no optimum, no table and no "<- best"; the models that apply keep theirs."""
     assert main(["allocate", "--budget", "768", "--n", "1e6", "--dim", "768"]) == 0
-    blocks = {b.split(":", 1)[0].removeprefix("Model "): b for b in capsys.readouterr().out.split("\n\n")
-              if b.startswith("Model ")}
+    out = capsys.readouterr().out
+    blocks = {b.split(":", 1)[0].removeprefix("Model "): b for b in out.split("\n\n") if b.startswith("Model ")}
     na = {"a_frame", "b_frame", "gauss_a_frame"}
+    assert out.count("<- best") == out.count("continuous optimum") == len(al.MODELS) - len(na)
     assert set(blocks) == set(al.MODELS)
     for name, block in blocks.items():
         if name in na:
