@@ -1,6 +1,6 @@
 """Benchmark of the NW ensemble forward and of the decomposition engine (a developer tool).
 
-    python benchmarks/bench.py [--quick] [--json FILE] [--repeats N] [--threads T] [--blas-threads B]
+    python benchmarks/bench.py [--quick] [--json FILE] [--repeats N] [--jobs T] [--blas-threads B]
 
 Everything runs in child processes started with ``OPENBLAS_NUM_THREADS`` (and OMP/MKL) set to
 ``--blas-threads`` (default 1), because numpy reads it once, at import: one child for all the
@@ -84,7 +84,7 @@ LABELS = {"nw": "nw_estimate ({T} thr)", "nw_1thread": "nw_estimate (1 thr)",
           "nw_numpy": "nw_estimate numpy path ({T} thr)", "torch": "torch SDPA ({T} thr)",
           "naive": "numpy naive (unchunked)", "loop": "python loop over (r, h)",
           "floor": "floor: numpy exp + 2 matmuls ({T} thr)", "floor_kernel": "floor: kernel exp + 2 matmuls ({T} thr)"}
-# The issue's targets, as ratios of medians measured in the same run: torch / nw at p = 1 and at
+# The performance targets, as ratios of medians measured in the same run: torch / nw at p = 1 and at
 # p = d_k on both instruction sets, nw / the faster floor.
 TARGETS = {"torch_over_nw_p1": 5.0, "torch_over_nw_pdk": 1.0, "nw_over_floor": 1.3, "budget_s": 240.0}
 #: The environment of the child that runs without AVX-512 (numba's only on an AVX-512 CPU: its
@@ -856,23 +856,43 @@ def cli_bench(argv: list[str]) -> int:
         return 2
 
 
-def _cli_bench(argv: list[str]) -> int:
-    from verify.cli import ArgParser
+#: The most interleaved rounds (``--repeats``): each round times every method once; 3 are the
+#: default, 100 already take hours at the full sizes.
+MAX_REPEATS = 100
+#: The most threads (``--jobs``, ``--blas-threads``), as ``python -m verify --jobs`` allows.
+MAX_THREADS = 64
 
-    p = ArgParser(prog="python benchmarks/bench.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="smaller sizes, ~20-30 s")
+
+def _cli_bench(argv: list[str]) -> int:
+    import argparse
+
+    from verify._validate import ArgParser, exclusive, positive_int, writable_file
+
+    p = ArgParser(prog="python benchmarks/bench.py", description=__doc__.split("\n\n")[0] + " Every method runs in "
+                  "child processes; the figures are printed as tables and written to --json FILE.",
+                  epilog="examples:\n  python benchmarks/bench.py --quick --json bench-quick.json\n"
+                         "  python benchmarks/bench.py --repeats 5 --jobs 2",
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smaller sizes, ~20-30 s (default: the full sizes, ~3 min)")
     p.add_argument("--json", default="bench.json", metavar="FILE",
                    help="where to write the figures (default bench.json)")
-    p.add_argument("--repeats", type=int, default=3, help="interleaved rounds per method (default 3)")
-    p.add_argument("--threads", type=int, default=None, help="nw_estimate and torch threads (default: usable CPUs)")
-    p.add_argument("--blas-threads", type=int, default=1,
-                   help="OPENBLAS/OMP/MKL_NUM_THREADS of the children (default 1)")
+    p.add_argument("--repeats", type=int, default=3, metavar="N",
+                   help=f"interleaved rounds per method, 1..{MAX_REPEATS} (default 3)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="T",
+                   help=f"nw_estimate and torch threads, 1..{MAX_THREADS} (default: usable CPUs)")
+    p.add_argument("--threads", type=int, default=None, dest="old_threads", help=argparse.SUPPRESS)  # old --jobs
+    p.add_argument("--blas-threads", type=int, default=1, metavar="B",
+                   help=f"OPENBLAS/OMP/MKL_NUM_THREADS of the children, 1..{MAX_THREADS} (default 1)")
     a = p.parse_args(argv)
-    for name in ("repeats", "threads", "blas_threads"):
-        v = getattr(a, name)
-        if v is not None and v < 1:
-            p.error(f"--{name.replace('_', '-')}: expected a positive integer, got {v}")
-    run_benchmark("quick" if a.quick else "full", repeats=a.repeats, threads=a.threads, blas_threads=a.blas_threads,
+    exclusive(("--jobs", a.jobs), ("--threads", a.old_threads))
+    threads = a.jobs if a.jobs is not None else a.old_threads
+    flag = "--jobs" if a.jobs is not None else "--threads"
+    positive_int("--repeats", a.repeats, maximum=MAX_REPEATS, why="MAX_REPEATS")
+    if threads is not None:
+        positive_int(flag, threads, maximum=MAX_THREADS, why="MAX_THREADS")
+    positive_int("--blas-threads", a.blas_threads, maximum=MAX_THREADS, why="MAX_THREADS")
+    writable_file("--json", a.json)   # before minutes of work, not after
+    run_benchmark("quick" if a.quick else "full", repeats=a.repeats, threads=threads, blas_threads=a.blas_threads,
                   json_path=a.json)
     return 0
 

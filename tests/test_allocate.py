@@ -188,3 +188,32 @@ def test_sample_size_just_above_one_is_accepted():
     """n > 1 is the models' domain (log n > 0); n = 1 + 1e-9 is inside it and gives finite advice."""
     res = al.allocate(96, 1 + 1e-9, 8, model="reverse")
     assert math.isfinite(res["models"][0]["best"]["log10_mse"])
+
+
+def test_a_model_that_does_not_apply_is_named_not_ranked(capsys):
+    """At D = d = 768 the fusion-frame models (D > d) are n/a: the advice names them and why,
+    with no optimum, no table and no "<- best"; the models that apply keep theirs."""
+    assert main(["allocate", "--budget", "768", "--n", "1e6", "--dim", "768"]) == 0
+    out = capsys.readouterr().out
+    blocks = {b.split(":", 1)[0].removeprefix("Model "): b for b in out.split("\n\n") if b.startswith("Model ")}
+    na = {"a_frame", "b_frame", "gauss_a_frame"}
+    assert out.count("<- best") == out.count("continuous optimum") == len(al.MODELS) - len(na)
+    assert set(blocks) == set(al.MODELS)
+    for name, block in blocks.items():
+        if name in na:
+            assert "n/a at this budget: the fusion-frame model is for D > d (D = 768, d = 768); not ranked" in block
+            assert "<- best" not in block and "optimum" not in block and "predicted MSE" not in block
+        else:
+            assert block.count("<- best") == 1 and "n/a" not in block, name
+
+
+def test_a_model_that_applies_at_the_boundary_is_ranked(capsys):
+    """D = d is inside the orthogonal models (D <= d) and outside the fusion-frame ones (D > d);
+    one more unit of budget swaps them."""
+    assert main(["allocate", "--budget", "8", "--n", "1e6", "--dim", "8", "--model", "a_orth"]) == 0
+    assert "<- best" in capsys.readouterr().out
+    assert main(["allocate", "--budget", "8", "--n", "1e6", "--dim", "8", "--model", "a_frame"]) == 2
+    assert main(["allocate", "--budget", "9", "--n", "1e6", "--dim", "8", "--model", "a_frame"]) == 0
+    assert main(["allocate", "--budget", "9", "--n", "1e6", "--dim", "8", "--model", "a_orth"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and all(line.startswith("error: --model: ") for line in err.splitlines())

@@ -38,6 +38,7 @@ def result(tmp_path_factory):
     return res, json.loads(path.read_text()), printed[0]
 
 
+@pytest.mark.slow   # runs the benchmark's child processes: over a minute on 2 cores
 def test_json_is_what_was_returned_and_has_every_part(result):
     res, saved, _ = result
     assert saved["forward"] == res["forward"] and saved["settings"] == {"repeats": 2, "threads": 2, "blas_threads": 1}
@@ -148,15 +149,42 @@ def test_scaling_engine_and_report(result):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--repeats", "0"], "--repeats: expected a positive integer, got 0"),
-    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
-    (["--threads", "abc"], "argument --threads: invalid int value: 'abc'"),
-], ids=["repeats-zero", "unknown-option", "threads-text"])
-def test_cli_rejects_bad_arguments(argv, message, capsys):
+    (["--repeats", "0"], "--repeats: expected an integer >= 1, got 0"),
+    (["--repeats", "101"], "--repeats: expected at most 100 (MAX_REPEATS), got 101"),
+    (["--jobs", "65"], "--jobs: expected at most 64 (MAX_THREADS), got 65"),
+    (["--blas-threads", "0"], "--blas-threads: expected an integer >= 1, got 0"),
+    (["--jobs", "2", "--threads", "2"], "--jobs / --threads: expected at most one of --jobs, --threads, got all of them"),
+    (["--json", "/proc/verify-bench.json"], "--json: expected a writable file path, got '/proc/verify-bench.json' "
+                                            "(No such file or directory)"),
+    (["--json", "/"], "--json: expected a writable file path, got '/', a folder"),
+], ids=["repeats-zero", "repeats-over-cap", "jobs-over-cap", "blas-threads-zero", "jobs-and-old-threads",
+        "json-unwritable", "json-a-folder"])
+def test_cli_rejects_bad_arguments_before_any_work(argv, message, capsys, monkeypatch):
+    monkeypatch.setattr(bench, "run_benchmark", lambda *a, **k: pytest.fail("the benchmark ran"))
     assert bench.cli_bench(argv) == 2
-    assert capsys.readouterr().err.strip() == f"error: python benchmarks/bench.py: {message}"
+    assert capsys.readouterr().err.strip() == f"error: {message}"
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--jobs", "abc"], "argument --jobs/-j: invalid int value: 'abc'"),
+], ids=["unknown-option", "jobs-text"])
+def test_cli_rejects_bad_usage(argv, message, capsys):
+    assert bench.cli_bench(argv) == 2
+    assert capsys.readouterr().err.strip().startswith(f"error: python benchmarks/bench.py: {message} (usage: ")
+
+
+def test_cli_help_is_complete_without_internal_references(capsys):
+    with pytest.raises(SystemExit) as info:
+        bench.cli_bench(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for needle in ("--quick", "--json FILE", "--jobs T", "examples:\n  python benchmarks/bench.py --quick"):
+        assert needle in out, needle
+    assert "issue" not in out.lower() and "#2" not in out and "--threads" not in out
+
+
+@pytest.mark.slow   # runs the benchmark's child processes: over a minute on 2 cores
 def test_runs_without_torch(tmp_path, monkeypatch):
     """torch is optional at runtime: with an import of torch that fails in the children, the
     torch rows say so and everything else is measured."""

@@ -355,7 +355,6 @@ MALFORMED = {
     "wrong-dtype": (_raw({"a": {"dtype": "F99", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8), "unknown variant `F99`"),
     "dtype-size-mismatch": (_raw({"a": _f32(0, 8, n=3)}, b"\0" * 8), "invalid shape, data type, or offset"),
     "header-length-beyond-file": (_raw({"a": _f32(0, 8)}, b"\0" * 8, length=10**6), "library rejects"),
-    "header-length-huge": (_raw({}, length=10**12), "header too large"),
     "header-nested-100000-deep": (_raw(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"), "recursion limit"),
     "not-utf8": (_raw(b"\xff\xfe{}"), "invalid UTF-8"),
     "three-bytes": (b"\x01\x00\x00", "header too small"),
@@ -487,7 +486,7 @@ def test_cli_bad_input_returns_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli_hdi([str(tmp_path / "nope")]) == 2
     assert "PATH: expected an existing .safetensors file" in capsys.readouterr().err
     assert cli_hdi([]) == 2
-    assert "arguments:" in capsys.readouterr().err
+    assert "python -m verify hdi: the following arguments are required: PATH" in capsys.readouterr().err
     assert cli_hdi(["--help"]) == 0
 
 
@@ -516,3 +515,63 @@ def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.Captu
         assert kept.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpt2", "hdi.json", "plots"]
     assert [p.name for p in plots.iterdir()] == ["layer_00_overlap.png"]
+
+
+def _empty_tensors(count: int) -> bytes:
+    """A header of ``count`` empty F32 tensors (shape [0], no data), built as the attack was."""
+    body = ",".join(f'"t{i}":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}' for i in range(count))
+    return _raw(("{" + body + "}").encode())
+
+
+def test_header_beyond_max_header_bytes_is_refused_before_the_library_reads_it(tmp_path: Path) -> None:
+    """A 100 MB header (1.35 M empty tensors took 97-148 s and 2.4 GiB) is refused at once; the
+    length is one byte over the cap: refused; at the cap it reaches the library."""
+    import time
+
+    from verify.experiments.checkpoint import MAX_HEADER_BYTES
+
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(_raw({}, length=10**12))   # the length field alone decides: nothing more is read
+    with pytest.raises(VerifyError, match=r"got a header of 1,000,000,000,000 bytes"):
+        SafetensorsFile(path)
+    path.write_bytes(_raw(b"{}", length=MAX_HEADER_BYTES + 1) + b" " * 64)
+    t0 = time.perf_counter()
+    with pytest.raises(VerifyError, match=r"MAX_HEADER_BYTES\), got a header of 16,777,217 bytes"):
+        SafetensorsFile(path)
+    assert time.perf_counter() - t0 < 1.0
+    path.write_bytes(_raw(b"{}" + b" " * (MAX_HEADER_BYTES - 2)))   # exactly at the cap: the library's verdict
+    assert SafetensorsFile(path).names == []
+
+
+def test_tensor_count_is_capped_on_both_sides(tmp_path: Path) -> None:
+    from verify.experiments.checkpoint import MAX_TENSORS
+
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(_empty_tensors(MAX_TENSORS + 1))
+    with pytest.raises(VerifyError, match=r"MAX_TENSORS\), got a header of 65,537 tensors"):
+        SafetensorsFile(path)
+    path.write_bytes(_empty_tensors(MAX_TENSORS))
+    assert len(SafetensorsFile(path).names) == MAX_TENSORS
+
+
+@pytest.mark.parametrize("argv", [["--json", "/proc/verify-hdi.json"], ["--json", "{d}"], ["-o", "/proc/verify-hdi"],
+                                  ["-o", "{d}/config.json"]])
+def test_cli_output_targets_are_checked_before_the_checkpoint_is_read(tmp_path: Path, argv: list[str],
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import verify.experiments.checkpoint as ck
+
+    (tmp_path / "config.json").write_text("{}")
+    read = []
+    monkeypatch.setattr(ck, "analyze_checkpoint", lambda path: read.append(path))
+    assert cli_hdi([str(tmp_path), *(a.format(d=tmp_path) for a in argv)]) == 2
+    err = capsys.readouterr().err
+    flag = "--out" if argv[0] == "-o" else argv[0]
+    assert err.startswith(f"error: {flag} ") and err.count("\n") == 1
+    assert read == []   # refused before the work
+
+
+def test_cli_help_has_a_description_and_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_hdi(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Haar baseline" in out and "example:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out

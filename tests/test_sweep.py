@@ -25,7 +25,7 @@ DEMO_SLEEP = 0.3
 
 def demo_cmd(out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "verify.experiments.sweep", "demo", "--tasks", str(DEMO_TASKS), "--sleep", str(DEMO_SLEEP),
-            "--out", str(out), "--workers", "2", "--no-progress", *extra]
+            "--out", str(out), "--jobs", "2", "--no-progress", *extra]
 
 
 def env() -> dict:
@@ -56,6 +56,7 @@ def test_task_key_is_canonical_and_distinct():
                 task_key("m:f", {"n": 10.0, "seed": 1})}) == 4       # 10 and 10.0 are different JSON
 
 
+@pytest.mark.slow   # subprocesses killed mid-run / a Dask cluster: tens of seconds
 def test_killed_sweep_resumes_computing_only_the_missing_tasks(tmp_path):
     out = tmp_path / "killed"
     proc = start_and_stop(out, signal.SIGKILL, at_least=6)
@@ -75,6 +76,7 @@ def test_killed_sweep_resumes_computing_only_the_missing_tasks(tmp_path):
     assert len(sweep.read_table(out / "results.csv")) == DEMO_TASKS
 
 
+@pytest.mark.slow   # subprocesses killed mid-run / a Dask cluster: tens of seconds
 def test_sigterm_stops_cleanly_and_writes_the_table(tmp_path):
     out = tmp_path / "term"
     proc = start_and_stop(out, signal.SIGTERM, at_least=4)
@@ -106,6 +108,7 @@ def test_duplicate_tasks_are_refused(tmp_path):
         run_sweep(sweep.demo_grid(2, 0.0) * 2, tmp_path, progress=False)
 
 
+@pytest.mark.slow   # subprocesses killed mid-run / a Dask cluster: tens of seconds
 def test_dask_local_cluster_gives_the_same_table_as_local_processes(tmp_path):
     """A real computation (the quick C7 grid of one seed) in this process, in two local worker
     processes and on a 2-worker Dask LocalCluster: the same results.csv, byte for byte."""
@@ -124,8 +127,8 @@ def test_dask_local_cluster_gives_the_same_table_as_local_processes(tmp_path):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    ([], "sweep"), (["nope"], "'nope'"), (["demo", "--tasks", "x"], "--tasks"), (["demo", "--workers", "0"], "--workers"),
-    (["demo", "--sleep", "-1"], "--sleep"), (["c7", "--grid", "huge"], "arguments"), (["c7", "--seed", "-3"], "--seed"),
+    ([], "sweep"), (["nope"], "'nope'"), (["demo", "--tasks", "x"], "--tasks"), (["demo", "--jobs", "0"], "--jobs"),
+    (["demo", "--sleep", "-1"], "--sleep"), (["c7", "--grid", "huge"], "argument --grid: invalid choice"), (["c7", "--seed", "-3"], "--seed"),
 ])
 def test_cli_argument_errors(argv, needle, capsys, tmp_path):
     assert sweep.cli_sweep(argv + (["--out", str(tmp_path)] if argv and argv[0] in sweep.SWEEPS else [])) == 2
@@ -137,3 +140,72 @@ def test_unreachable_scheduler_is_an_argument_error(tmp_path, capsys, monkeypatc
     monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT", "2s")
     assert sweep.cli_sweep(["demo", "--tasks", "2", "--out", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "--scheduler" in capsys.readouterr().err
+
+
+DAMAGED = {  # how a task file is broken -> its bytes (each is recomputed on resume, the others reused)
+    "truncated-json": lambda doc: json.dumps(doc)[:-7],
+    "null-result": lambda doc: json.dumps(dict(doc, result=None)),
+    "result-a-list": lambda doc: json.dumps(dict(doc, result=[doc["result"]])),
+    "result-a-number": lambda doc: json.dumps(dict(doc, result=1.5)),
+    "file-a-list": lambda doc: json.dumps([doc]),
+    "file-null": lambda doc: "null",
+    "key-of-another-task": lambda doc: json.dumps(dict(doc, key="0" * 64)),
+    "params-null": lambda doc: json.dumps(dict(doc, params=None)),
+    "empty": lambda doc: "",
+    "not-utf8": lambda doc: b"\xff\xfe".decode("latin-1"),
+    "over-max-task-bytes": lambda doc: json.dumps(dict(doc, pad="x" * sweep.MAX_TASK_BYTES)),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+def test_resume_recomputes_a_damaged_task_file_and_reuses_the_rest(tmp_path, damage):
+    grid = sweep.demo_grid(3, 0.0)
+    first = run_sweep(grid, tmp_path, workers=1, progress=False)
+    path = tmp_path / "tasks" / f"{grid[1].key}.json"
+    path.write_text(DAMAGED[damage](json.loads(path.read_text())), encoding="latin-1")
+    again = run_sweep(grid, tmp_path, workers=1, progress=False)
+    assert (again.computed, again.reused) == (1, 2)
+    assert [r["result"] for r in again.records] == [r["result"] for r in first.records]
+    assert json.loads(path.read_text())["result"] == first.records[1]["result"]   # the file is repaired
+
+
+def test_a_write_failing_mid_run_is_one_line_exit_1_and_the_finished_tasks_stay(tmp_path, capsys, monkeypatch):
+    """Disk full after the first task: one ``error:`` line, exit status 1 (not 2: the arguments
+    were right), no traceback; the first task's file is stored and a rerun computes only the rest."""
+    import errno
+
+    real, calls = sweep.write_json, []
+
+    def full_after_one(path, doc, **kw):
+        calls.append(path)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, doc, **kw)
+
+    monkeypatch.setattr(sweep, "write_json", full_after_one)
+    argv = ["demo", "--tasks", "3", "--sleep", "0", "-o", str(tmp_path / "o"), "--jobs", "1", "--no-progress"]
+    assert sweep.cli_sweep(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: sweep: a write failed mid-run") and "No space left on device" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert len(list((tmp_path / "o" / "tasks").glob("*.json"))) == 1
+    monkeypatch.setattr(sweep, "write_json", real)
+    assert sweep.cli_sweep(argv) == 0
+    assert json.loads(capsys.readouterr().out)["reused"] == 1
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["demo", "--help"], ["c7", "--help"]])
+def test_every_sweep_help_is_complete(argv, capsys):
+    """``sweep --help`` printed only a usage line: each help names the options and gives an example."""
+    assert sweep.cli_sweep(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m verify sweep")
+    for needle in ("-o", "--out", "--jobs", "example", "python -m verify sweep "):
+        assert needle in out, (needle, out)
+    assert "--workers" not in out   # the old name is read, not advertised
+
+
+def test_old_workers_name_still_runs_as_jobs(tmp_path, capsys):
+    assert sweep.cli_sweep(["demo", "--tasks", "2", "--sleep", "0", "-o", str(tmp_path), "--workers", "1",
+                            "--no-progress"]) == 0
+    assert "local processes (1)" in capsys.readouterr().out

@@ -11,6 +11,9 @@ import contextlib
 import math
 import numbers
 import os
+import re
+import tempfile
+from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
@@ -37,11 +40,25 @@ __all__ = [
     "error_line",
     "full_column_rank",
     "fail",
+    "received",
+    "printable",
+    "writable_file",
+    "writable_folder",
+    "exclusive",
+    "MAX_QUOTED_CHARS",
+    "MAX_INTEGER",
 ]
 
 # Singular values below this fraction of the largest one count as zero when deciding that
 # a projection is rank-deficient (a few hundred ulps of float64, well above rounding noise).
 RANK_RTOL = 1e-10
+#: A message quotes at most this many characters of what it received: a 400-digit integer or a
+#: megabyte string from a file is named by its kind, length and first characters, not printed whole.
+MAX_QUOTED_CHARS = 80
+#: The largest integer a size, count or index validator accepts: numpy's int64 range, where its
+#: sizes and indices live. A product of a few such sizes stays far inside float64, so no later float
+#: conversion overflows, and a replay's ``"n": 1`` followed by 400 zeros is refused here, by name.
+MAX_INTEGER = 2**63 - 1
 
 
 def fail(name: str, received: Any, expected: str) -> VerifyError:
@@ -49,10 +66,45 @@ def fail(name: str, received: Any, expected: str) -> VerifyError:
     return VerifyError(f"{name}: expected {expected}, got {received}")
 
 
+def received(value: Any) -> str:
+    """``repr(value)``, at most MAX_QUOTED_CHARS characters: a longer one is cut and says how long
+    it was (an integer by its number of digits, computed without converting it to text)."""
+    try:
+        text = repr(value)
+    except ValueError:   # int -> str refused past sys.get_int_max_str_digits
+        digits = int(abs(int(value)).bit_length() * 0.30103) + 1   # log10(2): the count to within one
+        return f"an integer of about {digits:,} digits"
+    if len(text) <= MAX_QUOTED_CHARS:
+        return printable(text)
+    return f"{printable(text[:MAX_QUOTED_CHARS])}... ({len(text):,} characters)"
+
+
+# The characters escaped by printable: C0 controls, DEL and the C1 controls (ESC starts a terminal
+# escape sequence; CR, BS and the like rewrite what the terminal shows).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character written as a Python escape (``\\x1b``, ``\\n``):
+    text read from a file never moves the cursor, recolours or clears the user's terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _describe(x: Any) -> str:
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return repr(x)
+    return received(x)
+
+
+def _as_float(name: str, value: Any, want: str) -> float:
+    """``float(value)`` of a real number, an integer beyond float64 refused first (not an
+    ``OverflowError``)."""
+    if isinstance(value, (numbers.Integral, np.integer)) and abs(int(value)) > _FLOAT_MAX_INT:
+        raise fail(name, received(value), want)
+    return float(value)
+
+
+_FLOAT_MAX_INT = int(np.finfo(np.float64).max)
 
 
 def as_array(
@@ -94,21 +146,33 @@ def positive_number(name: str, value: Any, *, allow_none: bool = False) -> float
     """A finite real number > 0."""
     if value is None and allow_none:
         return None
+    want = "a positive finite real number"
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise fail(name, repr(value), "a positive finite real number")
-    v = float(value)
+        raise fail(name, received(value), want)
+    v = _as_float(name, value, want)
     if not np.isfinite(v) or v <= 0:
-        raise fail(name, repr(value), "a positive finite real number")
+        raise fail(name, received(value), want)
     return v
 
 
-def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """An integer >= ``minimum`` (bools are rejected)."""
+def _int_range(v: int, minimum: int | None, maximum: int, why: str | None) -> str | None:
+    """What an integer ``v`` outside ``[minimum, maximum]`` should have been (None: inside)."""
+    if minimum is not None and v < minimum:
+        return f"an integer >= {minimum}"
+    if v > maximum:
+        why = why or ("MAX_INTEGER: numpy's int64 range" if maximum == MAX_INTEGER else None)
+        return f"at most {maximum:,}" + (f" ({why})" if why else "")
+    return None
+
+
+def positive_int(name: str, value: Any, *, minimum: int = 1, maximum: int = MAX_INTEGER, why: str | None = None) -> int:
+    """An integer in ``[minimum, maximum]`` (bools are rejected; ``maximum`` defaults to
+    MAX_INTEGER; ``why`` names the cap and its reason in the message)."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise fail(name, repr(value), f"an integer >= {minimum}")
+        raise fail(name, received(value), f"an integer >= {minimum}")
     v = int(value)
-    if v < minimum:
-        raise fail(name, repr(value), f"an integer >= {minimum}")
+    if (want := _int_range(v, minimum, maximum, why)) is not None:
+        raise fail(name, received(value), want)
     return v
 
 
@@ -138,27 +202,29 @@ def finite_number(name: str, value: Any, *, minimum: float | None = None, maximu
     hi = "" if maximum is None else f"{' and' if lo else ''} <= {maximum:g}"
     want = f"a finite real number{lo}{hi}"
     if not _is_real(value):
-        raise fail(name, repr(value), want)
-    v = float(value)
+        raise fail(name, received(value), want)
+    v = _as_float(name, value, want)
     if not math.isfinite(v) or (minimum is not None and (v <= minimum if strict_minimum else v < minimum)) \
             or (maximum is not None and v > maximum):
-        raise fail(name, repr(value), want)
+        raise fail(name, received(value), want)
     return v
 
 
-def integer_valued(name: str, value: Any, *, minimum: int | None = None) -> int:
-    """An integer, or a float with an integer value (``3.0``, as JSON may write it), >= ``minimum``.
+def integer_valued(name: str, value: Any, *, minimum: int | None = None, maximum: int = MAX_INTEGER,
+                   why: str | None = None) -> int:
+    """An integer, or a float with an integer value (``3.0``, as JSON may write it), in
+    ``[minimum, maximum]`` (``maximum`` defaults to MAX_INTEGER; ``why`` as for :func:`positive_int`).
 
-    Rejects 1.5, NaN, infinities, bools and strings: a count is never rounded or truncated."""
-    want = "an integer" + ("" if minimum is None else f" >= {minimum}")
+    Rejects 1.5, NaN, infinities, bools and strings: a count is never rounded or truncated. The
+    range is checked on the integer itself, before any float conversion."""
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
         v = int(value)
     elif _is_real(value) and math.isfinite(float(value)) and float(value).is_integer():
         v = int(float(value))
     else:
-        raise fail(name, repr(value), want)
-    if minimum is not None and v < minimum:
-        raise fail(name, repr(value), want)
+        raise fail(name, received(value), "an integer" + ("" if minimum is None else f" >= {minimum}"))
+    if (want := _int_range(v, minimum, maximum, why)) is not None:
+        raise fail(name, received(value), want)
     return v
 
 
@@ -166,7 +232,7 @@ def seed(name: str, value: Any) -> int:
     """A random seed: a non-negative integer, as ``numpy.random.SeedSequence`` takes it
     (bools, floats such as 1.5 or 2.0, and negative numbers are rejected)."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or int(value) < 0:
-        raise fail(name, repr(value), "a non-negative integer seed")
+        raise fail(name, received(value), "a non-negative integer seed")
     return int(value)
 
 
@@ -175,7 +241,7 @@ def at_most(name: str, value: Any, cap: int | float, why: str) -> Any:
     ``name``, the cap and ``why`` it exists (bounded work: a size from a file or the command
     line never starts a run of unbounded length)."""
     if value > cap:
-        raise fail(name, repr(value), f"at most {cap:,} ({why})")
+        raise fail(name, received(value), f"at most {cap:,} ({why})")
     return value
 
 
@@ -183,7 +249,7 @@ def one_of(name: str, value: Any, options: Any) -> Any:
     """``value`` if it is one of ``options`` (strings, compared exactly; bools and lists refused)."""
     options = tuple(options)
     if not isinstance(value, str) or value not in options:
-        raise fail(name, repr(value)[:120], f"one of {', '.join(map(repr, options))}")
+        raise fail(name, received(value), f"one of {', '.join(map(repr, options))}")
     return value
 
 
@@ -191,7 +257,7 @@ def fields(name: str, value: Any, required: Any) -> dict:
     """``value`` if it is a dict holding every key of ``required`` (other keys are allowed)."""
     required = tuple(required)
     if not isinstance(value, dict):
-        raise fail(name, f"{type(value).__name__} {repr(value)[:80]}", f"an object with keys {', '.join(required)}")
+        raise fail(name, f"{type(value).__name__} {received(value)}", f"an object with keys {', '.join(required)}")
     missing = [k for k in required if k not in value]
     if missing:
         raise fail(name, f"an object without {', '.join(map(repr, missing))} (keys {sorted(value)[:20]})",
@@ -241,11 +307,70 @@ def memory_error_as(name: str, what: str) -> Iterator[None]:
 def path_like(name: str, value: Any) -> str | os.PathLike:
     """A file-system path (``str`` or ``os.PathLike``) without NUL bytes."""
     if not isinstance(value, (str, os.PathLike)):
-        raise fail(name, repr(value), "a path (str or os.PathLike)")
+        raise fail(name, received(value), "a path (str or os.PathLike)")
     text = os.fspath(value)
     if isinstance(text, bytes) or "\0" in text:
-        raise fail(name, repr(value), "a path (str or os.PathLike) without NUL bytes")
+        raise fail(name, received(value), "a path (str or os.PathLike) without NUL bytes")
     return value
+
+
+def _probe(name: str, folder: Path, target: Path, expected: str) -> None:
+    """Create and remove a file in ``folder`` (the folder a write of ``target`` will create its file
+    in): the one test that holds for root, read-only mounts and /proc alike."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".verify-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise fail(name, f"{received(str(target))} ({exc.strerror or exc})", expected) from None
+
+
+def _existing_ancestor(path: Path) -> Path:
+    """``path`` itself or its nearest ancestor that exists (``Path.absolute`` keeps symlinks)."""
+    path = path.absolute()
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def writable_folder(name: str, value: Any) -> Path:
+    """A folder the package can create files in: an existing writable folder, or an absent one
+    whose nearest existing ancestor is a writable folder. Checked before the work starts, so
+    that a bad output folder is refused at once, not after the run."""
+    path = Path(path_like(name, value))
+    expected = "a folder that exists and is writable, or can be created"
+    if str(value) == "":
+        raise fail(name, "''", expected)
+    base = _existing_ancestor(path)
+    if not base.is_dir():
+        what = "a file" if base == path.absolute() else f"below {received(str(base))}, which is not a folder"
+        raise fail(name, f"{received(str(path))}, {what}", expected)
+    _probe(name, base, path, expected)
+    return path
+
+
+def writable_file(name: str, value: Any) -> Path:
+    """A path the package can write a file to (atomically, beside it): not a folder, and its
+    folder exists and is writable or can be created (see :func:`writable_folder`)."""
+    path = Path(path_like(name, value))
+    expected = "a writable file path"
+    if str(value) == "" or path.is_dir():
+        raise fail(name, f"{received(str(value))}" + (", a folder" if str(value) else ""), expected)
+    if os.path.lexists(path) and not path.is_file() and not path.is_symlink():
+        raise fail(name, f"{received(str(path))}, not a regular file", expected)
+    base = _existing_ancestor(path.parent)
+    if not base.is_dir():
+        raise fail(name, f"{received(str(path))}, below {received(str(base))}, which is not a folder", expected)
+    _probe(name, base, path, expected)
+    return path
+
+
+def exclusive(*options: tuple[str, Any]) -> None:
+    """Refuse contradictory options: at most one of the ``(flag, value)`` pairs may be given
+    (a value other than None and False)."""
+    given = [flag for flag, value in options if value is not None and value is not False]
+    if len(given) > 1:
+        raise fail(" / ".join(given), "all of them", f"at most one of {', '.join(f for f, _ in options)}")
 
 
 def claim_id(name: str, value: Any) -> str:
@@ -254,7 +379,7 @@ def claim_id(name: str, value: Any) -> str:
 
     key = value.strip().upper() if isinstance(value, str) else None
     if key not in CLAIM_IDS:
-        raise fail(name, repr(value)[:80], f"a claim among {', '.join(CLAIM_IDS)}")
+        raise fail(name, received(value), f"a claim among {', '.join(CLAIM_IDS)}")
     return key
 
 

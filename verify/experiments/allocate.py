@@ -26,7 +26,7 @@ from typing import Any, Callable
 import mpmath
 
 from verify._validate import (
-    at_most,
+    ArgParser,
     error_line,
     fail,
     finite_number,
@@ -140,8 +140,7 @@ def _budget(D: Any) -> int:
     if isinstance(D, bool) or not isinstance(D, numbers.Integral):
         raise fail("D (--budget)", repr(D), "a positive integer budget D = H·d_k (only integers have integer "
                    "divisor pairs (H, d_k))")
-    return at_most("D (--budget)", positive_int("D (--budget)", D), MAX_BUDGET,
-                   "MAX_BUDGET: the divisor pairs are searched by brute force")
+    return positive_int("D (--budget)", D, maximum=MAX_BUDGET, why="MAX_BUDGET: the divisor pairs are searched by brute force")
 
 
 def _sample_size(n: Any) -> float:
@@ -151,7 +150,7 @@ def _sample_size(n: Any) -> float:
 
 def _inputs(D: Any, n: Any, d: Any, c_b: Any, c_v: Any) -> tuple[int, float, int, float, float]:
     return (_budget(D), _sample_size(n),
-            at_most("d (--dim)", positive_int("d (--dim)", d), MAX_DIM, "MAX_DIM: mpmath's cost grows with d"),
+            positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM: mpmath's cost grows with d"),
             positive_number("c_b (--c-b)", c_b), positive_number("c_v (--c-v)", c_v))
 
 
@@ -330,8 +329,9 @@ def format_allocation(result: dict[str, Any], *, verdict: bool = True) -> str:
            f"c_b = {result['c_b']:g}, c_v = {result['c_v']:g}); {len(result['pairs'])} divisor pairs (H, d_k)", ""]
     for m in result["models"]:
         out.append(f"Model {m['model']}: {m['description']}")
-        if not m["applies"]:
-            out.append(f"  n/a at this budget: {m['condition']} (figures shown for reference only)")
+        if not m["applies"]:   # its ensemble cannot be built at this (D, d): no optimum, no ranking
+            out += [f"  n/a at this budget: {m['condition']}; not ranked (its ensemble is not feasible here)", ""]
+            continue
         c = m["continuous"]
         if c["d_k"] is None:
             out.append(f"  continuous optimum: {c['note']}")
@@ -356,18 +356,13 @@ def format_allocation(result: dict[str, Any], *, verdict: bool = True) -> str:
         out.append(f"  {arch:<12} {Da:>5} {f'{Ha} x {ka}':>9}" + "".join(cells))
     best_rows = []
     for m in result["models"]:
-        per = ", ".join(f"{a['best_H']}x{a['best_d_k']}" for a in m["architectures"])
+        per = ", ".join(f"{a['best_H']}x{a['best_d_k']}" if a["applies"] else "n/a" for a in m["architectures"])
         best_rows.append(f"  {m['model']}: best splits at these D: {per}")
     out += ["", *best_rows, ""]
     out += [f"Note: {line}" for line in result["notes"]]
     if verdict:
         out += [f"Note: {line}" for line in _verdict_lines()]
     return "\n".join(out)
-
-
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
 
 
 def _number(flag: str, text: str, kind: type) -> Any:
@@ -382,11 +377,24 @@ def _number(flag: str, text: str, kind: type) -> Any:
     return value
 
 
+def _applies_here(m: Model, D: int, d: int) -> None:
+    """Refuse a model named on the command line whose ensemble is not feasible at (D, d): its
+    ranking would be advice for an ensemble that cannot be built (the models that apply are named)."""
+    ok, condition = m.applies(D, d)
+    if not ok:
+        here = [name for name, other in MODELS.items() if other.applies(D, d)[0]]
+        raise fail("--model", f"{m.name!r}, n/a at this budget: {condition}",
+                   f"a model that applies at D = {D}, d = {d} ({', '.join(here)})")
+
+
 def cli_allocate(argv: list[str]) -> int:
     """``python -m verify allocate --budget D --n N --dim d [--model NAME] [--c-b X --c-v Y]``;
     0 on success, 2 on bad arguments (the error names the argument)."""
-    parser = _ArgParser(prog="python -m verify allocate",
-                        description="Best split of a head budget D = H·d_k under each C7 MSE model.")
+    parser = ArgParser(prog="python -m verify allocate",
+                       description="Best split of a head budget D = H·d_k under each C7 MSE model (a model whose "
+                                   "ensemble is not feasible at D and d is named, not ranked; --model refuses it).",
+                       epilog="example:\n  python -m verify allocate --budget 768 --n 1e6 --dim 768 --model b_orth",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--budget", required=True, metavar="D", help="budget D = H·d_k (a positive integer)")
     parser.add_argument("--n", required=True, metavar="N", help="sample size n (e.g. 1e9)")
     parser.add_argument("--dim", required=True, metavar="d", help="input dimension d of the kernel rates")
@@ -395,8 +403,10 @@ def cli_allocate(argv: list[str]) -> int:
     parser.add_argument("--c-v", default="1", metavar="Y", help="variance constant c_v (V = c_v/(n h^s)), default 1")
     try:
         args = parser.parse_args(argv)
-        result = allocate(_number("D (--budget)", args.budget, int), _number("n (--n)", args.n, float),
-                          _number("d (--dim)", args.dim, int), model=args.model,
+        D, d = _number("D (--budget)", args.budget, int), _number("d (--dim)", args.dim, int)
+        if args.model is not None:
+            _applies_here(_model(args.model), _budget(D), positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM"))
+        result = allocate(D, _number("n (--n)", args.n, float), d, model=args.model,
                           c_b=_number("c_b (--c-b)", args.c_b, float), c_v=_number("c_v (--c-v)", args.c_v, float))
         print(format_allocation(result))
     except VerifyError as exc:

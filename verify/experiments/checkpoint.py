@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from verify._validate import error_line, fail, path_like, positive_int
+from verify._validate import (
+    ArgParser,
+    error_line,
+    exclusive,
+    fail,
+    path_like,
+    positive_int,
+    writable_file,
+    writable_folder,
+)
 from verify.errors import VerifyError
 from verify.io import (
     atomic_write_bytes,
@@ -36,6 +45,8 @@ from verify.numeric.baseline import haar_hdi_moments
 from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
 __all__ = [
+    "MAX_HEADER_BYTES",
+    "MAX_TENSORS",
     "SafetensorsFile",
     "read_safetensors",
     "Checkpoint",
@@ -49,6 +60,13 @@ __all__ = [
 
 # safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
 _FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+#: The largest header read: real checkpoints' headers are a few hundred kB (a 70B-parameter shard's
+#: is under 100 kB); the library's own limit, 100 MB, lets a header of 1.35 M empty tensors take
+#: minutes and gigabytes before it is refused.
+MAX_HEADER_BYTES = 16 * 2**20
+#: The most tensors one file may declare: public checkpoints hold a few thousand per file, and
+#: the library reads 65,536 header entries in well under a second.
+MAX_TENSORS = 65_536
 
 
 # --- the safetensors reader --------------------------------------------------------------------
@@ -76,6 +94,7 @@ class SafetensorsFile:
         path_like("safetensors file", path)
         self.path = regular_file("safetensors file", path)
         where = str(self.path)
+        self._check_header_size(where)
         try:
             with safe_open(str(self.path), framework="np") as f:
                 names = list(f.keys())
@@ -91,6 +110,24 @@ class SafetensorsFile:
         self.metadata: dict[str, Any] = dict(meta or {})
         self._info = info
         self._offsets, self._data_start = self._header_offsets(where)
+
+    def _check_header_size(self, where: str) -> None:
+        """Refuse, before the library parses it, a header beyond MAX_HEADER_BYTES or one that
+        declares more than MAX_TENSORS tensors (each needs a ``"data_offsets"`` key, counted in
+        the raw bytes: an escaped name cannot hold that quoted word)."""
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(8)
+                n = int.from_bytes(head, "little") if len(head) == 8 else 0
+                if n > MAX_HEADER_BYTES:
+                    raise fail(where, f"a header of {n:,} bytes",
+                               f"a .safetensors header of at most {MAX_HEADER_BYTES:,} bytes (MAX_HEADER_BYTES)")
+                count = fh.read(n).count(b'"data_offsets"')
+        except OSError as exc:
+            raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
+        if count > MAX_TENSORS:
+            raise fail(where, f"a header of {count:,} tensors",
+                       f"at most {MAX_TENSORS:,} tensors in one file (MAX_TENSORS)")
 
     def _header_offsets(self, where: str) -> tuple[dict[str, int], int]:
         """``{name: begin}`` from the header (the library has validated it: its length fits in
@@ -476,7 +513,7 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise fail("--plots DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
+        raise fail("--out DIR", f"{str(out)!r} ({exc.strerror})", "a directory that can be created") from None
     paths = []
     for layer in result["layers"]:
         fig = Figure(figsize=(9, 4), layout="constrained")
@@ -494,21 +531,27 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     return paths
 
 
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message} (usage: {' '.join(self.format_usage().split()[1:])})")
-
-
 def cli_hdi(argv: list[str]) -> int:
-    """``python -m verify hdi PATH [--json FILE] [--plots DIR]``; 0 on success, 2 on bad input."""
-    parser = _ArgParser(prog="python -m verify hdi",
-                        description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint.")
+    """``python -m verify hdi PATH [--json FILE] [-o DIR]``; 0 on success, 2 on bad input (the
+    output targets are checked before the checkpoint is read)."""
+    parser = ArgParser(prog="python -m verify hdi",
+                       description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint, "
+                                   "per layer, against the Haar baseline of random subspaces.",
+                       epilog="example:\n  python -m verify hdi path/to/model --json hdi.json -o hdi-plots",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, metavar="PATH", help=".safetensors file or model directory with config.json")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the full result (with overlap matrices)")
-    parser.add_argument("--plots", type=Path, metavar="DIR",
+    parser.add_argument("-o", "--out", type=Path, metavar="DIR",
                         help="write one overlap heatmap PNG per layer and the HDI per layer against the Haar baseline")
+    parser.add_argument("--plots", type=Path, dest="old_plots", help=argparse.SUPPRESS)   # the old name of --out
     try:
         args = parser.parse_args(argv)
+        exclusive(("--out", args.out), ("--plots", args.old_plots))
+        plots = args.out if args.out is not None else args.old_plots
+        if args.json is not None:
+            writable_file("--json FILE", args.json)
+        if plots is not None:
+            writable_folder("--out DIR", plots)
         result = analyze_checkpoint(args.path)
         print(format_table(result))
         if args.json is not None:
@@ -517,10 +560,10 @@ def cli_hdi(argv: list[str]) -> int:
             except OSError as exc:
                 raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
             print(f"wrote {args.json}")
-        if args.plots is not None:
-            paths = plot_overlaps(result, args.plots)
-            paths.append(plot_layers(result, args.plots))
-            print(f"wrote {len(paths)} plots to {args.plots}")
+        if plots is not None:
+            paths = plot_overlaps(result, plots)
+            paths.append(plot_layers(result, plots))
+            print(f"wrote {len(paths)} plots to {plots}")
     except VerifyError as exc:
         print(error_line(exc), file=sys.stderr)
         return 2

@@ -398,11 +398,15 @@ def format_result(result: dict) -> str:
 
 def cli_sweep_c7(argv: list[str]) -> int:
     """``python -m verify sweep c7 [--quick|--grid NAME] [--seed N] [--out DIR] [--scheduler ADDR]
-    [--workers N] [--plot FILE]``: run (or resume) the grid and print the findings."""
-    from verify.experiments.sweep import _ArgParser
+    [--jobs N] [--plot FILE]``: run (or resume) the grid and print the findings."""
+    import argparse
 
-    p = _ArgParser(prog="python -m verify sweep c7", description="C7's empirical scaling law on real NW ensembles.")
-    p.add_argument("--grid", default="full", choices=list(GRIDS), help="grid (default full; --quick: quick)")
+    from verify._validate import ArgParser, exclusive, writable_file
+
+    p = ArgParser(prog="python -m verify sweep c7", description="C7's empirical scaling law on real NW ensembles.",
+                  epilog="example:\n  python -m verify sweep c7 --quick -o c7-sweep --plot c7-sweep/dk.png",
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--grid", default=None, choices=list(GRIDS), help="grid (default full; --quick: quick)")
     p.add_argument("--quick", action="store_true", help="the quick grid (~1 s)")
     p.add_argument("--seed", default="0", metavar="N", help="first seed (default 0)")
     p.add_argument("--plot", default=None, metavar="FILE", help="PNG of d_k*(n) against the models (first config)")
@@ -414,9 +418,12 @@ def cli_sweep_c7(argv: list[str]) -> int:
         raise fail("--seed", repr(a.seed), "a non-negative integer") from None
     if seed < 0:
         raise fail("--seed", repr(a.seed), "a non-negative integer")
-    grid = "quick" if a.quick else a.grid
+    exclusive(("--quick", a.quick), ("--grid", a.grid))
+    grid = "quick" if a.quick else a.grid or "full"
+    if a.plot:
+        writable_file("--plot", a.plot)   # before the work, not after it
     tasks = grid_tasks(grid, seed)
-    res = run_sweep(tasks, a.out, workers=parse_workers(a.workers), scheduler=a.scheduler,
+    res = run_sweep(tasks, a.out, workers=parse_workers(a.workers, a.old_workers), scheduler=a.scheduler,
                     progress=not a.no_progress, label=f"c7 {grid}")
     if res.summary["missing"]:
         raise fail("sweep", f"{res.summary['missing']} unfinished tasks", "a complete grid")

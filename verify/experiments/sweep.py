@@ -1,8 +1,8 @@
 """Resumable parameter sweeps: a grid of tasks, one stored result per task, local processes or
 a Dask cluster.
 
-    python -m verify sweep c7 [--quick] [--out DIR] [--scheduler ADDRESS] [--workers N] ...
-    python -m verify sweep demo --tasks N [--sleep S] [--out DIR] ...   (the engine's self-test)
+    python -m verify sweep c7 [--quick] [-o DIR] [--scheduler ADDRESS] [--jobs N] ...
+    python -m verify sweep demo --tasks N [--sleep S] [-o DIR] ...   (the engine's self-test)
 
 A *task* is a function ``"module:function"`` and a dict of JSON parameters; its *key* is the
 SHA-256 of both (canonical JSON), so the same task always has the same key. Its result (a dict
@@ -12,7 +12,7 @@ workers, which need no shared disk). A task whose file exists, reads back and ma
 and parameters is done: an interrupted sweep (killed, crashed, stopped) resumes where it was
 and never recomputes a finished task; a broken file is recomputed.
 
-Execution: ``workers`` local processes (``spawn``: a clean interpreter each, BLAS and
+Execution: ``workers`` local processes (``--jobs N`` on the command line) (``spawn``: a clean interpreter each, BLAS and
 ``verify.numeric.nw`` on one thread each, so that N processes use N cores), or with
 ``scheduler=ADDRESS`` the workers of a running ``dask.distributed`` scheduler (the ``cluster``
 extra; every worker needs this package installed). Either way the results are the same numbers:
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from verify._validate import fail, positive_int
+from verify._validate import ArgParser, error_line, exclusive, fail, positive_int, received, writable_folder
 from verify.errors import VerifyError
 from verify.io import atomic_write_text, read_json, write_json
 
@@ -51,6 +51,11 @@ __all__ = ["Task", "SweepResult", "task_key", "run_sweep", "read_table", "demo_t
 SWEEPS = {"c7": "verify.experiments.scaling:cli_sweep_c7", "demo": "verify.experiments.sweep:cli_sweep_demo"}
 #: A task file larger than this is not read (results are a few hundred bytes).
 MAX_TASK_BYTES = 2**20
+#: The demo grid's largest size: a self-test of a few hundred bytes per task file; 10,000 tasks are
+#: 3 MB and under a minute of work, where ``--tasks 10000000`` ran silently until killed.
+MAX_DEMO_TASKS = 10_000
+#: The most local worker processes (``--jobs``), as ``python -m verify --jobs`` allows.
+MAX_JOBS = 64
 #: How long to try to reach a Dask scheduler before calling its address wrong.
 SCHEDULER_TIMEOUT = "20s"
 
@@ -193,11 +198,11 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
     all records in grid order. ``workers``: local processes (default: the usable CPUs; 1 runs
     in this process); ``scheduler``: a Dask scheduler address instead."""
     t_start = time.perf_counter()
-    out = Path(out)
     tasks = list(tasks)
     keys = [t.key for t in tasks]
     if len(set(keys)) != len(keys):
         raise fail("tasks", f"{len(keys) - len(set(keys))} duplicate tasks", "a grid of distinct tasks")
+    out = check_targets(out, keys)
     records: dict[str, dict] = {}
     todo = []
     for t in tasks:
@@ -241,6 +246,23 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
                        cpu_s=cpu, table=table, summary=summary)
 
 
+def check_targets(out: Path | str, keys: list[str]) -> Path:
+    """Refuse, before any task runs, a results folder the sweep cannot write into: ``out`` a file
+    or unwritable, ``out/tasks`` not a folder, a task file, ``results.csv`` or ``sweep.json`` a
+    folder or another non-file (a damaged *file* is fine: it is recomputed)."""
+    out = writable_folder("--out", out)
+    expected = "a results folder whose entries the sweep can write"
+    tasks_dir = out / "tasks"
+    if os.path.lexists(tasks_dir):
+        if not tasks_dir.is_dir():
+            raise fail("--out", f"{str(tasks_dir)!r}, which is not a folder", expected)
+        writable_folder("--out", tasks_dir)
+    for path in [out / "results.csv", out / "sweep.json", *(_task_path(out, k) for k in keys)]:
+        if os.path.lexists(path) and not path.is_file():
+            raise fail("--out", f"{str(path)!r}, which is not a regular file", expected)
+    return out
+
+
 def _short(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in list(params.items())[:6])
 
@@ -250,7 +272,7 @@ def _workers(workers: int | None) -> int:
         from verify.numeric.nw import _usable_cpus
 
         return _usable_cpus()
-    return positive_int("workers", workers)
+    return positive_int("workers", workers, maximum=MAX_JOBS)
 
 
 def _run_local(todo: list[Task], workers: int | None, finish: Callable[[Task, dict, float], None]) -> None:
@@ -324,44 +346,61 @@ def demo_grid(tasks: int, sleep: float) -> list[Task]:
     return [Task("verify.experiments.sweep:demo_task", {"i": i, "tasks": tasks, "sleep": sleep}) for i in range(tasks)]
 
 
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise VerifyError(f"arguments: {message}\n{self.format_usage().strip()}")
-
-
 def common_arguments(p: argparse.ArgumentParser, default_out: str) -> None:
-    """The options every named sweep takes."""
-    p.add_argument("--out", default=default_out, metavar="DIR", help=f"results folder (default {default_out})")
+    """The options every named sweep takes (``--workers`` is the old name of ``--jobs``: still
+    read, not listed, refused together with ``--jobs``)."""
+    p.add_argument("-o", "--out", default=default_out, metavar="DIR", help=f"results folder (default {default_out})")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on this Dask scheduler (e.g. tcp://host:8786) instead of local processes")
-    p.add_argument("--workers", default=None, metavar="N", help="local worker processes (default: usable CPUs)")
+    p.add_argument("--jobs", "-j", dest="workers", default=None, metavar="N",
+                   help=f"local worker processes, 1..{MAX_JOBS} (default: usable CPUs)")
+    p.add_argument("--workers", dest="old_workers", default=None, help=argparse.SUPPRESS)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def parse_workers(text: str | None) -> int | None:
+def parse_workers(text: str | None, old: str | None = None) -> int | None:
+    """``--jobs N`` as an integer in 1..MAX_JOBS (``old``: the same from ``--workers``)."""
+    exclusive(("--jobs", text), ("--workers", old))
+    flag, text = ("--workers", old) if old is not None else ("--jobs", text)
     if text is None:
         return None
     try:
         value = int(text)
     except ValueError:
-        raise fail("--workers", repr(text), "a positive integer") from None
-    return positive_int("--workers", value)
+        raise fail(flag, received(text), f"an integer in 1..{MAX_JOBS}") from None
+    return positive_int(flag, value, maximum=MAX_JOBS, why="MAX_JOBS")
+
+
+def _workers_of(a: argparse.Namespace) -> int | None:
+    return parse_workers(a.workers, getattr(a, "old_workers", None))
+
+
+def _help_parser(prog: str, description: str, example: str) -> ArgParser:
+    return ArgParser(prog=prog, description=description, epilog=f"example:\n  {example}",
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def cli_sweep_demo(argv: list[str]) -> int:
-    p = _ArgParser(prog="python -m verify sweep demo", description="The sweep engine's self-test grid.")
-    p.add_argument("--tasks", default="20", metavar="N")
-    p.add_argument("--sleep", default="0.1", metavar="S")
+    p = _help_parser("python -m verify sweep demo",
+                     "The sweep engine's self-test grid: N tasks that sleep S seconds each and return numbers "
+                     "that depend on their parameters only; kill it and run it again to see it resume.",
+                     "python -m verify sweep demo --tasks 20 --sleep 0.1 -o sweep-demo --jobs 2")
+    p.add_argument("--tasks", default="20", metavar="N", help=f"tasks in the grid, 1..{MAX_DEMO_TASKS:,} (default 20)")
+    p.add_argument("--sleep", default="0.1", metavar="S", help="seconds each task sleeps, 0..60 (default 0.1)")
     common_arguments(p, "sweep-demo")
     a = p.parse_args(argv)
     try:
-        tasks, sleep = int(a.tasks), float(a.sleep)
+        tasks = int(a.tasks)
     except ValueError:
-        raise fail("--tasks/--sleep", f"{a.tasks!r}/{a.sleep!r}", "an integer and a number of seconds") from None
-    tasks = positive_int("--tasks", tasks)
+        raise fail("--tasks", received(a.tasks), f"an integer in 1..{MAX_DEMO_TASKS:,}") from None
+    try:
+        sleep = float(a.sleep)
+    except ValueError:
+        raise fail("--sleep", received(a.sleep), "seconds in [0, 60]") from None
+    tasks = positive_int("--tasks", tasks, maximum=MAX_DEMO_TASKS, why="MAX_DEMO_TASKS: the self-test's size")
     if not (math.isfinite(sleep) and 0 <= sleep <= 60):
-        raise fail("--sleep", repr(a.sleep), "seconds in [0, 60]")
-    res = run_sweep(demo_grid(tasks, sleep), a.out, workers=parse_workers(a.workers), scheduler=a.scheduler,
+        raise fail("--sleep", received(a.sleep), "seconds in [0, 60]")
+    res = run_sweep(demo_grid(tasks, sleep), a.out, workers=_workers_of(a), scheduler=a.scheduler,
                     progress=not a.no_progress, label="demo")
     print(json.dumps(res.summary))
     return 0
@@ -376,22 +415,47 @@ def _stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: (_ for _ in ()).throw(KeyboardInterrupt()))
 
 
+SWEEP_HELP = f"""usage: python -m verify sweep NAME [options]
+
+Run (or resume) a named, resumable parameter sweep: one stored result per task under DIR/tasks/,
+the table DIR/results.csv; a killed or interrupted sweep resumes where it stopped.
+
+sweeps:
+  c7     C7's empirical scaling law on real NW ensembles (--quick: the quick grid)
+  demo   the sweep engine's self-test grid
+
+options of every sweep (NAME --help lists the rest):
+  -o, --out DIR         results folder
+  --jobs N, -j N        local worker processes, 1..{MAX_JOBS} (default: usable CPUs)
+  --scheduler ADDRESS   run on a Dask scheduler instead of local processes
+  --no-progress         no progress bar
+
+examples:
+  python -m verify sweep c7 --quick -o c7-sweep
+  python -m verify sweep demo --tasks 20 -o sweep-demo --jobs 2"""
+
+
 def cli_sweep(argv: list[str]) -> int:
     """``python -m verify sweep NAME [options]``: 0 on success, 2 on bad arguments
     (``error: ...`` on stderr), 130 when interrupted (what was finished is stored)."""
     _stop_on_sigterm()
     try:
         if not argv or argv[0] in ("-h", "--help"):
-            print(f"usage: python -m verify sweep {{{','.join(SWEEPS)}}} [options]  (NAME --help for its options)")
             if not argv:
-                raise fail("sweep", "no name", f"one of {', '.join(SWEEPS)}")
+                raise fail("sweep", "no name", f"one of {', '.join(SWEEPS)} (python -m verify sweep --help)")
+            print(SWEEP_HELP)
             return 0
         if argv[0] not in SWEEPS:
-            raise fail("sweep", repr(argv[0]), f"one of {', '.join(SWEEPS)}")
+            raise fail("sweep", received(argv[0]), f"one of {', '.join(SWEEPS)}")
         return int(_resolve(SWEEPS[argv[0]])(argv[1:]) or 0)
     except VerifyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
+    except OSError as exc:   # a write failed mid-run (disk full, folder removed): what was stored stays
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: sweep: a write failed mid-run{where}: {exc.strerror or exc}; the finished tasks are "
+              "stored, run the same command again to resume", file=sys.stderr)
+        return 1
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except KeyboardInterrupt:

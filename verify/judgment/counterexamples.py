@@ -13,16 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from verify._validate import printable, received
 from verify.errors import VerifyError
 from verify.io import jsonable, read_json, write_json
 
 __all__ = ["ReplayOutcome", "replayer", "replayer_for", "registered_kinds", "save", "load", "FORMAT", "VERSION",
-           "MAX_FILE_BYTES"]
+           "MAX_FILE_BYTES", "shown"]
 
 FORMAT = "mha-nw-verify/counterexample"
 VERSION = 1
 #: The largest counterexample file the package writes is a few kB; anything beyond this is refused.
 MAX_FILE_BYTES = 4 * 2**20
+#: A part id or kind is a short name (the package's longest is under 40 characters).
+MAX_NAME_CHARS = 200
+#: The longest statement printed whole (the package's are under 300 characters); longer text is cut.
+MAX_SHOWN_CHARS = 1000
 
 _REPLAYERS: dict[str, Callable[[dict], "ReplayOutcome"]] = {}
 
@@ -87,18 +92,32 @@ def load(path: Path | str) -> dict:
     missing = [k for k in ("claim", "part", "kind", "params", "expected") if k not in doc]
     if missing:
         raise VerifyError(f"FILE: expected keys claim, part, kind, params, expected; {str(path)!r} lacks {missing}")
-    if doc.get("version") != VERSION:
-        raise VerifyError(f"FILE: expected counterexample format version {VERSION}, got {doc.get('version')!r} {where}")
+    version = doc.get("version")
+    if type(version) is not int or version != VERSION:   # true == 1 and 1.0 == 1 in Python: neither is a version
+        raise VerifyError(f"FILE: expected counterexample format version {VERSION} (an integer), "
+                          f"got {received(version)} {where}")
     from proofs import CLAIM_IDS
 
     if not isinstance(doc["claim"], str) or doc["claim"].upper() not in CLAIM_IDS:
-        raise VerifyError(f"FILE: expected 'claim' among {', '.join(CLAIM_IDS)}, got {doc['claim']!r:.80} {where}")
+        raise VerifyError(f"FILE: expected 'claim' among {', '.join(CLAIM_IDS)}, got {received(doc['claim'])} {where}")
     for key in ("part", "kind"):
-        if not isinstance(doc[key], str) or not doc[key]:
-            raise VerifyError(f"FILE: expected {key!r} to be a non-empty string, got {doc[key]!r} {where}")
+        if not isinstance(doc[key], str) or not doc[key] or len(doc[key]) > MAX_NAME_CHARS:
+            raise VerifyError(f"FILE: expected {key!r} to be a non-empty string of at most {MAX_NAME_CHARS} "
+                              f"characters, got {received(doc[key])} {where}")
+    if not isinstance(doc.get("statement", ""), str):
+        raise VerifyError(f"FILE: expected 'statement' to be a string, got {received(doc['statement'])} {where}")
     if not isinstance(doc["params"], dict):
         raise VerifyError(f"FILE: expected 'params' to be an object, got {type(doc['params']).__name__} {where}")
     exp = doc["expected"]
-    if not isinstance(exp, dict) or not isinstance(exp.get("violates"), bool):
-        raise VerifyError(f"FILE: expected 'expected' to be an object with a boolean 'violates', got {exp!r:.80} {where}")
+    if not isinstance(exp, dict) or not isinstance(exp.get("violates"), bool) \
+            or not isinstance(exp.get("summary", ""), str):
+        raise VerifyError(f"FILE: expected 'expected' to be an object with a boolean 'violates' (and a string 'summary'), got {received(exp)} {where}")
     return doc
+
+
+def shown(text: str) -> str:
+    """A text of a counterexample file (its statement, part, kind, saved summary) as it may be
+    printed: control characters escaped (an ANSI escape in a received file never reaches the
+    terminal raw) and cut at MAX_SHOWN_CHARS."""
+    text = printable(text)
+    return text if len(text) <= MAX_SHOWN_CHARS else f"{text[:MAX_SHOWN_CHARS]}... ({len(text):,} characters)"

@@ -18,7 +18,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from verify._validate import fail, fits_in_memory, memory_error_as, positive_int
+from verify._validate import (
+    fail,
+    finite_number,
+    fits_in_memory,
+    memory_error_as,
+    positive_int,
+    positive_number,
+    received,
+)
 from verify._validate import seed as valid_seed
 
 __all__ = ["DGP", "make_dgp", "DGP_NAMES", "DESIGN_NAMES", "head_projections", "HEAD_KINDS", "haar_frame",
@@ -125,7 +133,7 @@ def _linear(d: int) -> tuple[Callable, str]:
 
 def _pairs(d: int, name: str) -> int:
     if d % 2:
-        raise fail("d", repr(d), f"an even dimension (the {name!r} target is a sum over coordinate pairs)")
+        raise fail("d", received(d), f"an even dimension (the {name!r} target is a sum over coordinate pairs)")
     return d // 2
 
 
@@ -191,25 +199,23 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
     (``U[-sqrt3, sqrt3]^d``) or ``torus`` (each coordinate pair on a circle of radius sqrt 2; even d).
     """
     if not isinstance(name, str) or name not in _REGISTRY:
-        raise fail("name", repr(name), f"one of {', '.join(map(repr, DGP_NAMES))}")
+        raise fail("name", received(name), f"one of {', '.join(map(repr, DGP_NAMES))}")
     d = positive_int("d", d)
-    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not math.isfinite(sigma) or sigma <= 0:
-        raise fail("sigma", repr(sigma), "a positive finite noise standard deviation")
+    sigma = finite_number("sigma", sigma, minimum=0.0, strict_minimum=True)   # a noise standard deviation
     if not isinstance(design, str) or design not in _DESIGNS:
-        raise fail("design", repr(design), f"one of {', '.join(map(repr, _DESIGNS))}")
+        raise fail("design", received(design), f"one of {', '.join(map(repr, _DESIGNS))}")
     if design in _EVEN_DESIGNS and d % 2:
-        raise fail("d", repr(d), f"an even dimension (design {design!r} pairs the coordinates)")
+        raise fail("d", received(d), f"an even dimension (design {design!r} pairs the coordinates)")
     builder, accepted = _REGISTRY[name]
     for key, value in params.items():
         if key not in accepted:
-            raise fail(f"{name} parameter {key!r}", repr(value),
+            raise fail(f"{name} parameter {received(key)}", received(value),
                        f"one of {accepted}" if accepted else "no extra parameters")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-            raise fail(f"{name} parameter {key!r}", repr(value), "a positive finite real number")
-    f, f_text = builder(d, **{k: float(v) for k, v in params.items()})
+    values = {k: positive_number(f"{name} parameter {k!r}", v) for k, v in params.items()}
+    f, f_text = builder(d, **values)
     make_sampler, design_text = _DESIGNS[design]
-    return DGP(name=name, d=d, sigma=float(sigma), f=f, sample_x=make_sampler(d),
-               description=f"{f_text}, {design_text}, eps ~ N(0, {float(sigma):g}^2)")
+    return DGP(name=name, d=d, sigma=sigma, f=f, sample_x=make_sampler(d),
+               description=f"{f_text}, {design_text}, eps ~ N(0, {sigma:g}^2)")
 
 
 # --------------------------------------------------------------------------- heads
@@ -256,7 +262,7 @@ def head_projections(kind: str, H: int, d: int, d_k: int, *, rng: np.random.Gene
     ``overlap`` and ``aligned``.
     """
     if not isinstance(kind, str) or kind not in HEAD_KINDS:
-        raise fail("kind", repr(kind), f"one of {', '.join(map(repr, HEAD_KINDS))}")
+        raise fail("kind", received(kind), f"one of {', '.join(map(repr, HEAD_KINDS))}")
     H = positive_int("H", H)
     d = positive_int("d", d)
     d_k = positive_int("d_k", d_k)
@@ -264,11 +270,12 @@ def head_projections(kind: str, H: int, d: int, d_k: int, *, rng: np.random.Gene
         raise fail("d_k", d_k, f"d_k <= d = {d}")
     needs_rho = kind in ("overlap", "aligned")
     if needs_rho:
-        if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not (0.0 <= float(rho) <= 1.0):
-            raise fail("rho", repr(rho), f"a pairwise overlap in [0, 1] (required by kind={kind!r})")
+        # compared as given (Python compares an int with a float exactly), converted only inside [0, 1]
+        if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not (0 <= rho <= 1):
+            raise fail("rho", received(rho), f"a pairwise overlap in [0, 1] (required by kind={kind!r})")
         rho = float(rho)
     elif rho is not None:
-        raise fail("rho", repr(rho), f"None (kind={kind!r} has no overlap parameter)")
+        raise fail("rho", received(rho), f"None (kind={kind!r} has no overlap parameter)")
     if kind in ("orthogonal", "coordinate") and H * d_k > d:
         raise fail("H, d_k", f"H*d_k = {H}*{d_k} = {H * d_k} > d = {d}",
                    f"H*d_k <= d: {H} mutually orthogonal {d_k}-dim subspaces need {H * d_k} dimensions")
@@ -295,7 +302,7 @@ def _build(kind: str, H: int, d: int, d_k: int, rng: Any, rho: float | None) -> 
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
         rng = np.random.default_rng(valid_seed("rng", rng))
     if not isinstance(rng, np.random.Generator):
-        raise fail("rng", repr(rng), f"a numpy Generator or a non-negative int seed (kind={kind!r} is random)")
+        raise fail("rng", received(rng), f"a numpy Generator or a non-negative int seed (kind={kind!r} is random)")
     if kind == "orthogonal":
         return haar_frame(rng, d, H * d_k).reshape(d, H, d_k).transpose(1, 0, 2).copy()
     if kind == "identical":
