@@ -770,7 +770,8 @@ CASES = [
     pytest.param(_cli([*_RUN, "--out", "/proc/verify-nowhere/report"]), ("--out", "a writable place", "/proc/verify-nowhere"),
                  id="cli-run-out-unwritable"),
     pytest.param(_cli([*_RUN, "--out", "{d}/mine"], {"mine/notes.txt": "mine"}),
-                 ("--out", "a new folder or one this package wrote (with report.json)", "a non-empty folder without it"),
+                 ("--out", "a new or empty folder, or one this package wrote (with its mha-nw-verify-run.json)",
+                  "a non-empty folder without it"),
                  id="cli-run-out-foreign-folder"),
     pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "-1"]), "argument --seed: expected a non-negative integer below "
                  "2**63, got '-1'", id="cli-run-seed-negative"),

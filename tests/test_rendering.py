@@ -113,3 +113,19 @@ def test_one_title_and_one_headline_per_claim_in_every_view(doc):
         assert markup.render(headline, "unicode") in term
         assert f"## {c['id']}: {markup.render(title, 'markdown')}" in md
         assert markup.render(headline, "markdown") in md
+
+
+def test_every_design_choice_shows_its_reason_in_every_view(doc):
+    """Each design entry of every experiment is a (value, reason) pair in report.json; report.md
+    and the LaTeX document print both (rendered for their medium)."""
+    from verify.outputs.latex import render_document
+    from verify.outputs.report import markdown
+
+    md, tex = " ".join(markdown(doc).split()), " ".join(render_document(doc).split())
+    entries = [(c["id"], p["id"], k, v) for c in doc["claims"] for p in c["evidence"]["parts"]
+               for k, v in (p.get("design") or {}).items() if isinstance(v, dict)]
+    assert len(entries) >= 20                 # C5, C6, C7 and C9 state their designs
+    missing = [(c, p, k) for c, p, k, v in entries
+               if " ".join(markup.render(v["reason"], "markdown").split()) not in md
+               or " ".join(markup.render(v["reason"], "latex").split()) not in tex]
+    assert not missing, missing[:10]

@@ -753,7 +753,7 @@ def _design(design: Any) -> list[str]:
     rows = []
     for key, value in (design or {}).items():
         if isinstance(value, dict) and "value" in value:
-            why = f" ({text(value['why'])})" if value.get("why") else ""
+            why = f" ({text(value['reason'])})" if value.get("reason") else ""
             rows.append(f"\\emph{{{_name(key)}}}: {text(value['value'])}{why}")
         else:
             rows.append(f"\\emph{{{_name(key)}}}: {text(value)}")

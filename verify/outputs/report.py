@@ -134,7 +134,7 @@ def _design_lines(design: dict) -> list[str]:
     out = []
     for key, value in design.items():
         if isinstance(value, dict) and "value" in value:
-            why = f" ({_md(value['why'])})" if value.get("why") else ""
+            why = f" ({_md(value['reason'])})" if value.get("reason") else ""
             out.append(f"  - {key.replace('_', ' ')}: {_md(value['value'])}{why}")
         else:
             out.append(f"  - {key.replace('_', ' ')}: {_md(value)}")
