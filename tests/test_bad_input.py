@@ -1127,6 +1127,8 @@ INPUT_CASES = [
     pytest.param(lambda: _setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
     pytest.param(lambda: _setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
     pytest.param(lambda: _setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
+    pytest.param(lambda: _setting(queries=HUGE_INT), ("queries", "(401 characters)"), id="training-queries-400-digits"),
+    pytest.param(lambda: _setting(seed=2**63), ("seed", "at most"), id="training-seed-2-63"),
     pytest.param(dgp(width=0), ("bump parameter 'width'", "0", "positive"), id="dgp-width-zero"),
     # 2. every replay field through the validators
     pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "version": True}), "format version 1 (an integer), got True",

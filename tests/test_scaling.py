@@ -138,7 +138,7 @@ def test_empirical_optimum_is_reproducible_and_plots(tmp_path):
 
 @pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_sweep_c7_cli_quick_and_resume(tmp_path, capsys):
-    argv = ["c7", "--quick", "--out", str(tmp_path), "--workers", "1", "--no-progress", "--plot", str(tmp_path / "p.png")]
+    argv = ["c7", "--quick", "--out", str(tmp_path), "--jobs", "1", "--no-progress", "--plot", str(tmp_path / "p.png")]
     assert sweep.cli_sweep(argv) == 0
     first = capsys.readouterr().out
     assert "50 computed now" in first and (tmp_path / "p.png").is_file()

@@ -240,10 +240,8 @@ class TrainSetting:
         positive_number("lr", self.lr)
         positive_int("seeds", self.seeds)
         positive_int("record_every", self.record_every)
-        if isinstance(self.queries, bool) or not isinstance(self.queries, int) or self.queries < 0:
-            raise fail("queries", repr(self.queries), "0 (leave-one-out on the n points) or a number of query points >= 1")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
-            raise fail("seed", repr(self.seed), "an integer in [0, 2**63)")
+        positive_int("queries", self.queries, minimum=0)     # 0: leave-one-out on the n points
+        positive_int("seed", self.seed, minimum=0)
         if self.work > MAX_WORK:
             raise fail("setting", f"seeds·H·(n² + n m)·steps = {self.work:.1e} score entries",
                        f"at most {MAX_WORK:.0e}")

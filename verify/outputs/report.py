@@ -280,7 +280,7 @@ REPORT_SHAPE: dict[str, Any] = {
             "parts": [{
                 "id": str, "role": str, "effect": str, "statement": str, "reading?": str, "finding?": str,
                 "stated?": str, "derived?": str, "regime?": str, "restored_by?": str, "assumptions?": [str],
-                "reason?": str,
+                "reason?": str, "r2?": dict, "design?": dict, "controls?": dict,
                 "symbolic?": {"status": str, "n_checked": int, "n_steps": int, "results?": [str]},
                 "numeric?": {"agreement": str, "summary": str, "figures?": dict},
                 "counterexample?": {"description": str, "file?": str},
