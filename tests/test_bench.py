@@ -14,6 +14,9 @@ import pytest
 from benchmarks import bench
 from verify.numeric import nw
 
+#: The benchmark is a developer tool (benchmarks/bench.py): its tests run in the slow tier.
+pytestmark = pytest.mark.slow
+
 # Every method computes the same softmax-weighted average of O(1) values from O(1) scores, in
 # a different order (BLAS blocking, torch's kernel, no max shift in the floor): n <= 256 terms
 # of relative rounding 2^-53 each, x100 for the ratio and the exp: ~3e-12. Observed: <= 4e-15.
@@ -38,7 +41,6 @@ def result(tmp_path_factory):
     return res, json.loads(path.read_text()), printed[0]
 
 
-@pytest.mark.slow   # runs the benchmark's child processes: over a minute on 2 cores
 def test_json_is_what_was_returned_and_has_every_part(result):
     res, saved, _ = result
     assert saved["forward"] == res["forward"] and saved["settings"] == {"repeats": 2, "threads": 2, "blas_threads": 1}
@@ -184,7 +186,6 @@ def test_cli_help_is_complete_without_internal_references(capsys):
     assert "issue" not in out.lower() and "#2" not in out and "--threads" not in out
 
 
-@pytest.mark.slow   # runs the benchmark's child processes: over a minute on 2 cores
 def test_runs_without_torch(tmp_path, monkeypatch):
     """torch is optional at runtime: with an import of torch that fails in the children, the
     torch rows say so and everything else is measured."""

@@ -22,6 +22,7 @@ from verify.errors import VerifyError
 
 __all__ = [
     "ArgParser",
+    "seed_arg",
     "claim_id",
     "as_array",
     "positive_number",
@@ -386,6 +387,17 @@ def claim_id(name: str, value: Any) -> str:
 def error_line(exc: BaseException) -> str:
     """``error: <message>`` on one line, as every CLI subcommand prints it before exit status 2."""
     return "error: " + " ".join(str(exc).split())
+
+
+def seed_arg(text: str) -> int:
+    """``--seed``'s type on every command line: a non-negative integer below 2**63."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {received(text)}") from None
+    if value < 0 or value >= 2**63:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer below 2**63, got {received(text)}")
+    return value
 
 
 class ArgParser(argparse.ArgumentParser):

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from verify._validate import ArgParser
+from verify._validate import ArgParser, seed_arg
 from verify.errors import VerifyError
 from verify.io import RUN_MARKER
 
@@ -59,16 +59,6 @@ def _claims_arg(text: str) -> list[str]:
     return list(dict.fromkeys(claims))
 
 
-def _seed_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0 or value >= 2**63:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer below 2**63, got {text!r}")
-    return value
-
-
 def _jobs_arg(text: str) -> int:
     try:
         value = int(text)
@@ -98,7 +88,7 @@ def _parser() -> ArgParser:
                         "not depend on it")
     p.add_argument("--rederive", action="store_true", help="rebuild the SymPy derivations instead of loading them "
                                                            "from the cache (keyed by the source of proofs/ and SymPy)")
-    p.add_argument("--seed", type=_seed_arg, default=0, help="seed of every random draw (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--out", type=_out_arg, default=Path("verify-report"),
                    help="report folder (default ./verify-report): a new or empty folder, or one a previous run wrote "
                         f"(it holds {REPORT_MARKER}); it is replaced as a whole")

@@ -44,7 +44,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from proofs import markup
-from verify._validate import ArgParser, error_line, fail
+from verify._validate import ArgParser, error_line, fail, seed_arg
 from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
 from verify.io import atomic_write_bytes, atomic_write_text
@@ -1077,7 +1077,7 @@ def _parser() -> ArgParser:
     p.add_argument("--quick", action="store_true", help="small sizes for the claim checks (as python -m verify)")
     p.add_argument("--large", action="store_true", help="larger experiments for the claim checks (as python -m "
                                                         "verify)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the claim checks (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=None, help="seed of the claim checks (default 0)")
     return p
 
 
