@@ -272,8 +272,12 @@ def test_show_steps_refuses_unknown_names() -> None:
 def test_prose_typesets_mathematics_and_keeps_code() -> None:
     from verify.notebook import _prose
 
-    assert _prose("bandwidth d_k^(1/4) of c3_decomposition") == "bandwidth $d_{k}^{1/4}$ of `c3_decomposition`"
-    assert _prose("error 2.2e-16") == "error $<{10^{-12}}$"
+    assert _prose("bandwidth $d_k^{1/4}$ of `c3_decomposition`") == "bandwidth $d_{k}^{1/4}$ of `c3_decomposition`"
+    # text that is not markup is shown literally, never guessed at
+    assert _prose("bandwidth d_k^(1/4)") == r"bandwidth d\_k\^\(1/4\)"
+    assert _prose("error 2.2e-16") == "error $< 10^{-12}$"
+    assert _prose("error $e = 2.2e-16$ and $3 \\times 10^{-40}$") == "error $e = < 10^{-12}$ and $< 10^{-12}$"
+    assert _prose("error 2.2e-11") == "error 2.2e-11"           # above the rounding level: kept
 
 
 def _tiny(path: Path, source: str) -> Path:

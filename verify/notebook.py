@@ -109,12 +109,21 @@ _ROUNDING = re.compile(r"(?<![\w.])\d(?:\.\d+)?e-(\d+)\b")
 _ROUNDING_MATH = re.compile(r"\$(?:\d(?:\.\d+)? \\times )?10\^\{-(\d+)\}\$")
 
 
-def stable_text(text: Any) -> str:
+def stable_text(text: Any, *, markup: bool = False) -> str:
     """``text`` with rounding residuals (``2.2e-16``, ``$7 \\times 10^{-52}$``: exponent >= 12)
-    replaced by a bound (``<1e-12``, ``$< 10^{-12}$``): they differ from one CPU to the next, the
-    bound does not."""
-    text = _ROUNDING.sub(lambda m: f"<1e-{ROUNDING_EXPONENT}" if int(m.group(1)) >= ROUNDING_EXPONENT
-                         else m.group(0), str(text))
+    replaced by a bound (``<1e-12``, ``$< 10^{-12}$``; in marked-up text always the latter): they
+    differ from one CPU to the next, the bound does not."""
+    plain = f"$< 10^{{-{ROUNDING_EXPONENT}}}$" if markup else f"<1e-{ROUNDING_EXPONENT}"
+    bound = f"< 10^{{-{ROUNDING_EXPONENT}}}"
+
+    def residual(m: re.Match, inside: bool = False) -> str:
+        return m.group(0) if int(m.group(1)) < ROUNDING_EXPONENT else (bound if inside else plain)
+
+    if markup:   # prose and $...$ spans apart: a residual inside mathematics becomes the bare bound
+        pieces = re.split(r"(\$[^$]*\$)", str(text))
+        text = "".join(_ROUNDING.sub(lambda m: residual(m, p.startswith("$")), p) for p in pieces)
+    else:
+        text = _ROUNDING.sub(residual, str(text))
     return _ROUNDING_MATH.sub(lambda m: f"$< 10^{{-{ROUNDING_EXPONENT}}}$" if int(m.group(1)) >= ROUNDING_EXPONENT
                               else m.group(0), text)
 
@@ -129,7 +138,7 @@ def _prose(text: Any) -> str:
     text that is not markup is shown literally."""
     from proofs.markup import render
 
-    return render(" ".join(stable_text(text).split()), "markdown")
+    return render(" ".join(stable_text(text, markup=True).split()), "markdown")
 
 
 # --- derivations -----------------------------------------------------------------------------------
