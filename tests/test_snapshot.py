@@ -12,7 +12,7 @@ from proofs import CLAIM_IDS
 from proofs.markup import render
 from verify.io import read_json
 from verify.outputs.report import document
-from verify.snapshot import README, SNAPSHOT, differences, readme_section, snapshot_of
+from verify.snapshot import README, SNAPSHOT, differences, for_run, readme_section, snapshot_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,18 +84,26 @@ def test_texts_are_compared_only_between_runs_of_one_size(quick_doc):
     assert differences(snap, {**_changed_headline(snap, "C1"), "seed": 1}) == []
 
 
-def test_readme_table_agrees_with_the_snapshot(quick_doc):
-    """The README's generated table (from a full default run) shows the snapshot's verdicts and
-    the quick run's counts of corrections, premise findings and limits."""
+def test_readme_table_agrees_with_the_snapshot():
+    """The README's generated table (from a full default run) shows the stored default run's
+    verdicts and, counted from its part effects, its corrections, premise findings and limits."""
+    stored = read_json("snapshot", ROOT / SNAPSHOT)["default"]["claims"]
     rows = [r for r in readme_section((ROOT / README).read_text(encoding="utf-8")).splitlines()[2:] if r.strip()]
     assert len(rows) == len(CLAIM_IDS)
-    by_id = {c["id"]: c for c in quick_doc["claims"]}
     for row, claim in zip(rows, CLAIM_IDS):
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[0].split()[0] == claim
-        assert cells[1] == f"**{by_id[claim]['verdict']}**"
-        c = by_id[claim]
-        assert cells[2] == f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])}"
+        assert cells[1] == f"**{stored[claim]['verdict']}**"
+        parts = stored[claim]["parts"].values()
+        counts = (sum(e == "correction" for _, e in parts), sum(r == "premise" for r, _ in parts),
+                  sum(e == "limit" for _, e in parts))
+        assert cells[2] == " / ".join(map(str, counts)), claim
+
+
+def test_a_default_report_is_compared_with_the_default_run():
+    stored = read_json("snapshot", ROOT / SNAPSHOT)
+    assert for_run(stored, {"meta": {"quick": False}}) is stored["default"]
+    assert for_run(stored, {"meta": {"quick": True}}) is stored
 
 
 def test_generated_table_counts_each_claims_fields(quick_doc):
