@@ -191,6 +191,8 @@ def test_refuted_headline_names_the_failing_core_and_restoring_assumption():
     assert res.headline == "refuted: no model gives the law"
     assert res.to_dict()["restored_by"] == ["H d_k <= d"]
     assert res.assumptions == ["uniform weights"]
+    twice = ClaimResult("CX", "t", "s", [part(pid="keys", cx=CX), part(pid="queries", cx=CX)])
+    assert twice.restored_by == ["H d_k <= d"]              # one assumption restoring two parts: listed once
 
 
 # -- the rule as full tables, expected verdicts written out by hand --------------------------------

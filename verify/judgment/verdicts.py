@@ -523,9 +523,10 @@ class ClaimResult:
     @property
     def restored_by(self) -> list[str]:
         """The narrowest assumptions that restore the refuted core parts (marked-up text; each part
-        carries its own under ``evidence.parts``)."""
-        return [p.restored_by for p in self.parts
-                if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by]
+        carries its own under ``evidence.parts``), each once: two parts restored by the same
+        assumption list it once."""
+        return list(dict.fromkeys(p.restored_by for p in self.parts
+                                  if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by))
 
     def corrections(self) -> list[dict]:
         return [{"part": p.id, "finding": p.finding, "stated": p.stated, "derived": p.derived,
