@@ -299,3 +299,25 @@ def test_refresh_stores_outputs_and_the_command_fails_cleanly(tmp_path: Path, ca
     assert "error:" in capsys.readouterr().err and bad.read_bytes() == before
     assert main(["refresh", str(tmp_path / "missing.ipynb")]) == 2
     assert capsys.readouterr().err.startswith("error: notebook: expected an existing .ipynb file")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_notebooks_show_each_claims_title_and_headline(path: Path, quick_run) -> None:
+    """The notebooks show the same title and the same headline as the terminal, report.md and the
+    PDF (tests/test_rendering.py, tests/test_latex.py): for every claim a notebook introduces
+    (``## CX: title``), the title is the claim's, and where it shows the verdict, the headline is
+    the quick run's, rendered for Markdown."""
+    from proofs.markup import render
+    from verify.notebook import stable_text
+
+    nb = nbformat.read(path, as_version=4)
+    shown = "\n".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    claims = re.findall(r"^## (C\d): (.*)$", shown, flags=re.M)
+    assert claims or path.stem == "06_pretrained_hdi", f"{path.name} introduces no claim"
+    for cid, title in claims:
+        result, _ = quick_run(cid)
+        assert title == render(" ".join(result.title.split()), "markdown"), (path.name, cid)
+        if "### Verdict:" in shown:
+            headline = render(" ".join(stable_text(result.headline, markup=True).split()), "markdown")
+            assert f"*{headline}*" in shown, (path.name, cid)
