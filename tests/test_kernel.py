@@ -262,6 +262,7 @@ def test_bad_backend_names_are_refused(monkeypatch):
         nw.nw_weights([[1.0]], [[1.0]])
 
 
+@pytest.mark.slow   # compiles the kernel afresh in a child process (about 10 s of CPU)
 def test_compile_cache_is_written_to_the_user_cache_and_reused(tmp_path):
     """A fresh cache folder: the first process compiles and stores, the second only loads."""
     first = run_child(PROBE, MHA_NW_CACHE_DIR=str(tmp_path))
