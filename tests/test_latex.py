@@ -668,6 +668,23 @@ def test_output_links_out_of_o_are_refused(valid_report: Path, tmp_path: Path, c
     assert not any((tmp_path / "elsewhere").iterdir())
 
 
+def test_a_path_whose_folder_links_out_of_o_is_refused(tmp_path: Path) -> None:
+    """The export's path guard resolves every link on the way, not only the last component: a
+    file under a linked folder that leads out of -o is refused, one that stays inside is kept."""
+    from verify.errors import VerifyError
+    from verify.outputs.latex import _inside
+
+    out = tmp_path / "out"
+    (out / "real").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (out / "away").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (out / "within").symlink_to(out / "real", target_is_directory=True)
+    with pytest.raises(VerifyError, match="-o DIR"):
+        _inside(out, out / "away" / "x.tex")
+    assert _inside(out, out / "within" / "x.tex") == out / "within" / "x.tex"
+    assert _inside(out, out / "real" / "x.tex") == out / "real" / "x.tex"
+
+
 def _hostile_valid_report(folder: Path) -> Path:
     """A report that passes every check but carries TeX payloads in every text field."""
     return _write_report(folder, _results(PAYLOADS + [TRICKY, MARKED]))

@@ -24,7 +24,7 @@ MUTANTS = [
     M('latex-out-link', 'verify/outputs/latex.py',
       '    if not real.is_relative_to(out.resolve()) or path.is_symlink():',
       '    if path.is_symlink():',
-      (f"{T}::test_output_links_out_of_o_are_refused",)),
+      (f"{T}::test_output_links_out_of_o_are_refused", f"{T}::test_a_path_whose_folder_links_out_of_o_is_refused")),
     M('latex-escape-brace', 'verify/outputs/latex.py',
       '_SPECIAL = {"\\\\": r"\\textbackslash{}", "{": r"\\{",',
       '_SPECIAL = {"\\\\": r"\\textbackslash{}", "{": "{",',
