@@ -266,8 +266,9 @@ def test_notebook_runs_and_matches_stored_text(executed: dict, name: str) -> Non
     stored = _texts(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4))
     assert len(fresh) == len(stored)
     for k, (a, b) in enumerate(zip(fresh, stored)):
-        assert _rounding_masked(a) == _rounding_masked(b), (f"{name}: code cell {k} output differs from the stored one; "
-                        "run `python tools/notebooks.py refresh` if the change is intended")
+        assert _rounding_masked(a) == _rounding_masked(b), (
+            f"{name}: code cell {k} output differs from the stored one; "
+            "run `python tools/notebooks.py refresh` if the change is intended")
     # Time is measured, not asserted (python tools/notebooks.py refresh prints it per notebook).
 
 

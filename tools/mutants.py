@@ -64,8 +64,9 @@ def changed_files(ref: str) -> set[str]:
 
 #: Survivors that change no behaviour, with the reason (checked by hand).
 EQUIVALENT: dict[str, str] = {
-    "replay-c6-seed-truncated": "verify/replay.py checks every seed parameter (SEED_PARAMS) before a claim's replayer runs, "
-                                "and the replayers are private: the local check is never reached with a bad seed",
+    "replay-c6-seed-truncated": "verify/replay.py checks every seed parameter (SEED_PARAMS) before a claim's "
+                                "replayer runs, and the replayers are private: the local check is never reached "
+                                "with a bad seed",
 }
 
 
