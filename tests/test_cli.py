@@ -280,3 +280,35 @@ def test_a_first_run_derives_in_parallel_in_worker_processes(tmp_path, monkeypat
         p.unlink()
     verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
     assert not list(notes.iterdir())
+
+
+_EXIT_NOW = """
+import atexit, sys
+from verify.cli import exit_now
+atexit.register(lambda: print("atexit ran"))
+print("x" * int(sys.argv[1]))   # 100000: more than a pipe's buffer; a few: only the flush writes them
+sys.stderr.write("to stderr")
+exit_now(3)
+"""
+
+
+def test_the_command_line_exits_with_its_status_after_atexit_and_a_flush(tmp_path):
+    """``exit_now`` (the end of ``python -m verify``) skips the interpreter's teardown, not the
+    output: atexit handlers run, both streams are flushed (to a pipe, block-buffered), the status
+    is kept; a reader that closed the pipe gets no traceback."""
+    # buffered streams (as a user's pipe is), so that only the flush writes what is left
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", _EXIT_NOW, "100000"], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "x" * 100000 + "\natexit ran\n", "to stderr")
+    closed = subprocess.Popen([sys.executable, "-c", _EXIT_NOW, "10"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)
+    closed.stdout.close()                       # the reader is gone before anything is written
+    assert closed.wait() == 3 and closed.stderr.read() == "to stderr"
+    closed.stderr.close()
+    run = subprocess.run([sys.executable, "-m", "verify", "--quick", "--only", "C2", "--out", str(tmp_path / "r")],
+                         cwd=ROOT, capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and run.stdout.rstrip().splitlines()[-1].startswith(f"wrote {tmp_path / 'r'}")
+    bad = subprocess.run([sys.executable, "-m", "verify", "--only", "C0"], cwd=ROOT, capture_output=True, text=True,
+                         env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == ""

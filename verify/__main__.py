@@ -1,5 +1,5 @@
 """``python -m verify``: see :mod:`verify.cli`."""
 
-from verify.cli import main
+from verify.cli import entry
 
-raise SystemExit(main())
+entry()
