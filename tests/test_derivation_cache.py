@@ -53,6 +53,23 @@ def fresh(claim: str):
     return _FRESH[claim]
 
 
+@pytest.fixture
+def rebuilds(monkeypatch) -> list:
+    """``CLAIM``'s build replaced by one that returns a new copy of :func:`fresh` (through the
+    cache's own pickler: no SymPy re-evaluation) and notes each call: the tests using it check the
+    cache's decisions (when it rebuilds, what it rewrites), not the build, which the test below
+    and the round trips check. The list it returns grows by one at each rebuild."""
+    calls: list = []
+    template = cache._dumps(fresh(CLAIM))
+
+    def build():
+        calls.append(1)
+        return pickle.loads(template)
+
+    monkeypatch.setattr(proofs.DERIVATIONS[CLAIM], "build", build)
+    return calls
+
+
 def test_cached_derivation_equals_a_fresh_build(tmp_cache, monkeypatch):
     first = proofs.derivation(CLAIM)
     assert first.from_cache is False and len(list(tmp_cache.glob(f"{CLAIM}-*.pickle"))) == 1
@@ -116,7 +133,7 @@ def test_key_follows_source_bytes_and_sympy_version(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other-key", "other-claim", "too-large"])
-def test_broken_or_foreign_file_is_ignored_and_rewritten(tmp_cache, monkeypatch, damage):
+def test_broken_or_foreign_file_is_ignored_and_rewritten(tmp_cache, monkeypatch, rebuilds, damage):
     assert cache.store(CLAIM, cache.source_key(), fresh(CLAIM))
     path = next(tmp_cache.glob(f"{CLAIM}-*.pickle"))
     good = path.read_bytes()
@@ -134,24 +151,26 @@ def test_broken_or_foreign_file_is_ignored_and_rewritten(tmp_cache, monkeypatch,
         monkeypatch.setattr(cache, "MAX_BYTES", len(good) - 1)
     monkeypatch.setattr(proofs, "_CACHE", {})
     der = proofs.derivation(CLAIM)
-    assert der.from_cache is False                                # rebuilt
+    assert der.from_cache is False and len(rebuilds) == 1         # rebuilt
     assert content(der) == content(fresh(CLAIM))
     monkeypatch.setattr(cache, "MAX_BYTES", 16 * 2**20)
     monkeypatch.setattr(proofs, "_CACHE", {})
     assert proofs.derivation(CLAIM).from_cache is True           # and the file was rewritten
+    assert len(rebuilds) == 1
     assert not list(tmp_cache.glob(".*.tmp"))                     # no temporary left behind
 
 
-def test_rederive_switches_bypass_the_cache(tmp_cache, monkeypatch):
+def test_rederive_switches_bypass_the_cache(tmp_cache, monkeypatch, rebuilds):
     assert cache.store(CLAIM, cache.source_key(), fresh(CLAIM))
-    assert proofs.derivation(CLAIM).from_cache is True
+    assert proofs.derivation(CLAIM).from_cache is True and not rebuilds
     assert proofs.derivation(CLAIM, rederive=True).from_cache is False   # also replaces the in-process copy
+    assert len(rebuilds) == 1
     monkeypatch.setattr(proofs, "_CACHE", {})
     monkeypatch.setenv(cache.ENV_REDERIVE, "1")
-    assert proofs.derivation(CLAIM).from_cache is False
+    assert proofs.derivation(CLAIM).from_cache is False and len(rebuilds) == 2
 
 
-def test_unwritable_cache_folder_falls_back_to_a_private_temporary_one(tmp_path, monkeypatch):
+def test_unwritable_cache_folder_falls_back_to_a_private_temporary_one(tmp_path, monkeypatch, rebuilds):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder would go")
     monkeypatch.setenv("MHA_NW_CACHE_DIR", str(blocker))
