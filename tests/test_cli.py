@@ -265,9 +265,19 @@ def _derive_and_note(claim: str) -> str:
     return verify.run._ORIGINAL_DERIVE(claim)
 
 
+def _preload_and_note(claims: list) -> None:
+    """``verify.run._preload``, noting the process that ran it (for the test below)."""
+    import verify.run
+
+    Path(os.environ["MHA_NW_TEST_NOTES"], f"preload-{os.getpid()}").touch()
+    return verify.run._ORIGINAL_PRELOAD(claims)
+
+
 def test_a_first_run_derives_in_parallel_in_worker_processes(tmp_path, monkeypatch):
     """With an empty derivation cache and --jobs 2, the derivations are built by two worker
-    processes (slowest first), stored, and loaded by the run; a warm run derives nothing."""
+    processes (slowest first), stored, and loaded by the run; a worker also fills the caches the
+    checks read (numba's, matplotlib's) while the others derive; a warm run derives nothing and
+    preloads in the parent alone."""
     import proofs
     import verify.run
 
@@ -277,17 +287,21 @@ def test_a_first_run_derives_in_parallel_in_worker_processes(tmp_path, monkeypat
     monkeypatch.setenv("MHA_NW_TEST_NOTES", str(notes))
     monkeypatch.setattr(verify.run, "_ORIGINAL_DERIVE", verify.run._derive, raising=False)
     monkeypatch.setattr(verify.run, "_derive", _derive_and_note)
+    monkeypatch.setattr(verify.run, "_ORIGINAL_PRELOAD", verify.run._preload, raising=False)
+    monkeypatch.setattr(verify.run, "_preload", _preload_and_note)
     for claim in ("C2", "C3"):
         monkeypatch.delitem(proofs._CACHE, claim, raising=False)
     doc, ders = verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
     made = sorted(p.name.split("-") for p in notes.iterdir())
-    assert [c for c, _ in made] == ["C2", "C3"]
-    assert len({pid for _, pid in made} | {str(os.getpid())}) >= 2          # not this process
+    assert [c for c, _ in made] == ["C2", "C3", "preload", "preload"]
+    derived = {pid for c, pid in made if c != "preload"}
+    preloaded = {pid for c, pid in made if c == "preload"}
+    assert str(os.getpid()) not in derived and len(preloaded) == 2 and str(os.getpid()) in preloaded
     assert all(d.from_cache for d in ders) and [c["verdict"] for c in doc["claims"]] == ["exact", "exact"]
     for p in notes.iterdir():
         p.unlink()
     verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
-    assert not list(notes.iterdir())
+    assert [p.name for p in notes.iterdir()] == [f"preload-{os.getpid()}"]
 
 
 _EXIT_NOW = """

@@ -80,9 +80,10 @@ def die_with_parent(parent: int) -> None:
         threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-#: The derivations, slowest first (CPU seconds measured on a first run: C8 9, C6 4.4, C7 3.9, C9 2.3,
-#: the others about 1.7 each): a pool that takes them in this order finishes soonest.
-DERIVE_ORDER = ("C8", "C6", "C7", "C9", "C4", "C1", "C3", "C2", "C5")
+#: The derivations, slowest first (seconds measured on a first run, two at a time on 2 AVX2 cores:
+#: C8 12.7, C6 9.4, C7 5.7, C9 2.9, C4 2.7, C3 2.7, C2 2.7, C1 2.4; C5, which C7 derives, 0): a pool
+#: that takes them in this order, after the caches' first fill (:func:`_preload`, 8.6), finishes soonest.
+DERIVE_ORDER = ("C8", "C6", "C7", "C9", "C4", "C3", "C2", "C1", "C5")
 
 
 def _derive(claim: str) -> str:
@@ -102,7 +103,10 @@ def _worker_init(parent: int) -> None:
 
 def _preload(claims: list[str]) -> None:
     """Import, once in the parent, what every worker would otherwise load for itself after the
-    fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache)."""
+    fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache).
+    A first run also calls it in a worker beside the derivations, to fill the caches it reads
+    (numba compiles the kernel, about 11 s on 2 AVX2 cores; matplotlib lists the fonts, 2-3 s), so
+    that the parent only loads them."""
     import matplotlib
     import numpy as np
 
@@ -140,15 +144,19 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         c for c in claims if c not in proofs._CACHE and not cache.is_cached(c)]
     jobs = min(int(jobs), len(claims))
     if min(jobs, len(missing)) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        # a first run: derive in parallel, slowest first; each worker stores its derivations in the
-        # cache, from which they load below (a failing one is not stored: derived again here, it raises)
+        # a first run: derive in parallel, slowest first, after filling the caches that the checks
+        # read (numba's, matplotlib's: the first job, the slowest); each worker stores its derivations
+        # in the cache, from which they load below (a failing one is not stored: derived again here,
+        # it raises)
         order = sorted(missing, key=lambda c: DERIVE_ORDER.index(c) if c in DERIVE_ORDER else -1)
         if bar:
             bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(order)), mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_init, initargs=(os.getpid(),))
         try:
+            caches = pool.submit(_preload, claims)
             list(pool.map(_derive, order))
+            caches.result()
         except BaseException:
             for proc in list((getattr(pool, "_processes", None) or {}).values()):
                 proc.kill()
