@@ -127,6 +127,16 @@ class Assumption:
         return out
 
 
+def _display(latex: str) -> str | None:
+    """A step's LaTeX as the report typesets it: read by the markup's parser (which refuses what it
+    does not know) and written back, normalised; None when it does not parse (the report then shows
+    the relation as code). Part of the stored dict, so a run from the cache does not parse again."""
+    try:
+        return markup.math_to_latex(markup.parse_math(latex, "step"))
+    except markup.MarkupError:
+        return None
+
+
 @dataclass
 class Step:
     """One checked (or explicitly unchecked) relation of a derivation.
@@ -162,10 +172,12 @@ class Step:
         return to_latex(self.relation, macros=macros)
 
     def to_dict(self) -> dict:
+        latex = " ".join(self.latex().split())
         return {
             "name": self.name,
             "relation": str(self.relation),
-            "latex": " ".join(self.latex().split()),
+            "latex": latex,
+            "display": _display(latex),
             "method": self.method,
             "method_summary": self.method_summary,
             "params": {k: _param_text(v) for k, v in self.params.items()},

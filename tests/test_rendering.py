@@ -129,3 +129,18 @@ def test_every_design_choice_shows_its_reason_in_every_view(doc):
                if " ".join(markup.render(v["reason"], "markdown").split()) not in md
                or " ".join(markup.render(v["reason"], "latex").split()) not in tex]
     assert not missing, missing[:10]
+
+
+def test_a_steps_stored_display_is_what_the_report_would_typeset_from_its_latex():
+    """report.md typesets each derivation step from the ``display`` its dict stores (written when
+    the step is derived, loaded from the cache after); it is what the report's own reading of the
+    step's LaTeX gives, for every step of every claim, and a step that does not parse is code."""
+    from verify.outputs.report import _formula_md
+
+    for der in all_derivations():
+        for step in der.to_dict()["steps"]:
+            assert isinstance(step["display"], str), (der.claim, step["name"])
+            unstored = {k: v for k, v in step.items() if k != "display"}
+            assert _formula_md(step) == _formula_md(unstored) == f"$${step['display']}$$", (der.claim, step["name"])
+    broken = {"relation": "x = `y`", "latex": r"x = \unknowncommand{y}", "display": None}
+    assert _formula_md(broken) == _formula_md({k: v for k, v in broken.items() if k != "display"}) == r"`x = \unknowncommand{y}`"

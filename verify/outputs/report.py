@@ -141,15 +141,22 @@ def _design_lines(design: dict) -> list[str]:
     return out
 
 
-def _formula_md(relation: str) -> str:
-    """A derivation step as display mathematics (its LaTeX as SymPy prints it), or as code if it
-    does not parse (a report written by another version)."""
+_NOT_STORED = object()   # a step's dict from before ``display`` was stored: parsed here
+
+
+def _formula_md(step: dict) -> str:
+    """A derivation step as display mathematics (its LaTeX as SymPy prints it, read and written back
+    by the markup when the step was derived: ``display``), or as code if it does not parse."""
     from proofs.markup import MarkupError, math_to_latex, parse_math
 
-    try:
-        return "$$" + math_to_latex(parse_math(relation, "step")) + "$$"
-    except MarkupError:
-        return "`" + relation.replace("`", "'") + "`"
+    relation = step.get("latex") or step["relation"]
+    display = step.get("display", _NOT_STORED)
+    if display is _NOT_STORED:
+        try:
+            display = math_to_latex(parse_math(relation, "step"))
+        except MarkupError:
+            display = None
+    return "$$" + display + "$$" if isinstance(display, str) else "`" + relation.replace("`", "'") + "`"
 
 
 def markdown(doc: dict) -> str:
@@ -238,7 +245,7 @@ def markdown(doc: dict) -> str:
                 status = "" if s["status"] == "checked" else f" **{s['status']}**"
                 out += [f"{k}. `{s['name']}`{status}, checked by {s['method']}"
                         + (f": {_md(s['why'])}" if s.get("why") else ""), "",
-                        "   " + _formula_md(s.get("latex") or s["relation"]), ""]
+                        "   " + _formula_md(s), ""]
             if der.get("comparisons"):
                 out += ["Derived against stated:", ""]
                 out += [f"- {({True: 'holds', False: '**does not hold**', None: 'undecided'})[x['holds']]}: "
