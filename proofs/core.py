@@ -35,6 +35,7 @@ from .errors import DefinitionError
 
 __all__ = [
     "Assumption",
+    "display_latex",
     "Step",
     "Result",
     "Comparison",
@@ -127,7 +128,7 @@ class Assumption:
         return out
 
 
-def _display(latex: str) -> str | None:
+def display_latex(latex: str) -> str | None:
     """A step's LaTeX as the report typesets it: read by the markup's parser (which refuses what it
     does not know) and written back, normalised; None when it does not parse (the report then shows
     the relation as code). Part of the stored dict, so a run from the cache does not parse again."""
@@ -177,7 +178,7 @@ class Step:
             "name": self.name,
             "relation": str(self.relation),
             "latex": latex,
-            "display": _display(latex),
+            "display": display_latex(latex),
             "method": self.method,
             "method_summary": self.method_summary,
             "params": {k: _param_text(v) for k, v in self.params.items()},

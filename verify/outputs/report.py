@@ -147,15 +147,12 @@ _NOT_STORED = object()   # a step's dict from before ``display`` was stored: par
 def _formula_md(step: dict) -> str:
     """A derivation step as display mathematics (its LaTeX as SymPy prints it, read and written back
     by the markup when the step was derived: ``display``), or as code if it does not parse."""
-    from proofs.markup import MarkupError, math_to_latex, parse_math
+    from proofs.core import display_latex
 
     relation = step.get("latex") or step["relation"]
     display = step.get("display", _NOT_STORED)
     if display is _NOT_STORED:
-        try:
-            display = math_to_latex(parse_math(relation, "step"))
-        except MarkupError:
-            display = None
+        display = display_latex(relation)
     return "$$" + display + "$$" if isinstance(display, str) else "`" + relation.replace("`", "'") + "`"
 
 
