@@ -13,8 +13,8 @@ SymPy's own pickles rebuild every expression through its constructor, which re-e
 (an ``Eq`` re-runs its truth test): loading them costs about what deriving does. Here every
 compound SymPy object is stored as its class, its ``args`` and its extra state (slots, instance
 attributes), and rebuilt without evaluation (``Basic.__new__``), exactly as it was. A derivation is written only if it
-reads back identical (its ``to_dict()`` and the ``srepr`` of every step, result and
-comparison). Its ``to_dict()`` is stored beside it and a loaded derivation returns a copy of
+reads back identical: its ``to_dict()``, and the ``srepr`` of every SymPy object that dict prints
+(:func:`_fingerprint`). Its ``to_dict()`` is stored beside it and a loaded derivation returns a copy of
 it (SymPy's printing of every relation costs ~0.4 s a claim). A file that does not load, is
 from another key or claim, or is larger than :data:`MAX_BYTES` is ignored and rewritten.
 
@@ -154,12 +154,29 @@ def _dumps(doc: Any) -> bytes:
     return buf.getvalue()
 
 
-def _fingerprint(der: Any, as_dict: dict | None = None) -> tuple:
-    """What must read back identical: the derivation's dict and every expression's srepr."""
+def _sympy_in(value: Any) -> list:
+    """The SymPy objects in a method parameter (nested in dicts, lists and tuples)."""
+    if isinstance(value, sp.Basic):
+        return [value]
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _sympy_in(k) + _sympy_in(v)]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _sympy_in(v)]
+    return []
+
+
+def _fingerprint(der: Any) -> tuple:
+    """What must read back identical: the ``srepr`` of every SymPy object that ``to_dict()``
+    prints (steps' relations and parameters, results and their arguments, assumptions) and the
+    ``repr`` of every comparison. ``srepr`` spells out each object's classes, arguments and
+    atoms (names, assumptions, a Float's precision), so equal ``srepr`` print alike; it costs a
+    tenth of printing the copy again."""
     exprs = [sp.srepr(s.relation) for s in der.steps]
-    exprs += [sp.srepr(r.expr) for r in der.results.values()]
+    exprs += [sp.srepr(x) for s in der.steps for x in _sympy_in(s.params)]
+    exprs += [sp.srepr(x) for r in der.results.values() for x in (r.expr, *r.args)]
+    exprs += [sp.srepr(a.expr) for a in der.assumptions.values() if a.expr is not None]
     exprs += [repr(c) for c in der.comparisons]
-    return repr(der.to_dict() if as_dict is None else as_dict), tuple(exprs)
+    return tuple(exprs)
 
 
 def _stored_dict(doc: dict) -> dict:
@@ -230,7 +247,7 @@ def store(claim: str, key: str, der: Any) -> bool:
         as_dict = der.to_dict()
         data = _dumps({"format": FORMAT, "key": key, "claim": claim, "derivation": der, "dict": as_dict})
         back = pickle.loads(data)
-        if _fingerprint(back["derivation"]) != _fingerprint(der, as_dict) or back["dict"] != as_dict:
+        if _fingerprint(back["derivation"]) != _fingerprint(der) or back["dict"] != as_dict:
             return False
         path = _path(claim, key)
         _atomic_write(path, data)

@@ -4,12 +4,14 @@ ignored and rewritten, and the bypass switches work."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,62 @@ def test_every_claim_round_trips_unevaluated(tmp_cache, claim):
     """SymPy's own pickles re-evaluate (Sum(1*f) and re-run Eq truth tests); ours must not: a fresh
     build stored and loaded again is the same to its last printed digit."""
     _round_trips(claim, fresh(claim))
+
+
+def _marked_derivation(where: str):
+    """A small derivation with the expression ``x + 7`` in one place only: a step's relation, a
+    step's parameter, a result or an assumption (every other SymPy object differs from it)."""
+    from proofs.core import Derivation
+
+    x = sp.Symbol("x", real=True)
+    marked = sp.Add(x, 7)
+    der = Derivation(claim="C3", title="marked", stated="x")
+    der.assume("domain", "x is real", kind="setting", expr=sp.Gt(marked, 0, evaluate=False) if where == "assumption" else None)
+    if where == "relation":
+        der.step("square", sp.Eq(marked**2, x**2 + 14 * x + 49, evaluate=False), by="expand")
+    else:
+        der.step("square", sp.Eq((x + 1) ** 2, x**2 + 2 * x + 1, evaluate=False), by="expand")
+    if where == "parameter":
+        der.step("root", sp.Eq(x, 3, evaluate=False), by="solve", equation=sp.Eq(marked, 10, evaluate=False))
+    der.result("value", marked if where == "result" else x**2, args=(x,))
+    assert not der.failed
+    return der
+
+
+@pytest.mark.parametrize("where", ["relation", "parameter", "result", "assumption"])
+def test_a_derivation_that_does_not_read_back_identical_is_not_stored(tmp_cache, monkeypatch, where):
+    """A rebuild that changes one expression (``x + 7`` read back as ``x + 8``) wherever the dict
+    prints it: the file is not written (the printed dict itself reads back equal: only the check
+    of the objects sees it). The same derivation read back faithfully is stored."""
+    der = _marked_derivation(where)
+    x = sp.Symbol("x", real=True)
+    changed = []
+
+    def lossy(cls, args, state):
+        obj = cache._rebuild(cls, args, state)
+        if obj == sp.Add(x, 7):
+            changed.append(obj)
+            return sp.Add(x, 8)
+        return obj
+
+    def reading_back(faithful: bool):
+        """The cache's pickle module, its read-back done by an unpickler that rebuilds with
+        ``lossy`` unless ``faithful`` (it writes with the real rebuild)."""
+        class Unpickler(pickle.Unpickler):
+            def find_class(self, module, name):
+                if (module, name) == ("proofs.cache", "_rebuild") and not faithful:
+                    return lossy
+                return super().find_class(module, name)
+        return types.SimpleNamespace(**{**vars(pickle), "loads": lambda data: Unpickler(io.BytesIO(data)).load()})
+
+    monkeypatch.setattr(cache, "pickle", reading_back(faithful=False))
+    assert cache.store("C3", "k" * 64, der) is False and len(changed) == 1
+    assert not tmp_cache.exists() or not list(tmp_cache.iterdir())
+    monkeypatch.setattr(cache, "pickle", reading_back(faithful=True))
+    assert cache.store("C3", "k" * 64, der) is True
+    monkeypatch.setattr(cache, "pickle", pickle)
+    back = cache.load("C3", "k" * 64)
+    assert back is not None and type(back).to_dict(back) == der.to_dict()
 
 
 def test_key_follows_source_bytes_and_sympy_version(tmp_path, monkeypatch):

@@ -15,4 +15,12 @@ MUTANTS = [
       '        h.update(len(data).to_bytes(8, "little") + data)',
       '        h.update(len(data).to_bytes(8, "little"))',
       ('tests/test_derivation_cache.py',)),
+    M('cache-stores-without-readback-check', 'proofs/cache.py',
+      '        if _fingerprint(back["derivation"]) != _fingerprint(der) or back["dict"] != as_dict:',
+      '        if back["dict"] != as_dict:',
+      ('tests/test_derivation_cache.py::test_a_derivation_that_does_not_read_back_identical_is_not_stored',)),
+    M('cache-readback-ignores-parameters', 'proofs/cache.py',
+      '    exprs += [sp.srepr(x) for s in der.steps for x in _sympy_in(s.params)]',
+      '    pass',
+      ('tests/test_derivation_cache.py::test_a_derivation_that_does_not_read_back_identical_is_not_stored',)),
 ]
