@@ -291,22 +291,28 @@ def _derive_and_note(claim: str) -> str:
     import verify.run
 
     Path(os.environ["MHA_NW_TEST_NOTES"], f"{claim}-{os.getpid()}").touch()
-    return verify.run._ORIGINAL_DERIVE(claim)
+    status = verify.run._ORIGINAL_DERIVE(claim)
+    Path(os.environ["MHA_NW_TEST_NOTES"], f"done-{claim}").touch()
+    return status
 
 
 def _preload_and_note(claims: list) -> None:
-    """``verify.run._preload``, noting the process that ran it (for the test below)."""
+    """``verify.run._preload``, noting the process that ran it and how many derivations had ended
+    when it began (for the test below)."""
     import verify.run
 
-    Path(os.environ["MHA_NW_TEST_NOTES"], f"preload-{os.getpid()}").touch()
+    notes = Path(os.environ["MHA_NW_TEST_NOTES"])
+    ended = len(list(notes.glob("done-*")))
+    (notes / f"preload-{os.getpid()}-{ended}").touch()
     return verify.run._ORIGINAL_PRELOAD(claims)
 
 
 def test_a_first_run_derives_in_parallel_in_worker_processes(tmp_path, monkeypatch):
-    """With an empty derivation cache and --jobs 2, the derivations are built by two worker
-    processes (slowest first), stored, and loaded by the run; a worker also fills the caches the
-    checks read (numba's, matplotlib's) while the others derive; a warm run derives nothing and
-    preloads in the parent alone."""
+    """With an empty derivation cache and --jobs 2, the derivations are built by worker processes
+    (slowest first), stored, and loaded by the run; meanwhile the parent fills the caches the checks
+    read (numba's, matplotlib's): its preload begins before any derivation ends (each takes over a
+    second; the preload begins when they are submitted). A warm run derives nothing and preloads
+    once, in the parent."""
     import proofs
     import verify.run
 
@@ -321,16 +327,17 @@ def test_a_first_run_derives_in_parallel_in_worker_processes(tmp_path, monkeypat
     for claim in ("C2", "C3"):
         monkeypatch.delitem(proofs._CACHE, claim, raising=False)
     doc, ders = verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
-    made = sorted(p.name.split("-") for p in notes.iterdir())
-    assert [c for c, _ in made] == ["C2", "C3", "preload", "preload"]
-    derived = {pid for c, pid in made if c != "preload"}
-    preloaded = {pid for c, pid in made if c == "preload"}
-    assert str(os.getpid()) not in derived and len(preloaded) == 2 and str(os.getpid()) in preloaded
+    made = sorted(p.name for p in notes.iterdir())
+    derived = {n.split("-")[1] for n in made if n.startswith(("C2-", "C3-"))}
+    assert sorted(n.split("-")[0] for n in made if n.startswith(("C2-", "C3-"))) == ["C2", "C3"]
+    assert derived and str(os.getpid()) not in derived
+    # beside the derivations, then (everything loaded already) before the checks
+    assert [n for n in made if n.startswith("preload-")] == [f"preload-{os.getpid()}-0", f"preload-{os.getpid()}-2"]
     assert all(d.from_cache for d in ders) and [c["verdict"] for c in doc["claims"]] == ["exact", "exact"]
     for p in notes.iterdir():
         p.unlink()
     verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
-    assert [p.name for p in notes.iterdir()] == [f"preload-{os.getpid()}"]
+    assert [p.name for p in notes.iterdir()] == [f"preload-{os.getpid()}-0"]
 
 
 _EXIT_NOW = """

@@ -120,6 +120,27 @@ def test_kernel_matches_torch_and_numpy(kernel, case):
     assert np.max(np.abs(W.sum(-1) - 1)) <= 16 * EPS
 
 
+def test_each_kernel_is_compiled_for_one_signature_whatever_the_callers_arrays():
+    """Queries that are writable, read-only (a broadcast view), strided or float32 all reach the
+    kernel as one read-only float64 layout: each entry point has one compiled signature, the one the
+    run's preload compiles in a first run (a second would be compiled again in every check's worker),
+    and the caller's arrays keep their flags."""
+    rng = np.random.default_rng(5)
+    k, v = rng.standard_normal((40, 3)), rng.standard_normal((40, 2))
+    base = rng.standard_normal((6, 3))
+    queries = [base, np.broadcast_to(base[0], (4, 3)), rng.standard_normal((3, 12))[:, ::4],
+               base.astype(np.float32)]
+    for q in queries:
+        writable = q.flags.writeable
+        with_backend("numba", nw.nw_weights, q, k.astype(q.dtype))
+        with_backend("numba", nw.nw_estimate, q, k.astype(q.dtype), v.astype(q.dtype))
+        with_backend("numba", nw.nw_estimate, q, k.astype(q.dtype), v.astype(q.dtype), kernel="gaussian",
+                     bandwidth=1.0)
+        assert q.flags.writeable == writable
+    assert len(K.weights_rows.signatures) == 1 and len(K.estimate_rows.signatures) == 1
+    assert not K.weights_rows.signatures[0][0].mutable and not K.estimate_rows.signatures[0][0].mutable
+
+
 @pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
 def test_kernel_float32(kernel):
     """float32 in, float32 out, within one float32 ulp of torch's float64 result on the same

@@ -104,9 +104,8 @@ def _worker_init(parent: int) -> None:
 def _preload(claims: list[str]) -> None:
     """Import, once in the parent, what every worker would otherwise load for itself after the
     fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache).
-    A first run also calls it in a worker beside the derivations, to fill the caches it reads
-    (numba compiles the kernel, about 11 s on 2 AVX2 cores; matplotlib lists the fonts, 2-3 s), so
-    that the parent only loads them."""
+    A first run calls it while the workers derive: it fills the caches it reads then (numba
+    compiles the kernel, 6 to 11 s on 2 cores; matplotlib lists the fonts, 2-3 s)."""
     import matplotlib
     import numpy as np
 
@@ -144,19 +143,20 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         c for c in claims if c not in proofs._CACHE and not cache.is_cached(c)]
     jobs = min(int(jobs), len(claims))
     if min(jobs, len(missing)) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        # a first run: derive in parallel, slowest first, after filling the caches that the checks
-        # read (numba's, matplotlib's: the first job, the slowest); each worker stores its derivations
-        # in the cache, from which they load below (a failing one is not stored: derived again here,
-        # it raises)
+        # a first run: derive in worker processes, slowest first, while this process fills the
+        # caches that the checks read (numba's, matplotlib's) and loads them for the checks' workers;
+        # each worker stores its derivations in the cache, from which they load below (a failing
+        # one is not stored: derived again here, it raises)
         order = sorted(missing, key=lambda c: DERIVE_ORDER.index(c) if c in DERIVE_ORDER else -1)
         if bar:
             bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(order)), mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_init, initargs=(os.getpid(),))
         try:
-            caches = pool.submit(_preload, claims)
-            list(pool.map(_derive, order))
-            caches.result()
+            derived = [pool.submit(_derive, c) for c in order]
+            _preload(claims)     # meanwhile, here: the checks' workers are forked from this process
+            for fut in derived:
+                fut.result()
         except BaseException:
             for proc in list((getattr(pool, "_processes", None) or {}).values()):
                 proc.kill()

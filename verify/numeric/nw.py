@@ -580,7 +580,8 @@ def _kernel_block(P: _Problem, out: np.ndarray, idx: tuple) -> tuple[np.ndarray,
     """The block's queries (G, c, d) in float64 (a copy: contiguous for the kernel) and its
     slice of the result (G, c, width), a view (blocks are contiguous slices, module docstring)."""
     q = P.q[idx]
-    q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64)
+    q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64).view()
+    q.flags.writeable = False   # always read-only (this view only): numba compiles one signature, not two
     o = out[idx].reshape(q.shape[:2] + out.shape[-1:])
     if not np.may_share_memory(o, out):
         raise AssertionError("a block of the result is not a view")
