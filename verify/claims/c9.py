@@ -555,7 +555,6 @@ def _plot_effects(ctx: Context, tr: dict, layer: dict) -> dict[str, str]:
     ax_nw.set_ylabel("change over training (± 1 SE over seeds)")
     ax_nw.legend(fontsize=7, loc="lower left")
     fig.suptitle("C9: diversity of trained heads, initialisation to end (positive controls first)", fontsize=10)
-    fig.tight_layout()
     return {"training_effects": plots.save(fig, path)}
 
 

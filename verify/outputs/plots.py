@@ -65,6 +65,9 @@ def save(fig: Any, path: Path) -> str:
     path = Path(path)
     try:
         fig.tight_layout()
+        # tight_layout leaves a placeholder layout engine, for which savefig draws the figure twice
+        # (once to lay it out, once to render); the margins are set, so one draw gives the same PNG
+        fig.set_layout_engine(None)
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
         data = plotted_data(fig)
