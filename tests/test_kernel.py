@@ -77,6 +77,26 @@ def test_exp_flushes_below_and_propagates_nan():
     assert math.exp(-708.4) < 2.3e-308                   # what the flush drops is below the normal range
 
 
+def test_softmax_exp_is_the_kernels_exp_on_numba_and_numpys_on_numpy():
+    """The training experiments' exp follows the backend: bit for bit the kernel's exp (within 2 ulp
+    of mpmath, above) or numpy's; a new array of the input's shape (also from a strided view),
+    the input unchanged, e^-inf = 0 (a left-out key)."""
+    rng = np.random.default_rng(3)
+    base = rng.uniform(-30.0, 0.0, (3, 4, 5, 7))
+    base[0, 0, 0, 0] = -np.inf
+    for x in (base, base[..., ::2]):
+        kept = x.copy()
+        fast = with_backend("numba", nw.softmax_exp, x)
+        plain = with_backend("numpy", nw.softmax_exp, x)
+        ref = np.empty(x.size)
+        K.exp_array(np.ascontiguousarray(x).reshape(-1), ref)
+        assert np.array_equal(x, kept) and fast.shape == plain.shape == x.shape
+        assert np.array_equal(fast.reshape(-1), ref) and np.array_equal(plain, np.exp(x))
+        assert not np.shares_memory(fast, x) and not np.shares_memory(plain, x)
+    finite = plain > 0
+    assert fast[0, 0, 0, 0] == 0.0 and np.max(np.abs(fast - plain)[finite] / plain[finite]) <= 2 * EXP_ULPS * EPS
+
+
 # --------------------------------------------------------------------------- against torch
 
 

@@ -46,6 +46,7 @@ from verify._validate import seed as valid_seed
 from verify.experiments.forms import diagnostics, haar_baselines
 from verify.experiments.training import adam_step, convergence, effect, learning_rate
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, make_dgp
+from verify.numeric.nw import softmax_exp
 
 __all__ = ["PARAMS", "ICLSetting", "ICLTrace", "init_params", "forward", "loss_and_grad", "contexts", "train_icl",
            "c9_icl", "icl_settings", "icl_summary", "icl_baselines", "ICL_SIZES", "ICL_TARGETS", "MAX_ICL_WORK"]
@@ -108,7 +109,7 @@ def _forward(P: dict[str, np.ndarray], Z: np.ndarray) -> dict[str, np.ndarray]:
         w += q[..., j, None] * K[:, :, :, j]
     w *= 1.0 / math.sqrt(k)
     w -= w.max(axis=-1, keepdims=True)                                   # ... then softmax over the tokens
-    np.exp(w, out=w)
+    w = softmax_exp(w)
     w /= w.sum(axis=-1, keepdims=True)                                   # (B, C, H, T)
     o = np.stack([np.sum(w * V[:, :, :, j], axis=-1) for j in range(v)], axis=-1)   # Σ_t w_t v_t (B, C, H, v)
     out = zq + o.reshape(B, C, H * v) @ P["WO"].reshape(B, H * v, p)

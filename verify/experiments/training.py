@@ -50,6 +50,7 @@ from verify.experiments.forms import form_diversity
 from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, haar_frame, make_dgp
 from verify.numeric.diversity import hdi_bound
+from verify.numeric.nw import softmax_exp
 
 __all__ = [
     "c9_training",
@@ -100,7 +101,7 @@ def forward(WQ: np.ndarray, WK: np.ndarray, alpha: np.ndarray, Xq: np.ndarray, X
     d_k = WQ.shape[-1]
     Q = Xq[..., None, :, :] @ WQ                      # (..., H, m, d_k)
     K = Xk[..., None, :, :] @ WK                      # (..., H, n, d_k)
-    w = Q @ np.swapaxes(K, -1, -2)                    # scores s, then softmax in place: (..., H, m, n)
+    w = Q @ np.swapaxes(K, -1, -2)                    # scores s, then their softmax: (..., H, m, n)
     w *= 1.0 / math.sqrt(d_k)
     if exclude_self:
         m, n = w.shape[-2:]
@@ -109,7 +110,7 @@ def forward(WQ: np.ndarray, WK: np.ndarray, alpha: np.ndarray, Xq: np.ndarray, X
         idx = np.arange(n)
         w[..., idx, idx] = -np.inf
     w -= w.max(axis=-1, keepdims=True)
-    np.exp(w, out=w)
+    w = softmax_exp(w)
     w /= w.sum(axis=-1, keepdims=True)
     heads = (w @ yk[..., None, :, None])[..., 0]       # (..., H, m)
     f = np.einsum("...h,...hm->...m", alpha, heads)

@@ -122,6 +122,7 @@ __all__ = [
     "KERNEL_BLOCK_SCORES",
     "get_backend",
     "set_backend",
+    "softmax_exp",
 ]
 
 KERNELS = ("softmax", "gaussian")
@@ -525,6 +526,20 @@ def _kernel() -> Any:
             return None
         _kernel_module = module
     return _kernel_module
+
+
+def softmax_exp(a: np.ndarray) -> np.ndarray:
+    """``e^a``, a new array, for the softmax of the training experiments: the compiled kernel's
+    ``exp`` where that backend runs (within 2 ulp of numpy's, like every result of the kernel;
+    about 3x faster where numpy's float64 exp is not vectorised, no AVX-512), numpy's otherwise.
+    A new array, not in place: the kernel's loop is vectorised only when input and output differ."""
+    K = _kernel()
+    if K is None or a.dtype != np.float64:
+        return np.exp(a)
+    src = np.ascontiguousarray(a)
+    out = np.empty_like(src)
+    K.exp_array(src.reshape(-1), out.reshape(-1))
+    return out
 
 
 #: Calls that the kernel handed back to the numpy path (a score or sum beyond the float range):
