@@ -138,18 +138,17 @@ def loss_and_grad(WQ: np.ndarray, WK: np.ndarray, alpha: np.ndarray, X: np.ndarr
     g_alpha = np.einsum("...j,...hj->...h", g, fw["heads"])
     g_heads = g[..., None, :] * alpha[..., :, None]                   # ∂L/∂f̂_h(x_j), (..., H, m)
     # G_ji = γ_j w_ji (y_i − f̂_j) (γ = g_heads, i over keys) is never formed: with W = (w_ji),
-    # G K = γ ∘ (W (y ∘ K) − f̂ ∘ (W K))  and  Gᵀ Q = y ∘ (Wᵀ (γ ∘ Q)) − Wᵀ (γ f̂ ∘ Q).
+    # G K = γ ∘ ((W ∘ y) K − f̂ ∘ (W K))  and  (Gᵀ Q)ᵀ = (γ ∘ Q)ᵀ W ∘ y − (γ f̂ ∘ Q)ᵀ W
+    # (the second transposed, so that its elementwise work runs along the n keys, not d_k).
     w, heads, Q, K = fw["w"], fw["heads"], fw["Q"], fw["K"]
     k = Q.shape[-1]
-    yK = y[..., None, :, None] * K
-    WK_ = w @ np.concatenate([yK, K], axis=-1)
-    GK = g_heads[..., None] * (WK_[..., :k] - heads[..., None] * WK_[..., k:])
+    GK = g_heads[..., None] * ((w * y[..., None, None, :]) @ K - heads[..., None] * (w @ K))
     gQ = g_heads[..., None] * Q
-    WtQ = np.swapaxes(w, -1, -2) @ np.concatenate([gQ, heads[..., None] * gQ], axis=-1)
-    GtQ = y[..., None, :, None] * WtQ[..., :k] - WtQ[..., k:]
+    QtW = np.swapaxes(np.concatenate([gQ, heads[..., None] * gQ], axis=-1), -1, -2) @ w    # (..., H, 2 d_k, n)
+    GtQt = QtW[..., :k, :] * y[..., None, None, :] - QtW[..., k:, :]                       # (Gᵀ Q)ᵀ, (..., H, d_k, n)
     c = 1.0 / math.sqrt(k)
     g_WQ = c * (np.swapaxes(Xq, -1, -2)[..., None, :, :] @ GK)       # Xqᵀ G K / sqrt(d_k)
-    g_WK = c * (np.swapaxes(X, -1, -2)[..., None, :, :] @ GtQ)       # Xkᵀ Gᵀ Q / sqrt(d_k)
+    g_WK = c * np.swapaxes(GtQt @ X[..., None, :, :], -1, -2)       # Xkᵀ Gᵀ Q / sqrt(d_k)
     return loss, {"WQ": g_WQ, "WK": g_WK, "alpha": g_alpha}
 
 
