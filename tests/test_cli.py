@@ -135,13 +135,12 @@ def test_same_seed_comparison_tolerates_rounding_only(a, b, same):
 
 
 def test_other_seed_other_numbers(cli_runs, tmp_path_factory):
-    """Seed 8 gives other numbers than seed 0 (the seed reaches the experiments): C3's and C5's
-    checks, each run with both seeds; the same claims with seed 0 again give the same numbers."""
+    """Seed 8 gives other numbers than seed 0 (the seed reaches the experiments), claim by claim on
+    C3 and C5 (with seed 0 the same numbers in every process: test_same_seed_same_numbers)."""
     claims = ("C3", "C5")
     seed0 = [c for c in cli_runs[0][1]["claims"] if c["id"] in claims]
-    again = _cli_quick_run(tmp_path_factory, 0, *claims)[1]["claims"]
     other = _cli_quick_run(tmp_path_factory, 8, *claims)[1]["claims"]
-    assert _differences(_strip_timing(again), _strip_timing(seed0)) == []
+    assert [c["id"] for c in other] == list(claims)
     for a, b in zip(seed0, other):
         assert _strip_timing(a["evidence"]) != _strip_timing(b["evidence"]), a["id"]
 
