@@ -82,7 +82,7 @@ def die_with_parent(parent: int) -> None:
 
 #: The derivations, slowest first (seconds measured on a first run, two at a time on 2 AVX2 cores:
 #: C8 12.7, C6 9.4, C7 5.7, C9 2.9, C4 2.7, C3 2.7, C2 2.7, C1 2.4; C5, which C7 derives, 0): a pool
-#: that takes them in this order, after the caches' first fill (:func:`_preload`, 8.6), finishes soonest.
+#: that takes them in this order finishes soonest (the parent fills the caches meanwhile, :func:`_preload`).
 DERIVE_ORDER = ("C8", "C6", "C7", "C9", "C4", "C3", "C2", "C1", "C5")
 
 
