@@ -386,3 +386,32 @@ def test_the_command_line_exits_with_its_status_after_atexit_and_a_flush(tmp_pat
     bad = subprocess.run([sys.executable, "-m", "verify", "--only", "C0"], cwd=ROOT, capture_output=True, text=True,
                          env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == ""
+
+
+_BLAS_AT_NUMPY = """
+import os, sys
+
+class Spy:   # records the BLAS settings at the moment numpy is first imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            print(",".join(os.environ.get(v, "unset") for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                                 "MKL_NUM_THREADS")))
+            sys.meta_path.remove(self)
+        return None
+
+sys.meta_path.insert(0, Spy())
+import verify.cli
+"""
+
+
+@pytest.mark.parametrize("user, seen", [({}, "1,1,1"), ({"OPENBLAS_NUM_THREADS": "2"}, "2,1,1")],
+                         ids=["unset-gives-one-thread", "the-users-setting-wins"])
+def test_the_command_line_sets_one_blas_thread_before_numpy_loads(user, seen):
+    """numpy reads the BLAS thread counts once, when it is first imported: the command line's
+    module sets them before its own imports load numpy (else two workers run two BLAS threads
+    each on two cores), and leaves a count the user set."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                           "MKL_NUM_THREADS")}
+    env.update(user, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _BLAS_AT_NUMPY], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert (proc.returncode, proc.stdout.strip()) == (0, seen), proc.stderr
