@@ -419,6 +419,36 @@ def test_ctrl_c_during_a_parallel_run_exits_130_with_one_line_and_no_worker(tmp_
     assert not [w for w in workers if _alive(w)]
 
 
+def _init_after_a_ctrl_c(parent: int) -> None:
+    """``verify.run._worker_init``, after a Ctrl-C that reaches the worker before it (for the test below)."""
+    import verify.run
+
+    os.kill(os.getpid(), signal.SIGINT)
+    verify.run._ORIGINAL_INIT(parent)
+
+
+@pytest.mark.parametrize("pool", ["checks", "first-run-derivations"])
+def test_a_ctrl_c_between_a_workers_fork_and_its_init_is_ignored_there(pool, tmp_path, monkeypatch, capfd):
+    """A Ctrl-C reaches the whole process group, also a worker just forked, before its initializer
+    ignores SIGINT: the worker must not raise KeyboardInterrupt there (a traceback on the terminal, a
+    broken pool) but go on; the parent alone handles a Ctrl-C. The worker here signals itself at that
+    moment, so the race is hit every time."""
+    import verify.run
+
+    monkeypatch.setattr(verify.run, "_ORIGINAL_INIT", verify.run._worker_init, raising=False)
+    monkeypatch.setattr(verify.run, "_worker_init", _init_after_a_ctrl_c)
+    if pool == "first-run-derivations":
+        monkeypatch.setenv("MHA_NW_CACHE_DIR", str(tmp_path / "cache"))
+        for claim in ("C2", "C3"):
+            monkeypatch.delitem(proofs._CACHE, claim, raising=False)
+    doc, ders = verify.run.run_report(["C2", "C3"], seed=0, quick=True, out=None, progress=False, jobs=2)
+    assert [c["verdict"] for c in doc["claims"]] == ["exact", "exact"] and not doc["crashed"]
+    if pool == "first-run-derivations":
+        assert all(d.from_cache for d in ders)       # derived by the pool's workers, then loaded from the cache
+    assert "Traceback" not in capfd.readouterr().err
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])   # the parent takes a Ctrl-C again
+
+
 def test_an_interrupted_main_run_exits_130_with_one_line_and_leaves_the_previous_run(tmp_path, monkeypatch, capsys):
     import verify.run
 

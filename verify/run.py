@@ -13,6 +13,7 @@ the parent, interrupted, kills them before it exits.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -93,8 +94,27 @@ def _derive(claim: str) -> str:
     return "failed" if derivation(claim).failed else "checked"
 
 
+@contextlib.contextmanager
+def _forking_with_sigint_blocked():
+    """Block SIGINT in this thread while a pool forks its workers (a fork-context pool forks them all
+    in its first ``submit``): a worker starts with SIGINT blocked, so a Ctrl-C that arrives before its
+    :func:`_worker_init` ignores SIGINT stays pending and is then discarded, instead of raising
+    KeyboardInterrupt in the worker (a traceback on the terminal, a broken pool); here, a pending
+    Ctrl-C is delivered when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):     # no fork where there is no pthread_sigmask
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the parent handles a Ctrl-C and ends the workers
+    if hasattr(signal, "pthread_sigmask"):           # blocked since the fork: a pending one is discarded
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     die_with_parent(parent)
     from verify.numeric import nw
 
@@ -153,7 +173,8 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(order)), mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_init, initargs=(os.getpid(),))
         try:
-            derived = [pool.submit(_derive, c) for c in order]
+            with _forking_with_sigint_blocked():
+                derived = [pool.submit(_derive, c) for c in order]
             _preload(claims)     # meanwhile, here: the checks' workers are forked from this process
             for fut in derived:
                 fut.result()
@@ -185,7 +206,8 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_init, initargs=(os.getpid(),))
         try:
-            pending = {pool.submit(_check, c, ctx_kwargs) for c in order}
+            with _forking_with_sigint_blocked():
+                pending = {pool.submit(_check, c, ctx_kwargs) for c in order}
             if bar:
                 bar.show(f"checking {len(claims)} claims in {jobs} processes")
             while pending:
