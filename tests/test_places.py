@@ -287,7 +287,9 @@ def _status(pid: int) -> int:
 RENAME_DELAY_S = 0.003
 
 
-def _publish_many(target: Path, n: int, mode: str) -> None:
+def _publish_many(target: Path, n: int, mode: str, go: int, times: Path) -> None:
+    """Publish ``n`` runs into ``target`` once the parent says go (all publishers start together),
+    recording when each call to publish_folder began and ended in ``times``."""
     if mode == "renames":
         io._exchange = lambda a, b: False           # the two-rename fallback (no renameat2)
     real_replace = os.replace
@@ -297,10 +299,20 @@ def _publish_many(target: Path, n: int, mode: str) -> None:
         time.sleep(RENAME_DELAY_S)
 
     os.replace = slow_replace                       # this forked child's own os module
+    os.read(go, 1)
+    spans = []
     for i in range(n):
         stage = io.staging_folder("--out", target)
         (stage / "report.json").write_text(str(i))
+        began = time.monotonic()
         io.publish_folder(stage, target)
+        spans.append((began, time.monotonic()))
+    times.write_text(json.dumps(spans))
+
+
+def _overlaps(a: list, b: list) -> int:
+    """How many of ``a``'s spans overlap one of ``b``'s."""
+    return sum(any(s < e2 and s2 < e for s2, e2 in b) for s, e in a)
 
 
 #: Publishes per process: enough for two processes to overlap many times (each takes ~10 ms).
@@ -324,15 +336,22 @@ def test_two_publishers_into_one_folder_take_turns(tmp_path):
                 if not target.is_dir():
                     absent[mode] += 1
 
-    pids = [_forked(_publish_many, target, PUBLISHES, mode) for mode, target in targets.items() for _ in range(2)]
+    go_r, go_w = os.pipe()
+    times = {(mode, i): tmp_path / f"{mode}-{i}.json" for mode in targets for i in range(2)}
+    pids = [_forked(_publish_many, targets[mode], PUBLISHES, mode, go_r, path) for (mode, i), path in times.items()]
     watcher = threading.Thread(target=reader)
     watcher.start()
     try:
+        os.write(go_w, b"g" * len(pids))            # every publisher forked and waiting: all start at once
         codes = [_status(pid) for pid in pids]
     finally:
         stop.set()
         watcher.join()
+        os.close(go_r)
+        os.close(go_w)
     assert codes == [0, 0, 0, 0]
+    for mode in targets:                            # the race was run: the two were in publish_folder together
+        assert _overlaps(*(json.loads(times[mode, i].read_text()) for i in range(2))) > 0, mode
     for target in targets.values():
         assert io.is_run_folder(target) and sorted(p.name for p in target.parent.iterdir()) == ["out"]
     assert absent["exchange"] == 0            # readers always see the old run or the new one
@@ -428,13 +447,17 @@ def _init_after_a_ctrl_c(parent: int) -> None:
 
 
 @pytest.mark.parametrize("pool", ["checks", "first-run-derivations"])
-def test_a_ctrl_c_between_a_workers_fork_and_its_init_is_ignored_there(pool, tmp_path, monkeypatch, capfd):
+def test_a_ctrl_c_between_a_workers_fork_and_its_init_is_ignored_there(pool, tmp_path, monkeypatch, capfd, request):
     """A Ctrl-C reaches the whole process group, also a worker just forked, before its initializer
     ignores SIGINT: the worker must not raise KeyboardInterrupt there (a traceback on the terminal, a
     broken pool) but go on; the parent alone handles a Ctrl-C. The worker here signals itself at that
     moment, so the race is hit every time."""
     import verify.run
 
+    # Python's own Ctrl-C handler, as in a terminal (a shell starts background jobs with SIGINT
+    # ignored, and Python keeps that: a worker would then ignore the Ctrl-C whatever run.py does)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     monkeypatch.setattr(verify.run, "_ORIGINAL_INIT", verify.run._worker_init, raising=False)
     monkeypatch.setattr(verify.run, "_worker_init", _init_after_a_ctrl_c)
     if pool == "first-run-derivations":
