@@ -360,6 +360,17 @@ def test_two_publishers_into_one_folder_take_turns(tmp_path):
 # --------------------------------------------------------------------------- 4. signals
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_in_a_terminal():
+    """Python's own SIGINT handler in every test here, however pytest was started: a shell starts a
+    background job with SIGINT ignored and Python keeps that, as do the processes it forks and starts,
+    so a Ctrl-C that a test sends would reach nothing and the tests below would pass or fail for that
+    reason alone. (A process started from here gets the default action, and Python's handler.)"""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for d in Path("/proc").iterdir():
@@ -447,17 +458,13 @@ def _init_after_a_ctrl_c(parent: int) -> None:
 
 
 @pytest.mark.parametrize("pool", ["checks", "first-run-derivations"])
-def test_a_ctrl_c_between_a_workers_fork_and_its_init_is_ignored_there(pool, tmp_path, monkeypatch, capfd, request):
+def test_a_ctrl_c_between_a_workers_fork_and_its_init_is_ignored_there(pool, tmp_path, monkeypatch, capfd):
     """A Ctrl-C reaches the whole process group, also a worker just forked, before its initializer
     ignores SIGINT: the worker must not raise KeyboardInterrupt there (a traceback on the terminal, a
     broken pool) but go on; the parent alone handles a Ctrl-C. The worker here signals itself at that
     moment, so the race is hit every time."""
     import verify.run
 
-    # Python's own Ctrl-C handler, as in a terminal (a shell starts background jobs with SIGINT
-    # ignored, and Python keeps that: a worker would then ignore the Ctrl-C whatever run.py does)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     monkeypatch.setattr(verify.run, "_ORIGINAL_INIT", verify.run._worker_init, raising=False)
     monkeypatch.setattr(verify.run, "_worker_init", _init_after_a_ctrl_c)
     if pool == "first-run-derivations":

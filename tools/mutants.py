@@ -9,10 +9,12 @@ and the tests that must catch it.
 The mutants are listed in ``tools/mutant_lists/`` (one file per claim or area).
 
 The run copies the working tree to a temporary folder once, applies one mutant at a time there
-(the edit must match exactly once), runs its tests with ``pytest -x`` and restores the file. A
-mutant is *killed* when a test fails. The summary prints killed / total and every survivor; a
-survivor that is equivalent (no behaviour changes) is listed in EQUIVALENT with the reason. Not part
-of CI's default run: it is a check of the tests, run by hand after changing them.
+(the edit must match exactly once), runs its tests with ``pytest -x`` and restores the file. The
+tests run once without any mutant first, and must pass. A mutant is *killed* when a test fails
+(pytest's exit status 1; an error, such as a file that no longer imports, is not a kill). The
+summary prints killed / total and every survivor; a survivor that is equivalent (no behaviour
+changes) is listed in EQUIVALENT with the reason. Not part of CI's default run: it is a check of
+the tests, run by hand after changing them.
 """
 
 from __future__ import annotations
@@ -70,26 +72,49 @@ EQUIVALENT: dict[str, str] = {
 }
 
 
-def _copy_tree(dest: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+def _copy_tree(dest: Path, root: Path = ROOT) -> None:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root, capture_output=True,
                            text=True, check=True).stdout.split("\n")
     for rel in filter(None, files):
-        src = ROOT / rel
+        src = root / rel
         if src.is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
 
 
-def run(mutants: list[Mutant], python: str) -> int:
+#: pytest's exit status when tests ran and one failed; any other (2 interrupted, 3 internal error,
+#: 4 usage error, 5 nothing collected) says nothing of the mutant and is not a kill.
+TESTS_FAILED = 1
+
+
+def _pytest(python: str, tests: list[str], work: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o",
+                           "addopts=-p verify.pytest_plugin", *tests], cwd=work, env=env,
+                          capture_output=True, text=True)
+
+
+def run(mutants: list[Mutant], python: str, root: Path = ROOT) -> int:
+    """Apply each mutant in a copy of ``root`` and run its tests; 0 when every mutant is killed or
+    listed in EQUIVALENT. The tests run once without any mutant first: a test that fails there (the
+    machine, the way pytest was started) would kill every mutant for no reason, so the run stops."""
     work = Path(tempfile.mkdtemp(prefix="mha-nw-mutants-"))
     try:
-        _copy_tree(work)
+        _copy_tree(work, root)
         # one derivation cache for every mutant: it is keyed by the source of proofs/, so a mutant of
         # a derivation misses it and derives afresh; each mutant's pytest computes its own quick runs
         cache = work / ".mutants-cache"
         cache.mkdir()
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("MHA_NW_")}, "PYTHONPATH": str(work),
                "OPENBLAS_NUM_THREADS": "1", "MHA_NW_TEST_RUN_CACHE": str(cache), "MHA_NW_CACHE_DIR": str(cache)}
+        tests = sorted({t for m in mutants for t in m.tests})
+        if tests:
+            t0 = time.perf_counter()
+            base = _pytest(python, tests, work, env)
+            if base.returncode != 0:
+                print(f"error: the mutants' {len(tests)} tests fail without any mutant (pytest exit {base.returncode}), "
+                      f"so a failure would say nothing of a mutant:\n{base.stdout[-3000:]}{base.stderr[-2000:]}")
+                return 2
+            print(f"the mutants' {len(tests)} tests pass without any mutant ({time.perf_counter() - t0:.0f} s)\n")
         killed, survivors = 0, []
         print(f"{'mutant':<34} {'file':<28} {'result':<9} seconds")
         for m in mutants:
@@ -102,21 +127,25 @@ def run(mutants: list[Mutant], python: str) -> int:
             path.write_text(text.replace(m.old, m.new))
             t0 = time.perf_counter()
             try:
-                proc = subprocess.run([python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o",
-                                       "addopts=-p verify.pytest_plugin", *m.tests], cwd=work, env=env,
-                                      capture_output=True, text=True)
+                proc = _pytest(python, list(m.tests), work, env)
             finally:
                 path.write_text(text)
             dt = time.perf_counter() - t0
-            ok = proc.returncode != 0
-            killed += ok
-            if not ok:
+            if proc.returncode == TESTS_FAILED:
+                killed += 1
+                result = "killed"
+            elif proc.returncode == 0:
                 survivors.append((m, EQUIVALENT.get(m.name, "SURVIVED: a missing test")))
-            print(f"{m.name:<34} {m.file:<28} {'killed' if ok else 'SURVIVED':<9} {dt:.0f}")
+                result = "SURVIVED"
+            else:
+                survivors.append((m, f"ERROR: pytest exit {proc.returncode}, no test failed: "
+                                     f"{(proc.stdout + proc.stderr).strip().splitlines()[-1:]}"))
+                result = "ERROR"
+            print(f"{m.name:<34} {m.file:<28} {result:<9} {dt:.0f}")
         print(f"\nkilled {killed} / {len(mutants)}")
         for m, why in survivors:
             print(f"  {m.name}: {why}")
-        return 0 if all(m.name in EQUIVALENT for m, _ in survivors) else 1
+        return 0 if all(m.name in EQUIVALENT and why == EQUIVALENT[m.name] for m, why in survivors) else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

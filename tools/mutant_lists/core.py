@@ -251,4 +251,13 @@ MUTANTS += [
       'if not (os.path.isdir(root) and not os.path.islink(root) and st.st_uid == uid and st.st_mode & 0o077 == 0):',
       'if not os.path.isdir(root):',
       (P + 'test_a_home_that_is_a_file_and_a_hijacked_temporary_name_are_not_used',)),
+    # the mutation run's own rule (tools/mutants.py)
+    M('mutants-error-counts-as-kill', 'tools/mutants.py',
+      '            if proc.returncode == TESTS_FAILED:',
+      '            if proc.returncode != 0:',
+      ('tests/test_mutation_tool.py::test_caught_missed_and_broken_mutants',)),
+    M('mutants-no-baseline', 'tools/mutants.py',
+      '            if base.returncode != 0:',
+      '            if False:',
+      ('tests/test_mutation_tool.py::test_tests_failing_without_a_mutant_stop_the_run',)),
 ]

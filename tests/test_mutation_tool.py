@@ -1,0 +1,57 @@
+"""tools/mutants.py decides 'killed' only from a test that fails because of the mutant: on a tiny
+repository of its own (one function, its test), a mutant the test catches is killed, one it misses
+survives, one that breaks the import is an error, and tests that fail without any mutant stop the
+run before a mutant counts."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Each test runs pytest a few times in a subprocess (about 8 s in all): the slow tier, beside the
+#: mutation run it checks.
+pytestmark = pytest.mark.slow
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+
+
+@pytest.fixture(scope="module")
+def mutants():
+    spec = importlib.util.spec_from_file_location("mutants_tool", TOOLS / "mutants.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _repo(root: Path, test_body: str) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "lib.py").write_text("def double(x):\n    return 2 * x\n")
+    (root / "tests" / "test_lib.py").write_text(f"from lib import double\n\n\ndef test_double():\n    {test_body}\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def _mutant(mutants, name: str, new: str):
+    return mutants.Mutant(name, "lib.py", "return 2 * x", new, ("tests/test_lib.py",))
+
+
+def test_caught_missed_and_broken_mutants(mutants, tmp_path, capsys):
+    root = _repo(tmp_path / "repo", "assert double(2) == 4")
+    code = mutants.run([_mutant(mutants, "caught", "return 3 * x"),
+                        _mutant(mutants, "missed", "return x + x"),
+                        _mutant(mutants, "broken", "return 2 * x)")], sys.executable, root)
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[2] for line in out.splitlines() if line.split()[:1] in (["caught"], ["missed"], ["broken"])}
+    assert rows == {"caught": "killed", "missed": "SURVIVED", "broken": "ERROR"}
+    assert "killed 1 / 3" in out and code == 1
+
+
+def test_tests_failing_without_a_mutant_stop_the_run(mutants, tmp_path, capsys):
+    root = _repo(tmp_path / "repo", "assert double(2) == 5")
+    code = mutants.run([_mutant(mutants, "caught", "return 3 * x")], sys.executable, root)
+    out = capsys.readouterr().out
+    assert code == 2 and "fail without any mutant" in out and "killed" not in out
