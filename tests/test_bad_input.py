@@ -33,6 +33,7 @@ from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
 from verify.claims import c1, c8
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
+from verify.judgment.counterexamples import replayer_for
 from verify.experiments import allocate as al
 from verify.experiments.checkpoint import (
     SafetensorsFile,
@@ -293,6 +294,12 @@ DROP = object()
 def rp(which: str, /, **change: Any) -> Callable[[], Any]:
     """``python -m verify replay`` on BASES[which] with ``change`` (see _cx)."""
     return _cli(["replay", "{d}/cx.json"], {"cx.json": _cx(which, **change)})
+
+
+def api_rp(which: str, /, **change: Any) -> Callable[[], Any]:
+    """The registered replayer of ``which`` called directly (``replayer_for``, a public entry that
+    does not pass through ``verify.replay``'s checks) on BASES[which]'s params with ``change``."""
+    return lambda: replayer_for(which)(_cx(which, **change)["params"])
 
 
 def rp_doc(doc: Any) -> Callable[[], Any]:
@@ -996,6 +1003,14 @@ CASES = [
     pytest.param(rp("c6.orthogonality-infeasible", d_k=3), ("params.d_k", "3", "d_k <= d = 2"), id="cli-replay-c6-dk-above-d"),
     pytest.param(rp("c6.orthogonality-infeasible", d=10**4), ("params.d", "at most 16", "10000"), id="cli-replay-c6-d-too-large"),
     pytest.param(rp("c6.orthogonality-infeasible", d=DROP), ("params", "without 'd'"), id="cli-replay-c6-no-d"),
+    # --- every replayer with a seed checks it itself when called directly
+    *(pytest.param(api_rp(kind, seed=bad), ("params.seed", shown), id=f"api-replay-{kind}-seed-{name}")
+      for kind in sorted(k for k, (_, p) in BASES.items() if "seed" in p)
+      for name, bad, shown in (("fraction", 1.5, "1.5"), ("string", "abc", "'abc'"), ("negative", -1, "-1"))),
+    *(pytest.param((lambda kind=kind, bad=bad: replayer_for(kind)({"size": "quick", "seed": bad})), ("params.seed", shown),
+                   id=f"api-replay-{kind}-seed-{name}")
+      for kind in ("c5.nw-heads-torus", "c6.shared-signal-torus", "c7.empirical-growth-torus")
+      for name, bad, shown in (("fraction", 1.5, "1.5"), ("string", "abc", "'abc'"), ("negative", -1, "-1"))),
     pytest.param(rp("c6.shared-signal", configs=["orthogonal, one on the signal", "mine"]), ("params.configs[1]", "'mine'"),
                  id="cli-replay-c6-config-unknown"),
     pytest.param(rp("c6.shared-signal", configs=_SIGNAL + _SIGNAL[:1]), ("params.configs", "two head configurations"),

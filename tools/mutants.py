@@ -65,11 +65,7 @@ def changed_files(ref: str) -> set[str]:
 
 
 #: Survivors that change no behaviour, with the reason (checked by hand).
-EQUIVALENT: dict[str, str] = {
-    "replay-c6-seed-truncated": "verify/replay.py checks every seed parameter (SEED_PARAMS) before a claim's "
-                                "replayer runs, and the replayers are private: the local check is never reached "
-                                "with a bad seed",
-}
+EQUIVALENT: dict[str, str] = {}
 
 
 def _copy_tree(dest: Path, root: Path = ROOT) -> None:

@@ -209,4 +209,8 @@ MUTANTS += [
       '            color, marker = next(styles)\n',
       '            color, marker = _LINE_STYLES[0]\n',
       (T + '::test_plots_put_every_line_apart_and_legends_outside',)),
+    M('replay-c5-torus-seed-truncated', C,
+      'reg = c5_regime(size, valid_seed("params.seed", params["seed"]))',
+      'reg = c5_regime(size, int(params["seed"]))',
+      (ROWS + '[api-replay-c5.nw-heads-torus-seed-fraction]',)),
 ]

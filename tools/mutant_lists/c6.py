@@ -18,7 +18,11 @@ MUTANTS = [
     M('replay-c6-seed-truncated', C,
       'seed = valid_seed("params.seed", params["seed"])\n    starts',
       'seed = int(params["seed"])\n    starts',
-      (ROWS + '[cli-replay-c6-seed-fraction]', ROWS + '[cli-replay-c6-seed-string]')),
+      (ROWS + '[api-replay-c6.orthogonality-infeasible-seed-fraction]',)),
+    M('replay-c6-torus-seed-truncated', C,
+      'reg = c6_regime(size, valid_seed("params.seed", params["seed"]))',
+      'reg = c6_regime(size, int(params["seed"]))',
+      (ROWS + '[api-replay-c6.shared-signal-torus-seed-fraction]',)),
     # -- judges, one per threshold and connective
     M('c6-lowers-tolerance', C,
       'return bool(increase < -MOVE_TOL)',
