@@ -33,13 +33,13 @@ from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
 from verify.claims import c1, c8
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
-from verify.judgment.counterexamples import replayer_for
 from verify.experiments import allocate as al
 from verify.experiments.checkpoint import (
     SafetensorsFile,
     analyze_checkpoint,
     open_checkpoint,
 )
+from verify.judgment.counterexamples import replayer_for
 from verify.numeric import nw
 from verify.numeric.attention import MultiHeadNW, from_torch
 from verify.numeric.dgp import DGP, head_projections, make_dgp
