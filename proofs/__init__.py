@@ -8,26 +8,19 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
 import time
 from types import ModuleType
 
-from . import (
-    c1_softmax_nw,
-    c2_ensemble,
-    c3_decomposition,
-    c4_hdi,
-    c5_hdi_mse,
-    c6_orthogonality,
-    c7_scaling,
-    c8_weighting,
-    c9_training,
-    cache,
-)
+from . import cache
 from .core import Assumption, Comparison, Derivation, DerivationError, Result, Step
 
 __all__ = [
     "DERIVATIONS",
     "CLAIM_IDS",
+    "claim_number",
     "derivation",
     "all_derivations",
     "Derivation",
@@ -38,19 +31,36 @@ __all__ = [
     "Comparison",
 ]
 
+#: A derivation module's name: ``c<number>_<words>.py`` in this folder (``c5_hdi_mse``).
+MODULE_NAME = re.compile(r"c(\d+)_\w+")
+#: A claim id: ``C`` and its number.
+CLAIM_ID = re.compile(r"C(\d+)")
+
+
+def claim_number(claim: str) -> int:
+    """The number of a claim id (``"C10"`` -> 10): claims are ordered by it."""
+    m = CLAIM_ID.fullmatch(claim)
+    if m is None:
+        raise KeyError(f"not a claim id: {claim!r}")
+    return int(m.group(1))
+
+
+def _discover() -> dict[str, ModuleType]:
+    """Every derivation module of this folder, by claim id in claim order: the one list of claims
+    (``verify.claims`` pairs each with its check)."""
+    found: dict[str, ModuleType] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if MODULE_NAME.fullmatch(info.name):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            claim = getattr(module, "CLAIM", None)
+            if not isinstance(claim, str) or claim_number(claim) != int(MODULE_NAME.fullmatch(info.name).group(1)):
+                raise ImportError(f"proofs.{info.name}: its CLAIM must be C<number of the module name>, got {claim!r}")
+            found[claim] = module
+    return dict(sorted(found.items(), key=lambda kv: claim_number(kv[0])))
+
+
 #: The claims, in order: id -> the module that builds its derivation (``build() -> Derivation``).
-#: The one list of claim ids; ``verify.claims`` pairs each with its check.
-DERIVATIONS: dict[str, ModuleType] = {
-    "C1": c1_softmax_nw,
-    "C2": c2_ensemble,
-    "C3": c3_decomposition,
-    "C4": c4_hdi,
-    "C5": c5_hdi_mse,
-    "C6": c6_orthogonality,
-    "C7": c7_scaling,
-    "C8": c8_weighting,
-    "C9": c9_training,
-}
+DERIVATIONS: dict[str, ModuleType] = _discover()
 CLAIM_IDS: tuple[str, ...] = tuple(DERIVATIONS)
 
 _CACHE: dict[str, Derivation] = {}
@@ -72,20 +82,28 @@ def derivation(claim: str | ModuleType, *, rederive: bool = False) -> Derivation
         source = cache.source_key()
         der = None if rederive else cache.load(key, source)
         if der is None:
-            module = DERIVATIONS[key]
-            t0 = time.perf_counter()
-            der = module.build()
-            der.seconds = time.perf_counter() - t0
-            der.from_cache = False
-            if not der.failed:                       # a failing derivation is never cached
-                cache.store(key, source, der)
-        else:
-            der.from_cache = True
+            with cache.deriving(key):                # another process may be deriving it: wait, then load
+                der = None if rederive else cache.load(key, source)
+                if der is None:
+                    der = _build(DERIVATIONS[key])
+                    if not der.failed:               # a failing derivation is never cached
+                        cache.store(key, source, der)
+                    _CACHE[key] = der
+                    return der
+        der.from_cache = True
         _CACHE[key] = der
     return _CACHE[key]
 
 
 _EXTERNAL: dict[str, Derivation] = {}
+
+
+def _build(module: ModuleType) -> Derivation:
+    """``module.build()``, timed, marked as derived (not loaded)."""
+    t0 = time.perf_counter()
+    der = module.build()
+    der.seconds, der.from_cache = time.perf_counter() - t0, False
+    return der
 
 
 def _external(module: ModuleType) -> Derivation:
@@ -98,11 +116,7 @@ def _external(module: ModuleType) -> Derivation:
     if not callable(getattr(module, "build", None)):
         raise DefinitionError(f"{module.__name__}: a derivation module defines build() -> Derivation")
     if module.__name__ not in _EXTERNAL:
-        t0 = time.perf_counter()
-        der = module.build()
-        der.seconds = time.perf_counter() - t0
-        der.from_cache = False
-        _EXTERNAL[module.__name__] = der
+        _EXTERNAL[module.__name__] = _build(module)
     return _EXTERNAL[module.__name__]
 
 

@@ -21,8 +21,7 @@ from typing import Any
 import sympy as sp
 
 from .core import Derivation, eq, ge, gt, le
-from .markup import sympy_math
-from .notation import HDI, B, H, V, sigma, spell
+from .notation import HDI, B, H, V, sigma, spell, sympy_math
 
 __all__ = ["build", "counterexamples", "CLAIM", "TITLE", "STATED", "EXPLICIT_H", "WEIGHTED_H", "SHARED_NOISE_N"]
 

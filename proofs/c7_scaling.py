@@ -27,8 +27,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .core import Derivation, eq, ge, gt, le, lt
-from .markup import sympy_math
-from .notation import D, H, V, d, d_k, n, spell
+from .notation import D, H, V, d, d_k, n, spell, sympy_math
 
 __all__ = ["build", "CLAIM", "TITLE", "STATED", "MODELS_A", "MODELS_B", "MODELS_GAUSS", "STANDARD_MODELS",
            "MODEL_NAMES", "model_name", "EXPONENT_N", "EXPONENT_D", "REVERSE_EXPONENT_LOG_N", "STATED_EXPONENT",

@@ -27,6 +27,7 @@ Kept free of ``verify`` (the import arrows run from verify to proofs only).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -36,11 +37,12 @@ import pickle
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import sympy as sp
 
-__all__ = ["cache_dir", "private_temp_dir", "source_key", "load", "store", "is_cached", "rederive_requested",
+__all__ = ["cache_dir", "private_temp_dir", "source_key", "load", "store", "is_cached", "rederive_requested", "deriving",
+           "atomic_write",
            "ENV_REDERIVE", "MAX_BYTES", "FORMAT", "KEEP_PER_CLAIM"]
 
 #: Bump when the file layout changes.
@@ -99,6 +101,26 @@ def cache_dir() -> Path:
     if folder is not None and _usable(folder):
         return folder
     return private_temp_dir("derivations")
+
+
+@contextlib.contextmanager
+def deriving(claim: str) -> Iterator[None]:
+    """Hold the cache's lock for ``claim`` while it is derived: a second process that needs the same
+    claim waits, then loads what the first stored, instead of deriving it again (a test run's
+    processes, two runs at once). Without ``fcntl`` (not POSIX) or a writable folder: no lock."""
+    try:
+        import fcntl
+
+        fh = open(cache_dir() / f"{claim}.lock", "a+b")
+    except (ImportError, OSError):
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def rederive_requested() -> bool:
@@ -220,9 +242,9 @@ def load(claim: str, key: str) -> Any | None:
     return der
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Temporary file, fsync, ``os.replace``: the same as ``verify.io.atomic_write_bytes``, which
-    ``proofs`` cannot import (the arrows run proofs → verify only)."""
+def atomic_write(path: Path, data: bytes) -> None:
+    """Temporary file, fsync, ``os.replace`` (mode 0o644): a reader sees the old file or the new
+    one, never a part (the derivation cache, the generated module)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -250,7 +272,7 @@ def store(claim: str, key: str, der: Any) -> bool:
         if _fingerprint(back["derivation"]) != _fingerprint(der) or back["dict"] != as_dict:
             return False
         path = _path(claim, key)
-        _atomic_write(path, data)
+        atomic_write(path, data)
         _prune(claim, keep=path)
     except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return False

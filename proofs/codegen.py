@@ -19,6 +19,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter
 
 from . import CLAIM_IDS, derivation
+from .cache import atomic_write
 from .markup import render as render_text
 
 __all__ = ["render", "write", "TARGET", "function_name"]
@@ -146,9 +147,8 @@ def render() -> str:
 
 def write(path: Path = TARGET) -> Path:
     """Write the generated module atomically (a reader never sees a partial file)."""
-    from verify.io import atomic_write_text
-
-    return atomic_write_text(path, render())
+    atomic_write(path, render().encode())
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,9 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{TARGET} is up to date")
         return 0
-    from verify.io import atomic_write_text
-
-    atomic_write_text(TARGET, text)
+    atomic_write(TARGET, text.encode())
     print(f"wrote {TARGET}")
     return 0
 

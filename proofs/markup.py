@@ -17,7 +17,8 @@ the rule and the position; a text is parsed in time linear in its length (at mos
 
 Renderers (one per medium): :func:`to_unicode` (terminal), :func:`to_ascii` (a terminal that
 cannot encode Unicode), :func:`to_markdown` (Jupyter and GitHub, with ``$`` mathematics) and
-:func:`to_latex` (the export). Mathematics printed by SymPy enters through :func:`sympy_math`.
+:func:`to_latex` (the export). Mathematics printed by SymPy enters through
+:func:`proofs.notation.sympy_math`.
 
 Kept free of ``verify`` (the import arrows run from verify to proofs only).
 """
@@ -46,7 +47,6 @@ __all__ = [
     "to_latex",
     "math_to_unicode",
     "math_to_latex",
-    "sympy_math",
     "num",
     "pm",
     "sci",
@@ -918,15 +918,6 @@ def render(text: Any, medium: str, *, table: bool = False) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # Writing marked-up text from code
-
-
-def sympy_math(expr: Any) -> str:
-    """A math span of a SymPy object, printed by SymPy with the project's symbol names."""
-    from .notation import to_latex as sympy_latex
-
-    tex = " ".join(sympy_latex(expr).split())
-    parse_math(tex, "sympy_math")
-    return f"${tex}$"
 
 
 def num(x: float, spec: str = ".3g") -> str:

@@ -11,7 +11,10 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED", "spell"]
+from .errors import DefinitionError
+from .markup import parse_math
+
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED", "spell", "sympy_math"]
 
 H = sp.Symbol("H", integer=True, positive=True)      # number of heads
 d = sp.Symbol("d", integer=True, positive=True)      # input (model) dimension
@@ -60,9 +63,6 @@ SPELLED: dict[str, str] = {}
 def spell(**names: str) -> None:
     """Register how symbols print by their name: ``spell(bias_bar=r"\\bar{b}")`` (each module
     registers its own symbols; a name registered twice with another spelling is an error)."""
-    from .errors import DefinitionError
-    from .markup import parse_math
-
     for name, tex in names.items():
         parse_math(tex, f"spelling of {name}")
         if SPELLED.get(name, tex) != tex:
@@ -102,3 +102,10 @@ def _to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     if macros:
         names.update(MACROS)
     return sp.latex(expr, symbol_names=names, **kwargs)
+
+
+def sympy_math(expr: Any) -> str:
+    """A math span of a SymPy object (marked-up text), printed by SymPy with the project's names."""
+    tex = " ".join(to_latex(expr).split())
+    parse_math(tex, "sympy_math")
+    return f"${tex}$"

@@ -347,11 +347,6 @@ def test_optimum_agreement_judge(stats, agrees):
     assert c7.optimum_agrees(stats) is agrees
 
 
-def test_r_squared_formula():
-    assert c7.r_squared(0.6, 0.1, 0.5) == 0.0 and c7.r_squared(0.1, 0.1, 0.5) == 1.0
-    assert abs(c7.r_squared(0.7, 0.1, 0.5) - (1 - 0.6 / 0.5)) <= 1e-15
-
-
 # -- headline figures and corrections, recomputed here -------------------------------------------
 def test_derived_exponents_against_own_optima(result):
     """The exponents the law part quotes: model (a) d_k* ∝ n^(2/(d+4)) (all closed-form models by the

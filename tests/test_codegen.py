@@ -34,12 +34,11 @@ def test_generated_module_is_current():
 
 
 def test_codegen_writes_atomically_and_check_compares(tmp_path, monkeypatch, capsys):
-    """Both writers go through verify.io.atomic_write_text (no partial file, no temporary left);
+    """Both writers go through proofs.cache.atomic_write (no partial file, no temporary left);
     ``--check`` then finds the file current, and stale after an edit."""
     calls = []
-    real = verify.io.atomic_write_text
-    monkeypatch.setattr(verify.io, "atomic_write_text",
-                        lambda path, text, **kw: calls.append(path) or real(path, text, **kw))
+    real = codegen.atomic_write
+    monkeypatch.setattr(codegen, "atomic_write", lambda path, data: calls.append(path) or real(path, data))
     target = tmp_path / "formulas.py"
     assert write(target) == target and target.read_text() == render()
     monkeypatch.setattr(codegen, "TARGET", tmp_path / "main.py")

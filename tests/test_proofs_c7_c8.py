@@ -595,7 +595,7 @@ def test_one_title_and_markup_everywhere(claim):
     from verify.claims import CLAIMS
 
     module, der = DERIVATIONS[claim], derivation(claim)
-    assert der.title == module.TITLE == CLAIMS[claim].CLAIM.title and der.stated == module.STATED
+    assert der.title == module.TITLE == CLAIMS[claim].title and der.stated == module.STATED
     assert der.markup and not any(hasattr(module, h) for h in ("_eq", "_ge", "_gt", "_le", "_lt", "_checked"))
     for c in der.comparisons:
         assert c.decided_by, c.name                 # no holds= typed in or computed in Python

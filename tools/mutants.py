@@ -101,7 +101,7 @@ def run(mutants: list[Mutant], python: str, root: Path = ROOT) -> int:
         cache = work / ".mutants-cache"
         cache.mkdir()
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("MHA_NW_")}, "PYTHONPATH": str(work),
-               "OPENBLAS_NUM_THREADS": "1", "MHA_NW_TEST_RUN_CACHE": str(cache), "MHA_NW_CACHE_DIR": str(cache)}
+               "OPENBLAS_NUM_THREADS": "1", "MHA_NW_CACHE_DIR": str(cache)}
         tests = sorted({t for m in mutants for t in m.tests})
         if tests:
             t0 = time.perf_counter()

@@ -86,13 +86,16 @@ def replay(path: Path | str) -> tuple[dict, ReplayOutcome]:
     from verify.claims import CLAIMS  # registers every claim's replays
 
     doc = load(path)
-    module = CLAIMS[doc["claim"].upper()].__name__
-    func = replayer_for(doc["kind"])
-    if func is None or func.__module__ != module:   # a kind of another claim is not this claim's replay
-        kinds = [k for k in registered_kinds() if replayer_for(k).__module__ == module]
+    claim = CLAIMS[doc["claim"].upper()]
+    own = {rp.kind: rp for rp in claim.replays.values()}
+    module = claim.module_name
+    func = own.get(doc["kind"]) or replayer_for(doc["kind"])
+    if func is None or (doc["kind"] not in own and func.__module__ != module):   # another claim's kind
+        kinds = sorted(own) + [k for k in registered_kinds() if k not in own and replayer_for(k).__module__ == module]
         raise VerifyError(f"FILE: expected a counterexample kind of {doc['claim']} ({', '.join(kinds)}), "
                           f"got {shown(doc['kind'])!r}")
-    check_params(doc["kind"], doc["params"])
+    if doc["kind"] not in own:
+        check_params(doc["kind"], doc["params"])
     try:
         outcome = func(doc["params"])
     except MemoryError:

@@ -81,12 +81,6 @@ def die_with_parent(parent: int) -> None:
         threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-#: The derivations, slowest first (seconds measured on a first run, two at a time on 2 AVX2 cores:
-#: C8 12.7, C6 9.4, C7 5.7, C9 2.9, C4 2.7, C3 2.7, C2 2.7, C1 2.4; C5, which C7 derives, 0): a pool
-#: that takes them in this order finishes soonest (the parent fills the caches meanwhile, :func:`_preload`).
-DERIVE_ORDER = ("C8", "C6", "C7", "C9", "C4", "C3", "C2", "C1", "C5")
-
-
 def _derive(claim: str) -> str:
     """In a worker: derive ``claim`` into the on-disk cache (returns whether its steps all checked)."""
     from proofs import derivation
@@ -155,7 +149,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     ``jobs > 1`` runs the checks in worker processes (where ``fork`` exists)."""
     import proofs
     from proofs import cache, derivation
-    from verify.claims import COST_ORDER, Context, run_claim
+    from verify.claims import Context, by_cost, run_claim
     from verify.outputs.report import Progress, document
 
     bar = Progress(len(claims)) if progress else None
@@ -167,7 +161,9 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         # caches that the checks read (numba's, matplotlib's) and loads them for the checks' workers;
         # each worker stores its derivations in the cache, from which they load below (a failing
         # one is not stored: derived again here, it raises)
-        order = sorted(missing, key=lambda c: DERIVE_ORDER.index(c) if c in DERIVE_ORDER else -1)
+        from verify.claims import by_cost
+
+        order = by_cost(missing, "derive")
         if bar:
             bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(order)), mp_context=multiprocessing.get_context("fork"),
@@ -202,7 +198,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
         _preload(claims)
         ctx_kwargs = {"seed": seed, "quick": quick, "out": out, "large": large}
-        order = sorted(claims, key=lambda c: COST_ORDER.index(c) if c in COST_ORDER else -1)
+        order = by_cost(claims, "check")
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_init, initargs=(os.getpid(),))
         try:

@@ -1,45 +1,78 @@
-"""The claim checks, one module per claim, and the one registry of them.
+"""The claim checks and the one registry of them.
 
-``CLAIMS`` maps each claim id (``proofs.CLAIM_IDS``, in order) to the module of its check; a
-module exposes ``check(ctx) -> ClaimResult`` and registers the replays of its counterexamples.
+Every module or package ``c<number>`` in this folder is a claim's check: it declares
+``CLAIM = verify.judgment.claim.Claim(<its derivation module>)`` with its thresholds, replays and
+parts. :data:`CLAIMS` finds them (nothing lists them by hand) and pairs each with its derivation
+(:data:`proofs.CLAIM_IDS`); every list of claims (the command line's ``--only``, ``replay``, the
+report, the ledger, the snapshot, the tests) derives from it. The run order comes from the costs
+recorded by the last ``python -m verify snapshot --write`` (``costs.json`` beside this file).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import time
-from types import ModuleType
+import importlib
+import json
+import pkgutil
+import re
+from pathlib import Path
+from typing import Any
 
-from proofs import CLAIM_IDS
-from verify.claims import c1, c2, c3, c4, c5, c6, c7, c8, c9
-from verify.judgment.claim import Context
+from proofs import CLAIM_IDS, claim_number
+from verify.errors import DefinitionError
+from verify.judgment.claim import Claim, Context
 from verify.judgment.verdicts import ClaimResult
 
-__all__ = ["CLAIMS", "COST_ORDER", "Context", "run_claim"]
+__all__ = ["CLAIMS", "Context", "run_claim", "by_cost", "COSTS_FILE"]
 
-#: claim id -> the module of its check, in claim order.
-CLAIMS: dict[str, ModuleType] = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7, "C8": c8,
-                                 "C9": c9}
-assert tuple(CLAIMS) == CLAIM_IDS, "every derivation has its check, in the same order"
+#: A check's module name: ``c`` and the claim's number.
+MODULE_NAME = re.compile(r"c(\d+)")
+#: Seconds per claim of the default run ("check") and of a first derivation ("derive"), recorded by
+#: ``python -m verify snapshot --write`` on the machine that wrote it: only their order matters.
+COSTS_FILE = Path(__file__).with_name("costs.json")
 
-#: The claims, slowest check first (seconds of the default run: C9 7.1, C5 2.6, C7 2.1, C6 1.0, C8 0.8,
-#: the others below 0.4; ``report.json``'s "seconds"): a worker pool that takes
-#: them in this order finishes soonest.
-COST_ORDER = ("C9", "C5", "C7", "C6", "C8", "C4", "C1", "C3", "C2")
+
+def _discover() -> dict[str, Claim]:
+    found: dict[str, Claim] = {}
+    for info in pkgutil.iter_modules(__path__):
+        m = MODULE_NAME.fullmatch(info.name)
+        if m is None:
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        claim = getattr(module, "CLAIM", None)
+        if not isinstance(claim, Claim) or claim_number(claim.id) != int(m.group(1)):
+            raise DefinitionError(f"verify.claims.{info.name}: expected CLAIM = Claim(<the derivation of "
+                                  f"C{m.group(1)}>), got {claim!r}")
+        found[claim.id] = claim.bind(module)
+    if tuple(sorted(found, key=claim_number)) != CLAIM_IDS:
+        raise DefinitionError(f"every derivation has its check: derivations {list(CLAIM_IDS)}, checks {sorted(found)}")
+    return {c: found[c] for c in CLAIM_IDS}
+
+
+#: claim id -> its declared check, in claim order.
+CLAIMS: dict[str, Claim] = _discover()
+
+
+def _costs() -> dict[str, dict[str, float]]:
+    try:
+        data = json.loads(COSTS_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def by_cost(claims: list[str], kind: str) -> list[str]:
+    """``claims``, most expensive first by the recorded ``kind`` ("check" or "derive") seconds; a
+    claim without a record first of all (unknown is treated as expensive)."""
+    costs = _costs()
+
+    def cost(c: str) -> float:
+        rec: Any = costs.get(c, {})
+        v = rec.get(kind) if isinstance(rec, dict) else None
+        return float(v) if isinstance(v, (int, float)) else float("inf")
+
+    return sorted(claims, key=lambda c: (-cost(c), claim_number(c)))
 
 
 def run_claim(claim: str, ctx: Context) -> ClaimResult:
     """Run the symbolic and numeric checks of ``claim`` and return its computed verdict."""
-    from verify.judgment.claim import Claim
-
-    module = CLAIMS[claim.upper()]
-    t0 = time.perf_counter()
-    result = module.check(ctx)
-    if isinstance(getattr(module, "CLAIM", None), Claim):
-        return result
-    from proofs import derivation
-
-    # a check not yet declared part by part
-    return dataclasses.replace(result, seconds=time.perf_counter() - t0,
-                               plots={name: ctx.relative(path) for name, path in result.plots.items()},
-                               derivation=derivation(claim.upper()).to_dict())
+    return CLAIMS[claim.upper()].check(ctx)

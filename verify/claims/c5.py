@@ -58,13 +58,10 @@ from verify.numeric.exact import exact_sqrt, projector_overlap, rational
 from verify.numeric.informativeness import (
     R2_INFORMATIVE,
     R2_LOW,
-    TARGET_POINTS,
     informs,
     learns_little,
-    r_squared,
-    target_variance,
 )
-from verify.numeric.stats import mean_se, paired, z_score
+from verify.numeric.stats import MC_POINTS, mean_se, paired, r_squared, target_variance, z_score
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "LINE_RTOL", "Z_MIN", "CORR_EXCESS_MIN", "NOISELESS_SIGMA", "premise_batches",
@@ -536,10 +533,10 @@ def premise_experiment(ctx: Context) -> dict[str, Any]:
     # informativeness: the same heads and designs without the noise part (NOISELESS_SIGMA)
     dgp = _dgp(params)
     var_f_seed = ctx.seed_for("c5/premise/var-f")
-    var_f, var_f_se = target_variance(dgp, var_f_seed)
+    var_f, var_f_se = target_variance(dgp, method="monte-carlo", seed=var_f_seed)
     noiseless = {rho: float(np.mean([b["mse"] for b in premise_batches({**params, "sigma": NOISELESS_SIGMA}, rho)]))
                  for rho in RHO_LEVELS}
-    r2 = {f"rho {rho:g}": r_squared(per_level[rho]["mse"], per_level[rho]["mse"] - noiseless[rho], var_f)
+    r2 = {f"rho {rho:g}": r_squared(per_level[rho]["mse"], var_f, per_level[rho]["mse"] - noiseless[rho])
           for rho in RHO_LEVELS}
     for rho in RHO_LEVELS:
         per_level[rho]["noise_part"] = per_level[rho]["mse"] - noiseless[rho]
@@ -561,7 +558,7 @@ def premise_experiment(ctx: Context) -> dict[str, Any]:
                       r"predicts to be 0; criterion: above " + f"{CORR_EXCESS_MIN:g} and above {Z_MIN:g} standard errors",
         "informativeness": r"$R^2 = 1 - (\mathrm{MSE} - \mathrm{noise\ part}) / \mathrm{Var}\, f$ at each overlap, "
                            r"the noise part from the same designs at $\sigma \to 0$, $\mathrm{Var}\, f = "
-                           f"{_tex_float(var_f)}$ from {TARGET_POINTS} independent design draws",
+                           f"{_tex_float(var_f)}$ from {MC_POINTS} independent design draws",
     }
     return {"params": params, "levels": per_level, "slope": float(slope), "intercept": float(intercept),
             "fit_r2": fit_r2, "judge": _premise_judgement(levels[0.0]),
@@ -610,8 +607,8 @@ def nw_experiment(ctx: Context) -> dict[str, Any]:
               "SE": mean_se(c["mse"])[1], "noise_part": float(c["noise"].mean())} for c in cands]
     params = {**base, "rho_A": best[0]["rho"], "rho_B": best[1]["rho"]}
     var_f_seed = ctx.seed_for("c5/nw-search/var-f")
-    var_f, var_f_se = target_variance(dgp, var_f_seed)
-    r2 = {f"rho {c['rho']:g}": r_squared(float(c["mse"].mean()), float(c["noise"].mean()), var_f) for c in cands}
+    var_f, var_f_se = target_variance(dgp, method="monte-carlo", seed=var_f_seed)
+    r2 = {f"rho {c['rho']:g}": r_squared(float(c["mse"].mean()), var_f, float(c["noise"].mean())) for c in cands}
     design = {
         "target": r"$f(x) = \sin(2 x_1)$ on a normal design: a single-index target, so a head's bias depends on "
                   "whether its subspace contains the signal direction",
@@ -628,7 +625,7 @@ def nw_experiment(ctx: Context) -> dict[str, Any]:
                       " paired standard errors; the pair with the largest z is reported",
         "informativeness": r"$R^2 = 1 - (\mathrm{MSE} - \mathrm{noise\ part}) / \mathrm{Var}\, f$ per configuration, "
                            r"the noise part $\sigma^2 \lVert \sum_h \alpha_h w^h \rVert^2$ of each replicate, "
-                           f"$\\mathrm{{Var}}\\, f = {_tex_float(var_f)}$ from {TARGET_POINTS} independent design draws",
+                           f"$\\mathrm{{Var}}\\, f = {_tex_float(var_f)}$ from {MC_POINTS} independent design draws",
     }
     outcome = _replay_nw(params)
     return {"params": params, "table": table, "pairs": n_pairs, "violating_pairs": int(n_viol), "best_z": best[2],

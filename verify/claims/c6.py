@@ -54,12 +54,9 @@ from verify.numeric.diversity import hdi, overlap
 from verify.numeric.engine import decompose
 from verify.numeric.informativeness import (
     R2_INFORMATIVE,
-    TARGET_POINTS,
     informs,
-    r_squared,
-    target_variance,
 )
-from verify.numeric.stats import mean_se, paired, z_score
+from verify.numeric.stats import MC_POINTS, mean_se, paired, r_squared, target_variance, z_score
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "SIGNAL_CONFIGS", "SIGNAL_Z_MIN", "signal_heads", "signal_replicates", "signal_terms",
@@ -533,14 +530,14 @@ def signal_experiment(ctx: Context) -> dict[str, Any]:
     terms = _signal_terms(dgp, H, d_k, n, R, m, names, seed)
     orth = terms[names[2]]["mse"]
     var_f_seed = ctx.seed_for("c6/signal/var-f")
-    var_f, var_f_se = target_variance(dgp, var_f_seed)
+    var_f, var_f_se = target_variance(dgp, method="monte-carlo", seed=var_f_seed)
     rows = []
     for c in names:
         diff_mean, diff_se = paired(terms[c]["mse"], orth)
         mse, se = mean_se(terms[c]["mse"])
         noise = float(terms[c]["noise"].mean())
         rows.append({"config": c, "heads": SIGNAL_CONFIGS[c], "hdi": hdi(signal_heads(c, H, dgp.d, d_k)),
-                     "mse": mse, "se": se, "noise_part": noise, "r2": r_squared(mse, noise, var_f),
+                     "mse": mse, "se": se, "noise_part": noise, "r2": r_squared(mse, var_f, noise),
                      "orthogonal_minus_this": diff_mean, "paired_se": diff_se if c != names[2] else 0.0})
     best = min(rows[:2], key=lambda r: r["mse"])
     params = {**base, "configs": [best["config"], names[2]]}
@@ -559,7 +556,7 @@ def signal_experiment(ctx: Context) -> dict[str, Any]:
                       f"criterion: positive and above {SIGNAL_Z_MIN:g} paired standard errors",
         "informativeness": r"$R^2 = 1 - (\mathrm{MSE} - \mathrm{noise\ part}) / \mathrm{Var}\, f$ per configuration, "
                            r"the noise part $\sigma^2 \lVert \sum_h \alpha_h w^h \rVert^2$ of each replicate, "
-                           f"$\\mathrm{{Var}}\\, f = {num(var_f, '.4g')[1:-1]}$ from {TARGET_POINTS} independent design "
+                           f"$\\mathrm{{Var}}\\, f = {num(var_f, '.4g')[1:-1]}$ from {MC_POINTS} independent design "
                            "draws",
     }
     return {"params": params, "rows": rows, "best": best, "outcome": judge_shared_signal(params),

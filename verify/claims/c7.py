@@ -65,11 +65,11 @@ from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
 from verify.numeric.dgp import make_dgp
 from verify.numeric.informativeness import R2_INFORMATIVE
-from verify.numeric.targets import target_variance
+from verify.numeric.stats import r_squared, target_variance
 from verify.outputs import plots
 
 __all__ = ["CLAIM", "check", "optimiser_argmin", "law_case", "law_violated", "growth_kind", "judge_slow_growth",
-           "judge_empirical", "empirical_violates", "optimum_agrees", "empirical", "r_squared", "SLOW_SLOPE_DROP",
+           "judge_empirical", "empirical_violates", "optimum_agrees", "empirical", "SLOW_SLOPE_DROP",
            "EMPIRICAL_GRIDS", "CLOSED_RTOL", "MP_RTOL", "LAW_FACTOR", "SLOPE_TOL", "N_GRID", "GROWTH_CASES",
            "informs_across_n", "torus_violates", "judge_torus", "torus_empirical", "TORUS_SIZES"]
 
@@ -153,11 +153,6 @@ def torus_violates(growth_per_seed: list[float], law_growth: float, best_r2: lis
     """The informative regime contradicts the stated law when :func:`empirical_violates` holds and
     the regime informs at every n (:func:`informs_across_n`)."""
     return empirical_violates(growth_per_seed, law_growth) and informs_across_n(best_r2)
-
-
-def r_squared(mse: float, noise: float, var_f: float) -> float:
-    """R² = 1 − (MSE − noise part)/Var f: the share of the target's variance the ensemble learns."""
-    return 1.0 - (mse - noise) / var_f
 
 
 # --------------------------------------------------------------------------- numeric helpers
@@ -497,7 +492,7 @@ def _experiment_design(cfg: dict, grid: str) -> dict[str, str]:
         "seeds": f"{cfg['seeds']} seeds (heads, designs, evaluation points); the growth is judged per seed",
         "R2": r"$R^2 = 1 - (\mathrm{MSE} - \mathrm{noise}) / \mathrm{Var} f$ at the optimum of each $n$; the noise "
               r"part $\sigma^2 E \lVert \sum_h w^h/H \rVert^2$ from a second run at $2 \sigma$ (the MSE is linear in "
-              r"$\sigma^2$), $\mathrm{Var} f$ by quadrature (`verify.numeric.targets`)",
+              r"$\sigma^2$), $\mathrm{Var} f$ by quadrature (`verify.numeric.stats`)",
     }
 
 
@@ -511,7 +506,7 @@ def empirical(ctx: Context) -> dict[str, Any]:
     c = next(c for c in outcome.figures["configs"] if c.get("complete"))
     cfg = next(g for g in scaling.GRIDS[params["grid"]] if (g["dgp"], g["d"], g["sigma"]) ==
                (c["dgp"], c["d"], c["sigma"]) and c["D"] in g["D"])
-    var_f = target_variance(make_dgp(c["dgp"], d=c["d"], sigma=c["sigma"]))
+    var_f = target_variance(make_dgp(c["dgp"], d=c["d"], sigma=c["sigma"]), method="quadrature")[0]
     tasks = {(t.params["seed"], t.params["n"], t.params["D"], t.params["d_k"]): t.params
              for t in scaling.grid_tasks(params["grid"], params["seed"])
              if (t.params["dgp"], t.params["d"], t.params["sigma"]) == (c["dgp"], c["d"], c["sigma"])}
@@ -523,7 +518,7 @@ def empirical(ctx: Context) -> dict[str, Any]:
                               for s in seeds]))
         noise = (mse2 - mse) / 3                                    # MSE(2σ) − MSE(σ) = 3 σ² E‖Σ_h w^h/H‖²
         rows.append({"n": n, "d_k": k, "mse": mse, "mse_at_2sigma": mse2, "noise": noise, "excess": mse - noise,
-                     "r2": r_squared(mse, noise, var_f)})
+                     "r2": r_squared(mse, var_f, noise)})
         r2[f"n = {n}, d_k* = {k}"] = rows[-1]["r2"]
     return {"params": params, "outcome": outcome, "figures": outcome.figures, "var_f": var_f, "r2": r2,
             "r2_rows": rows, "design": _experiment_design(cfg, params["grid"])}

@@ -372,11 +372,12 @@ def icl_summary(tr: ICLTrace, base: dict[str, dict[str, float]]) -> dict[str, An
     """One setting of :func:`c9_icl`: the change of each diagnostic over training (paired over
     seeds, against the Haar law and the bound), held-out MSE, R², convergence, head weights, the
     trajectory (mean over seeds at every record) and each run's initial and end values."""
-    from verify.experiments.regimes import r_squared, variance_of_f
+    from verify.experiments.regimes import variance_of_f
+    from verify.numeric.stats import r_squared
 
     kinds = {(g, d): k for g, d, k in ICL_TARGETS}
     s = tr.setting
-    vf = float(variance_of_f(s.dgp, s.d, s.design))
+    vf = variance_of_f(s.dgp, s.d, s.design)
     row: dict[str, Any] = {"target": s.dgp, "design": s.design, "kind": kinds[(s.dgp, s.design)], "seeds": s.seeds,
                            "var_f": vf, "steps_recorded": tr.steps.tolist()}
     traj, runs = {}, {}

@@ -5,8 +5,7 @@ Informativeness. ``R² = 1 − (MSE − noise)/Var f``. Every MSE here is measur
 noiseless target f (the engine's exact fixed-design path: ``mean_x (Σ_h α_h m_h(x|X) − f(x))²
 + σ² ‖Σ_h α_h w^h(x)‖²`` per design X, noise averaged exactly), so it has no σ² part and
 ``noise = 0``; an MSE measured against noisy y would pass ``noise = σ²``. ``Var f`` is computed
-without the estimator: a closed form of the design (:func:`variance_of_f`) or Monte Carlo over
-the design (:func:`variance_of_f_mc`).
+without the estimator, in closed form (:func:`verify.numeric.stats.target_variance`).
 
 Why a new regime. On the Gaussian design a softmax head is an exponentially tilted average:
 weights ``∝ exp(aᵀx_i)`` tilt N(0, I) to N(a, I), so the head tends to ``E f(X + a)`` (f smoothed at
@@ -26,7 +25,7 @@ Each regime function returns a plain dict: per configuration the integrated MSE,
 design replicates, R², the population MSE and R², HDI; the paired differences; the design as
 data (:func:`design_record`); the positive control (configuration, population effect, measured
 effect) and the negative control (the ``zero`` target: noise only, no subspace can change the
-bias); and today's regime's R² (:func:`today`), for the claim modules to label their figures.
+bias).
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ import math
 import time
 from typing import Any
 
-import mpmath
 import numpy as np
 
 from verify._validate import at_most, fail, finite_number, one_of, positive_int
@@ -44,10 +42,11 @@ from verify._validate import seed as valid_seed
 from verify.numeric.dgp import DGP, TORUS_RADIUS, make_dgp
 from verify.numeric.diversity import hdi
 from verify.numeric.nw import nw_weights
+from verify.numeric.stats import r_squared, target_variance
 
-__all__ = ["plain", "r_squared", "variance_of_f", "variance_of_f_mc", "design_record", "DESIGN_KEYS", "SIZES",
-           "circle_heads", "von_mises_smooth", "torus_population_mse", "paired_mse", "c5_regime", "c6_regime",
-           "c7_regime", "today", "TODAY", "MAX_REGIME_WORK", "QUAD_POINTS"]
+__all__ = ["plain", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
+           "torus_population_mse", "paired_mse", "c5_regime", "c6_regime", "c7_regime", "MAX_REGIME_WORK",
+           "QUAD_POINTS"]
 
 #: The design choices every empirical part states, each with a one-line reason.
 DESIGN_KEYS = ("head_weights", "kernel_scale", "design_density", "target", "noise", "n", "steps", "convergence",
@@ -64,68 +63,10 @@ MAX_KAPPA = 64.0
 MAX_REGIME_WORK = 5e8
 
 
-# --------------------------------------------------------------------------- R² and design
-def r_squared(mse: Any, var_f: Any, noise: Any = 0.0) -> Any:
-    """``1 − (mse − noise)/var_f`` (arrays broadcast). ``noise``: the σ² part of ``mse`` (0 for an
-    MSE against the noiseless f, σ² for one against y)."""
-    v = finite_number("var_f", var_f, minimum=0.0, strict_minimum=True) if np.ndim(var_f) == 0 else None
-    mse_a = np.asarray(mse, dtype=float)
-    noise_a = np.asarray(noise, dtype=float)
-    if not np.all(np.isfinite(mse_a)) or np.any(mse_a < 0):
-        raise fail("mse", repr(mse)[:80], "finite non-negative mean squared errors")
-    if not np.all(np.isfinite(noise_a)) or np.any(noise_a < 0):
-        raise fail("noise", repr(noise)[:80], "a finite non-negative noise part")
-    if v is None:
-        va = np.asarray(var_f, dtype=float)
-        if not np.all(np.isfinite(va)) or np.any(va <= 0):
-            raise fail("var_f", repr(var_f)[:80], "positive finite variances of f")
-        v = va
-    out = 1.0 - (mse_a - noise_a) / v
-    return float(out) if out.ndim == 0 else out
-
-
-def _j0(z: float) -> float:
-    return float(mpmath.besselj(0, z))
-
-
-def variance_of_f(name: str, d: int, design: str = "normal", **params: Any) -> float | None:
-    """Var f under the design density, in closed form where the package knows one (else None):
-
-    - ``single-index`` sin(ω x_1): normal ``(1 − e^{−2ω²})/2``; torus (x_1 = r cos θ)
-      ``(1 − J_0(2ωr))/2`` (``E sin² = (1 − E cos(2ωr cos θ))/2``, ``E cos(z cos θ) = J_0(z)``);
-    - ``linear`` x_1: normal 1, torus r²/2 = 1;
-    - ``additive``: normal ``(1 − e^{−2})/2``; ``bump`` (width w): normal
-      ``(1 + 2/w²)^{−d/2} − (1 + 1/w²)^{−d}``;
-    - ``block``: normal 1 (normalised), torus 1/2 (``x_{2b−1}x_{2b} = r² cos θ sin θ = sin 2θ``);
-    - ``sin-block``: normal 1 (normalised); ``zero``: 0.
-    """
-    make_dgp(name, d=d, sigma=1.0, design=design, **params)   # validates the arguments
-    w = float(params.get("freq", 2.0))
-    r = TORUS_RADIUS
-    if design == "normal":
-        forms = {"single-index": (1 - math.exp(-2 * w * w)) / 2, "linear": 1.0, "additive": (1 - math.exp(-2)) / 2,
-                 "block": 1.0, "sin-block": 1.0, "zero": 0.0}
-        if name == "bump":
-            wd = float(params.get("width", 1.0)) ** 2
-            return (1 + 2 / wd) ** (-d / 2) - (1 + 1 / wd) ** (-d)
-        return forms.get(name)
-    if design == "torus":
-        forms = {"single-index": (1 - _j0(2 * w * r)) / 2, "linear": r * r / 2, "block": 0.5, "zero": 0.0}
-        return forms.get(name)
-    return None
-
-
-def variance_of_f_mc(dgp: DGP, *, seed: int, samples: int = 200_000) -> dict[str, float]:
-    """Var f by Monte Carlo over the design: ``samples`` draws of ``SeedSequence(seed)``; the
-    estimate and its standard error (delta method: ``SE ≈ sqrt((μ₄ − s⁴)/N)``)."""
-    if not isinstance(dgp, DGP):
-        raise fail("dgp", type(dgp).__name__, "a verify.numeric.dgp.DGP")
-    seed_ = valid_seed("seed", seed)
-    samples = at_most("samples", positive_int("samples", samples, minimum=2), 10**7, "memory: 8 d samples floats")
-    fx = dgp.f(dgp.sample_x(np.random.default_rng(np.random.SeedSequence(seed_)), (samples,)))
-    z = fx - fx.mean()
-    v = float(np.mean(z * z))
-    return {"var_f": v, "se": float(math.sqrt(max(np.mean(z**4) - v * v, 0.0) / samples)), "samples": samples}
+# --------------------------------------------------------------------------- design
+def variance_of_f(name: str, d: int, design: str, **params: Any) -> float:
+    """Var f of the named target in closed form (:func:`verify.numeric.stats.target_variance`)."""
+    return target_variance(make_dgp(name, d=d, sigma=1.0, design=design, **params), method="closed")[0]
 
 
 def design_record(**entries: Any) -> dict[str, dict[str, Any]]:
@@ -410,7 +351,7 @@ def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
 
     Returns ``{"claim", "regime", "design", "var_f", "rows" (config, hdi, mse, se, r2, noise_part,
     population_mse, population_r2), "pairs" (paired MSE differences along the family),
-    "positive_control", "negative_control", "today", "seconds"}``."""
+    "positive_control", "negative_control", "seconds"}``."""
     size, seed = _size(size), valid_seed("seed", seed)
     t0 = time.process_time()
     names = tuple(C5_CONFIGS)
@@ -432,7 +373,7 @@ def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
     return plain({"claim": "C5", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
             "the SE of every difference"), "var_f": main["var_f"], "rows": main["rows"],
             "pairs": [_paired(main["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
-            "positive_control": pos, "negative_control": negc, "today": today("C5"), "size": size,
+            "positive_control": pos, "negative_control": negc, "size": size,
             "seconds": time.process_time() - t0})
 
 
@@ -444,7 +385,7 @@ def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
 
     Returns ``{"claim", "regime", "design", "var_f", "rows", "shared_vs_orthogonal" (paired
     difference orthogonal − best sharing configuration), "positive_control", "negative_control",
-    "today", "seconds"}``."""
+    "seconds"}``."""
     size, seed = _size(size), valid_seed("seed", seed)
     t0 = time.process_time()
     main = _signal_experiment(size, seed, C6_CONFIGS, "single-index")
@@ -464,7 +405,7 @@ def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
     return plain({"claim": "C6", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
             "the SE of every difference"), "var_f": main["var_f"], "rows": main["rows"],
             "shared_vs_orthogonal": _paired(main["reps"], best, orth), "positive_control": pos,
-            "negative_control": negc, "today": today("C6"), "size": size, "seconds": time.process_time() - t0})
+            "negative_control": negc, "size": size, "seconds": time.process_time() - t0})
 
 
 def _regime_text(main: dict) -> str:
@@ -504,7 +445,7 @@ def c7_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
     the signal circle), against the variance, which rises with d_k: the trade-off the law is
     about. Returns ``{"claim", "regime", "design", "var_f", "n", "d_k", "mse" (n × d_k, mean over
     seeds), "se", "r2", "best_d_k", "best_r2", "population_mse" (per d_k, mean over seeds),
-    "analysis" (scaling.analyse's config), "positive_control", "today", "seconds"}``."""
+    "analysis" (scaling.analyse's config), "positive_control", "seconds"}``."""
     from verify.experiments.scaling import analyse
 
     size, seed = _size(size), valid_seed("seed", seed)
@@ -573,7 +514,7 @@ def c7_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
             "design": _c7_design(size), "var_f": vf, "n": list(ns), "d_k": dks, "H": [H for H, _ in pairs],
             "mse": Y.tolist(), "se": Yse.tolist(), "r2": np.asarray(r2).tolist(), "best_d_k": best,
             "best_r2": best_r2, "population_mse": popm.tolist(), "analysis": an, "positive_control": pos,
-            "today": today("C7"), "size": size, "seconds": time.process_time() - t0})
+            "size": size, "seconds": time.process_time() - t0})
 
 
 def _c7_design(size: str) -> dict[str, Any]:
@@ -599,30 +540,3 @@ def _c7_design(size: str) -> dict[str, Any]:
         diagnostic=(r"the best $d_k$ per $n$ (mean over draws), its $R^2$, and the fits of the candidate models "
                     "(`verify.experiments.scaling.analyse`)", "C7 is a statement about the MSE-optimal split of $D$"))
 
-
-# --------------------------------------------------------------------------- today's regimes
-#: Today's real-NW regimes of C5, C6 and C7 (the base parameters of verify/claims/c5.py
-#: ``_nw_search``, c6.py ``_signal`` and verify/experiments/scaling.py ``GRIDS``): Gaussian design,
-#: the softmax scale 1/sqrt(d_k) on orthonormal heads.
-TODAY = {
-    "C5": {"dgp": "single-index", "d": 8, "design": "normal", "sigma": 0.5, "freq": 2.0},
-    "C6": {"dgp": "single-index", "d": 8, "design": "normal", "sigma": 0.5, "freq": 2.0},
-    "C7": {"dgp": "single-index", "d": 16, "design": "normal", "sigma": 1.0, "freq": 2.0},
-}
-
-
-def today(claim: str, mse: Any = None) -> dict[str, Any]:
-    """Today's regime of ``claim`` (C5, C6, C7): its Var f (closed form) and, given its measured
-    MSE values (a number, a list or a dict of them: MSE against f, no σ² part), their R²."""
-    claim = one_of("claim", claim, tuple(TODAY))
-    t = TODAY[claim]
-    vf = variance_of_f(t["dgp"], t["d"], t["design"], freq=t["freq"])
-    out: dict[str, Any] = {"regime": f"{t['dgp']} sin({t['freq']:g} x_1), d = {t['d']}, {t['design']} design, "
-                                     f"σ = {t['sigma']:g}, scale 1/sqrt(d_k)", "var_f": vf, **t}
-    if mse is not None:
-        if isinstance(mse, dict):
-            out["r2"] = {k: r_squared(v, vf) for k, v in mse.items()}
-        else:
-            r = r_squared(mse, vf)
-            out["r2"] = r.tolist() if isinstance(r, np.ndarray) else r
-    return out

@@ -552,7 +552,7 @@ def convergence(test_mse: np.ndarray, steps: np.ndarray, rtol: float = CONV_RTOL
 def _var_f(dgp: str, design: str) -> float:
     from verify.experiments.regimes import variance_of_f
 
-    return float(variance_of_f(dgp, C9_D, design))
+    return variance_of_f(dgp, C9_D, design)
 
 
 def setting_summary(tr: Trace, kind: str, baselines: dict[str, dict[str, float]]) -> dict[str, Any]:
@@ -561,7 +561,7 @@ def setting_summary(tr: Trace, kind: str, baselines: dict[str, dict[str, float]]
     MSE and R² (against f: no σ² part), its relative change, the population MSE of the trained
     heads (Gaussian design, :mod:`verify.experiments.population`), convergence, head weights."""
     from verify.experiments import population
-    from verify.experiments.regimes import r_squared
+    from verify.numeric.stats import r_squared
 
     s = tr.setting
     vf = _var_f(s.dgp, s.design)
@@ -760,6 +760,7 @@ def c9_population_optima(target: str, design: str, *, n: int = 128, seed: int = 
     from verify._validate import seed as valid_seed
     from verify.experiments import population, regimes
     from verify.experiments.forms import diagnostics
+    from verify.numeric.stats import r_squared
 
     design = one_of("design", design, ("normal", "torus"))
     target = one_of("target", target, ("block", "sin-block") if design == "normal" else ("block",))
@@ -799,7 +800,7 @@ def c9_population_optima(target: str, design: str, *, n: int = 128, seed: int = 
         pm = population.population_mse(target, G[0], G[1], np.full((256, H), 1.0 / H))
         init = {"config": "Gaussian heads as at initialisation (mean of 256 draws)", "head_weights": "fixed 1/H",
                 "population_mse": float(pm.mean()), "population_mse_se": float(pm.std(ddof=1) / 16),
-                "population_r2": regimes.r_squared(float(pm.mean()), vf)}
+                "population_r2": r_squared(float(pm.mean()), vf)}
     else:
         kappa = 8.0                                            # a local von Mises kernel (bandwidth ≈ 0.35 rad)
         circ = [[h] for h in range(H)]
@@ -829,7 +830,7 @@ def c9_population_optima(target: str, design: str, *, n: int = 128, seed: int = 
     for name, hw, WQ, WK, a, pm in configs:
         dg = diagnostics(WQ[None], WK[None])
         rows.append({"config": name, "head_weights": hw, "alpha": a.tolist(), "population_mse": pm,
-                     "population_r2": regimes.r_squared(max(pm, 0.0), vf), "key_hdi": float(dg["key_hdi"][0]),
+                     "population_r2": r_squared(max(pm, 0.0), vf), "key_hdi": float(dg["key_hdi"][0]),
                      "query_hdi": float(dg["query_hdi"][0]), "form_diversity": float(dg["form_diversity"][0])})
     if init is not None:
         rows.append(init)

@@ -1,27 +1,35 @@
 """A claim as one declarative unit, and the run's context every check shares.
 
-A claim module declares its claim once and each part beside the function that checks it::
+A claim's check module declares, once each: the claim, its thresholds (values with their
+reasons), its replays (a parameter schema each) and its parts::
 
     CLAIM = Claim(proofs.c2_ensemble)
 
-    @CLAIM.part("ensemble identity", Role.CORE, groups=("ensemble",),
+    #: criterion of the identity, cited by the judge and the texts
+    RTOL = Threshold(1e-12, "float64 rounding of sums of a few hundred terms of order 1")
+
+    @CLAIM.replay("free-weights", Schema(H=Int(2, 1024), seed=Seed()), example={"H": 2, "seed": 0})
+    def replay_free_weights(p: dict) -> ReplayOutcome: ...
+
+    @CLAIM.part("ensemble-identity", Role.CORE, groups=("ensemble",), label="ensemble identity",
                 statement="multi-head attention is the sum over heads of ...")
     def ensemble_identity(ctx: Context) -> Evidence:
-        ...
         return Evidence(numeric=Numeric(...), finding="...")
 
 The declaration fixes what does not depend on the run (the part's id, its **role**, declared here
 and nowhere else, its reading, its statement and the paper's stated form, the derivation groups
-its symbolic side rests on); the function returns what the run measured (:class:`Evidence`).
-Texts are marked up (:mod:`proofs.markup`): a static text is checked when the module is loaded,
-a computed one when the part is built, and either raises ``DefinitionError`` if malformed.
-``CLAIM.check(ctx)`` runs the parts in the order declared and returns the immutable
+its symbolic side rests on); the function returns what the run measured (:class:`Evidence`). A
+replay's kind is ``<claim>.<part id>`` and its file ``<CLAIM>-<part id>.json``: nothing ties them
+but the part's id. Texts are marked up (:mod:`proofs.markup`): a static text is checked when the
+module is loaded, a computed one when the part is built, and either raises ``DefinitionError`` if
+malformed. ``CLAIM.check(ctx)`` runs the parts in the order declared and returns the immutable
 :class:`ClaimResult`; :func:`shared` memoises a computation that several parts use.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -35,6 +43,7 @@ from proofs import markup
 from verify.errors import DefinitionError
 from verify.io import jsonable
 from verify.judgment import counterexamples
+from verify.judgment.schema import Schema
 from verify.judgment.verdicts import (
     ClaimResult,
     Counterexample,
@@ -45,7 +54,63 @@ from verify.judgment.verdicts import (
     Symbolic,
 )
 
-__all__ = ["Context", "Claim", "Evidence", "PartSpec", "shared"]
+__all__ = ["Context", "Claim", "Evidence", "PartSpec", "Replay", "Threshold", "Cap", "shared", "PART_ID"]
+
+#: A part's id: lower-case words joined by hyphens (it names the part's replay kind and file).
+PART_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class Threshold(float):
+    """A cut that a judge compares a figure with: its value and the one-line reason for it.
+
+    Declared once, at module level in a claim's check (``Z_MIN = Threshold(5.0, "...")``); the
+    registry names it after its variable. Judges compare with it as with any float; texts cite it
+    (:meth:`cite`) and tests read it from the module: no other place repeats its value."""
+
+    reason: str
+    name: str
+
+    def __new__(cls, value: float, reason: str) -> "Threshold":
+        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
+            raise DefinitionError(f"a threshold names its reason in one line, got {reason!r}")
+        obj = super().__new__(cls, value)
+        obj.reason, obj.name = reason, ""
+        return obj
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (float(self), self.reason), {"name": self.name})
+
+    def cite(self, spec: str = "g") -> str:
+        """The value as a text quotes it, with its name in code type (``5 (`Z_MIN`)``)."""
+        return f"{format(float(self), spec)} (`{self.name}`)" if self.name else format(float(self), spec)
+
+
+class Cap(int):
+    """A bound on work or size (an integer) with the one-line reason for its value: as
+    :class:`Threshold`, declared once and cited."""
+
+    reason: str
+    name: str
+
+    def __new__(cls, value: int, reason: str) -> "Cap":
+        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
+            raise DefinitionError(f"a cap names its reason in one line, got {reason!r}")
+        obj = super().__new__(cls, value)
+        obj.reason, obj.name = reason, ""
+        return obj
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (int(self), self.reason), {"name": self.name})
+
+
+def name_values(namespace: dict[str, Any]) -> dict[str, Threshold | Cap]:
+    """Name the thresholds and caps of a module's ``namespace`` after their variables."""
+    out = {}
+    for key, value in namespace.items():
+        if isinstance(value, (Threshold, Cap)) and not key.startswith("_"):
+            value.name = value.name or key
+            out[key] = value
+    return out
 
 
 @dataclass
@@ -61,6 +126,8 @@ class Context:
     progress: Callable[[str], None] = field(default=lambda message: None)
     #: results of :func:`shared` computations, per function (one check's parts share them)
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+    #: the claim and the part being checked (set by :meth:`Claim.check`): a counterexample is theirs
+    current: Any = field(default=None, repr=False, compare=False)
 
     def seed_sequence(self, name: str) -> np.random.SeedSequence:
         return np.random.SeedSequence([int(self.seed), zlib.crc32(name.encode())])
@@ -90,14 +157,26 @@ class Context:
         except ValueError:
             return str(path)
 
-    def counterexample(self, *, claim: str, part: str, kind: str, statement: str, params: dict,
-                       description: str, outcome: "counterexamples.ReplayOutcome | None" = None) -> Counterexample | None:
-        """Run the registered replay of ``kind`` on ``params`` (or take its ``outcome``, already
-        computed by the caller from the same params); if it violates the statement, save it (when
-        the run has an output folder) and return the counterexample."""
-        func = counterexamples.replayer_for(kind)
-        if func is None:
-            raise ValueError(f"no replayer registered for kind {kind!r}")
+    def counterexample(self, *, params: dict, description: str, statement: str = "",
+                       outcome: "counterexamples.ReplayOutcome | None" = None, claim: str = "", part: str = "",
+                       kind: str = "") -> Counterexample | None:
+        """Run the current part's replay on ``params`` (or take its ``outcome``, already computed
+        by the caller from the same params); if it violates the part's statement (or
+        ``statement``), save it (when the run has an output folder) and return the counterexample.
+        ``claim``, ``part`` and ``kind`` name another part's replay (checks not yet declared with
+        :meth:`Claim.replay`)."""
+        if kind:
+            func = counterexamples.replayer_for(kind)
+            if func is None:
+                raise ValueError(f"no replayer registered for kind {kind!r}")
+        else:
+            owner, spec = self.current
+            func = owner.replays.get(spec.id)
+            if func is None:
+                raise DefinitionError(f"{owner.id} part {spec.id!r}: a counterexample needs the part's replay "
+                                      "(CLAIM.replay)")
+            claim, part, kind = owner.id, spec.id, func.kind
+            statement = statement or spec.statement
         if outcome is None:
             outcome = func(params)
         if not outcome.violates:
@@ -135,6 +214,8 @@ class Evidence:
     regime: str = ""
     restored_by: str = ""
     reason: str = ""
+    #: the experiment could not have decided: why, and what would decide it (SPEC, "Verdicts")
+    undecided: str = ""
     assumptions: tuple[str, ...] = ()
     #: replaces the declared groups' symbolic summary (a part whose steps depend on the run)
     symbolic: Symbolic | None = None
@@ -156,6 +237,8 @@ class PartSpec:
     reading: str = ""
     stated: str = ""
     regime: str = ""
+    #: the part's name as a reader sees it (marked-up text; default: the id's words)
+    label: str = ""
     #: an experiment on real NW heads: it must state R² and its design (SPEC, "How an experiment
     #: is designed"), and its positive control if ``controls`` is set
     experiment: bool = False
@@ -175,7 +258,29 @@ class PartSpec:
                     counterexample=ev.counterexample, assumptions=list(ev.assumptions),
                     restored_by=ev.restored_by, reason=ev.reason, finding=ev.finding, stated=self.stated,
                     derived=ev.derived, regime=ev.regime or self.regime, reading=self.reading, r2=dict(ev.r2),
-                    design=dict(ev.design), controls=dict(ev.controls), markup=True)
+                    design=dict(ev.design), controls=dict(ev.controls), markup=True,
+                    label=self.label or (self.id.replace("-", " ") if PART_ID.fullmatch(self.id) else ""),
+                    undecided=ev.undecided)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A part's replay: ``func`` recomputes a saved case from validated params (its ``schema``);
+    calling the replay validates first, so a check and ``python -m verify replay`` take one path.
+    ``example`` is a valid, cheap params object (the bad-input rows start from it)."""
+
+    claim: str
+    part: str
+    schema: Schema
+    func: Callable[[dict], Any]
+    example: dict
+
+    @property
+    def kind(self) -> str:
+        return f"{self.claim.lower()}.{self.part}"
+
+    def __call__(self, params: Any) -> Any:
+        return self.func(self.schema.validate(params))
 
 
 class Claim:
@@ -194,17 +299,25 @@ class Claim:
         for r in self.readings:
             markup.check(r.description, f"{self.id}: reading {r.id}")
         self.parts: list[PartSpec] = []
+        self.replays: dict[str, Replay] = {}
+        #: the check's declared thresholds and caps, by name (filled by :meth:`bind`)
+        self.values: dict[str, Threshold | Cap] = {}
+        self.module_name = ""
         self._summary: Callable[[Context, tuple[Part, ...]], str] | None = None
 
     def part(self, id: str, role: Role, *, statement: str, groups: tuple[str, ...] = (), reading: str = "",
-             stated: str = "", regime: str = "", experiment: bool = False,
-             controls: bool = False) -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
-        """Declare the part checked by the decorated function (its role, once, here)."""
+             stated: str = "", regime: str = "", experiment: bool = False, controls: bool = False,
+             label: str = "") -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
+        """Declare the part checked by the decorated function (its role, once, here). ``id``:
+        hyphenated lower-case words (its replay's kind and file are named after it); ``label``:
+        its name as a reader sees it."""
         role = Role(role)
         where = f"{self.id} part {id!r}"
+        if label and not PART_ID.fullmatch(id):
+            raise DefinitionError(f"{where}: a part id is hyphenated lower-case words, e.g. 'premise-nw-heads'")
         if any(p.id == id for p in self.parts):
             raise DefinitionError(f"{where}: declared twice")
-        for name, text in (("statement", statement), ("stated", stated), ("regime", regime)):
+        for name, text in (("statement", statement), ("stated", stated), ("regime", regime), ("label", label)):
             markup.check(text, f"{where}: {name}")
         if reading and reading not in {r.id for r in self.readings}:
             raise DefinitionError(f"{where}: reading {reading!r} is not declared")
@@ -212,11 +325,44 @@ class Claim:
             raise DefinitionError(f"{where}: a detail names the form the paper states")
 
         def register(func: Callable[[Context], Evidence]) -> Callable[[Context], Evidence]:
-            self.parts.append(PartSpec(id, role, statement, func, tuple(groups), reading, stated, regime,
+            self.parts.append(PartSpec(id, role, statement, func, tuple(groups), reading, stated, regime, label,
                                        experiment, controls))
             return func
 
         return register
+
+    def replay(self, *parts: str, schema: Schema, example: dict) -> Callable[[Callable[[dict], Any]], Replay]:
+        """Declare the decorated ``func(params) -> ReplayOutcome`` as the replay of ``parts``'
+        counterexamples, with its parameter ``schema`` and a valid ``example``; returns the
+        :class:`Replay` (calling it validates, then recomputes)."""
+        if not parts or not all(PART_ID.fullmatch(p) for p in parts):
+            raise DefinitionError(f"{self.id}: a replay names the ids of its parts, got {parts}")
+        if not isinstance(schema, Schema):
+            raise DefinitionError(f"{self.id} replay of {parts}: expected a Schema")
+
+        def register(func: Callable[[dict], Any]) -> Replay:
+            first = None
+            for part in parts:
+                if part in self.replays:
+                    raise DefinitionError(f"{self.id} part {part!r}: its replay is declared twice")
+                rp = Replay(self.id, part, schema, func, example)
+                self.replays[part] = rp
+                counterexamples.register(rp.kind, rp)
+                first = first or rp
+            return first
+
+        return register
+
+    def bind(self, module: ModuleType) -> "Claim":
+        """Called by the registry once the check module is loaded: name its thresholds and caps, and
+        check that every replay belongs to a declared part."""
+        self.values = name_values(vars(module))
+        self.module_name = module.__name__
+        ids = {p.id for p in self.parts}
+        orphans = sorted(set(self.replays) - ids)
+        if orphans:
+            raise DefinitionError(f"{self.id}: replays of undeclared parts {orphans}")
+        return self
 
     def summary(self, func: Callable[[Context, tuple[Part, ...]], str]) -> Callable:
         """Declare the function that writes the claim's one-line numeric summary."""
@@ -231,12 +377,15 @@ class Claim:
         parts, plots = [], {}
         for spec in self.parts:
             ctx.progress(spec.id)
+            ctx.current = (self, spec)
             ev = spec.func(ctx)
             parts.append(spec.build(ev, der))
             plots.update({k: ctx.relative(v) for k, v in ev.plots.items()})
         parts_t = tuple(parts)
         summary = self._summary(ctx, parts_t) if self._summary else ""
         markup.check(summary, f"{self.id}: summary")
+        ctx.current = None
         return ClaimResult(id=self.id, title=self.title, stated=self.stated, parts=parts_t, summary=summary,
                            plots=plots, seconds=time.perf_counter() - t0, derivation=der.to_dict(),
-                           readings=self.readings)
+                           readings=self.readings,
+                           thresholds={k: {"value": v, "reason": v.reason} for k, v in self.values.items()})

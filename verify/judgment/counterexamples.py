@@ -17,7 +17,7 @@ from verify._validate import printable, received
 from verify.errors import VerifyError
 from verify.io import jsonable, read_json, write_json
 
-__all__ = ["ReplayOutcome", "replayer", "replayer_for", "registered_kinds", "save", "load", "FORMAT", "VERSION",
+__all__ = ["ReplayOutcome", "register", "replayer", "replayer_for", "registered_kinds", "save", "load", "FORMAT", "VERSION",
            "MAX_FILE_BYTES", "shown"]
 
 FORMAT = "mha-nw-verify/counterexample"
@@ -41,14 +41,19 @@ class ReplayOutcome:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
-def replayer(kind: str) -> Callable:
+def register(kind: str, func: Callable[[dict], ReplayOutcome]) -> None:
     """Register ``func(params) -> ReplayOutcome`` as the replay of counterexamples of ``kind``."""
+    _REPLAYERS[kind] = func
 
-    def register(func: Callable[[dict], ReplayOutcome]) -> Callable[[dict], ReplayOutcome]:
-        _REPLAYERS[kind] = func
+
+def replayer(kind: str) -> Callable:
+    """Decorator form of :func:`register`."""
+
+    def register_(func: Callable[[dict], ReplayOutcome]) -> Callable[[dict], ReplayOutcome]:
+        register(kind, func)
         return func
 
-    return register
+    return register_
 
 
 def replayer_for(kind: str) -> Callable[[dict], ReplayOutcome] | None:

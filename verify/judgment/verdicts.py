@@ -15,13 +15,15 @@ Details, premises and scope probes never set the verdict; they are always shown 
 
 The rule, in two steps:
 
-1. :func:`evidence_verdict` grades one part's evidence: a counterexample -> refuted; numbers that
-   contradict the derivation -> not checkable; a proof with no model assumption confirmed to
-   rounding -> exact; a proof (under listed assumptions) -> holds under model; numbers only ->
-   approximate; nothing -> not checkable.
-2. :func:`claim_verdict`: per reading, a refuted core part refutes the reading, otherwise the
-   reading takes the weakest verdict of its checkable core parts (not checkable if none is);
-   a claim with several natural readings (SPEC, C8) takes the reading under which it fares best.
+1. :func:`evidence_verdict` grades one part's evidence: an experiment that could not have decided
+   -> undecided; a counterexample -> refuted; numbers that contradict the derivation -> not
+   checkable; a proof with no model assumption confirmed to rounding -> exact; a proof (under
+   listed assumptions) -> holds under model; numbers only -> approximate; nothing -> not checkable.
+2. :func:`claim_verdict`: per reading, a refuted core part refutes the reading; otherwise an
+   undecided core part leaves it undecided; otherwise the reading takes the weakest verdict of its
+   checkable core parts (not checkable if none is). A claim with several natural readings (SPEC,
+   C8, C9) takes the reading under which it fares best; undecided ranks below every verdict that
+   rests on evidence for the claim and above refuted (no evidence either way is not a refutation).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Verdict(str, Enum):
     HOLDS_UNDER_MODEL = "holds under model"
     APPROXIMATE = "approximate"
     REFUTED = "refuted"
+    UNDECIDED = "undecided"
     NOT_CHECKABLE = "not checkable"
 
     def __str__(self) -> str:
@@ -84,6 +87,7 @@ class Effect(str, Enum):
     PREMISE_HOLDS = "premise holds on NW heads"
     LIMIT = "limit"                            # scope probe that fails
     SCOPE_HOLDS = "holds beyond the stated scope"
+    UNDECIDED = "undecided"                    # its experiment could not have decided
     NOT_CHECKED = "not checkable"              # a non-core part without usable evidence
 
     def __str__(self) -> str:
@@ -93,8 +97,8 @@ class Effect(str, Enum):
 # Strongest first; a reading takes the weakest verdict among its checkable core parts.
 _STRENGTH = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE]
 # Best first, for choosing among readings: a reading that was checked beats one that was not.
-_READING_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict.REFUTED,
-                  Verdict.NOT_CHECKABLE]
+_READING_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict.UNDECIDED,
+                  Verdict.REFUTED, Verdict.NOT_CHECKABLE]
 
 #: How numeric evidence agrees with what it checks:
 #: ``rounding``: to floating-point rounding of the computation (an identity);
@@ -207,7 +211,7 @@ class Counterexample:
 
 
 #: The text fields of a part a reader sees (checked as markup, :mod:`proofs.markup`).
-TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_by", "reason")
+TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_by", "reason", "undecided", "label")
 
 
 @dataclass(frozen=True)
@@ -242,9 +246,14 @@ class Part:
     controls: dict[str, Any] = field(default_factory=dict)
     #: the text fields are marked-up text (checked); False only for checks not yet converted
     markup: bool = False
+    label: str = ""        # the part's name as a reader sees it
+    #: the experiment could not have decided: why, and what would decide it
+    undecided: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", Role(self.role))
+        if self.undecided and self.counterexample is not None:
+            raise DefinitionError(f"part {self.id!r}: an undecided part refutes nothing, it carries no counterexample")
         violated = self.counterexample is not None or bool(self.symbolic and self.symbolic.contradicted)
         if self.role is Role.CORE and violated and self.counterexample is None:
             raise DefinitionError(f"part {self.id!r}: a core contradicted by the derivation needs a replayable "
@@ -303,11 +312,13 @@ class Part:
     def to_dict(self) -> dict:
         return {
             "id": self.id,
+            "label": self.label or self.id,
             "role": self.role.value,
             "reading": self.reading,
             "statement": self.statement,
             "evidence_verdict": self.evidence.value,
             "effect": self.effect.value,
+            "outcome": self.outcome,
             "finding": self.finding,
             "stated": self.stated,
             "derived": self.derived,
@@ -320,13 +331,20 @@ class Part:
             "numeric": self.numeric.to_dict() if self.numeric else None,
             "counterexample": self.counterexample.to_dict() if self.counterexample else None,
             "restored_by": self.restored_by,
-            "reason": self.reason or _why_not_checkable(self),
+            "reason": self.undecided or self.reason or _why_not_checkable(self),
         }
+
+    @property
+    def outcome(self) -> str:
+        """What the part's evidence says, in the words every view prints: a core part its evidence
+        verdict, any other part its effect."""
+        return self.evidence.value if self.role is Role.CORE else self.effect.value
 
 
 def evidence_verdict(part: Part) -> Verdict:
     """Step 1 of the rule: grade one part's evidence.
 
+    0. an experiment that could not have decided               -> undecided
     1. a counterexample                                        -> refuted
     2. numbers that contradict the derivation                  -> not checkable (inconsistent)
     3. proved, no model assumption, confirmed to rounding      -> exact
@@ -334,6 +352,8 @@ def evidence_verdict(part: Part) -> Verdict:
     5. numeric evidence only                                   -> approximate
     6. nothing                                                 -> not checkable
     """
+    if part.undecided:
+        return Verdict.UNDECIDED
     if part.counterexample is not None:
         return Verdict.REFUTED
     num, sym = part.numeric, part.symbolic
@@ -354,6 +374,8 @@ def part_effect(part: Part) -> Effect:
     if part.role is Role.CORE:
         return Effect.SETS_VERDICT
     grade = evidence_verdict(part)
+    if grade is Verdict.UNDECIDED:
+        return Effect.UNDECIDED
     if part.violated:
         return {Role.DETAIL: Effect.CORRECTION, Role.PREMISE: Effect.PREMISE_FAILS, Role.SCOPE: Effect.LIMIT}[part.role]
     if grade is Verdict.NOT_CHECKABLE:
@@ -371,10 +393,13 @@ def _why_not_checkable(part: Part) -> str:
 
 
 def reading_verdict(cores: list[Part]) -> Verdict:
-    """Step 2a: a refuted core part refutes the reading; otherwise the weakest checkable one."""
+    """Step 2a: a refuted core part refutes the reading; otherwise an undecided one leaves it
+    undecided; otherwise the weakest checkable one."""
     grades = [evidence_verdict(p) for p in cores]
     if Verdict.REFUTED in grades:
         return Verdict.REFUTED
+    if Verdict.UNDECIDED in grades:
+        return Verdict.UNDECIDED
     checkable = [g for g in grades if g in _STRENGTH]
     return max(checkable, key=_STRENGTH.index) if checkable else Verdict.NOT_CHECKABLE
 
@@ -426,10 +451,13 @@ def headline(result: "ClaimResult") -> str:
     cores = readings.get(rid, [])
     failed = [p for p in cores if evidence_verdict(p) is Verdict.REFUTED]
     unchecked = [p for p in cores if evidence_verdict(p) is Verdict.NOT_CHECKABLE]
+    undecided = [p for p in cores if evidence_verdict(p) is Verdict.UNDECIDED]
     # a core that rests on a measurement (no proof) says what was measured, whatever the outcome
     measured = [p for p in cores if evidence_verdict(p) is Verdict.APPROXIMATE and p.finding]
     if failed:
         text += ": " + _items([p.finding or p.statement for p in failed])
+    elif undecided:
+        text += ": " + _items([p.finding or p.undecided for p in undecided])
     elif measured:
         text += ": " + _items([p.finding for p in measured])
     if unchecked and not failed:
@@ -438,10 +466,14 @@ def headline(result: "ClaimResult") -> str:
     if corr:
         text += f"; {_count(len(corr), 'correction')}: " + _items([p.finding or p.derived for p in corr])
     for p in result.premise_parts:
-        text += f"; {p.effect.value}" + (f" ({p.finding})" if p.finding else "")
+        effect = "premise undecided" if p.effect is Effect.UNDECIDED else p.effect.value
+        text += f"; {effect}" + (f" ({p.finding})" if p.finding else "")
     lim = result.limits_parts
     if lim:
         text += f"; {_count(len(lim), 'limit')}: " + _items([p.finding or p.statement for p in lim])
+    open_ = [p for p in result.undecided_parts if p.role is not Role.PREMISE]
+    if open_:
+        text += f"; {len(open_)} undecided: " + _items([p.label or p.id for p in open_])
     for other, ps in readings.items():
         if other == rid:
             continue
@@ -464,6 +496,8 @@ class ClaimResult:
     seconds: float = 0.0
     derivation: dict | None = None
     readings: tuple[Reading, ...] = ()
+    #: the check's declared thresholds and caps: name -> {"value", "reason"}
+    thresholds: dict[str, dict] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parts", tuple(self.parts))
@@ -509,6 +543,11 @@ class ClaimResult:
         return self._with(Effect.LIMIT)
 
     @property
+    def undecided_parts(self) -> list[Part]:
+        """The parts, of any role, whose experiment could not have decided."""
+        return [p for p in self.parts if evidence_verdict(p) is Verdict.UNDECIDED]
+
+    @property
     def core_parts(self) -> list[Part]:
         return [p for p in self.parts if p.role is Role.CORE and p.reading == self.reading]
 
@@ -546,6 +585,10 @@ class ClaimResult:
                  "counterexample": p.counterexample.file if p.counterexample else None}
                 for p in self.limits_parts]
 
+    def undecided(self) -> list[dict]:
+        return [{"part": p.id, "label": p.label or p.id, "role": p.role.value, "finding": p.finding,
+                 "reason": p.undecided, "regime": p.regime} for p in self.undecided_parts]
+
     def to_dict(self) -> dict:
         readings = _readings(self.parts)
         return {
@@ -560,6 +603,8 @@ class ClaimResult:
             "corrections": self.corrections(),
             "premise": self.premise(),
             "limits": self.limits(),
+            "undecided": self.undecided(),
+            "thresholds": dict(self.thresholds),
             "assumptions": self.assumptions,
             "restored_by": self.restored_by,
             "summary": self.summary,

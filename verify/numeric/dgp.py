@@ -47,6 +47,9 @@ class DGP:
     f: Callable[[np.ndarray], np.ndarray]
     sample_x: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
     description: str = ""
+    #: the design density's name and the target's extra parameters (``freq``, ``width``), as built
+    design: str = "normal"
+    params: tuple[tuple[str, float], ...] = ()
 
 
 def _normal_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
@@ -215,7 +218,8 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
     f, f_text = builder(d, **values)
     make_sampler, design_text = _DESIGNS[design]
     return DGP(name=name, d=d, sigma=sigma, f=f, sample_x=make_sampler(d),
-               description=f"{f_text}, {design_text}, eps ~ N(0, {sigma:g}^2)")
+               description=f"{f_text}, {design_text}, eps ~ N(0, {sigma:g}^2)", design=design,
+               params=tuple(sorted(values.items())))
 
 
 # --------------------------------------------------------------------------- heads
