@@ -2,7 +2,7 @@
 test-only reference (torch, nbclient, nbformat) at import time.
 
 The layers, bottom to top (a module may import its own layer and the ones below, never above):
-``proofs`` → the foundation (``verify.errors``, ``verify._validate``, ``verify.io``, ``verify``'s
+``proofs`` → the foundation (``verify.errors``, ``verify._validate``, ``verify.schema``, ``verify.io``, ``verify``'s
 ``__init__``) → ``verify.numeric`` → the drawing primitives ``verify.outputs.plots`` (matplotlib
 only, so that experiments and checks can draw) → ``verify.experiments`` → ``verify.judgment`` →
 ``verify.claims`` → ``verify.outputs`` → the entry points (``verify.run``, ``verify.cli``,
@@ -21,14 +21,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: layer of each module or package prefix, bottom (0) to top; the first matching entry counts
-LAYERS = (("proofs", 0), ("verify.errors", 1), ("verify._validate", 1), ("verify.io", 1), ("verify.numeric", 2),
+LAYERS = (("proofs", 0), ("verify.errors", 1), ("verify._validate", 1), ("verify.schema", 1), ("verify.io", 1),
+          ("verify.numeric", 2),
           ("verify.outputs.plots", 3), ("verify.experiments", 4), ("verify.judgment", 5), ("verify.claims", 6),
           ("verify.outputs", 7), ("verify", 8))
 #: imported lazily inside a function by design (named with the reason); all other imports count
 LAZY_UPWARD = {
-    # the generator is the arrow from proofs/ to verify/: a build step (`python -m proofs codegen`)
-    # that writes verify/numeric/formulas.py with the package's atomic writer; no derivation imports it
-    "proofs.codegen": {"verify.io"},
     # the sweep's progress line (lazily, when a terminal shows it)
     "verify.experiments.sweep": {"verify.outputs.report"},
     # `latex` without --report runs the checks first, as the main run does

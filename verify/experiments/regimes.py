@@ -43,8 +43,9 @@ from verify.numeric.dgp import DGP, TORUS_RADIUS, make_dgp
 from verify.numeric.diversity import hdi
 from verify.numeric.nw import nw_weights
 from verify.numeric.stats import r_squared, target_variance
+from verify.schema import Choice, Schema, Seed
 
-__all__ = ["plain", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
+__all__ = ["plain", "timeless", "REGIME_PARAMS", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
            "torus_population_mse", "paired_mse", "c5_regime", "c6_regime", "c7_regime", "MAX_REGIME_WORK",
            "QUAD_POINTS"]
 
@@ -52,6 +53,8 @@ __all__ = ["plain", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "c
 DESIGN_KEYS = ("head_weights", "kernel_scale", "design_density", "target", "noise", "n", "steps", "convergence",
                "seeds", "diagnostic")
 SIZES = ("quick", "default", "large")
+#: A regime replay's parameters: a named size (a file cannot ask for unbounded work) and the seed.
+REGIME_PARAMS = Schema(size=Choice(SIZES), seed=Seed())
 #: Quadrature points on a circle: the trapezoid rule is spectrally accurate for smooth periodic
 #: integrands; 512 points resolve harmonics far beyond those of e^{κ cos θ} for κ <= 64 (error
 #: below 1e-14, checked against Bessel functions in the tests).
@@ -101,6 +104,11 @@ def plain(obj: Any) -> Any:
         v = float(obj)
         return v if math.isfinite(v) else None
     return obj
+
+
+def timeless(reg: dict[str, Any]) -> dict[str, Any]:
+    """A regime's record without its CPU time: what a replay must reproduce exactly."""
+    return {k: v for k, v in reg.items() if k != "seconds"}
 
 
 def _size(size: Any) -> str:

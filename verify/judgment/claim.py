@@ -43,7 +43,7 @@ from proofs import markup
 from verify.errors import DefinitionError
 from verify.io import jsonable
 from verify.judgment import counterexamples
-from verify.judgment.schema import Schema
+from verify.schema import Schema
 from verify.judgment.verdicts import (
     ClaimResult,
     Counterexample,

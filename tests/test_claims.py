@@ -1,0 +1,80 @@
+"""The same structural checks over every registered claim (scikit-learn's ``check_estimator`` is the
+model): each claim's parts, thresholds and replays as declared, every replay's example replayed,
+every row of bad input its schema implies refused by name, every counterexample of the quick run
+named after its part and replayed to the same judgement with the criterion that judged it.
+Nothing here names a claim: a claim added to the package is checked by this file as it is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from verify.claims import CLAIMS
+from verify.errors import VerifyError
+from verify.judgment.claim import PART_ID, Cap, Replay, Threshold
+from verify.judgment.counterexamples import ReplayOutcome
+from verify.judgment.verdicts import Role
+from verify.replay import replay
+
+#: Every declared replay once (a replay shared by several parts is checked once), by claim.
+REPLAYS = [pytest.param(rp, id=f"{rp.claim}-{rp.part}")
+           for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()]
+#: Every bad-input row each replay's schema implies.
+BAD_ROWS = [pytest.param(rp, params, name, id=f"{rp.claim}-{rp.part}-{label}")
+            for p in REPLAYS for rp in p.values for label, params, name in rp.schema.bad_rows(rp.example)]
+
+
+@pytest.mark.parametrize("claim", list(CLAIMS))
+def test_every_part_is_declared_with_an_id_a_label_and_what_its_role_needs(claim):
+    c = CLAIMS[claim]
+    assert c.parts, f"{claim} declares no part"
+    for spec in c.parts:
+        assert PART_ID.fullmatch(spec.id), f"{claim} part {spec.id!r}: an id is hyphenated lower-case words"
+        assert spec.label, f"{claim} part {spec.id!r} has no label"
+        assert spec.role is not Role.DETAIL or spec.stated, f"{claim} part {spec.id!r}: a detail names its stated form"
+    assert any(s.role is Role.CORE for s in c.parts), f"{claim} has no core part"
+
+
+@pytest.mark.parametrize("claim", list(CLAIMS))
+def test_thresholds_and_caps_are_named_with_a_one_line_reason(claim):
+    values = CLAIMS[claim].values
+    for name, v in values.items():
+        assert isinstance(v, (Threshold, Cap)) and v.name == name
+        assert v.reason.strip() and "\n" not in v.reason and len(v.reason) <= 300, f"{claim}.{name}: {v.reason!r}"
+
+
+@pytest.mark.parametrize("rp", REPLAYS)
+def test_a_replays_example_is_valid_and_replays(rp: Replay):
+    assert rp.kind == f"{rp.claim.lower()}.{rp.part}"
+    assert rp.schema.validate(rp.example) is not None
+    outcome = rp(rp.example)
+    assert isinstance(outcome, ReplayOutcome) and isinstance(outcome.violates, bool) and outcome.summary
+    json.dumps(outcome.figures, allow_nan=False, default=float)
+
+
+@pytest.mark.parametrize("rp, params, name", BAD_ROWS)
+def test_every_bad_input_a_schema_implies_is_refused_by_name(rp: Replay, params, name):
+    with pytest.raises(VerifyError) as exc:
+        rp(params)
+    assert str(exc.value).startswith(f"{name}:") or str(exc.value).startswith(f"{name}."), str(exc.value)
+
+
+@pytest.mark.parametrize("claim", list(CLAIMS))
+def test_every_counterexample_of_the_quick_run_is_its_parts_and_replays_as_judged(claim, quick_run):
+    """Each saved file is ``<claim>-<part>.json`` of a declared part, of that part's kind, and its
+    replay judges as the run did, with the criterion that judged it (the saved params)."""
+    result, out = quick_run(claim)
+    owned = {p.id: p for p in result.parts}
+    for part in result.parts:
+        cx = part.counterexample
+        if cx is None or cx.file is None:
+            continue
+        path = out / cx.file
+        assert path.name == f"{claim}-{part.id}.json" and part.id in owned
+        doc, outcome = replay(path)
+        rp = CLAIMS[claim].replays.get(part.id)
+        if rp is not None:
+            assert doc["kind"] == rp.kind and doc["params"] == cx.data["params"]
+        assert outcome.violates == doc["expected"]["violates"] is True
+        assert outcome.summary == doc["expected"]["summary"]
