@@ -43,10 +43,9 @@ def _rel(a, b):
 # -- structure -------------------------------------------------------------------------------
 def test_parts_and_roles(result):
     assert result.id == "C2" and result.stated
-    assert {p.id: p.role for p in result.parts} == {"ensemble identity": Role.CORE,
-                                                    "scalar ensemble weights": Role.DETAIL}
-    assert not _part(result, "ensemble identity").model_assumptions
-    sc = _part(result, "scalar ensemble weights").numeric.figures
+    assert {p.id: p.role for p in result.parts} == {"ensemble-identity": Role.CORE, "free-weights": Role.DETAIL}
+    assert not _part(result, "ensemble-identity").model_assumptions
+    sc = _part(result, "free-weights").numeric.figures
     # the finding: random modules' weights are free reals, not a convex combination
     assert sc["modules_on_simplex"] == 0 and sc["min_alpha"] < 0
 
@@ -71,15 +70,13 @@ def test_free_weights_counterexample_replays_against_torch(saved):
 ], ids=["average", "convex-dv2", "sum-2", "negative"])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_free_weights_judge(wv, wo, violates):
-    assert c2.judge_free_weights({"W_V": wv, "W_O": wo}).violates is violates
+    assert c2.replay_free_weights({"W_V": wv, "W_O": wo}).violates is violates
 
 
 @pytest.mark.claim(CLAIM, part="detail")
-def test_free_weights_judge_rejects_bad_params():
-    with pytest.raises(VerifyError, match="params"):
-        c2.judge_free_weights({"W_V": [[1.0]]})
-    with pytest.raises(VerifyError, match="params"):
-        c2.judge_free_weights({"W_V": [[1.0]], "W_O": [[1.0, 2.0]]})
+def test_free_weights_replay_refuses_blocks_of_two_shapes():
+    with pytest.raises(VerifyError, match="^params: .*W_V and W_O of one shape"):
+        c2.replay_free_weights({"W_V": [[1.0]], "W_O": [[1.0, 2.0]]})
 
 
 def test_same_seed_same_figures(result):

@@ -157,6 +157,7 @@ class List(Field):
         out: list[tuple[str, Any]] = [("not-a-list", {}), ("too-long", [None] * (self.max_len + 1))]
         if self.min_len > 0:
             out.append(("too-short", []))
+        out += [(f"item-{label}", [value] * max(self.min_len, 1)) for label, value in self.item.bad()]
         return out
 
 

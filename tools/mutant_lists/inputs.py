@@ -36,3 +36,19 @@ MUTANTS = [
       '            pass\n        c = m["continuous"]',
       ('tests/test_allocate.py::test_a_model_that_does_not_apply_is_named_not_ranked',)),
 ]
+
+# -- the replay schema (verify/schema.py): validation derived from one declaration
+MUTANTS += [
+    M('schema-unknown-keys-allowed', 'verify/schema.py',
+      'extra = sorted(map(str, set(value) - set(self.fields)))',
+      'extra = []',
+      ('tests/test_claims.py::test_every_bad_input_a_schema_implies_is_refused_by_name',)),
+    M('schema-list-no-max', 'verify/schema.py',
+      'if not isinstance(value, list) or not self.min_len <= len(value) <= self.max_len:',
+      'if not isinstance(value, list) or not self.min_len <= len(value):',
+      ('tests/test_claims.py::test_every_bad_input_a_schema_implies_is_refused_by_name',)),
+    M('schema-items-unchecked', 'verify/schema.py',
+      'return [self.item.check(f"{name}[{k}]", v) for k, v in enumerate(value)]',
+      'return list(value)',
+      ('tests/test_claims.py::test_every_bad_input_a_schema_implies_is_refused_by_name',)),
+]

@@ -2,13 +2,13 @@
 
 Parts (SPEC, C2):
 
-1. ``ensemble identity``: :class:`verify.numeric.attention.MultiHeadNW` (H NW heads, each through its own
+1. ``ensemble-identity`` (core): :class:`verify.numeric.attention.MultiHeadNW` (H NW heads, each through its own
    ``W_O^h`` block, summed, plus ``b_O``) against the standard concatenate-then-project multi-head
    attention written here as a loop in mpmath at :data:`MP_DPS` digits (full ``W_q``, ``W_k``,
    ``W_v`` sliced per head, softmax attention, concatenation, one output projection), on seeded
    random modules with biases, several H, d_k, d_v, kdim, vdim and a batch axis. A key bias
    shifts every score of a head equally and cancels: measured too.
-2. ``scalar ensemble weights``: with scalar values and output, ``MHA = Σ_h α_h f̂_h + β`` with
+2. ``free-weights`` (detail): with scalar values and output, ``MHA = Σ_h α_h f̂_h + β`` with
    ``α_h = W_V^h W_O^h`` and ``β = Σ_h b_V^h W_O^h + b_O``; confirmed with the generated
    ``c2_head_weight_dv2`` / ``c2_mha_scalar_h2_n3`` and in mpmath. The α_h of random modules are
    free reals (a finding, not a refutation: the summary says "weighted sum", not "average").
@@ -24,18 +24,23 @@ import numpy as np
 
 import proofs
 from proofs.markup import num, sci
-from verify._validate import as_array, at_most, fail, fields
-from verify.judgment.claim import Claim, Context, Evidence, shared
-from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify._validate import as_array, fail
+from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
+from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
 from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
+from verify.schema import Float, List, Schema
 
-__all__ = ["CLAIM", "check", "random_module", "mp_mha", "scalar_weights", "judge_free_weights", "ensemble", "scalar",
-           "SIMPLEX_TOL", "on_simplex", "ensemble_agrees", "scalar_agrees"]
+__all__ = ["CLAIM", "random_module", "mp_mha", "scalar_weights", "replay_free_weights", "ensemble", "scalar",
+           "SIMPLEX_TOL", "MAX_REPLAY_HEADS", "on_simplex", "ensemble_agrees", "scalar_agrees"]
 
-#: A random module's α counts as "on the simplex" when every α_h ≥ 0 and |Σα − 1| is below this.
-SIMPLEX_TOL = 1e-12
+CLAIM = Claim(proofs.c2_ensemble)
+
+SIMPLEX_TOL = Threshold(1e-12, "α is on the simplex when every α_h >= 0 and |Σα − 1| is below this: float64 "
+                               "rounding of a sum of a few products of order 1")
+MAX_REPLAY_HEADS = Cap(1024, "a replay lists every α_h in its summary; the check saves H <= 8, and the work is one "
+                             "product per entry of the file (~10 ms at the largest file)")
 
 
 # --------------------------------------------------------------------------- the judges
@@ -227,21 +232,18 @@ def scalar(ctx: Context) -> dict[str, Any]:
             "ok": scalar_agrees(worst_ratio, closed_err, bound, alpha_gap)}
 
 
-#: A replay lists every α_h in its summary: at most this many heads (the check saves H <= 8). The
-#: work is one product per entry of the file (<= MAX_FILE_BYTES): ~10 ms at the largest file.
-MAX_REPLAY_HEADS = 1024
+_BLOCKS = List(List(Float(), max_len=MAX_REPLAY_HEADS), max_len=MAX_REPLAY_HEADS)
 
 
-@replayer("c2.free-weights")
-def judge_free_weights(params: dict) -> ReplayOutcome:
+@CLAIM.replay("free-weights", schema=Schema(W_V=_BLOCKS, W_O=_BLOCKS),
+              example={"W_V": [[1.0, 0.5], [-1.0, 0.2]], "W_O": [[0.3, 0.1], [0.2, 0.4]]})
+def replay_free_weights(params: dict) -> ReplayOutcome:
     """``α_h = W_V^h W_O^h`` from the saved blocks (``W_V``: H rows of d_v, ``W_O``: H columns of d_v);
     violated (the weights are not a convex combination) when some α_h < 0 or |Σα − 1| > SIMPLEX_TOL."""
-    fields("params", params, ("W_V", "W_O"))
     wv = as_array("params.W_V", params["W_V"], ndim=2, keep_float32=False)
     wo = as_array("params.W_O", params["W_O"], ndim=2, keep_float32=False)
-    if wv.shape != wo.shape or 0 in wv.shape:
-        raise fail("params", f"W_V {wv.shape}, W_O {wo.shape}", "W_V and W_O of one shape (H, d_v), H, d_v >= 1")
-    at_most("params.W_V", wv.shape[0], MAX_REPLAY_HEADS, "heads H; MAX_REPLAY_HEADS: the summary lists every α_h")
+    if wv.shape != wo.shape:
+        raise fail("params", f"W_V {wv.shape}, W_O {wo.shape}", "W_V and W_O of one shape (H, d_v)")
     with np.errstate(over="ignore", invalid="ignore"):
         alpha = np.einsum("hv,hv->h", wv, wo)
         total = float(alpha.sum())
@@ -259,11 +261,8 @@ def _to(x: float) -> str:
     return "exactly" if x == 0 else f"to {sci(x, 0)}"
 
 
-# --------------------------------------------------------------------------- the claim
-CLAIM = Claim(proofs.c2_ensemble)
-
-
-@CLAIM.part("ensemble identity", Role.CORE, groups=("ensemble",),
+# --------------------------------------------------------------------------- the parts
+@CLAIM.part("ensemble-identity", Role.CORE, groups=("ensemble",), label="ensemble identity",
             statement=r"multi-head attention is the sum over heads of each head's NW estimate through its "
                       r"$W_V^h, W_O^h$ blocks (plus biases): a weighted sum of $H$ NW estimators, each in its own "
                       "projection subspace")
@@ -282,7 +281,7 @@ def ensemble_identity(ctx: Context) -> Evidence:
         finding=r"$\mathrm{MHA} = \sum_h$ NW heads through $W_O^h$ to " + sci(ens["max_rel_error"], 0))
 
 
-@CLAIM.part("scalar ensemble weights", Role.DETAIL, groups=("value_bias", "scalar_weights"),
+@CLAIM.part("free-weights", Role.DETAIL, groups=("value_bias", "scalar_weights"), label="scalar ensemble weights",
             statement=r"with scalar values and output, $\mathrm{MHA} = \sum_h \alpha_h \hat{f}_h + \beta$ with "
                       r"$\alpha_h = W_V^h W_O^h$ and $\beta = \sum_h b_V^h W_O^h + b_O$; the $\alpha_h$ are free "
                       "real weights (no simplex constraint)",
@@ -295,7 +294,6 @@ def scalar_ensemble_weights(ctx: Context) -> Evidence:
     cx = None
     if off is not None:
         cx = ctx.counterexample(
-            claim="C2", part="free-weights", kind="c2.free-weights",
             statement=r"multi-head attention is an ensemble average: head weights $\alpha_h \ge 0$ with "
                       r"$\sum_h \alpha_h = 1$",
             params={"W_V": off["W_V"], "W_O": off["W_O"]},
@@ -326,5 +324,3 @@ def summary(ctx: Context, parts: tuple) -> str:
             + f" (mpmath, $H$ in {Hs}); scalar case: $\\alpha_h = W_V^h W_O^h$ free reals ($\\sum_h \\alpha_h$ in "
             f"{num(lo, '.2f')} to {num(hi, '.2f')})")
 
-
-check = CLAIM.check
