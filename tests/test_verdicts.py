@@ -31,6 +31,8 @@ ROUND = Numeric("rounding", "max rel err 1e-16")
 STAT = Numeric("statistical", "within 2 SE")
 BAD = Numeric("disagree", "off by 30%")
 CX = Counterexample("a case", {"x": 1}, file="counterexamples/CX-p.json")
+#: an experiment that could not have decided (why; what would decide it)
+OPEN = "the positive control shows no effect; more steps would decide"
 
 # what each role needs besides its evidence
 EXTRA = {Role.CORE: {}, Role.DETAIL: {"stated": "s", "derived": "d"}, Role.PREMISE: {"regime": "n = 64"},
@@ -58,7 +60,15 @@ GRADES = [
     pytest.param(dict(sym=PROVED, num=BAD), Verdict.NOT_CHECKABLE, id="disagree->not-checkable"),
     pytest.param(dict(), Verdict.NOT_CHECKABLE, id="nothing->not-checkable"),
     pytest.param(dict(sym=PROVED, num=ROUND, cx=CX), Verdict.REFUTED, id="counterexample->refuted"),
+    pytest.param(dict(num=STAT, undecided=OPEN), Verdict.UNDECIDED, id="undecided->undecided"),
+    pytest.param(dict(sym=PROVED, num=ROUND, undecided=OPEN), Verdict.UNDECIDED, id="undecided-beats-a-proof"),
+    pytest.param(dict(num=BAD, undecided=OPEN), Verdict.UNDECIDED, id="undecided-before-disagree"),
 ]
+
+
+def test_an_undecided_part_carries_no_counterexample():
+    with pytest.raises(DefinitionError, match="undecided part refutes nothing"):
+        part(num=STAT, cx=CX, undecided=OPEN)
 
 
 @pytest.mark.parametrize("evidence,grade", GRADES)
@@ -81,6 +91,10 @@ EFFECTS = [
     (Role.SCOPE, dict(num=STAT), Effect.SCOPE_HOLDS),
     (Role.SCOPE, dict(num=STAT, cx=CX), Effect.LIMIT),
     (Role.SCOPE, dict(), Effect.NOT_CHECKED),
+    (Role.DETAIL, dict(num=STAT, undecided=OPEN), Effect.UNDECIDED),
+    (Role.PREMISE, dict(num=STAT, undecided=OPEN), Effect.UNDECIDED),
+    (Role.SCOPE, dict(num=STAT, undecided=OPEN), Effect.UNDECIDED),
+    (Role.CORE, dict(num=STAT, undecided=OPEN), Effect.SETS_VERDICT),
 ]
 
 
@@ -99,6 +113,11 @@ CORE_SETS = [
     pytest.param([dict(num=STAT), dict()], Verdict.APPROXIMATE, id="unchecked-core-ignored"),
     pytest.param([dict()], Verdict.NOT_CHECKABLE, id="nothing-checkable"),
     pytest.param([], Verdict.NOT_CHECKABLE, id="no-core"),
+    pytest.param([dict(num=STAT, undecided=OPEN)], Verdict.UNDECIDED, id="undecided"),
+    pytest.param([dict(sym=PROVED, num=ROUND), dict(num=STAT, undecided=OPEN)], Verdict.UNDECIDED,
+                 id="an-undecided-core-leaves-the-reading-undecided"),
+    pytest.param([dict(num=STAT, undecided=OPEN), dict(cx=CX)], Verdict.REFUTED, id="refuted-beats-undecided"),
+    pytest.param([dict(num=STAT, undecided=OPEN), dict()], Verdict.UNDECIDED, id="undecided-beats-unchecked"),
 ]
 
 
@@ -111,8 +130,9 @@ def test_verdict_from_cores(cores, verdict):
 NON_CORE = [(role, ev) for role, ev, _ in EFFECTS if role is not Role.CORE]
 
 
-@pytest.mark.parametrize("core", [dict(sym=PROVED, num=ROUND), dict(sym=PROVED_UNDER), dict(num=STAT), dict(cx=CX)],
-                         ids=["exact", "model", "approximate", "refuted"])
+@pytest.mark.parametrize("core", [dict(sym=PROVED, num=ROUND), dict(sym=PROVED_UNDER), dict(num=STAT), dict(cx=CX),
+                                  dict(num=STAT, undecided=OPEN)],
+                         ids=["exact", "model", "approximate", "refuted", "undecided"])
 def test_no_detail_premise_or_scope_part_changes_a_verdict(core):
     """Every combination of up to two non-core parts, of any role and outcome, beside the core."""
     base = claim_verdict([part(pid="core", **core)])
@@ -261,17 +281,17 @@ def test_three_readings_best_wins_and_each_reading_takes_its_weakest_core():
 #: role x evidence -> effect, every role against every kind of evidence (written out by hand)
 _EVIDENCE = {"exact": dict(sym=PROVED, num=ROUND), "model": dict(sym=PROVED_UNDER), "approximate": dict(num=STAT),
              "counterexample": dict(num=STAT, cx=CX), "derived-differs": dict(sym=OFF, num=ROUND),
-             "disagree": dict(sym=PROVED, num=BAD), "nothing": dict()}
+             "disagree": dict(sym=PROVED, num=BAD), "nothing": dict(), "undecided": dict(num=STAT, undecided=OPEN)}
 ROLE_TABLE = {
     Role.DETAIL: {"exact": Effect.DETAIL_HOLDS, "model": Effect.DETAIL_HOLDS, "approximate": Effect.DETAIL_HOLDS,
                   "counterexample": Effect.CORRECTION, "derived-differs": Effect.CORRECTION,
-                  "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED},
+                  "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED, "undecided": Effect.UNDECIDED},
     Role.PREMISE: {"exact": Effect.PREMISE_HOLDS, "model": Effect.PREMISE_HOLDS, "approximate": Effect.PREMISE_HOLDS,
                    "counterexample": Effect.PREMISE_FAILS, "derived-differs": Effect.PREMISE_FAILS,
-                   "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED},
+                   "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED, "undecided": Effect.UNDECIDED},
     Role.SCOPE: {"exact": Effect.SCOPE_HOLDS, "model": Effect.SCOPE_HOLDS, "approximate": Effect.SCOPE_HOLDS,
                  "counterexample": Effect.LIMIT, "derived-differs": Effect.LIMIT,
-                 "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED},
+                 "disagree": Effect.NOT_CHECKED, "nothing": Effect.NOT_CHECKED, "undecided": Effect.UNDECIDED},
 }
 _ROLE_ROWS = [(role, ev, eff) for role, row in ROLE_TABLE.items() for ev, eff in row.items()]
 
@@ -286,9 +306,11 @@ def test_every_role_against_every_kind_of_evidence(role, ev, effect):
     assert [q.id for q in res.corrections_parts] == (["p"] if effect is Effect.CORRECTION else [])
     assert [q.id for q in res.limits_parts] == (["p"] if effect is Effect.LIMIT else [])
     assert [q.id for q in res.premise_parts] == (["p"] if role is Role.PREMISE else [])
+    assert [q.id for q in res.undecided_parts] == (["p"] if effect is Effect.UNDECIDED else [])
+    assert res.to_dict()["evidence"]["parts"][1]["outcome"] == effect.value
 
 
-@pytest.mark.parametrize("ev", list(_EVIDENCE)[:3] + ["counterexample", "nothing"])
+@pytest.mark.parametrize("ev", list(_EVIDENCE)[:3] + ["counterexample", "nothing", "undecided"])
 def test_a_core_part_always_sets_the_verdict(ev):
     kw = {k: v for k, v in _EVIDENCE[ev].items()}
     assert part(**kw).effect is Effect.SETS_VERDICT
@@ -319,3 +341,33 @@ def test_headline_counts_and_numbers_corrections_and_limits():
     assert ClaimResult("CX", "t", "s", parts).headline == (
         "exact; 2 corrections: (1) first, (2) second; premise holds on NW heads (measured); not checkable; "
         "1 limit: edge")
+
+
+def test_headline_says_undecided_in_words_apart_from_approximate():
+    """An undecided reading names what could not decide; undecided non-core parts are counted by
+    label; a premise that could not decide reads "premise undecided"; report.json carries
+    ``outcome`` and ``reason`` for each, and the claim's ``undecided`` list."""
+    parts = [part(pid="core", finding="the heads do not move", num=STAT, undecided=OPEN),
+             part(Role.SCOPE, pid="s1", num=STAT, undecided=OPEN, label="Gaussian design"),
+             part(Role.PREMISE, pid="p1", num=STAT, undecided=OPEN, finding="R² near 0")]
+    res = ClaimResult("CX", "t", "s", parts)
+    assert res.verdict is Verdict.UNDECIDED
+    assert res.headline == ("undecided: the heads do not move; premise undecided (R² near 0); "
+                            "1 undecided: Gaussian design")
+    doc = res.to_dict()
+    assert [p["outcome"] for p in doc["evidence"]["parts"]] == ["undecided", "undecided", "undecided"]
+    assert {p["reason"] for p in doc["evidence"]["parts"]} == {OPEN}
+    assert [u["part"] for u in doc["undecided"]] == ["core", "s1", "p1"] and doc["limits"] == []
+    assert doc["premise"][0]["outcome"] == "undecided"
+
+
+def test_an_undecided_reading_ranks_below_evidence_and_above_a_refutation():
+    readings = (Reading("i", "one"), Reading("ii", "two"))
+    open_, refuted, approx = dict(num=STAT, undecided=OPEN), dict(cx=CX), dict(num=STAT)
+    res = ClaimResult("CX", "t", "s", [part(pid="a", reading="i", **open_), part(pid="b", reading="ii", **refuted)],
+                      readings=readings)
+    assert (res.verdict, res.reading) == (Verdict.UNDECIDED, "i")
+    res = ClaimResult("CX", "t", "s", [part(pid="a", reading="i", **open_), part(pid="b", reading="ii", **approx)],
+                      readings=readings)
+    assert (res.verdict, res.reading) == (Verdict.APPROXIMATE, "ii")
+    assert "reading i, one: undecided" in res.headline

@@ -261,3 +261,29 @@ MUTANTS += [
       '            if False:',
       ('tests/test_mutation_tool.py::test_tests_failing_without_a_mutant_stop_the_run',)),
 ]
+
+# -- the undecided outcome of the verdict rule (issue #34)
+MUTANTS += [
+    M('undecided-graded-as-holding', 'verify/judgment/verdicts.py',
+      '''    if part.undecided:
+        return Verdict.UNDECIDED''',
+      '''    if False:
+        return Verdict.UNDECIDED''',
+      ('tests/test_verdicts.py',)),
+    M('undecided-reading-takes-the-others', 'verify/judgment/verdicts.py',
+      '''    if Verdict.UNDECIDED in grades:
+        return Verdict.UNDECIDED''',
+      '''    if Verdict.UNDECIDED in grades and len(grades) == 1:
+        return Verdict.UNDECIDED''',
+      ('tests/test_verdicts.py',)),
+    M('undecided-ranked-above-approximate', 'verify/judgment/verdicts.py',
+      '_READING_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict.UNDECIDED,',
+      '_READING_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.UNDECIDED, Verdict.APPROXIMATE,',
+      ('tests/test_verdicts.py',)),
+    M('undecided-non-core-as-limit', 'verify/judgment/verdicts.py',
+      '''    if grade is Verdict.UNDECIDED:
+        return Effect.UNDECIDED''',
+      '''    if grade is Verdict.UNDECIDED:
+        return Effect.NOT_CHECKED''',
+      ('tests/test_verdicts.py',)),
+]

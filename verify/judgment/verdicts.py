@@ -471,7 +471,7 @@ def headline(result: "ClaimResult") -> str:
     lim = result.limits_parts
     if lim:
         text += f"; {_count(len(lim), 'limit')}: " + _items([p.finding or p.statement for p in lim])
-    open_ = [p for p in result.undecided_parts if p.role is not Role.PREMISE]
+    open_ = [p for p in result.undecided_parts if p.role not in (Role.CORE, Role.PREMISE)]
     if open_:
         text += f"; {len(open_)} undecided: " + _items([p.label or p.id for p in open_])
     for other, ps in readings.items():
