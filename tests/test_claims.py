@@ -57,8 +57,7 @@ def test_a_replays_example_is_valid_and_replays(rp: Replay):
 def test_every_bad_input_a_schema_implies_is_refused_by_name(rp: Replay, params, name):
     with pytest.raises(VerifyError) as exc:
         rp(params)
-    message = str(exc.value)
-    assert message.startswith(name) and message[len(name)] in ":.[", message
+    assert str(exc.value).startswith(f"{name}:"), str(exc.value)
 
 
 @pytest.mark.parametrize("claim", list(CLAIMS))

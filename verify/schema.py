@@ -40,7 +40,9 @@ class Field:
     def check(self, name: str, value: Any) -> Any:
         raise NotImplementedError
 
-    def bad(self) -> list[tuple[str, Any]]:
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        """Values to refuse: ``(label, value, path)``, ``path`` the part of the value the refusal
+        names (``""`` the field itself, ``"[0]"`` its first item); ``example`` is a valid value."""
         return []
 
 
@@ -58,9 +60,9 @@ class Int(Field):
     def check(self, name: str, value: Any) -> int:
         return integer_valued(name, value, minimum=self.lo, maximum=self.hi)
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return [("below", self.lo - 1), ("above", self.hi + 1), ("fraction", self.lo + 0.5), ("bool", True),
-                ("string", str(self.lo))]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [(label, v, "") for label, v in (("below", self.lo - 1), ("above", self.hi + 1),
+                                                 ("fraction", self.lo + 0.5), ("bool", True), ("string", str(self.lo)))]
 
 
 @dataclass(frozen=True)
@@ -74,12 +76,13 @@ class Float(Field):
     def check(self, name: str, value: Any) -> float:
         return finite_number(name, value, minimum=self.lo, maximum=self.hi, strict_minimum=self.open_lo)
 
-    def bad(self) -> list[tuple[str, Any]]:
-        out: list[tuple[str, Any]] = [("nan", math.nan), ("inf", math.inf), ("string", "1"), ("bool", True)]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        out: list[tuple[str, Any, str]] = [("nan", math.nan, ""), ("inf", math.inf, ""), ("string", "1", ""),
+                                           ("bool", True, "")]
         if self.lo is not None:
-            out.append(("below", self.lo if self.open_lo else math.nextafter(self.lo, -math.inf)))
+            out.append(("below", self.lo if self.open_lo else math.nextafter(self.lo, -math.inf), ""))
         if self.hi is not None:
-            out.append(("above", math.nextafter(self.hi, math.inf)))
+            out.append(("above", math.nextafter(self.hi, math.inf), ""))
         return out
 
 
@@ -95,8 +98,9 @@ class Seed(Field):
             raise fail(name, "a seed of more than 64 bits", "a seed below 2^64 (MAX_SEED)")
         return v
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return [("negative", -1), ("fraction", 1.5), ("float", 2.0), ("string", "7"), ("over-64-bits", 2**64)]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [(label, v, "") for label, v in (("negative", -1), ("fraction", 1.5), ("float", 2.0), ("string", "7"),
+                                                 ("over-64-bits", 2**64))]
 
 
 @dataclass(frozen=True)
@@ -108,8 +112,8 @@ class Choice(Field):
     def check(self, name: str, value: Any) -> str:
         return one_of(name, value, self.options)
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return [("unknown", "no-such-" + self.options[0]), ("list", list(self.options[:1])), ("number", 1)]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [("unknown", "no-such-" + self.options[0], ""), ("list", list(self.options[:1]), ""), ("number", 1, "")]
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,8 @@ class Flag(Field):
             raise fail(name, received(value), "true or false")
         return value
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return [("number", 1), ("string", "true")]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [("number", 1, ""), ("string", "true", "")]
 
 
 @dataclass(frozen=True)
@@ -136,8 +140,8 @@ class Text(Field):
             raise fail(name, received(value), f"a string of at most {self.max_chars} characters")
         return value
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return [("number", 1), ("too-long", "x" * (self.max_chars + 1))]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [("number", 1, ""), ("too-long", "x" * (self.max_chars + 1), "")]
 
 
 @dataclass(frozen=True)
@@ -153,11 +157,13 @@ class List(Field):
             raise fail(name, received(value), f"a list of {self.min_len} to {self.max_len} items")
         return [self.item.check(f"{name}[{k}]", v) for k, v in enumerate(value)]
 
-    def bad(self) -> list[tuple[str, Any]]:
-        out: list[tuple[str, Any]] = [("not-a-list", {}), ("too-long", [None] * (self.max_len + 1))]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        valid = list(example[:1]) if isinstance(example, list) and example else [None]
+        out: list[tuple[str, Any, str]] = [("not-a-list", {}, ""), ("too-long", valid * (self.max_len + 1), "")]
         if self.min_len > 0:
-            out.append(("too-short", []))
-        out += [(f"item-{label}", [value] * max(self.min_len, 1)) for label, value in self.item.bad()]
+            out.append(("too-short", [], ""))
+        out += [(f"item-{label}", [value] * max(self.min_len, 1), f"[0]{path}")
+                for label, value, path in self.item.bad(valid[0])]
         return out
 
 
@@ -181,8 +187,8 @@ class Obj(Field):
                        + (f" ({', '.join(sorted(self.optional))} optional)" if self.optional else ""))
         return {k: f.check(f"{name}.{k}", value[k]) for k, f in self.fields.items() if k in value}
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return [("not-an-object", [])]
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [("not-an-object", [], "")]
 
 
 @dataclass(frozen=True)
@@ -197,8 +203,8 @@ class Custom(Field):
     def check(self, name: str, value: Any) -> Any:
         return self.func(name, value)
 
-    def bad(self) -> list[tuple[str, Any]]:
-        return list(self.bad_values)
+    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
+        return [(label, v, "") for label, v in self.bad_values]
 
 
 class Schema:
@@ -233,11 +239,12 @@ class Schema:
 
     def bad_rows(self, example: dict) -> list[tuple[str, dict, str]]:
         """``(label, params, name)``: ``example`` with one field missing, unknown or wrong; each must
-        be refused with a message starting with ``params.name`` (or ``params``)."""
+        be refused with a message that starts with ``name:`` (``params``, ``params.n``,
+        ``params.W[0]``)."""
         rows: list[tuple[str, dict, str]] = [("unknown-key", {**example, "no_such_key": 1}, "params")]
         for key, f in self.fields.items():
             if key in example and key not in self.top.optional:
                 rows.append((f"{key}-missing", {k: v for k, v in example.items() if k != key}, "params"))
-            for label, value in f.bad():
-                rows.append((f"{key}-{label}", {**example, key: value}, f"params.{key}"))
+            for label, value, path in f.bad(example.get(key)):
+                rows.append((f"{key}-{label}", {**example, key: value}, f"params.{key}{path}"))
         return rows
