@@ -212,9 +212,12 @@ class Result:
         return to_latex(self.expr, macros=macros)
 
     def to_dict(self) -> dict:
+        latex = " ".join(self.latex().split()) if isinstance(self.expr, (sp.Basic, sp.MatrixBase)) else ""
         return {
             "name": self.name,
             "expr": str(self.expr),
+            "latex": latex,
+            "display": display_latex(latex) if latex else None,
             "args": [str(a) for a in self.args],
             "description": self.description,
             "uses": list(self.uses),

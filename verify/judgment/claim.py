@@ -216,6 +216,8 @@ class Evidence:
     reason: str = ""
     #: the experiment could not have decided: why, and what would decide it (SPEC, "Verdicts")
     undecided: str = ""
+    #: the sentence a paper could carry instead (replaces the declared one: a figure in it)
+    instead: str = ""
     assumptions: tuple[str, ...] = ()
     #: replaces the declared groups' symbolic summary (a part whose steps depend on the run)
     symbolic: Symbolic | None = None
@@ -239,6 +241,8 @@ class PartSpec:
     regime: str = ""
     #: the part's name as a reader sees it (marked-up text; default: the id's words)
     label: str = ""
+    #: a correction, limit or refuted core: the sentence a paper could carry instead
+    instead: str = ""
     #: an experiment on real NW heads: it must state R² and its design (SPEC, "How an experiment
     #: is designed"), and its positive control if ``controls`` is set
     experiment: bool = False
@@ -260,7 +264,7 @@ class PartSpec:
                     derived=ev.derived, regime=ev.regime or self.regime, reading=self.reading, r2=dict(ev.r2),
                     design=dict(ev.design), controls=dict(ev.controls), markup=True,
                     label=self.label or (self.id.replace("-", " ") if PART_ID.fullmatch(self.id) else ""),
-                    undecided=ev.undecided)
+                    undecided=ev.undecided, instead=ev.instead or self.instead)
 
 
 @dataclass(frozen=True)
@@ -287,7 +291,7 @@ class Claim:
     """A claim: its derivation module (which gives its id, title and statement), its readings, and
     its parts in order. ``check(ctx)`` runs them and returns the :class:`ClaimResult`."""
 
-    def __init__(self, derivation: ModuleType, *, readings: tuple[Reading, ...] = ()) -> None:
+    def __init__(self, derivation: ModuleType, *, readings: tuple[Reading, ...] = (), figure: str = "") -> None:
         for attr in ("CLAIM", "TITLE", "STATED"):
             if not isinstance(getattr(derivation, attr, None), str):
                 raise DefinitionError(f"{derivation.__name__}: a derivation module names its {attr}")
@@ -296,6 +300,8 @@ class Claim:
         self.title: str = markup.check(derivation.TITLE, f"{self.id}: title")
         self.stated: str = markup.check(derivation.STATED, f"{self.id}: stated")
         self.readings = tuple(readings)
+        #: the plot that decides the claim (its name), shown with its caption in the summary
+        self.figure = figure
         for r in self.readings:
             markup.check(r.description, f"{self.id}: reading {r.id}")
         self.parts: list[PartSpec] = []
@@ -307,7 +313,7 @@ class Claim:
 
     def part(self, id: str, role: Role, *, statement: str, groups: tuple[str, ...] = (), reading: str = "",
              stated: str = "", regime: str = "", experiment: bool = False, controls: bool = False,
-             label: str = "") -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
+             label: str = "", instead: str = "") -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
         """Declare the part checked by the decorated function (its role, once, here). ``id``:
         hyphenated lower-case words (its replay's kind and file are named after it); ``label``:
         its name as a reader sees it."""
@@ -317,7 +323,8 @@ class Claim:
             raise DefinitionError(f"{where}: a part id is hyphenated lower-case words, e.g. 'premise-nw-heads'")
         if any(p.id == id for p in self.parts):
             raise DefinitionError(f"{where}: declared twice")
-        for name, text in (("statement", statement), ("stated", stated), ("regime", regime), ("label", label)):
+        for name, text in (("statement", statement), ("stated", stated), ("regime", regime), ("label", label),
+                           ("instead", instead)):
             markup.check(text, f"{where}: {name}")
         if reading and reading not in {r.id for r in self.readings}:
             raise DefinitionError(f"{where}: reading {reading!r} is not declared")
@@ -326,7 +333,7 @@ class Claim:
 
         def register(func: Callable[[Context], Evidence]) -> Callable[[Context], Evidence]:
             self.parts.append(PartSpec(id, role, statement, func, tuple(groups), reading, stated, regime, label,
-                                       experiment, controls))
+                                       instead, experiment, controls))
             return func
 
         return register
@@ -374,13 +381,15 @@ class Claim:
 
         t0 = time.perf_counter()
         der = derivation(self.module)
-        parts, plots = [], {}
+        parts, plots, captions = [], {}, {}
         for spec in self.parts:
             ctx.progress(spec.id)
             ctx.current = (self, spec)
             ev = spec.func(ctx)
             parts.append(spec.build(ev, der))
             plots.update({k: ctx.relative(v) for k, v in ev.plots.items()})
+            captions.update({k: markup.check(v.caption, f"{self.id} plot {k}: caption")
+                             for k, v in ev.plots.items() if getattr(v, "caption", "")})
         parts_t = tuple(parts)
         summary = self._summary(ctx, parts_t) if self._summary else ""
         markup.check(summary, f"{self.id}: summary")
@@ -388,4 +397,5 @@ class Claim:
         return ClaimResult(id=self.id, title=self.title, stated=self.stated, parts=parts_t, summary=summary,
                            plots=plots, seconds=time.perf_counter() - t0, derivation=der.to_dict(),
                            readings=self.readings,
-                           thresholds={k: {"value": v, "reason": v.reason} for k, v in self.values.items()})
+                           thresholds={k: {"value": v, "reason": v.reason} for k, v in self.values.items()},
+                           captions=captions, figure=self.figure if self.figure in plots else "")

@@ -211,7 +211,8 @@ class Counterexample:
 
 
 #: The text fields of a part a reader sees (checked as markup, :mod:`proofs.markup`).
-TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_by", "reason", "undecided", "label")
+TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_by", "reason", "undecided", "label",
+               "instead")
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,8 @@ class Part:
     label: str = ""        # the part's name as a reader sees it
     #: the experiment could not have decided: why, and what would decide it
     undecided: str = ""
+    #: a correction, limit or refuted core: the sentence a paper could carry instead (markup)
+    instead: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", Role(self.role))
@@ -331,6 +334,7 @@ class Part:
             "numeric": self.numeric.to_dict() if self.numeric else None,
             "counterexample": self.counterexample.to_dict() if self.counterexample else None,
             "restored_by": self.restored_by,
+            "instead": self.instead,
             "reason": self.undecided or self.reason or _why_not_checkable(self),
         }
 
@@ -498,6 +502,9 @@ class ClaimResult:
     readings: tuple[Reading, ...] = ()
     #: the check's declared thresholds and caps: name -> {"value", "reason"}
     thresholds: dict[str, dict] = field(default_factory=dict)
+    #: what each plot shows (markup), and the plot that decides the claim (a name in ``plots``)
+    captions: dict[str, str] = field(default_factory=dict)
+    figure: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parts", tuple(self.parts))
@@ -568,19 +575,21 @@ class ClaimResult:
                                   if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by))
 
     def corrections(self) -> list[dict]:
-        return [{"part": p.id, "finding": p.finding, "stated": p.stated, "derived": p.derived,
-                 "evidence": _evidence_line(p),
+        return [{"part": p.id, "label": p.label or p.id, "finding": p.finding, "stated": p.stated,
+                 "derived": p.derived, "instead": p.instead, "evidence": _evidence_line(p),
                  "counterexample": p.counterexample.file if p.counterexample else None}
                 for p in self.corrections_parts]
 
     def premise(self) -> list[dict]:
-        return [{"part": p.id, "outcome": p.effect.value, "finding": p.finding, "statement": p.statement,
+        return [{"part": p.id, "label": p.label or p.id, "outcome": p.effect.value, "finding": p.finding,
+                 "statement": p.statement,
                  "regime": p.regime, "r2": dict(p.r2), "evidence": _evidence_line(p),
                  "counterexample": p.counterexample.file if p.counterexample else None}
                 for p in self.premise_parts]
 
     def limits(self) -> list[dict]:
-        return [{"part": p.id, "finding": p.finding, "statement": p.statement, "boundary": p.restored_by,
+        return [{"part": p.id, "label": p.label or p.id, "finding": p.finding, "statement": p.statement,
+                 "boundary": p.restored_by, "instead": p.instead,
                  "regime": p.regime, "r2": dict(p.r2), "evidence": _evidence_line(p),
                  "counterexample": p.counterexample.file if p.counterexample else None}
                 for p in self.limits_parts]
@@ -608,9 +617,11 @@ class ClaimResult:
             "assumptions": self.assumptions,
             "restored_by": self.restored_by,
             "summary": self.summary,
+            "figure": self.figure,
             "evidence": {
                 "parts": [p.to_dict() for p in self.parts],
                 "plots": self.plots,
+                "captions": dict(self.captions),
                 "derivation": self.derivation,
             },
             "seconds": round(self.seconds, 3),

@@ -48,6 +48,8 @@ from verify._validate import ArgParser, error_line, fail, seed_arg
 from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
 from verify.io import atomic_write_bytes, atomic_write_text
+from verify.outputs.document import Block, Field, Figure, Fold, Heading, Items, Para, Table, walk
+from verify.outputs.document import Formula as FormulaBlock
 
 __all__ = [
     "Formula",
@@ -146,27 +148,6 @@ def text(value: Any) -> str:
         return escape(value)
     return "".join(_prose(markup.to_latex((s,))) if isinstance(s, markup.Text) else markup.to_latex((s,))
                    for s in spans)
-
-
-def _name(value: Any) -> str:
-    r"""The name of a part or of a row of figures, as the claim gives it (``\partlabel``: a name,
-    which may still hold legacy mathematics, not a text of the markup)."""
-    return f"\\partlabel{{{text(value)}}}"
-
-
-def _sentence(value: Any) -> str:
-    """:func:`text` ending in a full stop (so that what follows reads as a new sentence)."""
-    s = str(value).strip()
-    return text(s) + ("" if not s or s[-1] in ".!?)" else ".")
-
-
-def _code(name: Any) -> str:
-    """A name of the package (a step, an assumption, a method) in typewriter type, breakable after '_'."""
-    return "\\texttt{" + escape(name).replace(r"\_", r"\_\allowbreak{}") + "}"
-
-
-def _codes(names: Iterable[Any]) -> str:
-    return ", ".join(_code(n) for n in names)
 
 
 def _comment(value: Any) -> str:
@@ -730,245 +711,88 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 % a line of a display that is still wider than 0.9 of the line is scaled down to it (never up)
 \newcommand{\fitline}[1]{\sbox{\fitbox}{$\displaystyle #1$}%
   \ifdim\wd\fitbox>0.9\linewidth\resizebox{0.9\linewidth}{!}{\usebox{\fitbox}}\else\usebox{\fitbox}\fi}
-\newcommand{\verdict}[1]{\fbox{\textbf{#1}}}
-\newcommand{\partlabel}[1]{#1}
 """
 
-_ROLE_WORDS = {"core": "core (sets the verdict)", "detail": "detail (a stated constant, convention or word)",
-               "premise": "premise (is the model true of real NW heads?)", "scope": "scope (outside the stated scope)"}
-_ROLE_ORDER = {"core": 0, "detail": 1, "premise": 2, "scope": 3}
-_AGREEMENT_WORDS = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo "
-                    "error", "measured": "a measurement", "disagree": "the numbers contradict what they check"}
-_SYMBOLIC_WORDS = {"proved": "proved", "proved-with-unchecked-steps": "proved with unchecked steps",
-                   "failed": "a step failed"}
+def _inline(value: Any) -> str:
+    return text(" ".join(str(value).split()))
 
 
-def _items(rows: list[str]) -> list[str]:
-    if not rows:
+def _figure_tex(b: Figure, figures: dict[str, str]) -> list[str]:
+    path = figures.get(b.path)
+    if path is None:                    # a plot the export did not copy (validated names only)
         return []
-    return ["\\begin{itemize}"] + [f"\\item{{}} {r}" for r in rows] + ["\\end{itemize}"]
+    return ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
+            f"\\small {_inline(b.caption)}" if b.caption else "", "\\end{center}"]
 
 
-def _design(design: Any) -> list[str]:
-    rows = []
-    for key, value in (design or {}).items():
-        if isinstance(value, dict) and "value" in value:
-            why = f" ({text(value['reason'])})" if value.get("reason") else ""
-            rows.append(f"\\emph{{{_name(key)}}}: {text(value['value'])}{why}")
-        else:
-            rows.append(f"\\emph{{{_name(key)}}}: {text(value)}")
-    return rows
+def _formula_tex(b: FormulaBlock, index: dict[tuple[str, str, str], "Formula"]) -> str:
+    f = index.get((b.claim, b.kind, b.name))
+    if f is not None:
+        return _display(f)
+    return "\\begin{equation*}\\fitline{" + b.latex + "}\\end{equation*}"
 
 
-def _number(v: Any) -> str:
-    return f"${v:.3f}$" if isinstance(v, (int, float)) and not isinstance(v, bool) else text(v)
+_SECTIONS = {1: "\\section*", 2: "\\subsection", 3: "\\subsubsection*"}
 
 
-def _part(p: dict[str, Any]) -> list[str]:
-    """One part's evidence, as report.md shows it: role, statement, and every kind of evidence."""
-    role = _ROLE_WORDS.get(p.get("role"), p.get("role", ""))
-    reading = f", reading {text(p['reading'])}" if p.get("reading") else ""
-    out = ["", f"\\textbf{{{_name(p['id'])}}}: \\verdict{{{text(p['effect'])}}} \\emph{{{text(role)}{reading}.}} "
-               f"{_sentence(p['statement'])}"]
-    rows = []
-    if p.get("finding"):
-        rows.append(f"finding: {_sentence(p['finding'])}")
-    if p.get("stated"):
-        rows.append(f"the paper states: {text(p['stated'])}; derived: {_sentence(p.get('derived', ''))}")
-    sym = p.get("symbolic")
-    if sym:
-        groups = f" (the derivation's {_codes(sym['groups'])})" if sym.get("groups") else ""
-        rows.append(f"symbolic: {text(_SYMBOLIC_WORDS.get(sym['status'], sym['status']))}, {sym['n_checked']} of "
-                    f"{sym['n_steps']} steps checked{groups}")
-        for cmp in sym.get("comparisons", []) or []:
-            word = {True: "holds", False: "does not hold"}.get(cmp.get("holds"), "undecided")
-            rows.append(f"against the statement: {word}: {_sentence(cmp.get('derived', ''))}")
-    num = p.get("numeric")
-    if num:
-        rows.append(f"numeric ({text(_AGREEMENT_WORDS.get(num['agreement'], num['agreement']))}): "
-                    f"{_sentence(num['summary'])}")
-    if isinstance(p.get("r2"), dict) and p["r2"]:
-        rows.append("how much of the target the estimators learn, $R^2 = 1 - \\text{excess MSE} / \\mathrm{Var} f$: "
-                    + ", ".join(f"{_name(k)} {_number(v)}" for k, v in p["r2"].items()))
-    if isinstance(p.get("design"), dict) and p["design"]:
-        rows.append("design:" + "\n".join(_items(_design(p["design"]))))
-    for kind in ("positive", "negative"):
-        ctl = (p.get("controls") or {}).get(kind) if isinstance(p.get("controls"), dict) else None
-        if isinstance(ctl, dict):
-            rows.append(f"{kind} control: {text(ctl.get('what', ''))}; measured: {_sentence(ctl.get('effect', ''))}")
-    if p.get("regime"):
-        rows.append(f"measured in: {_sentence(p['regime'])}")
-    cx = p.get("counterexample")
-    if cx:
-        rows.append(f"counterexample: {_sentence(cx['description'])}"
-                    + (f" Replay: \\texttt{{python -m verify replay {escape(cx['file'])}}}." if cx.get("file") else ""))
-    if p.get("restored_by"):
-        rows.append(f"holds under: {_sentence(p['restored_by'])}")
-    if p.get("assumptions"):
-        rows.append("model assumptions: " + "; ".join(text(a) for a in p["assumptions"]))
-    if p.get("reason"):
-        rows.append(f"not checkable: {_sentence(p['reason'])}")
-    return out + _items(rows)
-
-
-def _verdict_part(result: dict[str, Any]) -> list[str]:
-    """The verdict of a claim with its corrections, premise findings and limits."""
-    reading = next((r for r in result.get("readings") or [] if r.get("id") == result.get("reading")), None)
-    out = [f"\\textbf{{Verdict:}} \\verdict{{{text(result['verdict'])}}}"
-           + (f" (reading {text(reading['id'])}: {text(reading['description'])})" if reading else ""),
-           "", f"\\textbf{{Headline:}} {_sentence(result['headline'])}"]
-    if result.get("readings"):
-        out += ["", "\\textbf{Readings:}"] + _items([f"{text(r['id'])}, {text(r['description'])}: "
-                                                     f"\\textbf{{{text(r['verdict'])}}}" for r in result["readings"]])
-    if result.get("assumptions"):
-        out += ["", "\\textbf{The verdict rests on these model assumptions:}"]
-        out += _items([text(a) for a in result["assumptions"]])
-    if result.get("restored_by"):
-        out += ["", "\\textbf{What restores the claim:}"] + _items([text(x) for x in result["restored_by"]])
-    if result.get("corrections"):
-        out += ["", "\\textbf{Corrections} (details that are off; they do not set the verdict):"]
-        out += _items([f"\\emph{{{_name(x['part'])}}}: the paper states {text(x['stated'])}; derived: "
-                       f"{_sentence(x['derived'])}" for x in result["corrections"]])
-    if result.get("premise"):
-        out += ["", "\\textbf{Premise findings:}"]
-        out += _items([f"\\emph{{{_name(x['part'])}}}: {text(x['outcome'])}: {text(x['finding'])} "
-                       f"(measured in: {text(x['regime'])})" for x in result["premise"]])
-    if result.get("limits"):
-        out += ["", "\\textbf{Limits} (failures outside the stated scope):"]
-        out += _items([f"\\emph{{{_name(x['part'])}}}: {_sentence(x['finding'])} \\emph{{Measured in:}} "
-                       f"{_sentence(x['regime'])} \\emph{{The claim holds under:}} {_sentence(x['boundary'])}"
-                       for x in result["limits"]])
+def render_blocks(blocks: list[Block], *, figures: dict[str, str], index: dict) -> list[str]:
+    """The report's blocks as LaTeX: every text through the markup (:func:`text`), every derivation
+    formula SymPy's own printing broken over lines where ``index`` has it (:func:`_display`), every
+    plot from ``figures`` (the report's path -> the exported file)."""
+    out: list[str] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            label = f"\\label{{sec:{b.anchor}}}" if b.anchor and set(b.anchor) <= NAME_CHARS else ""
+            command = _SECTIONS.get(b.level, "\\paragraph*")
+            out += ["", f"{command}{{{_inline(b.text)}}}{label}"]
+        elif isinstance(b, Para):
+            out += ["", _inline(b.text)]
+        elif isinstance(b, Field):
+            out += ["", f"\\textbf{{{_inline(b.label)}:}} {_inline(b.text)}"]
+        elif isinstance(b, Items):
+            out += ["", f"\\textbf{{{_inline(b.label)}:}}"] if b.label else [""]
+            out += ["\\begin{itemize}", *[f"\\item{{}} {_inline(x)}" for x in b.items], "\\end{itemize}"]
+        elif isinstance(b, Table):
+            n = len(b.head)   # a wide first column (a name) and a wide last one (a text); numbers between
+            cols = ("p{0.2\\linewidth}" + "l" * (n - 2) + "p{0.45\\linewidth}") if n > 3 else \
+                ("l" * (n - 1) + f"p{{{0.75 - 0.1 * (n - 2):.2f}\\linewidth}}")
+            out += ["", f"\\begin{{longtable}}{{{cols}}}",
+                    " & ".join(f"\\textbf{{{_inline(h)}}}" for h in b.head) + " \\\\ \\hline \\endhead"]
+            out += [" & ".join(f"\\small {_inline(c)}" for c in row) + " \\\\" for row in b.rows]
+            out.append("\\end{longtable}")
+        elif isinstance(b, Figure):
+            out += _figure_tex(b, figures)
+        elif isinstance(b, FormulaBlock):
+            out.append(_formula_tex(b, index))
+        elif isinstance(b, Fold):
+            out += ["", f"\\textit{{{_inline(b.summary)}.}}"] + render_blocks(list(b.blocks), figures=figures,
+                                                                               index=index)
     return out
-
-
-def _derivation_part(der: Any, index: dict[tuple[str, str, str], Formula]) -> list[str]:
-    """The derivation: assumptions, steps (each formula in display), results, comparisons."""
-    from proofs.notation import to_latex
-
-    n_ok = sum(s.checked for s in der.steps)
-    out = ["", "\\subsection*{Assumptions of the derivation}",
-           f"Derivation status: \\textbf{{{escape(der.status)}}}, {n_ok} of {len(der.steps)} steps checked. "
-           "Kind \\emph{setting} defines the objects; kind \\emph{model} is a restriction beyond them."]
-    rows = []
-    for a in der.assumptions.values():
-        row = f"{_code(a.name)} ({escape(a.kind)}): {text(a.statement)}"
-        if _is_formula(a.expr):
-            row += f" \\quad ${to_latex(a.expr, macros=True)}$"
-        rows.append(row)
-    out += _items(rows)
-
-    out += ["", "\\subsection*{Derivation steps}",
-            "Each relation is printed by SymPy from the object that was checked; the method names how."]
-    for k, s in enumerate(der.steps, 1):
-        uses = f" Uses: {_codes(s.uses)}." if s.uses else ""
-        head = (f"\\textbf{{Step {k}}} {_code(s.name)} --- checked by {_code(s.method)}: "
-                f"\\textbf{{{escape(s.status)}}}. {_sentence(s.why) if s.why else ''}{uses}")
-        if s.status != "checked" and s.detail:
-            head += f" \\emph{{Detail:}} {text(s.detail)}"
-        out += ["", head]
-        if _is_formula(s.relation):
-            out.append(_display(index[der.claim, "step", s.name]))
-        else:
-            out.append(f"\\begin{{quote}}{text(s.relation)}\\end{{quote}}")
-
-    out += ["", "\\subsection*{Results}"]
-    for r in der.results.values():
-        uses = f" Uses: {_codes(r.uses)}." if r.uses else ""
-        args = ""
-        if r.args:
-            args = " Arguments: " + ", ".join(f"${to_latex(a, macros=True)}$" for a in r.args) + "."
-        out += ["", f"\\textbf{{Result}} {_code(r.name)}: {_sentence(r.description) if r.description else ''}"
-                    f"{args}{uses}"]
-        if _is_formula(r.expr):
-            out.append(_display(index[der.claim, "result", r.name]))
-        else:
-            out.append(f"\\begin{{quote}}{text(r.expr)}\\end{{quote}}")
-
-    if der.comparisons:
-        out += ["", "\\subsection*{Derived versus stated}"]
-        rows = []
-        for c in der.comparisons:
-            word = {True: "holds", False: "does not hold"}.get(c.holds, "undecided")
-            row = (f"{_code(c.name)}: \\textbf{{{word}}}. \\emph{{Stated:}} {_sentence(c.stated)} "
-                   f"\\emph{{Derived:}} {_sentence(c.derived)} \\emph{{Method:}} {_sentence(c.method)}")
-            if c.detail:
-                row += f" {_sentence(c.detail)}"
-            rows.append(row)
-        out += _items(rows)
-    return out
-
-
-def _claim_section(der: Any, result: dict | None, crashed: str | None, plots: dict[str, str],
-                   index: dict[tuple[str, str, str], Formula]) -> list[str]:
-    title = result["title"] if result is not None and result.get("title") else der.title
-    stated = result["stated"] if result is not None and result.get("stated") else der.stated
-    out = [f"\\section{{{der.claim}: {text(title)}}}", f"\\label{{sec:{der.claim}}}", "",
-           f"\\textbf{{Claim as stated.}} {_sentence(stated)}", ""]
-    if result is not None:
-        out += _verdict_part(result)
-        out += ["", "\\subsection*{Evidence per part (role and effect)}"]
-        for p in sorted(result.get("evidence", {}).get("parts", []), key=lambda p: _ROLE_ORDER.get(p.get("role"), 9)):
-            out += _part(p)
-        for name, path in plots.items():
-            if not (set(name) <= NAME_CHARS and path == f"plots/{der.claim}_{name}.png"):
-                raise VerifyError(f"plots: expected a validated plot name, got {_bounded(name)}")
-            out += ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
-                    f"\\small {der.claim}: {_code(name)}", "\\end{center}"]
-    elif crashed is not None:
-        last = crashed.strip().splitlines()[-1] if crashed.strip() else "unknown error"
-        out.append(f"\\textbf{{Verdict:}} \\verdict{{not available: the claim check crashed}} ({_code(last)})")
-    else:
-        out.append("\\textbf{Verdict:} \\verdict{not available: the report has no entry for this claim}")
-    return out + _derivation_part(der, index)
 
 
 def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] | None = None,
-                    formulas_: list[Formula] | None = None) -> str:
-    """The whole document for ``report`` (report.json form); ``plots`` maps claim -> {name: file
-    relative to the document} (validated names only); ``formulas_`` reuses printed formulas."""
-    from proofs import CLAIM_IDS, derivation
-    from verify.outputs.report import verdict_rows
-
-    index = {(f.claim, f.kind, f.name): f for f in (formulas_ if formulas_ is not None else formulas())}
-    plots = plots or {}
-    by_id = {c["id"]: c for c in report["claims"]}
-    crashed = report.get("crashed", {})
-    meta = report.get("meta", {})
+                    formulas_: list[Formula] | None = None, summary: bool = False) -> str:
+    """The whole document for ``report`` (report.json form): the walk of the report
+    (:func:`verify.outputs.document.walk`; ``summary``: the referee's summary alone, no appendices);
+    ``plots`` maps claim -> {name: file relative to the document} (validated names only);
+    ``formulas_`` reuses printed formulas."""
+    index = {} if summary else {(f.claim, f.kind, f.name): f
+                                for f in (formulas_ if formulas_ is not None else formulas())}
+    figures = {}
+    for c in report["claims"]:
+        for name, path in (c.get("evidence", {}).get("plots") or {}).items():
+            if name in (plots or {}).get(c["id"], {}):
+                figures[path] = plots[c["id"]][name]
+    body = render_blocks(walk(report, record=not summary), figures=figures, index=index)
     src = report.get("source")
-    origin = (f"verdicts and figures read from \\texttt{{{escape(src)}}}" if src else
-              "verdicts and figures from running the claim checks")
-    sizes = "quick sizes" if meta.get("quick") else "full sizes"
-    out = [_PREAMBLE, "\\title{Verification of \\emph{Multi-Head Attention as Ensemble Nadaraya--Watson "
-           "Estimation} (Fokou\\'e, 2026)}", "\\author{generated by \\texttt{python -m verify latex}}",
-           "\\date{}", "\\begin{document}", "\\maketitle", "",
-           f"Every formula below is printed by SymPy from the object the derivation checked; {origin} "
-           f"(seed {escape(meta.get('seed', '?'))}, {sizes}). Each formula is also in "
-           "\\texttt{snippets/} as an \\texttt{equation} with the label shown by its number "
-           "(\\texttt{eq:C5:mse\\_line} for result \\texttt{mse\\_line} of C5, "
-           "\\texttt{eq:C5:step\\_mse\\_line} for the step of that name); the notation macros are in "
-           "\\texttt{macros.tex}.", "",
-           "A claim's verdict is set by its core parts alone; details that are off are \\emph{corrections}, "
-           "premise parts give \\emph{premise findings}, failures outside the stated scope are \\emph{limits} "
-           "(counts c/p/l below).", "",
-           "\\begin{longtable}{l p{0.22\\linewidth} l l p{0.42\\linewidth}}",
-           "\\textbf{claim} & \\textbf{title} & \\textbf{verdict} & \\textbf{c/p/l} & \\textbf{headline} "
-           "\\\\ \\hline \\endhead"]
-    rows = {r["id"]: r for r in verdict_rows(report)}
-    for claim in CLAIM_IDS:
-        r = rows.get(claim)
-        title = by_id[claim].get("title") if claim in by_id else derivation(claim).title
-        if r is None:
-            out.append(f"{claim} & \\small {text(title)} & not in the report & & \\\\")
-            continue
-        out.append(f"{claim} & \\small {text(title)} & \\textbf{{{text(r['verdict'])}}} & "
-                   f"{r['corrections']}/{r['premise']}/{r['limits']} & \\small {text(r['headline'])} \\\\")
-    out += ["\\end{longtable}", ""]
-    for claim in CLAIM_IDS:
-        der = derivation(claim)
-        out += _claim_section(der, by_id.get(claim), crashed.get(claim), plots.get(claim, {}), index)
-        out.append("\\clearpage")
-    out += ["\\end{document}", ""]
-    return "\n".join(out)
+    origin = (f"Verdicts and figures read from \\texttt{{{escape(src)}}}." if src else
+              "Verdicts and figures from running the claim checks.")
+    snippets = ("" if summary else " Each formula is also in \\texttt{snippets/} as an \\texttt{equation} labelled "
+                "as its number shows; the notation macros are in \\texttt{macros.tex}.")
+    return "\n".join([_PREAMBLE, "\\title{Verification of \\emph{Multi-Head Attention as Ensemble Nadaraya--Watson "
+                      "Estimation} (Fokou\\'e, 2026)" + (": the referee's summary" if summary else "") + "}",
+                      "\\author{generated by \\texttt{python -m verify latex}}", "\\date{}", "\\begin{document}",
+                      "\\maketitle", "", origin + snippets, *body, "", "\\end{document}", ""])
 
 
 def _inside(out: Path, path: Path) -> Path:
@@ -979,10 +803,11 @@ def _inside(out: Path, path: Path) -> Path:
     return path
 
 
-def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
-    """Write verification.tex, macros.tex, snippets/ and plots/ under ``out_dir``; returns the .tex.
-    Plots are those of ``report["plot_files"]`` (:func:`load_report`, :func:`run_checks`), else
-    the report's plot paths resolved inside the current folder (:func:`report_plots`)."""
+def write_export(out_dir: str | Path, report: dict[str, Any], *, summary: bool = False) -> Path:
+    """Write verification.tex (``summary``: summary.tex, the referee's summary, without snippets),
+    macros.tex, snippets/ and plots/ under ``out_dir``; returns the .tex. Plots are those of
+    ``report["plot_files"]`` (:func:`load_report`, :func:`run_checks`), else the report's plot paths
+    resolved inside the current folder (:func:`report_plots`)."""
     out = Path(out_dir)
     plot_files = report["plot_files"] if "plot_files" in report else report_plots(report, Path.cwd().resolve())
     try:
@@ -992,7 +817,7 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
     except OSError as exc:
         raise fail("-o DIR", f"{str(out)!r} ({exc.strerror})", "a folder that can be created") from None
     atomic_write_text(_inside(out, out / "macros.tex"), macro_file(), encoding="ascii")
-    all_formulas = formulas()
+    all_formulas = [] if summary else formulas()
     for f in all_formulas:
         atomic_write_text(_inside(out, out / "snippets" / f.filename), snippet(f), encoding="ascii")
     plots: dict[str, dict[str, str]] = {}
@@ -1002,8 +827,9 @@ def write_export(out_dir: str | Path, report: dict[str, Any]) -> Path:
             if not (target.exists() and src.resolve() == target.resolve()):
                 atomic_write_bytes(target, src.read_bytes())
             plots.setdefault(claim, {})[name] = target.relative_to(out).as_posix()
-    tex = _inside(out, out / "verification.tex")
-    atomic_write_text(tex, render_document(report, plots=plots, formulas_=all_formulas), encoding="ascii")
+    tex = _inside(out, out / ("summary.tex" if summary else "verification.tex"))
+    atomic_write_text(tex, render_document(report, plots=plots, formulas_=all_formulas, summary=summary),
+                      encoding="ascii")
     return tex
 
 
@@ -1072,6 +898,9 @@ def _parser() -> ArgParser:
     p.add_argument("-o", "--out", type=Path, default=Path("latex-out"), metavar="DIR",
                    help="output folder (default ./latex-out)")
     p.add_argument("--pdf", action="store_true", help="compile verification.pdf with pdflatex (twice)")
+    p.add_argument("--summary", action="store_true", help="the referee's summary alone (each claim's verdict, what "
+                                                          "to write instead, limits, undecided parts, the deciding "
+                                                          "plot, the glossary): a short document, no appendices")
     p.add_argument("--report", type=Path, default=None, metavar="FILE",
                    help="take verdicts and figures from this report.json instead of running the checks")
     p.add_argument("--quick", action="store_true", help="small sizes for the claim checks (as python -m verify)")
@@ -1104,7 +933,7 @@ def cli_latex(argv: list[str]) -> int:
         failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
         if report is None:
             report = run_checks(seed=args.seed or 0, quick=args.quick, large=args.large, out=args.out / "evidence")
-        tex = write_export(args.out, report)
+        tex = write_export(args.out, report, summary=args.summary)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except VerifyError as exc:

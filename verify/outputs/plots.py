@@ -1,4 +1,5 @@
-"""Matplotlib helpers shared by the claim checks (Agg backend, one style, PNG output)."""
+"""Matplotlib helpers shared by the claim checks (Agg backend, one style): each plot as PNG (the
+report's), as SVG (a vector file for papers) and as the numbers it shows (JSON)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from verify.io import atomic_write_bytes, write_json
 
-__all__ = ["new_figure", "save", "plotted_data", "data_path", "DPI"]
+__all__ = ["new_figure", "save", "plotted_data", "data_path", "Plot", "DPI"]
 
 #: Resolution of the report's PNGs: 5.6 x 4 inches at 96 dpi is 538 x 384 pixels, enough for a
 #: report page; rendering time grows with the pixel count.
@@ -56,10 +57,22 @@ def data_path(path: Path | str) -> Path:
     return path.with_name(path.stem + ".data.json")
 
 
-def save(fig: Any, path: Path) -> str:
+class Plot(str):
+    """A written plot's path, with what it shows (``caption``, marked-up text)."""
+
+    caption: str
+
+    def __new__(cls, path: str, caption: str = "") -> "Plot":
+        obj = super().__new__(cls, path)
+        obj.caption = caption
+        return obj
+
+
+def save(fig: Any, path: Path, caption: str = "") -> Plot:
     """Write ``fig`` to ``path`` as PNG (rendered in memory, then written atomically: a reader
     sees the previous file or the new one, never a part) and its numbers to
-    :func:`data_path` (:func:`plotted_data`), close it and return the PNG's path."""
+    :func:`data_path` (:func:`plotted_data`), close it and return the PNG's path with its
+    ``caption`` (what the plot shows, marked-up text)."""
     import matplotlib.pyplot as plt
 
     path = Path(path)
@@ -68,11 +81,14 @@ def save(fig: Any, path: Path) -> str:
         # tight_layout leaves a placeholder layout engine, for which savefig draws the figure twice
         # (once to lay it out, once to render); the margins are set, so one draw gives the same PNG
         fig.set_layout_engine(None)
-        buf = io.BytesIO()
+        buf, svg = io.BytesIO(), io.BytesIO()
         fig.savefig(buf, format="png")
+        with plt.rc_context({"svg.hashsalt": "mha-nw-verify"}):     # the same ids in every run
+            fig.savefig(svg, format="svg", metadata={"Date": None})
         data = plotted_data(fig)
     finally:
         plt.close(fig)
     write_json(data_path(path), data, indent=None)
+    atomic_write_bytes(path.with_suffix(".svg"), svg.getvalue())
     atomic_write_bytes(path, buf.getvalue())
-    return str(path)
+    return Plot(str(path), caption)

@@ -1,0 +1,289 @@
+"""The one walk of a report document: ``report.json`` as a list of blocks that every medium renders.
+
+:func:`walk` reads the document (never the claim objects) and writes, in a referee's order, the
+summary first: per claim the paper's statement, the verdict in plain words, what a paper should
+write instead, what holds only under which assumption, the limits, what could not be decided and
+what would decide it, and the plot that decides it; then the glossary of the symbols the
+headlines use. The full record follows as appendices: every part's evidence, the derivations.
+Every text in a block is the package's markup (:mod:`proofs.markup`), so each renderer (Markdown,
+HTML, LaTeX: :mod:`verify.outputs.render`, :mod:`verify.outputs.latex`) typesets it for its medium;
+the terminal shows the verdict table alone (:func:`verify.outputs.report.table`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from verify.outputs.glossary import glossary_rows
+
+__all__ = ["Heading", "Para", "Field", "Items", "Table", "Figure", "Formula", "Fold", "Block", "walk", "verdict_rows",
+           "VERDICT_WORDS", "plain_verdict"]
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+
+
+@dataclass(frozen=True)
+class Field:
+    """A labelled paragraph (the label set in bold)."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Items:
+    items: tuple[str, ...]
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    head: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A plot (its PNG, relative to the report's folder) and what it shows."""
+
+    path: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class Formula:
+    """Display mathematics: a derivation's step or result (``latex`` as SymPy printed it)."""
+
+    latex: str
+    claim: str = ""
+    kind: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks a reader opens on demand (HTML ``details``; a plain section elsewhere)."""
+
+    summary: str
+    blocks: tuple
+
+
+Block = Heading | Para | Field | Items | Table | Figure | Formula | Fold
+
+#: A verdict in plain words: what a reader may conclude from it.
+VERDICT_WORDS = {
+    "exact": "holds exactly: proved symbolically without a model assumption and confirmed numerically to rounding",
+    "holds under model": "holds under the model assumptions named below: proved under them, and they are stated",
+    "approximate": "supported by measurement alone: an effect measured with its size, no proof",
+    "refuted": "fails within its own scope: a counterexample anyone can replay, and what would restore it",
+    "undecided": "no experiment here could decide it either way: see what would decide it",
+    "not checkable": "could not be checked: see the reason",
+    "crashed": "its check crashed: no verdict",
+}
+_ROLE_WORDS = {"core": "core: sets the verdict", "detail": "detail: a stated constant, convention or word",
+               "premise": "premise: is the model true of real NW heads?", "scope": "scope: outside the stated scope"}
+_ROLE_ORDER = {"core": 0, "detail": 1, "premise": 2, "scope": 3}
+_AGREEMENT_WORDS = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo "
+                    "error", "measured": "a measurement", "disagree": "the numbers contradict what they check"}
+_SYMBOLIC_WORDS = {"proved": "every step checked", "proved-with-unchecked-steps": "some steps unchecked",
+                   "failed": "a step failed"}
+_HOLDS_WORDS = {True: "holds", False: "does not hold", None: "undecided"}
+#: Step-checking methods that test a relation at random points rather than prove it.
+SAMPLED_METHODS = ("rational",)
+
+
+def plain_verdict(verdict: str) -> str:
+    """The verdict in a sentence a reader can act on."""
+    return VERDICT_WORDS.get(verdict, verdict)
+
+
+def verdict_rows(doc: dict) -> list[dict[str, Any]]:
+    """Per claim: id, title, verdict, headline and the counts of corrections, premise findings,
+    limits and undecided parts; crashed claims included (their error's last line as headline)."""
+    rows = [{"id": c["id"], "title": c.get("title", ""), "verdict": c["verdict"], "headline": c["headline"],
+             "corrections": len(c["corrections"]), "premise": len(c["premise"]), "limits": len(c["limits"]),
+             "undecided": len(c.get("undecided") or [])}
+            for c in doc["claims"]]
+    rows += [{"id": k, "title": "", "verdict": "crashed", "headline": (v.strip().splitlines() or [""])[-1],
+              "corrections": 0, "premise": 0, "limits": 0, "undecided": 0} for k, v in doc.get("crashed", {}).items()]
+    return rows
+
+
+def counts(row: dict) -> str:
+    """corrections/premise/limits/undecided, as every view prints them."""
+    return f"{row['corrections']}/{row['premise']}/{row['limits']}/{row['undecided']}"
+
+
+def _verdict_table(doc: dict) -> Table:
+    return Table(("claim", "verdict", "c/p/l/u", "headline"),
+                 tuple((f"{r['id']} {r['title']}".strip(), r["verdict"], counts(r), r["headline"])
+                       for r in verdict_rows(doc)))
+
+
+def _instead(c: dict) -> list[str]:
+    """What a paper should write instead: each correction's and limit's sentence (its declared
+    ``instead``, else the derived form), each refuted core's restoring assumption."""
+    out = [x.get("instead") or f"{x['derived']} (where the paper states {x['stated']})" for x in c["corrections"]]
+    out += [f"The claim holds when: {r}" for r in c.get("restored_by", [])]
+    out += [x["instead"] for x in c["limits"] if x.get("instead")]
+    return out
+
+
+def _summary(c: dict) -> list[Block]:
+    """A claim in the referee's order (module docstring)."""
+    out: list[Block] = [Heading(2, f"{c['id']}: {c['title']}", c["id"]), Field("The paper states", c["stated"]),
+                        Field("Verdict", f"{c['verdict']}: {plain_verdict(c['verdict'])}"),
+                        Field("In one line", c["headline"])]
+    if c.get("readings"):
+        out.append(Items(tuple(f"reading {r['id']}, {r['description']}: {r['verdict']}" for r in c["readings"]),
+                         "Readings"))
+    instead = _instead(c)
+    if instead:
+        out.append(Items(tuple(instead), "What to write instead"))
+    if c["assumptions"]:
+        out.append(Items(tuple(c["assumptions"]), "It holds only under these assumptions"))
+    if c["premise"]:
+        out.append(Items(tuple(f"{x['label']}: {x['outcome']}: {x['finding']} (measured in: {x['regime']})"
+                               for x in c["premise"]), "Premise on real heads"))
+    if c["limits"]:
+        out.append(Items(tuple(f"{x['label']}: {x['finding']}. It holds under: {x['boundary']}" for x in c["limits"]),
+                         "Limits (outside the stated scope)"))
+    if c.get("undecided"):
+        out.append(Items(tuple(f"{x['label']}: {x['reason']}" for x in c["undecided"]),
+                         "Undecided: what could not be decided, and what would decide it"))
+    plots, captions = c["evidence"].get("plots") or {}, c["evidence"].get("captions") or {}
+    if c.get("figure") in plots:
+        out.append(Figure(plots[c["figure"]], captions.get(c["figure"], "")))
+    return out
+
+
+def _symbolic(s: dict) -> str:
+    status = _SYMBOLIC_WORDS.get(s["status"], s["status"])
+    groups = f" (the derivation's groups {', '.join(f'`{g}`' for g in s['groups'])})" if s.get("groups") else ""
+    return f"{s['n_checked']} of {s['n_steps']} steps checked, {status}{groups}"
+
+
+def _part(claim: str, p: dict) -> list[Block]:
+    role = _ROLE_WORDS.get(p["role"], p["role"]) + (f", reading {p['reading']}" if p.get("reading") else "")
+    rows: list[str] = [f"role: {role}", f"statement: {p['statement']}"]
+    if p.get("finding"):
+        rows.append(f"finding: {p['finding']}")
+    if p.get("stated"):
+        rows.append(f"the paper states {p['stated']}; derived: {p['derived']}")
+    if p.get("symbolic"):
+        rows.append("symbolic: " + _symbolic(p["symbolic"]))
+        rows += [f"against the statement, {_HOLDS_WORDS[x['holds']]}: {x['derived']}"
+                 for x in p["symbolic"].get("comparisons", [])]
+    if p.get("numeric"):
+        n = p["numeric"]
+        rows.append(f"numeric, {_AGREEMENT_WORDS.get(n['agreement'], n['agreement'])}: {n['summary']}")
+    if p.get("r2"):
+        rows.append("how much of the target each compared configuration learns, $R^2 = 1 - $ excess "
+                    "$\\mathrm{MSE} / \\mathrm{Var}\\, f$: " + ", ".join(f"{k} ${v:.3f}$" for k, v in p["r2"].items()))
+    for key, value in (p.get("design") or {}).items():
+        v = value if isinstance(value, dict) else {"value": value}
+        rows.append(f"design, {key.replace('_', ' ')}: {v.get('value')}" + (f" ({v['reason']})" if v.get("reason") else ""))
+    for kind in ("positive", "negative"):
+        ctl = (p.get("controls") or {}).get(kind)
+        if ctl:
+            rows.append(f"{kind} control: {ctl.get('what', '')}; measured: {ctl.get('effect', '')}")
+    if p.get("regime"):
+        rows.append(f"measured in: {p['regime']}")
+    if p.get("counterexample"):
+        cx = p["counterexample"]
+        rows.append(f"counterexample: {cx['description']}" + (f" (replay: `python -m verify replay {cx['file']}`)"
+                                                              if cx.get("file") else ""))
+    if p.get("restored_by"):
+        rows.append(f"holds under: {p['restored_by']}")
+    if p.get("assumptions"):
+        rows.append("model assumptions: " + "; ".join(p["assumptions"]))
+    if p.get("reason"):
+        rows.append(f"{'undecided' if p.get('outcome') == 'undecided' else 'not checkable'}: {p['reason']}")
+    return [Heading(3, f"{claim}, {p.get('label') or p['id']}: {p.get('outcome') or p['effect']}",
+                    f"{claim}-{p['id']}"), Items(tuple(rows))]
+
+
+def _evidence(c: dict) -> list[Block]:
+    out: list[Block] = [Heading(2, f"{c['id']}: the evidence, part by part", f"{c['id']}-evidence")]
+    for p in sorted(c["evidence"]["parts"], key=lambda p: _ROLE_ORDER.get(p["role"], 9)):
+        out += _part(c["id"], p)
+    if c.get("thresholds"):
+        out.append(Table(("threshold", "value", "why this value"),
+                         tuple((f"`{k}`", f"${v['value']:g}$", v["reason"]) for k, v in c["thresholds"].items())))
+    captions = c["evidence"].get("captions") or {}
+    out += [Figure(path, captions.get(name, "")) for name, path in (c["evidence"].get("plots") or {}).items()]
+    return out
+
+
+def _step(k: int, s: dict, claim: str) -> list[Block]:
+    sampled = " (at random rational points: a test, not a proof)" if s["method"] in SAMPLED_METHODS else ""
+    head = f"Step {k}, `{s['name']}`: {s['status']} by `{s['method']}`{sampled}" + (f". {s['why']}" if s.get("why") else "")
+    body: list[Block] = [Para(head)]
+    if s.get("display"):
+        body.append(Formula(s["display"], claim, "step", s["name"]))
+    return body
+
+
+def _derivation(c: dict) -> list[Block]:
+    der = c["evidence"].get("derivation")
+    if not der:
+        return []
+    n_ok = sum(s["status"] == "checked" for s in der["steps"])
+    sampled = sum(s["method"] in SAMPLED_METHODS for s in der["steps"])
+    out: list[Block] = [Heading(2, f"{c['id']}: the derivation", f"{c['id']}-derivation"),
+                        Para(f"{n_ok} of {len(der['steps'])} steps checked"
+                             + (f", {sampled} of them at random rational points" if sampled else "")
+                             + f"; `python -m verify proofs {c['id']}` prints it with every symbol."),
+                        Items(tuple(f"`{a['name']}` ({a['kind']}): {a['statement']}" for a in der["assumptions"]),
+                              "Assumptions")]
+    steps: list[Block] = []
+    for k, s in enumerate(der["steps"], 1):
+        steps += _step(k, s, c["id"])
+    out.append(Fold(f"The {len(der['steps'])} steps", tuple(steps)))
+    for r in der["results"]:
+        out.append(Para(f"Result `{r['name']}`: {r['description']}" if r.get("description") else f"Result `{r['name']}`"))
+        if r.get("display"):
+            out.append(Formula(r["display"], c["id"], "result", r["name"]))
+    if der.get("comparisons"):
+        out.append(Items(tuple(f"{_HOLDS_WORDS[x['holds']]}: {x['derived']}" for x in der["comparisons"]),
+                         "Derived against stated"))
+    return out
+
+
+def walk(doc: dict, *, record: bool = True) -> list[Block]:
+    """The report document as blocks: the summary, the glossary, then (``record``) the evidence of
+    every part and every derivation as appendices; crashed claims last."""
+    meta = doc.get("meta", {})
+    size = "quick sizes" if meta.get("quick") else ("large sizes" if meta.get("large") else "default sizes")
+    out: list[Block] = [
+        Heading(1, "Verification of Multi-Head Attention as Ensemble Nadaraya-Watson Estimation (Fokoue, 2026)"),
+        Para(f"Seed {meta.get('seed')}, {size}. Each claim's verdict is set by its core parts alone, read as a fair "
+             "referee reads a theorem; a detail that is off is a correction, a failure outside the stated scope a "
+             "limit, an experiment that could not have decided is undecided. Counts c/p/l/u: corrections, premise "
+             "findings, limits, undecided parts. Replay any counterexample with `python -m verify replay FILE`."),
+        _verdict_table(doc)]
+    for c in doc["claims"]:
+        out += _summary(c)
+    out += [Heading(2, "Glossary", "glossary"),
+            Table(("symbol", "meaning"), tuple(glossary_rows([c["headline"] for c in doc["claims"]])))]
+    if record:
+        out.append(Heading(1, "Appendix A: the evidence, part by part", "evidence"))
+        for c in doc["claims"]:
+            out += _evidence(c)
+        out.append(Heading(1, "Appendix B: the derivations", "derivations"))
+        for c in doc["claims"]:
+            out += _derivation(c)
+    for claim, err in doc.get("crashed", {}).items():
+        out += [Heading(2, f"{claim}: crashed", claim), Para(f"`{(err.strip().splitlines() or [''])[-1][:150]}`")]
+    return out
