@@ -29,6 +29,7 @@ import pytest
 import safetensors.numpy
 import torch
 
+from proofs import CLAIM_IDS
 from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
 from verify.claims import c1, c8
 from verify.cli import main as verify_main
@@ -797,8 +798,7 @@ CASES = [
     pytest.param(_cli([*_RUN, "--out"]), "argument --out: expected one argument", id="cli-run-out-without-value"),
     pytest.param(_cli([*_RUN, "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-run-unknown-option"),
     # --- python -m verify proofs / snapshot / bench
-    pytest.param(_cli(["proofs", "C99"]), "argument CLAIM: expected a claim among C1, C2, C3, C4, C5, C6, C7, C8, C9, "
-                 "got 'C99'",
+    pytest.param(_cli(["proofs", "C99"]), f"argument CLAIM: expected a claim among {', '.join(CLAIM_IDS)}, got 'C99'",
                  id="cli-proofs-unknown-claim"),
     pytest.param(_cli(["proofs", "--frobnicate"]), "unrecognized arguments: --frobnicate", id="cli-proofs-unknown-option"),
     pytest.param(_cli(["snapshot"], chdir=True), ("snapshot", "'tests/snapshots' (run from the repository's root)"),

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from proofs import CLAIM_IDS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SUITE = '''
@@ -90,7 +92,7 @@ def test_junit_xml_carries_claim_and_part(tmp_path):
 def test_every_test_in_the_claim_modules_of_this_suite_is_marked():
     """Collect the real suite: every test in test_claim_*.py / test_proofs_c*.py has a claim."""
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0",
-                          "--claims", ",".join(f"C{i}" for i in range(1, 10)), "tests/"],
+                          "--claims", ",".join(CLAIM_IDS), "tests/"],
                          cwd=ROOT, capture_output=True, text=True)
     selected = {line.split("::")[0] for line in out.stdout.splitlines() if "::" in line}
     claim_modules = {f"tests/{p.name}" for p in (ROOT / "tests").glob("test_claim_c*.py")}
