@@ -542,8 +542,10 @@ def test_an_ascii_stdout_gets_the_table_in_ascii(tmp_path, monkeypatch):
     stream.flush()
     text = raw.getvalue().decode("ascii")
     doc = json.loads((tmp_path / "run" / "report.json").read_text())
-    assert f"{QUICK}    | {doc['claims'][0]['verdict']}" in text and "\\u" not in text
-    assert render(doc["claims"][0]["headline"], "ascii").split()[:3] == text.split(f"{QUICK}    | ")[1].split("|")[2].split()[:3]
+    assert f"{QUICK}    {doc['claims'][0]['verdict']}" in text and "\\u" not in text
+    row = text.split(f"\n{QUICK}    ")[1].splitlines()
+    assert row[0].split()[0] == doc["claims"][0]["verdict"].split()[0]
+    assert render(doc["claims"][0]["headline"], "ascii").split()[:3] == row[1].split()[:3]
 
 
 @pytest.mark.slow
@@ -771,22 +773,14 @@ def test_progress_tells_a_cache_hit_from_a_derivation(tmp_path, monkeypatch, cap
     assert labels() == ["loading C3 (cached)", "loaded C3 (cached)"]  # from this process's memory
 
 
-def test_the_derivation_summary_speaks_in_words_not_internal_names():
+def test_the_derivation_summary_is_one_ascii_line_that_counts_no_points():
+    """One line per derivation, its steps checked (the table's counts are the only counts: a
+    derived form that differs from the stated one is a correction there, issue #35 item 3)."""
     for claim in ("C1", "C4", "C7"):
         der = proofs.derivation(claim)
-        refuted = [c for c in der.comparisons if c.holds is False]
-        assert refuted, claim
-        for medium in ("unicode", "ascii"):
-            text = _derivation_summary(der, medium)
-            flat = " ".join(text.split())
-            for c in refuted:
-                assert c.name not in text, (claim, c.name)
-                assert " ".join(render(c.derived, medium).split()) in flat
-                assert " ".join(render(c.stated, medium).split()) in flat
-            assert "$" not in text and "\\" not in text                  # rendered, not raw markup
-            if medium == "ascii":
-                text.encode("ascii")
-        assert f"in {len(refuted)} points" in text or (len(refuted) == 1 and "in one point" in text)
+        text = _derivation_summary(der)
+        assert text == f"{claim:<4}{len(der.steps)}/{len(der.steps)} steps checked (from the cache)"
+        assert text.isascii() and "\n" not in text and len(text) <= 80
 
 
 # --------------------------------------------------------------------------- 7. options

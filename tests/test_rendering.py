@@ -132,16 +132,16 @@ def test_every_design_choice_shows_its_reason_in_every_view(doc):
 
 
 def test_a_steps_stored_display_is_what_the_report_would_typeset_from_its_latex():
-    """report.md typesets each derivation step from the ``display`` its dict stores (written when
-    the step is derived, loaded from the cache after); it is what the report's own reading of the
-    step's LaTeX gives, for every step of every claim, and a step that does not parse is code."""
-    from verify.outputs.report import _formula_md
+    """The report typesets each derivation step from the ``display`` its dict stores (written when
+    the step is derived, loaded from the cache after): the report's own reading of the step's LaTeX,
+    for every step of every claim; a step whose LaTeX the markup cannot read is shown as code."""
+    from proofs.core import display_latex
+    from verify.outputs.document import Formula, Para, _step
 
     for der in all_derivations():
-        for step in der.to_dict()["steps"]:
-            assert isinstance(step["display"], str), (der.claim, step["name"])
-            unstored = {k: v for k, v in step.items() if k != "display"}
-            assert _formula_md(step) == _formula_md(unstored) == f"$${step['display']}$$", (der.claim, step["name"])
-    broken = {"relation": "x = `y`", "latex": r"x = \unknowncommand{y}", "display": None}
-    unstored = {k: v for k, v in broken.items() if k != "display"}
-    assert _formula_md(broken) == _formula_md(unstored) == r"`x = \unknowncommand{y}`"
+        for k, step in enumerate(der.to_dict()["steps"], 1):
+            assert isinstance(step["display"], str) and step["display"] == display_latex(step["latex"]), step["name"]
+            assert _step(k, step, der.claim)[1] == Formula(step["display"], der.claim, "step", step["name"])
+    broken = {"name": "s", "method": "simplify", "status": "checked", "relation": "x + y", "latex": r"x = \unknown{y}",
+              "display": display_latex(r"x = \unknown{y}")}
+    assert broken["display"] is None and _step(1, broken, "C1")[1] == Para("`x + y`")

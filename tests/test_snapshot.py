@@ -113,6 +113,7 @@ def test_generated_table_counts_each_claims_fields(quick_doc):
     rows = readme_table(quick_doc).splitlines()[2:]
     for row, c in zip(rows, quick_doc["claims"]):
         cells = [x.strip() for x in row.strip("|").split("|")]
-        assert cells[2] == f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])}", c["id"]
+        assert cells[2] == (f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])} / "
+                            f"{len(c['undecided'])}"), c["id"]
         # the headline as GitHub Markdown: the markup's own Markdown renderer, a table cell's `|` escaped
         assert cells[3] == render(" ".join(c["headline"].split()), "markdown").replace("|", "\\|"), c["id"]

@@ -20,7 +20,6 @@ import atexit
 import importlib
 import os
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any, NoReturn
@@ -56,8 +55,6 @@ SUBCOMMANDS = {
 REPORT_MARKER = RUN_MARKER
 #: Exit status after SIGINT (128 + the signal's number, as a shell reports it).
 EXIT_INTERRUPTED = 130
-#: Width of the derivation summaries' wrapped lines (the terminal table's width).
-SUMMARY_WIDTH = 118
 
 
 def _claims_arg(text: str) -> list[str]:
@@ -106,38 +103,14 @@ def _parser() -> ArgParser:
     return p
 
 
-def _wrapped(label: str, text: str, medium: str) -> list[str]:
-    return textwrap.wrap(render_text(text, medium), SUMMARY_WIDTH, initial_indent=" " * 6 + label,
-                         subsequent_indent=" " * (6 + len(label)), break_on_hyphens=False,
-                         break_long_words=False)
-
-
-def render_text(text: str, medium: str) -> str:
-    """Marked-up text for the terminal (``medium``: ``unicode`` or ``ascii``)."""
-    from proofs.markup import render
-
-    return render(text, medium)
-
-
-def _derivation_summary(der: Any, medium: str = "unicode") -> str:
-    """A derivation's status line and, where the derivation differs from the statement, the
-    statement and what was derived, in words (never the comparisons' internal names)."""
+def _derivation_summary(der: Any) -> str:
+    """A derivation's status in one line: its steps checked, and whether it came from the cache (what
+    it derived against the statement is in the report, counted as the claim's corrections)."""
     n_ok = sum(s.checked for s in der.steps)
-    lines = [f"{der.claim}  {der.status}: {n_ok}/{len(der.steps)} steps checked"
-             + (f", {len(der.unchecked)} unchecked" if der.unchecked else "")
-             + ("  (from the cache)" if getattr(der, "from_cache", False) else f"  ({der.seconds:.1f} s)")
-             + f"  {render_text(der.title, medium)}"]
-    refuted = [c for c in der.comparisons if c.holds is False]
-    if refuted:
-        lines.append("    the derivation differs from the statement in " +
-                     (f"{len(refuted)} points:" if len(refuted) > 1 else "one point:"))
-        stated = None
-        for c in refuted:
-            if c.stated != stated:
-                lines += _wrapped("stated:  ", c.stated, medium)
-                stated = c.stated
-            lines += _wrapped("derived: ", c.derived, medium)
-    return "\n".join(lines)
+    return (f"{der.claim:<4}{n_ok}/{len(der.steps)} steps checked" + (f", {len(der.unchecked)} unchecked" if
+                                                                       der.unchecked else "")
+            + (", a step FAILED" if der.failed else "")
+            + (" (from the cache)" if getattr(der, "from_cache", False) else f" ({der.seconds:.1f} s)"))
 
 
 def _unicode_ok(stream: Any) -> bool:
@@ -181,7 +154,7 @@ def run(argv: list[str]) -> int:
     medium = "unicode" if _unicode_ok(sys.stdout) else "ascii"
     print("Symbolic derivations (proofs/):")
     for der in ders:
-        print(_derivation_summary(der, medium))
+        print(_derivation_summary(der))
     print("\nVerdicts (python -m verify" + (" --quick" if args.quick else "") + f", seed {args.seed}):")
     print(table(doc, ascii_only=medium == "ascii"))
     for claim, err in doc["crashed"].items():

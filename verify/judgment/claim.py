@@ -397,5 +397,6 @@ class Claim:
         return ClaimResult(id=self.id, title=self.title, stated=self.stated, parts=parts_t, summary=summary,
                            plots=plots, seconds=time.perf_counter() - t0, derivation=der.to_dict(),
                            readings=self.readings,
-                           thresholds={k: {"value": v, "reason": v.reason} for k, v in self.values.items()},
+                           thresholds={k: {"value": float(v) if isinstance(v, float) else int(v), "reason": v.reason}
+                                       for k, v in self.values.items()},
                            captions=captions, figure=self.figure if self.figure in plots else "")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from proofs import markup
 from verify.outputs.glossary import glossary_rows
 
 __all__ = ["Heading", "Para", "Field", "Items", "Table", "Figure", "Formula", "Fold", "Block", "walk", "verdict_rows",
@@ -168,6 +169,20 @@ def _summary(c: dict) -> list[Block]:
     return out
 
 
+def _code(text: str) -> str:
+    """``text`` in code type (the characters a code span may hold; at most its length)."""
+    safe = "".join(c for c in text if c in markup.CODE_CHARS and c != "`")[:markup.MAX_CODE].strip()
+    return f"`{safe}`" if safe else "(not shown)"
+
+
+def _name(key: str) -> str:
+    """A configuration's name (a key of the report) as markup: itself if it is, else in code type."""
+    try:
+        return markup.check(key, "name")
+    except markup.MarkupError:
+        return _code(key)
+
+
 def _symbolic(s: dict) -> str:
     status = _SYMBOLIC_WORDS.get(s["status"], s["status"])
     groups = f" (the derivation's groups {', '.join(f'`{g}`' for g in s['groups'])})" if s.get("groups") else ""
@@ -189,8 +204,9 @@ def _part(claim: str, p: dict) -> list[Block]:
         n = p["numeric"]
         rows.append(f"numeric, {_AGREEMENT_WORDS.get(n['agreement'], n['agreement'])}: {n['summary']}")
     if p.get("r2"):
-        rows.append("how much of the target each compared configuration learns, $R^2 = 1 - $ excess "
-                    "$\\mathrm{MSE} / \\mathrm{Var}\\, f$: " + ", ".join(f"{k} ${v:.3f}$" for k, v in p["r2"].items()))
+        rows.append("how much of the target each compared configuration learns, $R^2$, one minus the excess "
+                    "$\\mathrm{MSE}$ over $\\mathrm{Var}\\, f$: "
+                    + ", ".join(f"{_name(k)} ${v:.3f}$" for k, v in p["r2"].items()))
     for key, value in (p.get("design") or {}).items():
         v = value if isinstance(value, dict) else {"value": value}
         rows.append(f"design, {key.replace('_', ' ')}: {v.get('value')}" + (f" ({v['reason']})" if v.get("reason") else ""))
@@ -232,6 +248,8 @@ def _step(k: int, s: dict, claim: str) -> list[Block]:
     body: list[Block] = [Para(head)]
     if s.get("display"):
         body.append(Formula(s["display"], claim, "step", s["name"]))
+    else:   # a relation the markup cannot typeset: as code
+        body.append(Para(_code(s["relation"])))
     return body
 
 

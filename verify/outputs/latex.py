@@ -776,8 +776,15 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
     (:func:`verify.outputs.document.walk`; ``summary``: the referee's summary alone, no appendices);
     ``plots`` maps claim -> {name: file relative to the document} (validated names only);
     ``formulas_`` reuses printed formulas."""
+    from proofs import DERIVATIONS, derivation
+
     index = {} if summary else {(f.claim, f.kind, f.name): f
                                 for f in (formulas_ if formulas_ is not None else formulas())}
+    if not summary:   # the derivation of each claim in the report, from this package where the report has none
+        report = {**report, "claims": [
+            c if (c.get("evidence") or {}).get("derivation") or c["id"] not in DERIVATIONS else
+            {**c, "evidence": {**(c.get("evidence") or {}), "derivation": derivation(c["id"]).to_dict()}}
+            for c in report["claims"]]}
     figures = {}
     for c in report["claims"]:
         for name, path in (c.get("evidence", {}).get("plots") or {}).items():
