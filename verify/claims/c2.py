@@ -37,10 +37,10 @@ __all__ = ["CLAIM", "random_module", "mp_mha", "scalar_weights", "replay_free_we
 
 CLAIM = Claim(proofs.c2_ensemble)
 
-SIMPLEX_TOL = Threshold(1e-12, "α is on the simplex when every α_h >= 0 and |Σα − 1| is below this: float64 "
-                               "rounding of a sum of a few products of order 1")
-MAX_REPLAY_HEADS = Cap(1024, "a replay lists every α_h in its summary; the check saves H <= 8, and the work is one "
-                             "product per entry of the file (~10 ms at the largest file)")
+SIMPLEX_TOL = Threshold(1e-12, r"$\alpha$ is on the simplex when every $\alpha_h \ge 0$ and $\lvert \sum_h \alpha_h - 1 \rvert$ "
+                               "is below this: float64 rounding of a sum of a few products of order 1")
+MAX_REPLAY_HEADS = Cap(1024, r"a replay lists every $\alpha_h$ in its summary; the check saves $H \le 8$, and the "
+                             "work is one product per entry of the file (about 10 ms at the largest file)")
 
 
 # --------------------------------------------------------------------------- the judges

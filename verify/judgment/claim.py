@@ -73,6 +73,7 @@ class Threshold(float):
     def __new__(cls, value: float, reason: str) -> "Threshold":
         if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
             raise DefinitionError(f"a threshold names its reason in one line, got {reason!r}")
+        markup.check(reason, "a threshold's reason")
         obj = super().__new__(cls, value)
         obj.reason, obj.name = reason, ""
         return obj
@@ -95,6 +96,7 @@ class Cap(int):
     def __new__(cls, value: int, reason: str) -> "Cap":
         if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
             raise DefinitionError(f"a cap names its reason in one line, got {reason!r}")
+        markup.check(reason, "a cap's reason")
         obj = super().__new__(cls, value)
         obj.reason, obj.name = reason, ""
         return obj

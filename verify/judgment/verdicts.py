@@ -109,6 +109,10 @@ AGREEMENTS = ("rounding", "statistical", "measured", "disagree")
 
 #: A part's ``finding`` goes into the one-line headline; longer text belongs in the evidence.
 HEADLINE_FINDING_MAX = 160
+#: A headline's length as the terminal shows it (Unicode): about four lines of its 80-column table. A
+#: longer one names its corrections, premise findings and limits by their labels (the findings are in
+#: the report), and one still longer counts them.
+HEADLINE_MAX = 300
 
 
 @dataclass(frozen=True)
@@ -446,7 +450,28 @@ def _items(texts: list[str]) -> str:
 def headline(result: "ClaimResult") -> str:
     """The claim's line in a referee's words, computed from its parts (one place for every view):
     verdict (with the finding of a refuted core, or of a core that rests on a measurement);
-    corrections; premise findings; limits; the other readings' outcomes."""
+    corrections; premise findings; limits; undecided parts; the other readings' outcomes. At most
+    :data:`HEADLINE_MAX` characters as the terminal shows it: the findings, else the labels, else
+    the counts of what is beside the verdict."""
+    for detail in ("finding", "label", "count"):
+        text = _headline(result, detail)
+        if len(markup.render(text, "unicode")) <= HEADLINE_MAX:
+            break
+    return text
+
+
+def _beside(parts: list[Part], word: str, detail: str) -> str:
+    """"; 2 limits: (1) ..., (2) ..." with each part's finding or label, or the count alone."""
+    if not parts:
+        return ""
+    head = f"; {_count(len(parts), word)}"
+    if detail == "count":
+        return head
+    return head + ": " + _items([(p.finding or p.statement) if detail == "finding" else (p.label or p.id)
+                                 for p in parts])
+
+
+def _headline(result: "ClaimResult", detail: str) -> str:
     verdict, rid = result.verdict, result.reading
     readings = _readings(result.parts)
     text = verdict.value
@@ -466,18 +491,15 @@ def headline(result: "ClaimResult") -> str:
         text += ": " + _items([p.finding for p in measured])
     if unchecked and not failed:
         text += "; not checked: " + _items([p.finding or p.id for p in unchecked])
-    corr = result.corrections_parts
-    if corr:
-        text += f"; {_count(len(corr), 'correction')}: " + _items([p.finding or p.derived for p in corr])
+    text += _beside(result.corrections_parts, "correction", detail)
     for p in result.premise_parts:
         effect = "premise undecided" if p.effect is Effect.UNDECIDED else p.effect.value
-        text += f"; {effect}" + (f" ({p.finding})" if p.finding else "")
-    lim = result.limits_parts
-    if lim:
-        text += f"; {_count(len(lim), 'limit')}: " + _items([p.finding or p.statement for p in lim])
+        text += f"; {effect}" + (f" ({p.finding})" if p.finding and detail == "finding" else "")
+    text += _beside(result.limits_parts, "limit", detail)
     open_ = [p for p in result.undecided_parts if p.role not in (Role.CORE, Role.PREMISE)]
     if open_:
-        text += f"; {len(open_)} undecided: " + _items([p.label or p.id for p in open_])
+        text += f"; {len(open_)} undecided" + ("" if detail == "count" else ": " + _items([p.label or p.id
+                                                                                            for p in open_]))
     for other, ps in readings.items():
         if other == rid:
             continue

@@ -209,7 +209,9 @@ def _part(claim: str, p: dict) -> list[Block]:
                     + ", ".join(f"{_name(k)} ${v:.3f}$" for k, v in p["r2"].items()))
     for key, value in (p.get("design") or {}).items():
         v = value if isinstance(value, dict) else {"value": value}
-        rows.append(f"design, {key.replace('_', ' ')}: {v.get('value')}" + (f" ({v['reason']})" if v.get("reason") else ""))
+        what = ", ".join(map(str, v["value"])) if isinstance(v.get("value"), list) else v.get("value")
+        said = [str(x) for x in (what, v.get("reason")) if x not in (None, "")]
+        rows.append(f"design, {key.replace('_', ' ')}: " + (f"{said[0]} ({said[1]})" if len(said) == 2 else said[0]))
     for kind in ("positive", "negative"):
         ctl = (p.get("controls") or {}).get(kind)
         if ctl:

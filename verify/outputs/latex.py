@@ -881,6 +881,7 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
                 log = log_path.read_text(errors="replace") if log_path.is_file() else proc.stdout
                 raise RuntimeError("pdflatex failed on " + str(tex) + ":\n" + "\n".join(_log_errors(log) or
                                                                                         log.splitlines()[-30:]))
+        os.replace(build / f"{tex.stem}.log", tex.with_suffix(".log"))     # pages, overfull lines
         os.replace(build / f"{tex.stem}.pdf", tex.with_suffix(".pdf"))
     finally:
         shutil.rmtree(build, ignore_errors=True)

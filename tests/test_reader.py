@@ -1,0 +1,178 @@
+"""What a researcher reads (issue #35), tested on the quick run's report in every medium: every text
+is markup (no ASCII mathematics, no field, Python or SymPy names, no ``None`` in prose), every
+headline short and its symbols in the glossary, the counts the same in every view, each plot with
+a caption and its legends from the markup; the HTML page self-contained and, in a real browser
+(slow tier, CI installs Debian's chromium), loaded without a console error or a network request
+with every formula rendered; the summary PDF short and without overfull lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from proofs import CLAIM_IDS, markup
+from verify.outputs import document as D
+from verify.outputs.glossary import GLOSSARY, symbols
+from verify.outputs.report import document, markdown, table, write_report
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The longest headline the terminal shows (issue #35): about four lines of an 80-column table.
+HEADLINE_MAX = 300
+#: A snake_case word in prose is a field or variable name leaking into what a reader reads.
+FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
+#: How far a line of the summary PDF may run past the margin (LaTeX's own "Overfull \hbox (x pt)").
+OVERFULL_PT_MAX = 2.0
+#: The summary PDF's length for nine claims.
+SUMMARY_PAGES_MAX = 20
+#: Where the browser test leaves its screenshot of the first claim (a CI artefact).
+ARTEFACTS = ROOT / "build" / "test-artefacts"
+
+
+@pytest.fixture(scope="module")
+def doc(quick_run, tmp_path_factory):
+    """The quick run's report, written as the command line writes it (report.json, .md, .html)."""
+    folder = tmp_path_factory.mktemp("reader")
+    results = [quick_run(c) for c in CLAIM_IDS]
+    for _, out in results:
+        if (out / "plots").is_dir():
+            shutil.copytree(out / "plots", folder / "plots", dirs_exist_ok=True)
+    d = document([r for r, _ in results], seed=0, quick=True)
+    write_report(folder, d)
+    return d, folder
+
+
+def _texts(blocks):
+    for b in blocks:
+        if isinstance(b, D.Fold):
+            yield b.summary
+            yield from _texts(b.blocks)
+        elif isinstance(b, D.Items):
+            yield b.label
+            yield from b.items
+        elif isinstance(b, D.Table):
+            yield from b.head
+            yield from (c for row in b.rows for c in row)
+        elif isinstance(b, D.Field):
+            yield b.label
+            yield b.text
+        elif isinstance(b, (D.Heading, D.Para)):
+            yield b.text
+        elif isinstance(b, D.Figure):
+            yield b.caption
+
+
+def test_every_text_of_every_view_is_markup_without_names_or_none(doc):
+    problems = []
+    for t in filter(None, _texts(D.walk(doc[0]))):
+        try:
+            spans = markup.parse(t, "report")
+        except markup.MarkupError as exc:
+            problems.append(str(exc)[:160])
+            continue
+        prose = " ".join(s.text for s in spans if isinstance(s, markup.Text))
+        if re.search(r"\bNone\b", prose) or FIELD_NAME.search(prose):
+            problems.append(f"a name in prose: {prose[:160]!r}")
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_headlines_are_short_and_every_symbol_in_them_is_in_the_glossary(doc):
+    for c in doc[0]["claims"]:
+        assert len(markup.render(c["headline"], "unicode")) <= HEADLINE_MAX, (c["id"], c["headline"])
+        assert set(symbols(c["headline"])) <= set(GLOSSARY), (c["id"], set(symbols(c["headline"])) - set(GLOSSARY))
+    glossary = next(b for b in D.walk(doc[0], record=False) if isinstance(b, D.Table) and b.head[0] == "symbol")
+    assert {"$\\mathrm{HDI}$", "$\\mathrm{MSE}$"} <= {row[0] for row in glossary.rows}
+
+
+def test_counts_are_the_same_in_every_view(doc):
+    d, folder = doc
+    html = (folder / "report.html").read_text()
+    md = (folder / "report.md").read_text()
+    term = table(d)
+    for row in D.verdict_rows(d):
+        want = D.counts(row)
+        c = next(x for x in d["claims"] if x["id"] == row["id"])
+        assert want == f"{len(c['corrections'])}/{len(c['premise'])}/{len(c['limits'])}/{len(c['undecided'])}"
+        assert f"{row['id']:<6}{row['verdict']:<20}{want}" in term
+        assert f"| {want} |" in md and f"<td>{want}</td>" in html
+
+
+def test_every_plot_has_a_caption_and_the_deciding_plot_is_shown_first(doc):
+    d, folder = doc
+    for c in d["claims"]:
+        plots, captions = c["evidence"]["plots"], c["evidence"].get("captions", {})
+        assert set(captions) == set(plots), (c["id"], set(plots) - set(captions))
+        for name, caption in captions.items():
+            assert caption and name not in caption and not caption.endswith(".png"), (c["id"], name)
+            labels = [ln["label"] for ax in json.loads((folder / plots[name]).with_suffix("").with_suffix(
+                ".data.json").read_text())["axes"] for ln in ax["lines"] if not ln["label"].startswith("_")]
+            for label in labels:
+                assert not FIELD_NAME.search(label) and "sqrt(" not in label, (c["id"], name, label)
+        assert not plots or c.get("figure") in plots, c["id"]
+
+
+def test_the_html_page_is_self_contained(doc):
+    d, folder = doc
+    html = (folder / "report.html").read_text()
+    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/1998/Math/MathML", "")
+    assert "https://" not in html and '<img src="plots/' not in html
+    text = re.sub(r"<math.*?</math>|<code>.*?</code>|<[^>]+>", " ", html, flags=re.S)
+    assert "$" not in text and "\\" not in text, re.findall(r".{40}[$\\].{40}", text)[:5]
+
+
+@pytest.mark.slow  # a real browser
+def test_the_html_page_in_a_browser(doc):
+    """Headless Chromium (Debian's, through its chromedriver): no console message, no request but
+    the page itself and its embedded data, every formula laid out with a width, no TeX in the text;
+    a screenshot of the first claim is kept for CI."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver_path, "the browser test needs Debian's chromium and chromium-driver (.ci/run)"
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1200,1600"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    browser = webdriver.Chrome(service=Service(driver_path), options=opts)
+    try:
+        page = (doc[1] / "report.html").as_uri()
+        browser.get(page)
+        assert browser.get_log("browser") == []
+        events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
+        urls = {m["params"]["request"]["url"] for m in events if m["method"] == "Network.requestWillBeSent"}
+        assert {u for u in urls if not u.startswith("data:")} == {page}
+        n_math = browser.execute_script("return document.querySelectorAll('math').length")
+        flat = browser.execute_script("return Array.from(document.querySelectorAll('math'))"
+                                      ".filter(m => m.getBoundingClientRect().width == 0).length")
+        assert n_math > 100 and flat == 0
+        text = browser.execute_script("return document.body.innerText")
+        assert "$" not in text and "\\" not in text
+        first = browser.find_element("id", CLAIM_IDS[0])
+        browser.execute_script("arguments[0].scrollIntoView()", first)
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(ARTEFACTS / f"report-{CLAIM_IDS[0]}.png"))
+    finally:
+        browser.quit()
+
+
+@pytest.mark.slow  # pdflatex
+def test_the_summary_pdf_is_short_and_nothing_runs_past_the_margin(doc, tmp_path):
+    d, folder = doc
+    out = tmp_path / "latex"
+    assert subprocess.run(["python", "-m", "verify", "latex", "--summary", "--pdf", "--report",
+                           str(folder / "report.json"), "-o", str(out)], cwd=ROOT).returncode == 0
+    log = (out / "summary.log").read_text(errors="replace")
+    assert int(re.search(r"Output written on summary\.pdf \((\d+) pages?", log).group(1)) <= SUMMARY_PAGES_MAX
+    worst = max([float(x) for x in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)] or [0.0])
+    assert worst <= OVERFULL_PT_MAX
+
+
+def test_markdown_is_the_walk_rendered(doc):
+    assert (doc[1] / "report.md").read_text() == markdown(doc[0])
