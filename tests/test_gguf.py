@@ -625,3 +625,55 @@ def test_every_read_type_is_dequantised_by_the_library(tmp_path: Path) -> None:
     path = _write_gguf(tmp_path / "x.gguf", "llama", {"t.weight": (raw.reshape(1, -1), QT.Q2_K)}, L=1, d=512, H=1)
     with pytest.raises(VerifyError, match=r"tensor 't.weight': expected one of the types read here .*got type Q2_K"):
         GGUFFile(path).get("t.weight")
+
+
+# --- the caps of the header walk, on both sides --------------------------------------------------
+
+
+def _empty_tensors(count: int) -> bytes:
+    """A valid file of ``count`` empty F32 tensors (shape (0,), no data) and no keys."""
+    from gguf_files import tinfo
+
+    infos = b"".join(tinfo(f"t{i}", (0,), 0, 0) for i in range(count))
+    head = b"GGUF" + (3).to_bytes(4, "little") + count.to_bytes(8, "little") + (0).to_bytes(8, "little") + infos
+    return head + b"\0" * (-len(head) % 32)
+
+
+def test_tensor_and_array_caps_on_both_sides(tmp_path: Path) -> None:
+    from gguf_files import _big_array
+
+    from verify.experiments.gguf_reader import MAX_ARRAY_ITEMS, MAX_TENSORS, check_header
+
+    path = tmp_path / "m.gguf"
+    path.write_bytes(_empty_tensors(MAX_TENSORS))
+    assert len(check_header(path, "m").tensors) == MAX_TENSORS
+    path.write_bytes(_empty_tensors(MAX_TENSORS + 1))
+    with pytest.raises(VerifyError, match=r"got a header of 65,537 tensors"):
+        check_header(path, "m")
+    path.write_bytes(model(extra_keys=(_big_array(MAX_ARRAY_ITEMS, items=bytes(MAX_ARRAY_ITEMS)),)))
+    assert check_header(path, "m").keys[-1] == "tokenizer.ggml.token_type"
+    path.write_bytes(model(extra_keys=(_big_array(MAX_ARRAY_ITEMS + 1, items=bytes(MAX_ARRAY_ITEMS + 1)),)))
+    with pytest.raises(VerifyError, match=r"got 1,048,577 array items"):
+        check_header(path, "m")
+
+
+def test_a_header_beyond_max_header_bytes_is_refused_after_reading_at_most_that(tmp_path: Path) -> None:
+    """Five strings of 16 MiB (each at MAX_STRING_BYTES) in a sparse file: the walk stops at
+    MAX_HEADER_BYTES (64 MiB) and names it, in well under a second."""
+    from gguf_files import STR, kv
+
+    from verify.experiments.gguf_reader import MAX_HEADER_BYTES, MAX_STRING_BYTES, check_header
+
+    path = tmp_path / "m.gguf"
+    n = MAX_STRING_BYTES
+    with open(path, "wb") as fh:
+        fh.write(b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (5).to_bytes(8, "little"))
+        for i in range(5):
+            fh.write(kv(f"k{i}", STR, n.to_bytes(8, "little")))
+            fh.seek(n, os.SEEK_CUR)
+        fh.truncate()
+    t0 = time.perf_counter()
+    with pytest.raises(VerifyError, match=rf"^m: expected a GGUF header of at most {MAX_HEADER_BYTES:,} bytes "
+                                          r"\(MAX_HEADER_BYTES\), got a header that runs past byte 67,108,864"):
+        check_header(path, "m")
+    assert time.perf_counter() - t0 < REFUSAL_S

@@ -139,6 +139,18 @@ def classify(row: dict[str, Any], z_min: float = Z_MIN, delta_min: float = DELTA
     return "neither"
 
 
+def _why(row: dict[str, Any], kind: str, z_min: float, delta_min: float) -> str:
+    """Why a layer is of ``kind``, in figures."""
+    if row["hdi"] is None:
+        return "a single head"
+    if kind != "neither":
+        return f"{kind} chance, z {row['z']:.0f}"
+    if abs(row["z"]) <= z_min:
+        return f"z {row['z']:.1f}, within ±{z_min:g}"
+    margin = max(delta_min, row["band"] or 0.0)
+    return f"HDI {row['gap']:+.3f} from the Haar mean, within ±{margin:.2g}"
+
+
 def _range(rows: list[dict[str, Any]], key: str) -> tuple[float, float]:
     vals = [r[key] for r in rows if r[key] is not None]
     return (min(vals), max(vals)) if vals else (float("nan"), float("nan"))
@@ -165,7 +177,10 @@ def judge_reading_ii(models: list[dict[str, Any]], z_min: float = Z_MIN, delta_m
             lo, hi = _range(rows, "hdi")
             zlo, zhi = _range(rows, "z")
             bands = [r["band"] for r in rows if r["band"] is not None]
+            usual = "below" if below >= above else "above"   # the exceptions are the layers of another kind
+            others = [(r_i, _why(r, k, z_min, delta_min)) for r_i, (r, k) in enumerate(zip(rows, kinds)) if k != usual]
             entry[part] = {"outcome": outcome, "below": below, "above": above, "layers": n, "hdi": (lo, hi),
+                           "exceptions": [{"layer": i, "kind": kinds[i], "why": why} for i, why in others],
                            "z": (zlo, zhi), "haar_mean": rows[0]["haar_mean"] if rows else None,
                            "haar_sd": rows[0]["haar_sd"] if rows else None, "max_band": max(bands) if bands else None}
         per.append(entry)
@@ -184,7 +199,8 @@ def judge_reading_ii(models: list[dict[str, Any]], z_min: float = Z_MIN, delta_m
         for part in ("keys", "queries"):
             x = e[part]
             words = {"below": "below chance in every layer", "above": "above chance in every layer",
-                     "mixed": f"below in {x['below']}, above in {x['above']} of {x['layers']} layers"}[x["outcome"]]
+                     "mixed": f"below chance in {x['below']} and above in {x['above']} of {x['layers']} layers"
+                     }[x["outcome"]]
             band = "" if x["max_band"] is None else f", band at most {x['max_band']:.2g}"
             bits.append(f"{part} {words} (HDI {x['hdi'][0]:.2f} to {x['hdi'][1]:.2f} against {x['haar_mean']:.4f} ± "
                         f"{x['haar_sd']:.2g}, z {x['z'][0]:.0f} to {x['z'][1]:.0f}{band})")
@@ -242,7 +258,9 @@ def _word(x: dict[str, Any]) -> str:
         return f"below chance in all {x['layers']} layers (z {x['z'][0]:.0f} to {x['z'][1]:.0f})"
     if x["outcome"] == "above":
         return f"above chance in all {x['layers']} layers (z {x['z'][0]:.0f} to {x['z'][1]:.0f})"
-    return f"below in {x['below']}, above in {x['above']} of {x['layers']} layers"
+    rest = ", ".join(f"layer {e['layer']}: {e['why']}" for e in x["exceptions"][:6])
+    return (f"below chance in {x['below']} and above in {x['above']} of {x['layers']} layers "
+            f"(z {x['z'][0]:.0f} to {x['z'][1]:.0f}; {rest})")
 
 
 #: The README is a few tens of kB; a larger file is not this repository's README.
