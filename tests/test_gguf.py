@@ -540,11 +540,14 @@ def _model(name: str, keys: list[float], queries: list[float]) -> dict:
     ([_model("a", [0.8, 0.8], [0.8, 0.8]), _model("b", [0.95, 0.8], [0.8, 0.8])], "refuted", ["a", "b"]),
     ([_model("a", [0.95, 0.95], [0.95, 0.95])], "approximate", []),
     ([_model("a", [0.8, 0.95], [0.8, 0.95])], "undecided", []),
-    ([{"model": "a", "available": False, "reason": "not installed"}], "not checkable", [])])
+    ([{"model": "a", "available": False, "reason": "not installed"}], "not checkable", []),
+    ([_model("a", [None, None], [0.95, 0.95])], "approximate", []),           # multi-query keys: no key HDI
+    ([_model("a", [None, None], [None, None])], "undecided", [])])
 def test_reading_ii_rule(models_: list[dict], verdict: str, violating: list[str]) -> None:
     j = judge_reading_ii(models_)
     assert (j["verdict"], j["violating"]) == (verdict, violating)
-    assert j["headline"].startswith(verdict)
+    assert j["headline"].startswith(verdict) and "nan" not in j["headline"]
+    json.dumps(j, allow_nan=False)   # strict JSON, as --json writes it
     if verdict == "refuted" and len(violating) == len(models_):
         assert j["headline"].startswith("refuted on every installed model")
 

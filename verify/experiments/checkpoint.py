@@ -425,9 +425,9 @@ def _open_gguf(path: Path, file: Path) -> Checkpoint:
     why = f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})"
     for i in range(L):
         for tname, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
-            if tname not in f.names:
+            if not f.has_tensor(tname):
                 raise fail(f.where, f"no tensor {tname!r}", f"tensor {tname!r} of shape {shape} {why}")
-            ttype, got = f.info(tname)
+            _, got = f.info(tname)
             if got != shape:
                 raise fail(f"{f.where}: tensor {tname!r}", f"shape {got}", f"shape {shape} {why}")
             f.readable(tname)   # a type read here, refused by name otherwise

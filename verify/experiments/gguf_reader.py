@@ -407,6 +407,9 @@ class GGUFFile:
     def names(self) -> list[str]:
         return [t.name for t in self.header.tensors]
 
+    def has_tensor(self, name: str) -> bool:
+        return name in self._info
+
     def info(self, name: str) -> tuple[str, tuple[int, ...]]:
         """(type name, numpy shape) of tensor ``name``."""
         t = self._lookup(name)

@@ -151,15 +151,16 @@ def _why(row: dict[str, Any], kind: str, z_min: float, delta_min: float) -> str:
     return f"HDI {row['gap']:+.3f} from the Haar mean, within ±{margin:.2g}"
 
 
-def _range(rows: list[dict[str, Any]], key: str) -> tuple[float, float]:
+def _range(rows: list[dict[str, Any]], key: str) -> tuple[float, float] | None:
     vals = [r[key] for r in rows if r[key] is not None]
-    return (min(vals), max(vals)) if vals else (float("nan"), float("nan"))
+    return (min(vals), max(vals)) if vals else None
 
 
 def judge_reading_ii(models: list[dict[str, Any]], z_min: float = Z_MIN, delta_min: float = DELTA_MIN) -> dict[str, Any]:
     """Reading ii over ``models`` (:func:`reading_ii_models`) by the rule of the module docstring:
     per model and tensor the layers below and above chance and the outcome ("below", "above",
-    "mixed"), and the verdict with a one-line headline."""
+    "mixed", or "none" where no layer has two heads: multi-query attention's keys), and the
+    verdict with a one-line headline."""
     z_min = positive_number("z_min", z_min)
     delta_min = positive_number("delta_min", delta_min)
     per, lines = [], []
@@ -173,15 +174,15 @@ def judge_reading_ii(models: list[dict[str, Any]], z_min: float = Z_MIN, delta_m
             kinds = [classify(r, z_min, delta_min) for r in rows]
             n = len(kinds)
             below, above = kinds.count("below"), kinds.count("above")
-            outcome = "below" if n and below == n else "above" if n and above == n else "mixed"
-            lo, hi = _range(rows, "hdi")
-            zlo, zhi = _range(rows, "z")
+            hdi_range, z_range = _range(rows, "hdi"), _range(rows, "z")
+            outcome = ("none" if hdi_range is None else "below" if below == n else "above" if above == n
+                       else "mixed")
             bands = [r["band"] for r in rows if r["band"] is not None]
             usual = "below" if below >= above else "above"   # the exceptions are the layers of another kind
             others = [(r_i, _why(r, k, z_min, delta_min)) for r_i, (r, k) in enumerate(zip(rows, kinds)) if k != usual]
-            entry[part] = {"outcome": outcome, "below": below, "above": above, "layers": n, "hdi": (lo, hi),
+            entry[part] = {"outcome": outcome, "below": below, "above": above, "layers": n, "hdi": hdi_range,
                            "exceptions": [{"layer": i, "kind": kinds[i], "why": why} for i, why in others],
-                           "z": (zlo, zhi), "haar_mean": rows[0]["haar_mean"] if rows else None,
+                           "z": z_range, "haar_mean": rows[0]["haar_mean"] if rows else None,
                            "haar_sd": rows[0]["haar_sd"] if rows else None, "max_band": max(bands) if bands else None}
         per.append(entry)
     avail = [e for e in per if e["available"]]
@@ -190,7 +191,8 @@ def judge_reading_ii(models: list[dict[str, Any]], z_min: float = Z_MIN, delta_m
         verdict = "not checkable"
     elif violating:
         verdict = "refuted"
-    elif all(e[p]["outcome"] == "above" for e in avail for p in ("keys", "queries")):
+    elif all(e[p]["outcome"] in ("above", "none") for e in avail for p in ("keys", "queries")) and any(
+            e[p]["outcome"] == "above" for e in avail for p in ("keys", "queries")):
         verdict = "approximate"
     else:
         verdict = "undecided"
@@ -198,6 +200,9 @@ def judge_reading_ii(models: list[dict[str, Any]], z_min: float = Z_MIN, delta_m
         bits = []
         for part in ("keys", "queries"):
             x = e[part]
+            if x["outcome"] == "none":
+                bits.append(f"{part}: no HDI (one head per layer)")
+                continue
             words = {"below": "below chance in every layer", "above": "above chance in every layer",
                      "mixed": f"below chance in {x['below']} and above in {x['above']} of {x['layers']} layers"
                      }[x["outcome"]]
@@ -254,6 +259,8 @@ def readme_table(models: list[dict[str, Any]], judged: dict[str, Any] | None = N
 
 
 def _word(x: dict[str, Any]) -> str:
+    if x["outcome"] == "none":
+        return "no HDI (one head per layer)"
     if x["outcome"] == "below":
         return f"below chance in all {x['layers']} layers (z {x['z'][0]:.0f} to {x['z'][1]:.0f})"
     if x["outcome"] == "above":
