@@ -1222,6 +1222,78 @@ INPUT_CASES = [
 ]
 CASES += INPUT_CASES
 
+# --- GGUF checkpoints (issue #36): hostile files and the GGUF options of `hdi`. The files are written
+# byte by byte by tests/gguf_files.py, each breaking one field of a valid tiny LLaMA-layout model;
+# tests/test_gguf.py times every refusal and checks that header cases never reach the gguf library.
+from gguf_files import HOSTILE as _GGUF_HOSTILE  # noqa: E402
+from gguf_files import model as _gguf_model  # noqa: E402
+
+from verify.experiments.pretrained import judge_reading_ii  # noqa: E402
+
+
+def _gguf(data: bytes, name: str = "m.gguf") -> Callable[[], Any]:
+    return _in_dir({name: data}, lambda d: analyze_checkpoint(d / name))
+
+
+def _gguf_linked_out(d: Path) -> Any:
+    (d / "outside").mkdir()
+    (d / "outside" / "real.gguf").write_bytes(_gguf_model())
+    (d / "model").mkdir()
+    (d / "model" / "link.gguf").symlink_to(d / "outside" / "real.gguf")
+    return analyze_checkpoint(d / "model")
+
+
+_GGUF_OK = {"m.gguf": _gguf_model()}
+GGUF_CASES = [
+    *[pytest.param(_gguf(data), f"m.gguf: {expected}", id=f"gguf-{name}") for name, (data, expected, _) in _GGUF_HOSTILE.items()],
+    pytest.param(_gguf(b"GGUF" + struct.pack("<I", 3)), "m.gguf: expected a whole GGUF file (it is truncated or a count "
+                                                         "lies), got a file of 8 bytes that ends inside the tensor count",
+                 id="gguf-8-bytes"),
+    pytest.param(_gguf(b""), "m.gguf: expected a whole GGUF file (it is truncated or a count lies), got a file of 0 bytes",
+                 id="gguf-empty"),
+    pytest.param(_in_dir({"w.gguf": _gguf_model(), "v.gguf": _gguf_model()}, analyze_checkpoint),
+                 ("PATH", "with 2 .gguf files (v.gguf, w.gguf)", "one .gguf file per folder"), id="gguf-two-files-in-a-folder"),
+    pytest.param(_in_dir({}, _gguf_linked_out), ("PATH", "link.gguf', a symlink to", "outside the folder",
+                                                 "pass the file itself"), id="gguf-symlink-out-of-the-folder"),
+    pytest.param(_in_dir({"m.gguf": FIFO}, lambda d: analyze_checkpoint(d / "m.gguf")),
+                 ("PATH", "m.gguf', which is not a regular file (FIFO"), id="gguf-fifo"),
+    pytest.param(_in_dir({"m.gguf": FOLDER}, lambda d: analyze_checkpoint(d)), ("PATH", "m.gguf', which is a folder"),
+                 id="gguf-folder-named-gguf"),
+    pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", band_draws=1)),
+                 ("band_draws", "expected an integer >= 2", "got 1"), id="gguf-band-draws-1"),
+    pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", band_draws=10**6)),
+                 ("band_draws", "at most 256", "1000000"), id="gguf-band-draws-a-million"),
+    pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", seed=-1)), ("seed", "-1"),
+                 id="gguf-seed-negative"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["tensor-count-in-the-billions"][0]}),
+                 "m.gguf: expected at most 65,536 tensors (MAX_TENSORS), got a header of 1,099,511,627,776 tensors",
+                 id="cli-hdi-gguf-tensor-count"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["key-heads-do-not-divide-the-heads"][0]}),
+                 "m.gguf: key 'llama.attention.head_count_kv': expected a divisor of llama.attention.head_count = 4",
+                 id="cli-hdi-gguf-key-heads-do-not-divide"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["architecture-unknown"][0]}),
+                 "got 'bert\\x1b[2J'", id="cli-hdi-gguf-architecture-escaped"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "1"], _GGUF_OK),
+                 ("python -m verify hdi", "--band-draws", "expected an integer from 2 to 256 (MAX_BAND_DRAWS), got 1"),
+                 id="cli-hdi-band-draws-1"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "many"], _GGUF_OK),
+                 ("python -m verify hdi", "--band-draws", "got 'many'"), id="cli-hdi-band-draws-word"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--seed", "-3"], _GGUF_OK), ("python -m verify hdi", "--seed", "-3"),
+                 id="cli-hdi-seed-negative"),
+    pytest.param(_cli(["hdi", "--reading-ii", "{d}/m.gguf"], _GGUF_OK),
+                 ("python -m verify hdi", "--reading-ii reads the installed models: no PATH"), id="cli-hdi-reading-ii-with-path"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--readme", "{d}/README.md"], _GGUF_OK),
+                 ("python -m verify hdi", "--readme goes with --reading-ii"), id="cli-hdi-readme-without-reading-ii"),
+    pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": "no markers"}),
+                 ("--readme FILE", "without the reading-ii markers"), id="cli-hdi-readme-without-markers"),
+    pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": FIFO}),
+                 ("--readme FILE", "not a regular file"), id="cli-hdi-readme-a-fifo"),
+    pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": b"\xff\xfe"}),
+                 ("--readme FILE", "not UTF-8"), id="cli-hdi-readme-not-utf8"),
+    pytest.param(lambda: judge_reading_ii([], z_min=float("nan")), ("z_min", "nan"), id="reading-ii-z-min-nan"),
+]
+CASES += GGUF_CASES
+
 @pytest.mark.parametrize("call,expected", CASES)
 def test_bad_input_raises_verify_error(call, expected):
     with pytest.raises(VerifyError) as info:

@@ -574,4 +574,22 @@ def test_cli_output_targets_are_checked_before_the_checkpoint_is_read(tmp_path: 
 def test_cli_help_has_a_description_and_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_hdi(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "Haar baseline" in out and "example:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out
+    assert "Haar baseline" in out and "examples:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out
+    assert "--reading-ii" in out and "--band-draws K" in out and "GGUF" in out
+
+
+def test_band_only_for_weights_stored_below_float32(tmp_path: Path) -> None:
+    """BF16 LLaMA weights carry a quantisation band (half a bfloat16 ulp per weight) and the table
+    a band column; float32 GPT-2 weights carry none, and their table is the one printed before
+    bands existed (no band column, no band note)."""
+    bf16 = analyze_checkpoint(_llama_dir(tmp_path / "bf16"), seed=4, band_draws=3)
+    assert bf16["tensor_types"] == ["BF16"] and bf16["band"]["draws"] == 3 and bf16["band"]["seed"] == 4
+    for layer in bf16["layers"]:
+        for part in ("keys", "queries"):
+            b = layer[part]["band"]
+            assert b["draws"] == 3 and b["band"] == pytest.approx(abs(b["shift"]) + 3 * b["sd"], rel=1e-12)
+            assert 0 < b["band"] < 0.05   # 8-bit mantissas: the HDI moves by ~1e-3
+    assert "band" in format_table(bf16).splitlines()[-4]
+    f32 = analyze_checkpoint(_write_dir(tmp_path / "gpt2", _gpt2_tensors("", np.random.default_rng(6)), GPT2_CONFIG))
+    assert f32["band"] is None and all(layer["keys"]["band"] is None for layer in f32["layers"])
+    assert "band" not in "\n".join(format_table(f32).splitlines()[1:])   # the first line is the path
