@@ -544,6 +544,11 @@ def cli_hdi(argv: list[str]) -> int:
     parser.add_argument("-o", "--out", type=Path, metavar="DIR",
                         help="write one overlap heatmap PNG per layer and the HDI per layer against the Haar baseline")
     parser.add_argument("--plots", type=Path, dest="old_plots", help=argparse.SUPPRESS)   # the old name of --out
+    import contextlib
+
+    from verify.io import output_folder
+
+    held = contextlib.ExitStack()      # -o DIR: taken (empty, or hdi's own marker) and locked until the end
     try:
         args = parser.parse_args(argv)
         exclusive(("--out", args.out), ("--plots", args.old_plots))
@@ -552,6 +557,7 @@ def cli_hdi(argv: list[str]) -> int:
             writable_file("--json FILE", args.json)
         if plots is not None:
             writable_folder("--out DIR", plots)
+            held.enter_context(output_folder("--out DIR", plots, "python -m verify hdi"))
         result = analyze_checkpoint(args.path)
         print(format_table(result))
         if args.json is not None:
@@ -569,4 +575,6 @@ def cli_hdi(argv: list[str]) -> int:
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    finally:
+        held.close()
     return 0
