@@ -1294,6 +1294,106 @@ GGUF_CASES = [
 ]
 CASES += GGUF_CASES
 
+# --- issue 37 (branch safety): one strict numeral parser for every numeric flag of every subcommand
+# (ASCII digits, no underscores or spaces, a stated range, long texts quoted capped), `sweep c7 --seed`
+# bounded like --seed, --scheduler addresses parsed before use, output folders that are empty or carry
+# the writing command's own marker (mha-nw-verify-output.json)
+_LONG_NUMERAL = "1" * 5000                 # quoted by its first characters and its length, never whole
+_SWEEP = ["sweep", "demo", "--tasks", "2", "--sleep", "0", "--no-progress", "-o", "{d}/o"]
+_C7 = ["sweep", "c7", "--quick", "--no-progress", "-o", "{d}/o"]
+_LATEX_REPORT = ["latex", "--report", "{d}/r.json", "-o", "{d}/o"]
+_EMPTY_REPORT = {"schema": "mha-nw-verify/report", "schema_version": 2, "claims": []}   # valid, no claim
+_SCHEDULER = "tcp://HOST:PORT"
+_BAD_ADDRESSES = {
+    "words": "not an address", "ipv6-unclosed": "tcp://[::1", "file-url": "file:///etc/passwd", "empty": "",
+    "no-port": "tcp://127.0.0.1", "port-0": "tcp://127.0.0.1:0", "port-65536": "tcp://127.0.0.1:65536",
+    "port-full-width": "tcp://127.0.0.1:８７８６", "port-underscore": "tcp://127.0.0.1:8_786",
+    "port-sign": "tcp://127.0.0.1:+8786", "tls": "tls://127.0.0.1:8786", "inproc": "inproc://127.0.0.1/1/2",
+    "no-host": "tcp://:8786", "user-info": "tcp://user@127.0.0.1:8786", "path": "tcp://127.0.0.1:8786/x",
+    "query": "tcp://127.0.0.1:8786?x=1", "space": "tcp://127.0.0.1 :8786", "ipv4-out-of-range": "tcp://999.1.1.1:8786",
+    "ipv6-bad": "tcp://[::g]:8786", "label-too-long": "tcp://" + "a" * 64 + ".example:8786",
+    "control-char": "tcp://\x1b[2Jhost:8786",
+}
+SAFETY_CASES = [
+    # python -m verify: --seed and --jobs
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "５"]),
+                 "argument --seed: expected a non-negative integer, got '５'", id="cli-run-seed-full-width-digit"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "1_000"]),
+                 "argument --seed: expected a non-negative integer, got '1_000'", id="cli-run-seed-underscore"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", " 7"]),
+                 "argument --seed: expected a non-negative integer, got ' 7'", id="cli-run-seed-space"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", _LONG_NUMERAL]),
+                 ("python -m verify", "argument --seed", "(5,002 characters)"), id="cli-run-seed-5000-digits"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "２"]),
+                 ("python -m verify", "argument --jobs: expected an integer in 1..64", "got '２'"),
+                 id="cli-run-jobs-full-width-digit"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "0_2"]), ("python -m verify", "argument --jobs", "'0_2'"),
+                 id="cli-run-jobs-underscore"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", _LONG_NUMERAL]),
+                 ("python -m verify", "argument --jobs", "(5,002 characters)"), id="cli-run-jobs-5000-digits"),
+    # sweep: --tasks, --sleep, --jobs, --workers; c7's --seed bounded like --seed
+    pytest.param(_cli(["sweep", "demo", "--tasks", "２", "-o", "{d}/o"]), ("--tasks", "'２'", "an integer in 1..10,000"),
+                 id="cli-sweep-tasks-full-width-digit"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "1_0", "-o", "{d}/o"]), ("--tasks", "'1_0'", "an integer in 1..10,000"),
+                 id="cli-sweep-tasks-underscore"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", _LONG_NUMERAL, "-o", "{d}/o"]), ("--tasks", "(5,002 characters)"),
+                 id="cli-sweep-tasks-5000-digits"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "０", "-o", "{d}/o"]), ("--sleep", "'０'", "seconds"),
+                 id="cli-sweep-sleep-full-width-digit"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0_0", "-o", "{d}/o"]), ("--sleep", "'0_0'"),
+                 id="cli-sweep-sleep-underscore"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "nan", "-o", "{d}/o"]), ("--sleep", "'nan'"),
+                 id="cli-sweep-sleep-nan"),
+    pytest.param(_cli([*_SWEEP, "--jobs", "１"]), ("--jobs", "'１'", "an integer in 1..64"), id="cli-sweep-jobs-full-width-digit"),
+    pytest.param(_cli([*_SWEEP, "--workers", "1_0"]), ("--workers", "'1_0'"), id="cli-sweep-old-workers-underscore"),
+    pytest.param(_cli([*_C7, "--seed", "1" + "0" * 400]), ("--seed", "(403 characters)", "a non-negative integer"),
+                 id="cli-sweep-c7-seed-401-digits"),
+    pytest.param(_cli([*_C7, "--seed", str(2**63)]), ("--seed", "'9223372036854775808'", "below 2**63"),
+                 id="cli-sweep-c7-seed-2-63"),
+    pytest.param(_cli([*_C7, "--seed", "５"]), ("--seed", "'５'", "a non-negative integer"), id="cli-sweep-c7-seed-full-width"),
+    # allocate: --budget, --n, --dim, --c-b, --c-v
+    pytest.param(_cli(["allocate", "--budget", "９６"] + _ALLOC[3:]), ("D (--budget)", "'９６'"),
+                 id="cli-alloc-budget-full-width-digits"),
+    pytest.param(_cli(["allocate", "--budget", "9_6"] + _ALLOC[3:]), ("D (--budget)", "'9_6'"), id="cli-alloc-budget-underscore"),
+    pytest.param(_cli(["allocate", "--budget", _LONG_NUMERAL] + _ALLOC[3:]), ("D (--budget)", "(5,002 characters)"),
+                 id="cli-alloc-budget-5000-digits"),
+    pytest.param(_cli([*_ALLOC[:4], "1_000_000"] + _ALLOC[5:]), ("n (--n)", "'1_000_000'"), id="cli-alloc-n-underscore"),
+    pytest.param(_cli([*_ALLOC[:4], "１e6"] + _ALLOC[5:]), ("n (--n)", "'１e6'"), id="cli-alloc-n-full-width-digit"),
+    pytest.param(_cli([*_ALLOC[:4], _LONG_NUMERAL] + _ALLOC[5:]), ("n (--n)", "(5,002 characters)"), id="cli-alloc-n-5000-digits"),
+    pytest.param(_cli([*_ALLOC[:6], "８"]), ("d (--dim)", "'８'"), id="cli-alloc-dim-full-width-digit"),
+    pytest.param(_cli([*_ALLOC[:6], _LONG_NUMERAL]), ("d (--dim)", "(5,002 characters)"), id="cli-alloc-dim-5000-digits"),
+    pytest.param(_cli([*_ALLOC, "--c-b", "1_0"]), ("c_b (--c-b)", "'1_0'"), id="cli-alloc-cb-underscore"),
+    pytest.param(_cli([*_ALLOC, "--c-v", "２"]), ("c_v (--c-v)", "'２'"), id="cli-alloc-cv-full-width-digit"),
+    # latex --seed
+    pytest.param(_cli([*_LATEX_REPORT, "--seed", "５"], {"r.json": _EMPTY_REPORT}),
+                 "argument --seed: expected a non-negative integer, got '５'", id="cli-latex-seed-full-width-digit"),
+    # --scheduler: parsed before any work, one line naming it, the address quoted capped and escaped
+    *(pytest.param(_cli([*_SWEEP, "--scheduler", address]), ("--scheduler", _SCHEDULER), id=f"cli-sweep-scheduler-{label}")
+      for label, address in _BAD_ADDRESSES.items()),
+    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://" + "h" * 100_000 + ":8786"]),
+                 ("--scheduler", "(100,013 characters)", _SCHEDULER), id="cli-sweep-scheduler-100k-characters"),
+    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://\x1b[2Jhost:8786"]), ("--scheduler", "\\x1b[2J"),
+                 id="cli-sweep-scheduler-escape-shown-escaped"),
+    # output folders: written only when empty or carrying the command's own marker; refused before any work
+    pytest.param(_cli(_SWEEP, {"o/results.csv": "the user's table"}),
+                 ("--out", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-sweep-out-users-results-csv"),
+    pytest.param(_cli(_SWEEP, {"o/sweep.json": "{}"}), ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-users-sweep-json"),
+    pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-run.json": {"schema": "mha-nw-verify/run", "schema_version": 1}}),
+                 ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-a-run-folder"),
+    pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-output.json": {"schema": "mha-nw-verify/output", "schema_version": 1,
+                                                               "command": "python -m verify hdi"}}),
+                 ("--out", "which python -m verify hdi wrote"), id="cli-sweep-out-another-commands-folder"),
+    pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-output.json": "not json", "o/x": ""}),
+                 ("--out", "a non-empty folder without it"), id="cli-sweep-out-broken-marker"),
+    pytest.param(_cli(["hdi", "{d}/m", "-o", "{d}/o"], {f"m/{k}": v for k, v in _CKPT.items()} | {"o/hdi_per_layer.png": "mine"}),
+                 ("--out DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-hdi-out-users-png"),
+    pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/verification.tex": "my paper"}),
+                 ("-o DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-latex-out-users-tex"),
+    pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/macros.tex": "my macros"}),
+                 ("-o DIR", "mha-nw-verify-output.json"), id="cli-latex-out-users-macros"),
+]
+CASES += SAFETY_CASES
+
 @pytest.mark.parametrize("call,expected", CASES)
 def test_bad_input_raises_verify_error(call, expected):
     with pytest.raises(VerifyError) as info:

@@ -30,6 +30,7 @@ from verify.experiments.checkpoint import (
     format_table,
     open_checkpoint,
 )
+from verify.io import OUTPUT_MARKER
 
 # Overlaps from float32 weights, both sides in float64 from the same values: rounding ~1e-14;
 # 1e-10 is far below any real difference between heads (overlaps differ by ~1e-2).
@@ -477,8 +478,9 @@ def test_cli_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert data == json.loads(json.dumps(analyze_checkpoint(ckpt)))
     assert [layer["layer"] for layer in data["layers"]] == [0, 1]
     assert np.array(data["layers"][1]["queries"]["overlap"]).shape == (GPT2_H, GPT2_H)
-    pngs = sorted(p.name for p in plots.iterdir())
+    pngs = sorted(p.name for p in plots.iterdir() if p.name != OUTPUT_MARKER)    # and hdi's folder marker
     assert pngs == ["hdi_per_layer.png", "layer_00_overlap.png", "layer_01_overlap.png"]
+    assert json.loads((plots / OUTPUT_MARKER).read_text())["command"] == "python -m verify hdi"
     assert all((plots / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 
@@ -498,7 +500,8 @@ def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.Captu
 
     ckpt = _write_dir(tmp_path / "gpt2", _gpt2_tensors("", np.random.default_rng(6)), GPT2_CONFIG)
     out_json, plots = tmp_path / "hdi.json", tmp_path / "plots"
-    plots.mkdir()
+    with verify.io.output_folder("--out DIR", plots, "python -m verify hdi"):   # a previous hdi run's folder
+        pass
     out_json.write_text("previous json")
     (plots / "layer_00_overlap.png").write_bytes(b"previous png")
 
@@ -514,7 +517,7 @@ def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.Captu
         assert err.startswith("error: ") and err.count("\n") == 1 and "No space left on device" in err
         assert kept.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpt2", "hdi.json", "plots"]
-    assert [p.name for p in plots.iterdir()] == ["layer_00_overlap.png"]
+    assert sorted(p.name for p in plots.iterdir()) == ["layer_00_overlap.png", OUTPUT_MARKER]
 
 
 def _empty_tensors(count: int) -> bytes:

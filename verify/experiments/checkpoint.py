@@ -839,6 +839,11 @@ def cli_hdi(argv: list[str]) -> int:
                         help="C9's reading ii: the installed pretrained models (MiniLM, SmolLM2) against chance")
     parser.add_argument("--readme", type=Path, metavar="FILE",
                         help="with --reading-ii: rewrite the generated block between FILE's reading-ii markers")
+    import contextlib
+
+    from verify.io import output_folder
+
+    held = contextlib.ExitStack()      # -o DIR: taken (empty, or hdi's own marker) and locked until the end
     try:
         args = parser.parse_args(argv)
         exclusive(("--out", args.out), ("--plots", args.old_plots))
@@ -854,6 +859,7 @@ def cli_hdi(argv: list[str]) -> int:
             writable_file("--json FILE", args.json)
         if plots is not None:
             writable_folder("--out DIR", plots)
+            held.enter_context(output_folder("--out DIR", plots, "python -m verify hdi"))
         if args.reading_ii:
             return _cli_reading_ii(args)
         result = analyze_checkpoint(args.path, seed=args.seed, band_draws=args.band_draws)
@@ -873,6 +879,8 @@ def cli_hdi(argv: list[str]) -> int:
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    finally:
+        held.close()
     return 0
 
 
