@@ -6,6 +6,8 @@ figures the findings and the headline quote."""
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -19,6 +21,7 @@ from statsmodels.nonparametric.kernel_regression import KernelReg
 import proofs
 from proofs.markup import num, sci
 from verify.claims import Context, c1
+from verify.claims.c1 import experiments
 from verify.claims.c1.reference import mp_exp_nw, mp_gaussian_nw
 from verify.errors import VerifyError
 from verify.io import loads_json
@@ -158,7 +161,7 @@ def test_headline_figure_recomputed_in_mpmath(result):
 
 def _identity_figure():
     """max relative error of nw_estimate and MultiHeadNW (H = 1) against mpmath loops, on the
-    check's seeded quick inputs (draw order as documented in verify.claims.c1.identity)."""
+    check's seeded quick inputs (draw order as documented in verify.claims.c1.experiments.identity)."""
     ctx = Context(seed=0, quick=True)
     worst = 0.0
     for i, (m, n, d_k, p) in enumerate([(2, 3, 1, 1), (3, 8, 4, 2)]):
@@ -204,7 +207,7 @@ def test_core_finding_figure_recomputed(result):
 
 def _gaussian_figure():
     """max relative error of softmax (nw_estimate) and of nw_estimate's Gaussian kernel against an
-    mpmath Gaussian NW loop, on the check's seeded equal-norm quick inputs (verify.claims.c1.gaussian)."""
+    mpmath Gaussian NW loop, on the check's seeded equal-norm quick inputs (c1.experiments.gaussian)."""
     ctx = Context(seed=0, quick=True)
     worst = 0.0
     for i, (m, n, d_k, p) in enumerate([(2, 6, 2, 1), (3, 12, 4, 2)]):
@@ -384,6 +387,16 @@ def test_bandwidth_consistency_judge(table, violates, certified, ok):
     assert c1.bandwidth_consistent(table, named) is ok
 
 
+@pytest.mark.claim(CLAIM, part="detail")
+@pytest.mark.parametrize("level,holds", [(c1.CERTIFIED_EQUAL, True), (c1.CERTIFIED_EQUAL * 1e-20, False)],
+                         ids=["at-the-level", "below-the-balls-radii"])
+def test_certified_equality_level(level, holds):
+    """At the named case, arb certifies that b = d_k^(1/4) reproduces the head to CERTIFIED_EQUAL; a level
+    below the radii of 256-bit balls (~1e-75) certifies nothing."""
+    certs = experiments.certificates(c1.NAMED_BANDWIDTH_CASE, Fraction(1, 2), c1.MISMATCH_MIN, level)
+    assert [c["holds"] for c in certs] == [True, holds]
+
+
 def _criterion(text):
     """The words after "(criterion: " up to the closing parenthesis."""
     assert "(criterion: " in text, text
@@ -447,6 +460,15 @@ def test_replayer_judges_like_statsmodels(d_k, n, seed):
     assert abs(diff - out.figures["diff_stated_bandwidth_mp"]) <= TORCH_RTOL
     assert out.violates == (diff > c1.MISMATCH_MIN)
     assert out.figures["diff_derived_bandwidth_mp"] <= out.figures["derived_bandwidth_rounding_bound"]
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_replay_refuses_entries_beyond_the_magnitude_bound():
+    """The replays' schema bounds every entry: scores stay finite in float64 (the at-the-cap run is in
+    tests/test_bad_input.py)."""
+    big = np.nextafter(c1.MAX_REPLAY_ABS, np.inf)
+    with pytest.raises(VerifyError, match=rf"^params\.keys\[0\]\[0\]: .*<= {re.escape(f'{c1.MAX_REPLAY_ABS:g}')}"):
+        c1.replay_stated_bandwidth({**c1.NAMED_BANDWIDTH_CASE, "keys": [[big, 0.0, 0.0, 0.0], [-big, 0.0, 0.0, 0.0]]})
 
 
 def test_reference_refuses_shapes_that_do_not_match():

@@ -37,7 +37,7 @@ MUTANTS = [
     M('replay-c1-magnitude-unchecked', C,
       '_ROWS = List(List(Float(-MAX_REPLAY_ABS, MAX_REPLAY_ABS), max_len=MAX_REPLAY_TERMS), max_len=MAX_REPLAY_TERMS)',
       '_ROWS = List(List(Float(), max_len=MAX_REPLAY_TERMS), max_len=MAX_REPLAY_TERMS)',
-      ('tests/test_claims.py::test_every_bad_input_a_schema_implies_is_refused_by_name',)),
+      (T + '::test_replay_refuses_entries_beyond_the_magnitude_bound',)),
     M('replay-c1-norms-unchecked', C,
       'if one_common_norm(norms) is not equal_norms:',
       'if False:',
