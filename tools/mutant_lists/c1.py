@@ -110,7 +110,7 @@ MUTANTS = [
       (T + '::test_limit_figures_recomputed',)),
     # the criteria, stated in words
     M('c1-criterion-words', C,
-      'f"{_MISMATCH_WORDS})",',
+      'f"{sci(MISMATCH_MIN, 0)} of $\\\\max_i \\\\lvert v_i \\\\rvert$ (`MISMATCH_MIN`))",',
       'f"the threshold)",',
       (T + '::test_every_numeric_part_states_its_criterion',)),
     M('c1-criterion-identity', C,

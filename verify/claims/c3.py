@@ -234,11 +234,11 @@ def decomposition_identity(ctx: Context) -> Evidence:
     sums = [r["sum_alpha"] for r in ident["cases"]]
     return Evidence(
         numeric=Numeric("rounding" if ident["ok"] else "disagree",
-                        f"{len(ident['cases'])} engine runs on real NW heads ($H$ in {Hs}, `simulate` and `exact`, "
+                        f"{len(ident['cases'])} engine runs on real NW heads ($H$ in {Hs}, noise simulated and exact, "
                         r"softmax and Gaussian kernels, random $\alpha$ of any sign, $\sum_h \alpha_h$ from "
                         f"{num(min(sums), '.2f')} to {num(max(sums), '.2f')}): the measured MSE against its three "
                         f"terms, pointwise {sci(ident['max_pointwise'])}, integrated {sci(ident['max_integrated'])}; "
-                        "the generated `c3_mse_h<H>` against the measured MSE "
+                        "the derivation's expansion at the engine's moments against the measured MSE "
                         f"{sci(ident['max_generated_vs_measured'])} (all at most "
                         f"{num(ident['max_error_over_bound'], '.2g')} of the float64 rounding bound); mpmath at "
                         f"{MP_DPS} digits: residual {sci(ident['max_mp_residual'], 0)}, float64 agrees to "
@@ -282,8 +282,8 @@ def ueda_nakano_reduction(ctx: Context) -> Evidence:
     return Evidence(
         numeric=Numeric("rounding" if un["ok"] else "disagree",
                         f"{len(un['cases'])} engine runs with $\\alpha = 1/H$ ($H$ in "
-                        f"{sorted({r['H'] for r in un['cases']})}, `exact` and `simulate`): the generated "
-                        "`c3_ueda_nakano` at the engine's head moments against the measured MSE and term by term, max "
+                        f"{sorted({r['H'] for r in un['cases']})}, noise exact and simulated): the Ueda–Nakano form "
+                        "at the engine's head moments against the measured MSE and term by term, max "
                         f"{sci(un['max_gap'])} (at most {num(un['max_error_over_bound'], '.2g')} of the rounding "
                         f"bound) (criterion: every gap {_ROUNDING})", un),
         derived=r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ exactly for $\alpha_h = 1/H$",

@@ -297,15 +297,15 @@ def literal_formula(ctx: Context) -> Evidence:
     figs["search"] = search["table"]
     return Evidence(
         numeric=Numeric("measured" if lit["ok"] else "disagree",
-                        r"identical orthonormal heads: literal $= 1 - 1/d_k$ (`c4_literal_identical_orthonormal`, "
-                        f"$d_k$ in {lit['d_k_values']}) to "
-                        f"{_sci(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}; $W \\to c W$ "
-                        f"follows `c4_literal_scaled` to {_sci(lit['scaled_vs_c4_literal_scaled'])}; {lit['sets']} "
-                        f"raw Gaussian sets: literal down to {num(lit['raw_gaussian_min_literal'], '.2f')}, up to "
+                        r"against the derivation's closed forms: identical orthonormal heads give $1 - 1/d_k$ "
+                        f"($d_k$ in {lit['d_k_values']}) to "
+                        f"{_sci(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}, $W \\to c W$ "
+                        f"moves $1 - \\mathrm{{HDI}}$ by $c^4$ to {_sci(lit['scaled_vs_c4_literal_scaled'])}; "
+                        f"{lit['sets']} raw Gaussian sets: literal down to "
+                        f"{num(lit['raw_gaussian_min_literal'], '.2f')}, up to "
                         f"{num(lit['raw_gaussian_max_literal_minus_subspace'], '.2f')} from the subspace form; with "
-                        f"{RESTORING_GRAM} (`c4_matching_scale`) the forms agree to "
-                        f"{_sci(lit['matched_scale_literal_minus_subspace'])}; $W_h^\\top W_h = d_k I$ gives "
-                        r"$1 - d_k \bar{\rho}$ (`c4_literal_isotropic`) to "
+                        f"{RESTORING_GRAM} the forms agree to {_sci(lit['matched_scale_literal_minus_subspace'])}; "
+                        r"$W_h^\top W_h = d_k I$ gives $1 - d_k \bar{\rho}$ to "
                         f"{_sci(lit['dk_identity_gram_vs_c4_literal_isotropic'])} (criterion: {_LITERAL_CRITERION})",
                         figs),
         counterexample=cx,
@@ -336,8 +336,8 @@ def subspace_form(ctx: Context) -> Evidence:
                         f"most {_sci(sub['invariance_WA_max_change'])}, permutations by at most "
                         f"{_sci(sub['permutation_max_change'])}; principal angles against mpmath at {MP_DPS} digits "
                         f"within {_sci(sub['principal_angles_vs_mpmath_max_abs'])} rad (tiny angles included), HDI "
-                        f"against mpmath within {_sci(sub['hdi_vs_mpmath_max_abs'])}, the generated "
-                        f"`c4_subspace_hdi_h2_d3dk2` within {_sci(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
+                        f"against mpmath within {_sci(sub['hdi_vs_mpmath_max_abs'])}, the derivation's closed form "
+                        f"($H = 2$, $d = 3$, $d_k = 2$) within {_sci(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
                         f"(criterion: {_SUBSPACE_CRITERION})", sub),
         finding=r"$\mathrm{HDI} = 1 - \bar{\rho}$ lies in $[0, 1]$, $0$ for identical and $1$ for orthogonal heads, "
                 "basis-invariant")
