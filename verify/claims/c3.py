@@ -34,10 +34,11 @@ CLAIM = Claim(proofs.c3_decomposition)
 MP_DPS, ARB_PREC = 50, 256
 MP_RESIDUAL_MAX = Threshold(10.0 ** (5 - MP_DPS), "the identity's relative residual recomputed at 50 digits: five "
                                                   "digits of slack for cancellation in sums over replicates and pairs")
-CERTIFIED_RESIDUAL = Threshold(1e-60, "the relative residual arb must certify: the 256-bit balls of the recomputed "
-                                      "identity have radii ~1e-75, a wide margin")
-SUM_ALPHA_GAP = Threshold(0.25, "random weights whose sum is within this of 1 are moved (α_1 += 1): Σα stays "
-                                "visibly away from 1, where the ensemble bias and Σ α_h b_h differ")
+CERTIFIED_RESIDUAL = Threshold(1e-60, r"the relative residual arb must certify: the 256-bit balls of the recomputed "
+                                      r"identity have radii near $10^{-75}$, a wide margin")
+SUM_ALPHA_GAP = Threshold(0.25, r"random weights whose sum is within this of 1 are moved ($\alpha_1$ plus 1): "
+                                r"$\sum_h \alpha_h$ stays visibly away from 1, where the ensemble bias and "
+                                r"$\sum_h \alpha_h b_h$ differ")
 #: The derivation's expansions the engine's moments are put into, by H (generated as c3_mse_h1..h6 and
 #: c3_ensemble_bias_h1..h6).
 MSE_FORMS = {1: formulas.c3_mse_h1, 2: formulas.c3_mse_h2, 3: formulas.c3_mse_h3, 4: formulas.c3_mse_h4,

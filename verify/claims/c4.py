@@ -41,16 +41,17 @@ __all__ = ["CLAIM", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "lit
 
 CLAIM = Claim(proofs.c4_hdi)
 
-HDI_TOL = Threshold(1e-12, "HDI from Householder QR and Frobenius sums of d <= 8 matrices (heads times matrices of "
-                           "condition <= e²): ~1e-15 measured; far below every violation the search calls (>= 0.5)")
-ANGLE_TOL = Threshold(1e-12, "principal angles (radians) of well-conditioned d <= 6 matrices, sine and cosine "
-                             "branches: ~1e-15 measured")
-MAX_REPLAY_WORK = Cap(10**8, "flops Σ H²·(d·d_k² + 10) of both HDI forms over a replay's cases: <= 1 s at the cap "
-                             "(the check's own cases have H <= 3, d <= 8)")
-MAX_REPLAY_HEADS = Cap(1024, "heads H of a replayed case (the H x H overlap matrix)")
+HDI_TOL = Threshold(1e-12, r"HDI from Householder QR and Frobenius sums of matrices with $d \le 8$ (heads times "
+                           r"matrices of condition at most $e^2$): about $10^{-15}$ measured, far below every "
+                           "violation the search calls (at least 0.5)")
+ANGLE_TOL = Threshold(1e-12, r"principal angles (radians) of well-conditioned matrices with $d \le 6$, sine and "
+                             r"cosine branches: about $10^{-15}$ measured")
+MAX_REPLAY_WORK = Cap(10**8, r"flops $\sum H^2 (d d_k^2 + 10)$ of both HDI forms over a replay's cases: at most 1 s "
+                             r"at the cap (the check's own cases have $H \le 3$, $d \le 8$)")
+MAX_REPLAY_HEADS = Cap(1024, r"heads $H$ of a replayed case (the $H \times H$ overlap matrix)")
 MAX_REPLAY_CASES = Cap(256, "cases of a replay: its summary names each violating case; the check saves 4")
-MAX_REPLAY_DIM = Cap(4096, "rows d and columns d_k of a replayed head: a longer list is refused before its entries "
-                           "are read (the check's own heads have d <= 3)")
+MAX_REPLAY_DIM = Cap(4096, r"rows $d$ and columns $d_k$ of a replayed head: a longer list is refused before its "
+                           r"entries are read (the check's own heads have $d \le 3$)")
 #: Scales of the identical heads the literal search tries, nearest to the orthonormal scale first.
 SCALES = (1.0, 2.0, 0.5)
 

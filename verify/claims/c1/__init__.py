@@ -43,22 +43,23 @@ __all__ = ["CLAIM", "MISMATCH_MIN", "NORM_RTOL", "MP_AGREE", "MP_DIGITS_MIN", "F
 
 CLAIM = Claim(proofs.c1_softmax_nw)
 
-MISMATCH_MIN = Threshold(1e-3, "a bandwidth is off (or fits no case) when Gaussian NW with it moves the estimate "
-                               "by more than this fraction of max|v|: ~1e12 times the float64 rounding of these")
-NORM_RTOL = Threshold(1e-12, "keys have one common norm when their norms agree to this, relative: float64 "
-                             "normalisation leaves ~1e-16")
+MISMATCH_MIN = Threshold(1e-3, r"a bandwidth is off (or fits no case) when Gaussian NW with it moves the estimate by "
+                               r"more than this fraction of $\max_i \lvert v_i \rvert$: about $10^{12}$ times the "
+                               "float64 rounding of these estimates")
+NORM_RTOL = Threshold(1e-12, r"keys have one common norm when their norms agree to this, relative: float64 "
+                             r"normalisation leaves about $10^{-16}$")
 MP_AGREE = Threshold(10.0 ** (5 - MP_DPS), "two 50-digit mpmath evaluations of one expression (a generated closed "
                                            "form, the literal sum): five digits of slack for cancellation")
-MP_DIGITS_MIN = Threshold(MP_DPS - 5, "digits the generated n = 3 closed forms agree to at least: five digits of "
-                                      "slack for cancellation")
+MP_DIGITS_MIN = Threshold(MP_DPS - 5, r"digits the generated closed forms for $n = 3$ agree to at least: five digits "
+                                      "of slack for cancellation")
 FORMULA_ULPS = Threshold(4, "machine epsilons between two float64 evaluations of one bandwidth, or of a closed form "
                             "against mpmath: a few ulps")
-CERTIFIED_EQUAL = Threshold(1e-60, "the derived bandwidth reproduces the head when an arb ball of their difference "
-                                   "lies within this: 256-bit balls have radii ~1e-75")
-MAX_REPLAY_TERMS = Cap(20_000, "mpmath terms m·n·(d_k + p + 1) of up to 8 literal NW estimates: 2.5-3.2 s at the "
-                               "cap (the check's own cases have <= 300)")
-MAX_REPLAY_ABS = Threshold(1e100, "largest |entry| of a replayed case: scores q·k and |q − k|² stay far inside "
-                                  "float64 within MAX_REPLAY_TERMS")
+CERTIFIED_EQUAL = Threshold(1e-60, r"the derived bandwidth reproduces the head when an arb ball of their difference "
+                                   r"lies within this: 256-bit balls have radii near $10^{-75}$")
+MAX_REPLAY_TERMS = Cap(20_000, r"mpmath terms $m n (d_k + p + 1)$ of up to 8 literal NW estimates: 2.5 to 3.2 s at "
+                               "the cap (the check's own cases have at most 300)")
+MAX_REPLAY_ABS = Threshold(1e100, r"largest absolute entry of a replayed case: the scores $q \cdot k$ and "
+                                  r"$\lVert q - k \rVert^2$ stay far inside float64 within `MAX_REPLAY_TERMS`")
 
 #: The stated bandwidth at the derivation's named configuration: d_k = 4, q = e_1, unit keys ±e_1,
 #: values (1, 0). The head gives 1/(1 + e^{-1}), Gaussian NW with b = 1/2 gives 1/(1 + e^{-8}).
