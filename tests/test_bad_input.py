@@ -31,7 +31,7 @@ import torch
 
 from proofs import CLAIM_IDS
 from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
-from verify.claims import c1, c8
+from verify.claims import c1, c4, c8
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
 from verify.experiments import allocate as al
@@ -254,7 +254,7 @@ BASES = {  # kind -> (claim, params): small valid cases (test_replay_bases_are_v
     "c1.stated-bandwidth": ("C1", c1.NAMED_BANDWIDTH_CASE),
     "c1.unequal-norms": ("C1", c1.UNEQUAL_NORMS_CASE),
     "c2.free-weights": ("C2", {"W_V": [[1.0, 0.5], [-1.0, 0.2]], "W_O": [[0.3, 0.1], [0.2, 0.4]]}),
-    "c4.literal-formula": ("C4", {"cases": [{"label": "identical", "W_K": [[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]] * 2}]}),
+    "c4.literal-formula": ("C4", c4.CLAIM.replays["literal-formula"].example),
     "c5.premise-shared-noise": ("C5", {"dgp": "bump", "d": 8, "sigma": 2.0, "design": "normal", "H": 3, "d_k": 2,
                                        "n": 16, "R": 2, "m": 4, "batches": 2, "seed": 1, "kernel": "softmax"}),
     "c5.nw-heads-bias": ("C5", {"dgp": "single-index", "d": 8, "sigma": 0.5, "design": "normal", "H": 3, "d_k": 2,
@@ -859,45 +859,32 @@ CASES = [
                  ("FILE", "a boolean 'violates'"), id="cli-replay-expected-violates-number"),
     pytest.param(rp_doc({**_cx("c2.free-weights"), "params": [1]}), ("FILE", "'params' to be an object, got list"),
                  id="cli-replay-params-list"),
-    # --- replay C1: arrays, sizes (MAX_REPLAY_TERMS), magnitudes
-    pytest.param(rp("c1.stated-bandwidth", d_k=DROP), ("params", "without 'd_k'", "d_k, queries, keys, values"),
-                 id="cli-replay-c1-no-dk"),
-    pytest.param(rp("c1.stated-bandwidth", d_k=1.5), ("params.d_k", "1.5", "an integer >= 1"), id="cli-replay-c1-dk-fraction"),
-    pytest.param(rp("c1.stated-bandwidth", d_k="4"), ("params.d_k", "'4'"), id="cli-replay-c1-dk-string"),
-    pytest.param(rp("c1.stated-bandwidth", d_k=0), ("params.d_k", "0"), id="cli-replay-c1-dk-zero"),
-    pytest.param(rp("c1.stated-bandwidth", queries="abc"), ("params.queries", "'abc'", "a real numeric array"),
-                 id="cli-replay-c1-queries-string"),
+    # --- replay C1: what its schema does not imply (cross-field shapes, the key norms a part needs, the work cap)
     pytest.param(rp("c1.stated-bandwidth", keys=[[1.0, 0, 0, 0], [1.0]]), ("params.keys", "numpy cannot read"),
                  id="cli-replay-c1-keys-ragged"),
-    pytest.param(rp("c1.stated-bandwidth", values=[0.0, 1.0]), ("params.values", "shape (2,)", "2 axes"),
-                 id="cli-replay-c1-values-1d"),
     pytest.param(rp("c1.stated-bandwidth", queries=[[1.0, 0.0, 0.0]]), ("params", "queries (1, 3)", "queries (m, 4)"),
                  id="cli-replay-c1-dk-mismatch"),
-    pytest.param(rp("c1.stated-bandwidth", values=[[], []]), ("params", "values (2, 0)", "m, n, p >= 1"),
-                 id="cli-replay-c1-values-empty"),
     pytest.param(rp("c1.stated-bandwidth", d_k=1, queries=[[0.5]] * 3000, keys=[[1.0]] * 3000, values=[[1.0]] * 3000),
-                 ("params.queries, keys, values", "at most 20,000", "m = 3000, n = 3000", "27000000"),
+                 ("params", f"at most {c1.MAX_REPLAY_TERMS:,}", "MAX_REPLAY_TERMS", "work 27,000,000"),
                  id="cli-replay-c1-3000x3000-points"),
-    pytest.param(rp("c1.stated-bandwidth", keys=[[1e200, 0, 0, 0], [-1e200, 0, 0, 0]]),
-                 ("params.keys", "at most 1e+100", "1e+200"), id="cli-replay-c1-keys-huge"),
     pytest.param(rp("c1.stated-bandwidth", keys=[[1.0, 0, 0, 0], [2.0, 0, 0, 0]]), ("params.keys", "keys of one common norm"),
                  id="cli-replay-c1-unequal-norms-for-stated"),
     pytest.param(rp("c1.unequal-norms", keys=[[1.0, 0, 0, 0], [-1.0, 0, 0, 0]]), ("params.keys", "keys of unequal norms"),
                  id="cli-replay-c1-equal-norms-for-unequal"),
     pytest.param(rp("c1.unequal-norms", queries=[[0.1, 0, 0, 0]] * 400, keys=[[0.0] * 4] * 10 + [[1.0, 0, 0, 0]] * 10,
-                    values=[[1.0]] * 20), ("params.queries, keys, values", "48000"), id="cli-replay-c1-unequal-too-large"),
+                    values=[[1.0]] * 20), ("params", "work 48,000"), id="cli-replay-c1-unequal-too-large"),
     # --- replay C2
     pytest.param(rp("c2.free-weights", W_V=[[1e200, 1.0], [1.0, 1.0]], W_O=[[1e200, 1.0], [1.0, 1.0]]),
                  ("params.W_V, W_O", "1e+200", "overflow float64", "finite"), id="cli-replay-c2-products-overflow"),
-    # --- replay C4
-    pytest.param(rp("c4.literal-formula", cases=[]), ("params.cases", "[]", "a non-empty list"), id="cli-replay-c4-no-cases"),
-    pytest.param(rp("c4.literal-formula", cases={"W_K": []}), ("params.cases", "a non-empty list"), id="cli-replay-c4-cases-object"),
+    # --- replay C4: inside a case (the schema's rows stop at the list of cases), shapes, overflow, rank, work
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": DROP}), ("params.cases[0]", "without 'W_K'"),
                  id="cli-replay-c4-case-without-WK"),
-    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[1.0, 0.0], [0.0, 1.0]]}), ("params.cases[0].W_K", "3 axes"),
-                 id="cli-replay-c4-WK-2d"),
-    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]]]}), ("params.cases[0].W_K", "(1, 2, 1)", "H >= 2"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[1.0, 0.0], [0.0, 1.0]]}), ("params.cases[0].W_K[0][0]",
+                 "a list of 1 to", "got 1.0"), id="cli-replay-c4-WK-2d"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]]]}), ("params.cases[0].W_K", "a list of 2 to"),
                  id="cli-replay-c4-one-head"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]], [[1.0]]]}),
+                 ("params.cases[0].W_K", "numpy cannot read"), id="cli-replay-c4-heads-of-two-shapes"),
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0, 0.0]], [[0.0, 1.0]]]}),
                  ("params.cases[0].W_K", "(2, 1, 2)", "1 <= d_k <= d"), id="cli-replay-c4-dk-above-d"),
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [1.0]], [[2.0], [2.0]]], "cases.0.label": 7}),
@@ -906,11 +893,13 @@ CASES = [
                  ("params.cases[0].W_K", "literal HDI", "fits in float64"), id="cli-replay-c4-literal-overflows"),
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]]}),
                  ("params.cases[0].W_K", "full column rank 2", "rank-deficient"), id="cli-replay-c4-rank-deficient"),
-    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * 257), ("params.cases", "at most 256", "257"),
-                 id="cli-replay-c4-too-many-cases"),
     pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]] * 100] * 1000}]),
-                 ("params.cases", "at most 100,000,000", "110000000"), id="cli-replay-c4-too-much-work"),
-    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]]] * 1025}]), ("params.cases[0].W_K", "at most 1,024", "1025"),
+                 ("params", f"at most {c4.MAX_REPLAY_WORK:,}", "MAX_REPLAY_WORK", "110,000,000"),
+                 id="cli-replay-c4-too-much-work"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]] * (c4.MAX_REPLAY_DIM + 1)] * 2}]),
+                 ("params.cases[0].W_K[0]", f"to {c4.MAX_REPLAY_DIM} items"), id="cli-replay-c4-too-many-rows"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]]] * (c4.MAX_REPLAY_HEADS + 1)}]),
+                 ("params.cases[0].W_K", f"to {c4.MAX_REPLAY_HEADS} items"),
                  id="cli-replay-c4-too-many-heads"),
     # --- replay C5: NW-head engine runs (sizes, seeds, the process), exact rationals
     pytest.param(rp("c5.premise-shared-noise", n=1e6, R=1e4), ("params.R", "at most 1,024", "R = 10000"),
@@ -1423,8 +1412,14 @@ def test_replay_bases_are_valid():
 
 
 AT_THE_CAP = [  # the largest case each cap admits replays; one more is refused (the rows above)
+    pytest.param("c1.stated-bandwidth", dict(queries=[[c1.MAX_REPLAY_ABS, 0, 0, 0]],
+                                             keys=[[c1.MAX_REPLAY_ABS, 0, 0, 0], [-c1.MAX_REPLAY_ABS, 0, 0, 0]]),
+                 id="c1-entries-at-MAX_REPLAY_ABS"),
     pytest.param("c2.free-weights", dict(W_V=[[0.5]] * 1024, W_O=[[0.5]] * 1024), id="c2-1024-heads"),
-    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * 256), id="c4-256-cases"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * c4.MAX_REPLAY_CASES),
+                 id="c4-MAX_REPLAY_CASES-cases"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0]]] * c4.MAX_REPLAY_HEADS}]), id="c4-MAX_REPLAY_HEADS-heads"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0]] * c4.MAX_REPLAY_DIM] * 2}]), id="c4-MAX_REPLAY_DIM-rows"),
     pytest.param("c5.premise-shared-noise", dict(batches=1, R=1024, n=2, m=1), id="c5-1024-replicates"),
     pytest.param("c7.growth-law", dict(cases=[{"model": "a_corr", "d": 8, "D": 64}] * 128), id="c7-128-cases"),
     pytest.param("c8.decay-floor", dict(H_values=[4095, 4097], schemes=["geom"]), id="c8-16384-head-evaluations"),
