@@ -187,7 +187,7 @@ def test_c2_headline_summary_and_core_finding_exactly(quick_run):
     result = _run(quick_run, "C2")
     assert result.headline == C2_HEADLINE
     err = _c2_ensemble_error()
-    core = _part(result, "ensemble identity")
+    core = _part(result, "ensemble-identity")
     assert _close(err, core.numeric.figures["max_rel_error"], 1e-6)
     sums = [sum(a) for a in _c2_alphas()]
     assert result.summary == (
@@ -203,7 +203,7 @@ def test_c2_headline_summary_and_core_finding_exactly(quick_run):
 def test_c2_correction_quotes_the_weights_as_recomputed(quick_run):
     """The range of Σα, the smallest α_h, how many modules lie on the simplex, and the module the
     counterexample names (the first off the simplex), from α_h = W_V^h W_O^h computed in torch."""
-    part = _part(_run(quick_run, "C2"), "scalar ensemble weights")
+    part = _part(_run(quick_run, "C2"), "free-weights")
     alphas = _c2_alphas()
     sums = [sum(a) for a in alphas]
     on = [all(x >= 0 for x in a) and abs(sum(a) - 1) <= 1e-12 for a in alphas]
@@ -549,6 +549,6 @@ def test_no_figure_reads_zero_times_a_power_of_ten(quick_run, claim):
     for text in texts:
         assert r"$0 \times 10^{" not in text, text
     if claim == "C2":
-        sc = _part(result, "scalar ensemble weights").numeric
+        sc = _part(result, "free-weights").numeric
         err = sc.figures["closed_form_h2_n3_rel_error"]
         assert ("agrees exactly." if err == 0 else f"agrees to {sci(err, 0)}.") in sc.summary
