@@ -168,10 +168,10 @@ def build() -> Derivation:
         flat_keys = [c for k in KEYS for c in k]
         dv.result("softmax_scale", 1 / sp.sqrt(d_k), args=(d_k,), uses=["head"], domain=dk_dom,
                   description=r"$s = 1/\sqrt{d_k}$: the factor multiplying $q \cdot k$ (inverse temperature)")
-        dv.result("temperature", sp.sqrt(d_k), args=(d_k,), uses=["head"], domain=dk_dom,
+        dv.result("temperature", sp.sqrt(d_k), args=(d_k,), uses=["head"], domain=dk_dom, codegen=False,
                   description=r"$\tau = \sqrt{d_k}$: $\exp(q \cdot k/\tau)$")
         dv.result("exp_kernel", sp.exp(s * _dot(q, KEYS[0])), args=(q1, q2, *KEYS[0], s), uses=["head", "nw"],
-                  domain={**coord_dom, s: (0.01, 2)},
+                  domain={**coord_dom, s: (0.01, 2)}, codegen=False,
                   description=r"$K(q, k) = \exp(s q \cdot k)$, $d_k = 2$")
         dv.result("attention_estimate_n3", nw_out, args=(q1, q2, *flat_keys, *Y, s), uses=["head", "nw"],
                   domain={**coord_dom, s: (0.01, 2)},
@@ -257,11 +257,11 @@ def build() -> Derivation:
 
         qk, ksq = sp.symbols("qk k_sq", real=True)
         dv.result("gaussian_softmax_score", (qk - ksq / 2) / b**2, args=(qk, ksq, b), uses=["nw", "gaussian"],
-                  domain={b: (0.1, 10), ksq: (0, 100)},
+                  domain={b: (0.1, 10), ksq: (0, 100)}, codegen=False,
                   description=r"Gaussian NW is the softmax of $(q \cdot k_i - \lVert k_i \rVert^2/2)/b^2$ (any key "
                               "norms)")
         dv.result("gaussian_kernel", _gauss(q, KEYS[0], b), args=(q1, q2, *KEYS[0], b), uses=["gaussian"],
-                  domain={**coord_dom, b: (0.5, 5)},
+                  domain={**coord_dom, b: (0.5, 5)}, codegen=False,
                   description=r"$\exp(-\lVert q - k \rVert^2/(2 b^2))$, $d_k = 2$")
         dv.result("gaussian_nw_estimate_n3", sum(w * y for w, y in zip(gw, Y)), args=(q1, q2, *flat_keys, *Y, b),
                   uses=["nw", "gaussian"], description=r"Gaussian NW estimate, $n = 3$ keys in $d_k = 2$",

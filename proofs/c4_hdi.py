@@ -257,7 +257,7 @@ def build() -> Derivation:
         # well-conditioned heads for sampling: dominant "diagonal" entries, small others (full column rank)
         w_dom = {x: ((2, 3) if (i % 2 == i // 2) else (-0.5, 0.5)) for W_ in (Wa, Wb) for i, x in enumerate(W_)}
         dv.result("literal_hdi_h2_d3dk2", 1 - _frob2(Wa.T * Wb / 2), args=tuple(flat), uses=["literal"],
-                  domain=w_dom,
+                  domain=w_dom, codegen=False,
                   description=r"$\mathrm{HDI}_{\mathrm{lit}}$ for $H = 2$, $d = 3$, $d_k = 2$ (row-major entries of "
                               r"$W_1$, then $W_2$)")
         dv.compare("literal_in_unit_interval", stated=r"$\mathrm{HDI} \in [0, 1]$ ($0$ identical, $1$ orthogonal)",

@@ -31,7 +31,7 @@ import torch
 
 from proofs import CLAIM_IDS
 from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
-from verify.claims import c1, c8
+from verify.claims import c1, c4, c8
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
 from verify.experiments import allocate as al
@@ -254,7 +254,7 @@ BASES = {  # kind -> (claim, params): small valid cases (test_replay_bases_are_v
     "c1.stated-bandwidth": ("C1", c1.NAMED_BANDWIDTH_CASE),
     "c1.unequal-norms": ("C1", c1.UNEQUAL_NORMS_CASE),
     "c2.free-weights": ("C2", {"W_V": [[1.0, 0.5], [-1.0, 0.2]], "W_O": [[0.3, 0.1], [0.2, 0.4]]}),
-    "c4.literal-formula": ("C4", {"cases": [{"label": "identical", "W_K": [[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]] * 2}]}),
+    "c4.literal-formula": ("C4", c4.CLAIM.replays["literal-formula"].example),
     "c5.premise-shared-noise": ("C5", {"dgp": "bump", "d": 8, "sigma": 2.0, "design": "normal", "H": 3, "d_k": 2,
                                        "n": 16, "R": 2, "m": 4, "batches": 2, "seed": 1, "kernel": "softmax"}),
     "c5.nw-heads-bias": ("C5", {"dgp": "single-index", "d": 8, "sigma": 0.5, "design": "normal", "H": 3, "d_k": 2,
@@ -859,45 +859,32 @@ CASES = [
                  ("FILE", "a boolean 'violates'"), id="cli-replay-expected-violates-number"),
     pytest.param(rp_doc({**_cx("c2.free-weights"), "params": [1]}), ("FILE", "'params' to be an object, got list"),
                  id="cli-replay-params-list"),
-    # --- replay C1: arrays, sizes (MAX_REPLAY_TERMS), magnitudes
-    pytest.param(rp("c1.stated-bandwidth", d_k=DROP), ("params", "without 'd_k'", "d_k, queries, keys, values"),
-                 id="cli-replay-c1-no-dk"),
-    pytest.param(rp("c1.stated-bandwidth", d_k=1.5), ("params.d_k", "1.5", "an integer >= 1"), id="cli-replay-c1-dk-fraction"),
-    pytest.param(rp("c1.stated-bandwidth", d_k="4"), ("params.d_k", "'4'"), id="cli-replay-c1-dk-string"),
-    pytest.param(rp("c1.stated-bandwidth", d_k=0), ("params.d_k", "0"), id="cli-replay-c1-dk-zero"),
-    pytest.param(rp("c1.stated-bandwidth", queries="abc"), ("params.queries", "'abc'", "a real numeric array"),
-                 id="cli-replay-c1-queries-string"),
+    # --- replay C1: what its schema does not imply (cross-field shapes, the key norms a part needs, the work cap)
     pytest.param(rp("c1.stated-bandwidth", keys=[[1.0, 0, 0, 0], [1.0]]), ("params.keys", "numpy cannot read"),
                  id="cli-replay-c1-keys-ragged"),
-    pytest.param(rp("c1.stated-bandwidth", values=[0.0, 1.0]), ("params.values", "shape (2,)", "2 axes"),
-                 id="cli-replay-c1-values-1d"),
     pytest.param(rp("c1.stated-bandwidth", queries=[[1.0, 0.0, 0.0]]), ("params", "queries (1, 3)", "queries (m, 4)"),
                  id="cli-replay-c1-dk-mismatch"),
-    pytest.param(rp("c1.stated-bandwidth", values=[[], []]), ("params", "values (2, 0)", "m, n, p >= 1"),
-                 id="cli-replay-c1-values-empty"),
     pytest.param(rp("c1.stated-bandwidth", d_k=1, queries=[[0.5]] * 3000, keys=[[1.0]] * 3000, values=[[1.0]] * 3000),
-                 ("params.queries, keys, values", "at most 20,000", "m = 3000, n = 3000", "27000000"),
+                 ("params", f"at most {c1.MAX_REPLAY_TERMS:,}", "MAX_REPLAY_TERMS", "work 27,000,000"),
                  id="cli-replay-c1-3000x3000-points"),
-    pytest.param(rp("c1.stated-bandwidth", keys=[[1e200, 0, 0, 0], [-1e200, 0, 0, 0]]),
-                 ("params.keys", "at most 1e+100", "1e+200"), id="cli-replay-c1-keys-huge"),
     pytest.param(rp("c1.stated-bandwidth", keys=[[1.0, 0, 0, 0], [2.0, 0, 0, 0]]), ("params.keys", "keys of one common norm"),
                  id="cli-replay-c1-unequal-norms-for-stated"),
     pytest.param(rp("c1.unequal-norms", keys=[[1.0, 0, 0, 0], [-1.0, 0, 0, 0]]), ("params.keys", "keys of unequal norms"),
                  id="cli-replay-c1-equal-norms-for-unequal"),
     pytest.param(rp("c1.unequal-norms", queries=[[0.1, 0, 0, 0]] * 400, keys=[[0.0] * 4] * 10 + [[1.0, 0, 0, 0]] * 10,
-                    values=[[1.0]] * 20), ("params.queries, keys, values", "48000"), id="cli-replay-c1-unequal-too-large"),
+                    values=[[1.0]] * 20), ("params", "work 48,000"), id="cli-replay-c1-unequal-too-large"),
     # --- replay C2
     pytest.param(rp("c2.free-weights", W_V=[[1e200, 1.0], [1.0, 1.0]], W_O=[[1e200, 1.0], [1.0, 1.0]]),
                  ("params.W_V, W_O", "1e+200", "overflow float64", "finite"), id="cli-replay-c2-products-overflow"),
-    # --- replay C4
-    pytest.param(rp("c4.literal-formula", cases=[]), ("params.cases", "[]", "a non-empty list"), id="cli-replay-c4-no-cases"),
-    pytest.param(rp("c4.literal-formula", cases={"W_K": []}), ("params.cases", "a non-empty list"), id="cli-replay-c4-cases-object"),
+    # --- replay C4: inside a case (the schema's rows stop at the list of cases), shapes, overflow, rank, work
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": DROP}), ("params.cases[0]", "without 'W_K'"),
                  id="cli-replay-c4-case-without-WK"),
-    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[1.0, 0.0], [0.0, 1.0]]}), ("params.cases[0].W_K", "3 axes"),
-                 id="cli-replay-c4-WK-2d"),
-    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]]]}), ("params.cases[0].W_K", "(1, 2, 1)", "H >= 2"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[1.0, 0.0], [0.0, 1.0]]}), ("params.cases[0].W_K[0][0]",
+                 "a list of 1 to", "got 1.0"), id="cli-replay-c4-WK-2d"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]]]}), ("params.cases[0].W_K", "a list of 2 to"),
                  id="cli-replay-c4-one-head"),
+    pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [0.0]], [[1.0]]]}),
+                 ("params.cases[0].W_K", "numpy cannot read"), id="cli-replay-c4-heads-of-two-shapes"),
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0, 0.0]], [[0.0, 1.0]]]}),
                  ("params.cases[0].W_K", "(2, 1, 2)", "1 <= d_k <= d"), id="cli-replay-c4-dk-above-d"),
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0], [1.0]], [[2.0], [2.0]]], "cases.0.label": 7}),
@@ -906,11 +893,13 @@ CASES = [
                  ("params.cases[0].W_K", "literal HDI", "fits in float64"), id="cli-replay-c4-literal-overflows"),
     pytest.param(rp("c4.literal-formula", **{"cases.0.W_K": [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]]}),
                  ("params.cases[0].W_K", "full column rank 2", "rank-deficient"), id="cli-replay-c4-rank-deficient"),
-    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * 257), ("params.cases", "at most 256", "257"),
-                 id="cli-replay-c4-too-many-cases"),
     pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]] * 100] * 1000}]),
-                 ("params.cases", "at most 100,000,000", "110000000"), id="cli-replay-c4-too-much-work"),
-    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]]] * 1025}]), ("params.cases[0].W_K", "at most 1,024", "1025"),
+                 ("params", f"at most {c4.MAX_REPLAY_WORK:,}", "MAX_REPLAY_WORK", "110,000,000"),
+                 id="cli-replay-c4-too-much-work"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]] * (c4.MAX_REPLAY_DIM + 1)] * 2}]),
+                 ("params.cases[0].W_K[0]", f"to {c4.MAX_REPLAY_DIM} items"), id="cli-replay-c4-too-many-rows"),
+    pytest.param(rp("c4.literal-formula", cases=[{"W_K": [[[1.0]]] * (c4.MAX_REPLAY_HEADS + 1)}]),
+                 ("params.cases[0].W_K", f"to {c4.MAX_REPLAY_HEADS} items"),
                  id="cli-replay-c4-too-many-heads"),
     # --- replay C5: NW-head engine runs (sizes, seeds, the process), exact rationals
     pytest.param(rp("c5.premise-shared-noise", n=1e6, R=1e4), ("params.R", "at most 1,024", "R = 10000"),
@@ -1222,6 +1211,178 @@ INPUT_CASES = [
 ]
 CASES += INPUT_CASES
 
+# --- GGUF checkpoints (issue #36): hostile files and the GGUF options of `hdi`. The files are written
+# byte by byte by tests/gguf_files.py, each breaking one field of a valid tiny LLaMA-layout model;
+# tests/test_gguf.py times every refusal and checks that header cases never reach the gguf library.
+from gguf_files import HOSTILE as _GGUF_HOSTILE  # noqa: E402
+from gguf_files import model as _gguf_model  # noqa: E402
+
+from verify.experiments.pretrained import judge_reading_ii  # noqa: E402
+
+
+def _gguf(data: bytes, name: str = "m.gguf") -> Callable[[], Any]:
+    return _in_dir({name: data}, lambda d: analyze_checkpoint(d / name))
+
+
+def _gguf_linked_out(d: Path) -> Any:
+    (d / "outside").mkdir()
+    (d / "outside" / "real.gguf").write_bytes(_gguf_model())
+    (d / "model").mkdir()
+    (d / "model" / "link.gguf").symlink_to(d / "outside" / "real.gguf")
+    return analyze_checkpoint(d / "model")
+
+
+_GGUF_OK = {"m.gguf": _gguf_model()}
+GGUF_CASES = [
+    *[pytest.param(_gguf(data), f"m.gguf: {expected}", id=f"gguf-{name}") for name, (data, expected, _) in _GGUF_HOSTILE.items()],
+    pytest.param(_gguf(b"GGUF" + struct.pack("<I", 3)), "m.gguf: expected a whole GGUF file (it is truncated or a count "
+                                                         "lies), got a file of 8 bytes that ends inside the tensor count",
+                 id="gguf-8-bytes"),
+    pytest.param(_gguf(b""), "m.gguf: expected a whole GGUF file (it is truncated or a count lies), got a file of 0 bytes",
+                 id="gguf-empty"),
+    pytest.param(_in_dir({"w.gguf": _gguf_model(), "v.gguf": _gguf_model()}, analyze_checkpoint),
+                 ("PATH", "with 2 .gguf files (v.gguf, w.gguf)", "one .gguf file per folder"), id="gguf-two-files-in-a-folder"),
+    pytest.param(_in_dir({}, _gguf_linked_out), ("PATH", "link.gguf', a symlink to", "outside the folder",
+                                                 "pass the file itself"), id="gguf-symlink-out-of-the-folder"),
+    pytest.param(_in_dir({"m.gguf": FIFO}, lambda d: analyze_checkpoint(d / "m.gguf")),
+                 ("PATH", "m.gguf', which is not a regular file (FIFO"), id="gguf-fifo"),
+    pytest.param(_in_dir({"m.gguf": FOLDER}, lambda d: analyze_checkpoint(d)), ("PATH", "m.gguf', which is a folder"),
+                 id="gguf-folder-named-gguf"),
+    pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", band_draws=1)),
+                 ("band_draws", "expected an integer >= 2", "got 1"), id="gguf-band-draws-1"),
+    pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", band_draws=10**6)),
+                 ("band_draws", "at most 256", "1000000"), id="gguf-band-draws-a-million"),
+    pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", seed=-1)), ("seed", "-1"),
+                 id="gguf-seed-negative"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["tensor-count-in-the-billions"][0]}),
+                 "m.gguf: expected at most 65,536 tensors (MAX_TENSORS), got a header of 1,099,511,627,776 tensors",
+                 id="cli-hdi-gguf-tensor-count"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["key-heads-do-not-divide-the-heads"][0]}),
+                 "m.gguf: key 'llama.attention.head_count_kv': expected a divisor of llama.attention.head_count = 4",
+                 id="cli-hdi-gguf-key-heads-do-not-divide"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["architecture-unknown"][0]}),
+                 "got 'bert\\x1b[2J'", id="cli-hdi-gguf-architecture-escaped"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "1"], _GGUF_OK),
+                 ("python -m verify hdi", "--band-draws", "expected an integer from 2 to 256 (MAX_BAND_DRAWS), got 1"),
+                 id="cli-hdi-band-draws-1"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "many"], _GGUF_OK),
+                 ("python -m verify hdi", "--band-draws", "got 'many'"), id="cli-hdi-band-draws-word"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--seed", "-3"], _GGUF_OK), ("python -m verify hdi", "--seed", "-3"),
+                 id="cli-hdi-seed-negative"),
+    pytest.param(_cli(["hdi", "--reading-ii", "{d}/m.gguf"], _GGUF_OK),
+                 ("python -m verify hdi", "--reading-ii reads the installed models: no PATH"), id="cli-hdi-reading-ii-with-path"),
+    pytest.param(_cli(["hdi", "{d}/m.gguf", "--readme", "{d}/README.md"], _GGUF_OK),
+                 ("python -m verify hdi", "--readme goes with --reading-ii"), id="cli-hdi-readme-without-reading-ii"),
+    pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": "no markers"}),
+                 ("--readme FILE", "without the reading-ii markers"), id="cli-hdi-readme-without-markers"),
+    pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": FIFO}),
+                 ("--readme FILE", "not a regular file"), id="cli-hdi-readme-a-fifo"),
+    pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": b"\xff\xfe"}),
+                 ("--readme FILE", "not UTF-8"), id="cli-hdi-readme-not-utf8"),
+    pytest.param(lambda: judge_reading_ii([], z_min=float("nan")), ("z_min", "nan"), id="reading-ii-z-min-nan"),
+]
+CASES += GGUF_CASES
+
+# --- issue 37 (branch safety): one strict numeral parser for every numeric flag of every subcommand
+# (ASCII digits, no underscores or spaces, a stated range, long texts quoted capped), `sweep c7 --seed`
+# bounded like --seed, --scheduler addresses parsed before use, output folders that are empty or carry
+# the writing command's own marker (mha-nw-verify-output.json)
+_LONG_NUMERAL = "1" * 5000                 # quoted by its first characters and its length, never whole
+_SWEEP = ["sweep", "demo", "--tasks", "2", "--sleep", "0", "--no-progress", "-o", "{d}/o"]
+_C7 = ["sweep", "c7", "--quick", "--no-progress", "-o", "{d}/o"]
+_LATEX_REPORT = ["latex", "--report", "{d}/r.json", "-o", "{d}/o"]
+_EMPTY_REPORT = {"schema": "mha-nw-verify/report", "schema_version": 2, "claims": []}   # valid, no claim
+_SCHEDULER = "tcp://HOST:PORT"
+_BAD_ADDRESSES = {
+    "words": "not an address", "ipv6-unclosed": "tcp://[::1", "file-url": "file:///etc/passwd", "empty": "",
+    "no-port": "tcp://127.0.0.1", "port-0": "tcp://127.0.0.1:0", "port-65536": "tcp://127.0.0.1:65536",
+    "port-full-width": "tcp://127.0.0.1:８７８６", "port-underscore": "tcp://127.0.0.1:8_786",
+    "port-sign": "tcp://127.0.0.1:+8786", "tls": "tls://127.0.0.1:8786", "inproc": "inproc://127.0.0.1/1/2",
+    "no-host": "tcp://:8786", "user-info": "tcp://user@127.0.0.1:8786", "path": "tcp://127.0.0.1:8786/x",
+    "query": "tcp://127.0.0.1:8786?x=1", "space": "tcp://127.0.0.1 :8786", "ipv4-out-of-range": "tcp://999.1.1.1:8786",
+    "ipv6-bad": "tcp://[::g]:8786", "label-too-long": "tcp://" + "a" * 64 + ".example:8786",
+    "control-char": "tcp://\x1b[2Jhost:8786",
+}
+SAFETY_CASES = [
+    # python -m verify: --seed and --jobs
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "５"]),
+                 "argument --seed: expected a non-negative integer, got '５'", id="cli-run-seed-full-width-digit"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "1_000"]),
+                 "argument --seed: expected a non-negative integer, got '1_000'", id="cli-run-seed-underscore"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", " 7"]),
+                 "argument --seed: expected a non-negative integer, got ' 7'", id="cli-run-seed-space"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", _LONG_NUMERAL]),
+                 ("python -m verify", "argument --seed", "(5,002 characters)"), id="cli-run-seed-5000-digits"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "２"]),
+                 ("python -m verify", "argument --jobs: expected an integer in 1..64", "got '２'"),
+                 id="cli-run-jobs-full-width-digit"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "0_2"]), ("python -m verify", "argument --jobs", "'0_2'"),
+                 id="cli-run-jobs-underscore"),
+    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", _LONG_NUMERAL]),
+                 ("python -m verify", "argument --jobs", "(5,002 characters)"), id="cli-run-jobs-5000-digits"),
+    # sweep: --tasks, --sleep, --jobs, --workers; c7's --seed bounded like --seed
+    pytest.param(_cli(["sweep", "demo", "--tasks", "２", "-o", "{d}/o"]), ("--tasks", "'２'", "an integer in 1..10,000"),
+                 id="cli-sweep-tasks-full-width-digit"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "1_0", "-o", "{d}/o"]), ("--tasks", "'1_0'", "an integer in 1..10,000"),
+                 id="cli-sweep-tasks-underscore"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", _LONG_NUMERAL, "-o", "{d}/o"]), ("--tasks", "(5,002 characters)"),
+                 id="cli-sweep-tasks-5000-digits"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "０", "-o", "{d}/o"]), ("--sleep", "'０'", "seconds"),
+                 id="cli-sweep-sleep-full-width-digit"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0_0", "-o", "{d}/o"]), ("--sleep", "'0_0'"),
+                 id="cli-sweep-sleep-underscore"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "nan", "-o", "{d}/o"]), ("--sleep", "'nan'"),
+                 id="cli-sweep-sleep-nan"),
+    pytest.param(_cli([*_SWEEP, "--jobs", "１"]), ("--jobs", "'１'", "an integer in 1..64"), id="cli-sweep-jobs-full-width-digit"),
+    pytest.param(_cli([*_SWEEP, "--workers", "1_0"]), ("--workers", "'1_0'"), id="cli-sweep-old-workers-underscore"),
+    pytest.param(_cli([*_C7, "--seed", "1" + "0" * 400]), ("--seed", "(403 characters)", "a non-negative integer"),
+                 id="cli-sweep-c7-seed-401-digits"),
+    pytest.param(_cli([*_C7, "--seed", str(2**63)]), ("--seed", "'9223372036854775808'", "below 2**63"),
+                 id="cli-sweep-c7-seed-2-63"),
+    pytest.param(_cli([*_C7, "--seed", "５"]), ("--seed", "'５'", "a non-negative integer"), id="cli-sweep-c7-seed-full-width"),
+    # allocate: --budget, --n, --dim, --c-b, --c-v
+    pytest.param(_cli(["allocate", "--budget", "９６"] + _ALLOC[3:]), ("D (--budget)", "'９６'"),
+                 id="cli-alloc-budget-full-width-digits"),
+    pytest.param(_cli(["allocate", "--budget", "9_6"] + _ALLOC[3:]), ("D (--budget)", "'9_6'"), id="cli-alloc-budget-underscore"),
+    pytest.param(_cli(["allocate", "--budget", _LONG_NUMERAL] + _ALLOC[3:]), ("D (--budget)", "(5,002 characters)"),
+                 id="cli-alloc-budget-5000-digits"),
+    pytest.param(_cli([*_ALLOC[:4], "1_000_000"] + _ALLOC[5:]), ("n (--n)", "'1_000_000'"), id="cli-alloc-n-underscore"),
+    pytest.param(_cli([*_ALLOC[:4], "１e6"] + _ALLOC[5:]), ("n (--n)", "'１e6'"), id="cli-alloc-n-full-width-digit"),
+    pytest.param(_cli([*_ALLOC[:4], _LONG_NUMERAL] + _ALLOC[5:]), ("n (--n)", "(5,002 characters)"), id="cli-alloc-n-5000-digits"),
+    pytest.param(_cli([*_ALLOC[:6], "８"]), ("d (--dim)", "'８'"), id="cli-alloc-dim-full-width-digit"),
+    pytest.param(_cli([*_ALLOC[:6], _LONG_NUMERAL]), ("d (--dim)", "(5,002 characters)"), id="cli-alloc-dim-5000-digits"),
+    pytest.param(_cli([*_ALLOC, "--c-b", "1_0"]), ("c_b (--c-b)", "'1_0'"), id="cli-alloc-cb-underscore"),
+    pytest.param(_cli([*_ALLOC, "--c-v", "２"]), ("c_v (--c-v)", "'２'"), id="cli-alloc-cv-full-width-digit"),
+    # latex --seed
+    pytest.param(_cli([*_LATEX_REPORT, "--seed", "５"], {"r.json": _EMPTY_REPORT}),
+                 "argument --seed: expected a non-negative integer, got '５'", id="cli-latex-seed-full-width-digit"),
+    # --scheduler: parsed before any work, one line naming it, the address quoted capped and escaped
+    *(pytest.param(_cli([*_SWEEP, "--scheduler", address]), ("--scheduler", _SCHEDULER), id=f"cli-sweep-scheduler-{label}")
+      for label, address in _BAD_ADDRESSES.items()),
+    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://" + "h" * 100_000 + ":8786"]),
+                 ("--scheduler", "(100,013 characters)", _SCHEDULER), id="cli-sweep-scheduler-100k-characters"),
+    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://\x1b[2Jhost:8786"]), ("--scheduler", "\\x1b[2J"),
+                 id="cli-sweep-scheduler-escape-shown-escaped"),
+    # output folders: written only when empty or carrying the command's own marker; refused before any work
+    pytest.param(_cli(_SWEEP, {"o/results.csv": "the user's table"}),
+                 ("--out", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-sweep-out-users-results-csv"),
+    pytest.param(_cli(_SWEEP, {"o/sweep.json": "{}"}), ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-users-sweep-json"),
+    pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-run.json": {"schema": "mha-nw-verify/run", "schema_version": 1}}),
+                 ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-a-run-folder"),
+    pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-output.json": {"schema": "mha-nw-verify/output", "schema_version": 1,
+                                                               "command": "python -m verify hdi"}}),
+                 ("--out", "which python -m verify hdi wrote"), id="cli-sweep-out-another-commands-folder"),
+    pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-output.json": "not json", "o/x": ""}),
+                 ("--out", "a non-empty folder without it"), id="cli-sweep-out-broken-marker"),
+    pytest.param(_cli(["hdi", "{d}/m", "-o", "{d}/o"], {f"m/{k}": v for k, v in _CKPT.items()} | {"o/hdi_per_layer.png": "mine"}),
+                 ("--out DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-hdi-out-users-png"),
+    pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/verification.tex": "my paper"}),
+                 ("-o DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-latex-out-users-tex"),
+    pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/macros.tex": "my macros"}),
+                 ("-o DIR", "mha-nw-verify-output.json"), id="cli-latex-out-users-macros"),
+]
+CASES += SAFETY_CASES
+
 @pytest.mark.parametrize("call,expected", CASES)
 def test_bad_input_raises_verify_error(call, expected):
     with pytest.raises(VerifyError) as info:
@@ -1251,8 +1412,14 @@ def test_replay_bases_are_valid():
 
 
 AT_THE_CAP = [  # the largest case each cap admits replays; one more is refused (the rows above)
+    pytest.param("c1.stated-bandwidth", dict(queries=[[c1.MAX_REPLAY_ABS, 0, 0, 0]],
+                                             keys=[[c1.MAX_REPLAY_ABS, 0, 0, 0], [-c1.MAX_REPLAY_ABS, 0, 0, 0]]),
+                 id="c1-entries-at-MAX_REPLAY_ABS"),
     pytest.param("c2.free-weights", dict(W_V=[[0.5]] * 1024, W_O=[[0.5]] * 1024), id="c2-1024-heads"),
-    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * 256), id="c4-256-cases"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0], [0.0]]] * 2}] * c4.MAX_REPLAY_CASES),
+                 id="c4-MAX_REPLAY_CASES-cases"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0]]] * c4.MAX_REPLAY_HEADS}]), id="c4-MAX_REPLAY_HEADS-heads"),
+    pytest.param("c4.literal-formula", dict(cases=[{"W_K": [[[1.0]] * c4.MAX_REPLAY_DIM] * 2}]), id="c4-MAX_REPLAY_DIM-rows"),
     pytest.param("c5.premise-shared-noise", dict(batches=1, R=1024, n=2, m=1), id="c5-1024-replicates"),
     pytest.param("c7.growth-law", dict(cases=[{"model": "a_corr", "d": 8, "D": 64}] * 128), id="c7-128-cases"),
     pytest.param("c8.decay-floor", dict(H_values=[4095, 4097], schemes=["geom"]), id="c8-16384-head-evaluations"),

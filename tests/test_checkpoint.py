@@ -30,6 +30,7 @@ from verify.experiments.checkpoint import (
     format_table,
     open_checkpoint,
 )
+from verify.io import OUTPUT_MARKER
 
 # Overlaps from float32 weights, both sides in float64 from the same values: rounding ~1e-14;
 # 1e-10 is far below any real difference between heads (overlaps differ by ~1e-2).
@@ -477,8 +478,9 @@ def test_cli_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert data == json.loads(json.dumps(analyze_checkpoint(ckpt)))
     assert [layer["layer"] for layer in data["layers"]] == [0, 1]
     assert np.array(data["layers"][1]["queries"]["overlap"]).shape == (GPT2_H, GPT2_H)
-    pngs = sorted(p.name for p in plots.iterdir())
+    pngs = sorted(p.name for p in plots.iterdir() if p.name != OUTPUT_MARKER)    # and hdi's folder marker
     assert pngs == ["hdi_per_layer.png", "layer_00_overlap.png", "layer_01_overlap.png"]
+    assert json.loads((plots / OUTPUT_MARKER).read_text())["command"] == "python -m verify hdi"
     assert all((plots / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 
@@ -498,7 +500,8 @@ def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.Captu
 
     ckpt = _write_dir(tmp_path / "gpt2", _gpt2_tensors("", np.random.default_rng(6)), GPT2_CONFIG)
     out_json, plots = tmp_path / "hdi.json", tmp_path / "plots"
-    plots.mkdir()
+    with verify.io.output_folder("--out DIR", plots, "python -m verify hdi"):   # a previous hdi run's folder
+        pass
     out_json.write_text("previous json")
     (plots / "layer_00_overlap.png").write_bytes(b"previous png")
 
@@ -514,7 +517,7 @@ def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.Captu
         assert err.startswith("error: ") and err.count("\n") == 1 and "No space left on device" in err
         assert kept.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpt2", "hdi.json", "plots"]
-    assert [p.name for p in plots.iterdir()] == ["layer_00_overlap.png"]
+    assert sorted(p.name for p in plots.iterdir()) == ["layer_00_overlap.png", OUTPUT_MARKER]
 
 
 def _empty_tensors(count: int) -> bytes:
@@ -574,4 +577,22 @@ def test_cli_output_targets_are_checked_before_the_checkpoint_is_read(tmp_path: 
 def test_cli_help_has_a_description_and_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_hdi(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "Haar baseline" in out and "example:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out
+    assert "Haar baseline" in out and "examples:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out
+    assert "--reading-ii" in out and "--band-draws K" in out and "GGUF" in out
+
+
+def test_band_only_for_weights_stored_below_float32(tmp_path: Path) -> None:
+    """BF16 LLaMA weights carry a quantisation band (half a bfloat16 ulp per weight) and the table
+    a band column; float32 GPT-2 weights carry none, and their table is the one printed before
+    bands existed (no band column, no band note)."""
+    bf16 = analyze_checkpoint(_llama_dir(tmp_path / "bf16"), seed=4, band_draws=3)
+    assert bf16["tensor_types"] == ["BF16"] and bf16["band"]["draws"] == 3 and bf16["band"]["seed"] == 4
+    for layer in bf16["layers"]:
+        for part in ("keys", "queries"):
+            b = layer[part]["band"]
+            assert b["draws"] == 3 and b["band"] == pytest.approx(abs(b["shift"]) + 3 * b["sd"], rel=1e-12)
+            assert 0 < b["band"] < 0.05   # 8-bit mantissas: the HDI moves by ~1e-3
+    assert "band" in format_table(bf16).splitlines()[-4]
+    f32 = analyze_checkpoint(_write_dir(tmp_path / "gpt2", _gpt2_tensors("", np.random.default_rng(6)), GPT2_CONFIG))
+    assert f32["band"] is None and all(layer["keys"]["band"] is None for layer in f32["layers"])
+    assert "band" not in "\n".join(format_table(f32).splitlines()[1:])   # the first line is the path

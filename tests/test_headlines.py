@@ -21,7 +21,7 @@ import torch
 from scipy.linalg import subspace_angles
 
 from proofs.markup import num, sci
-from verify.claims import Context, c1, c2, c8
+from verify.claims import Context, c1, c2, c3, c4, c8
 from verify.io import loads_json
 from verify.numeric.dgp import head_projections
 from verify.numeric.subspace_reference import well_conditioned
@@ -75,8 +75,8 @@ def _gauss_kernel(b):
 def test_c1_headline_and_summary_exactly(quick_run):
     result = _run(quick_run, "C1")
     assert result.headline == C1_HEADLINE
-    ident = _part(result, "exponential-kernel identity").numeric.figures["max_rel_error"]
-    gauss = _part(result, "Gaussian reading under equal key norms").numeric.figures["max_rel_error"]
+    ident = _part(result, "exponential-kernel").numeric.figures["max_rel_error"]
+    gauss = _part(result, "gaussian-equal-norms").numeric.figures["max_rel_error"]
     with mpmath.workdps(DPS):
         head, stated = 1 / (1 + mpmath.exp(-1)), 1 / (1 + mpmath.exp(-8))
     assert result.summary == (
@@ -90,7 +90,7 @@ def test_c1_headline_and_summary_exactly(quick_run):
 def test_c1_correction_counts_and_worst_derived_bandwidth_recomputed(quick_run):
     """'in 6 of 9 seeded equal-norm cases ... while b = d_k^{1/4} stays within ...': each case's
     Gaussian NW with the stated and the derived bandwidth against the head, by mpmath loops here."""
-    part = _part(_run(quick_run, "C1"), "bandwidth as stated")
+    part = _part(_run(quick_run, "C1"), "stated-bandwidth")
     off, worst, n_cases, dks = 0, 0.0, 0, []
     with mpmath.workdps(DPS):
         for d_k in (1, 2, 4):
@@ -102,7 +102,7 @@ def test_c1_correction_counts_and_worst_derived_bandwidth_recomputed(quick_run):
                 diff_stated = float(np.max(np.abs(_mp_nw(c["q"], c["k"], c["v"], _gauss_kernel(s)) - head))) / vs
                 diff_derived = float(np.max(np.abs(_mp_nw(c["q"], c["k"], c["v"],
                                                           _gauss_kernel(mpmath.mpf(d_k) ** 0.25)) - head))) / vs
-                off += diff_stated > 1e-3
+                off += diff_stated > c1.MISMATCH_MIN
                 worst = max(worst, diff_derived)
                 n_cases += 1
                 dks.append(d_k)
@@ -115,7 +115,7 @@ def test_c1_correction_counts_and_worst_derived_bandwidth_recomputed(quick_run):
 
 @pytest.mark.claim("C1", part="scope")
 def test_c1_limit_quotes_the_grid_and_the_largest_seeded_discrepancy(quick_run):
-    part = _part(_run(quick_run, "C1"), "Gaussian reading with unequal key norms")
+    part = _part(_run(quick_run, "C1"), "unequal-norms")
     bands = sorted({*c1.UNEQUAL_BANDWIDTHS, 4 ** 0.25})
     assert part.numeric.figures["bandwidths"] == bands
     assert f"at {len(bands)} bandwidths from {num(bands[0], 'g')} to {num(bands[-1], 'g')}" in part.numeric.summary
@@ -187,7 +187,7 @@ def test_c2_headline_summary_and_core_finding_exactly(quick_run):
     result = _run(quick_run, "C2")
     assert result.headline == C2_HEADLINE
     err = _c2_ensemble_error()
-    core = _part(result, "ensemble identity")
+    core = _part(result, "ensemble-identity")
     assert _close(err, core.numeric.figures["max_rel_error"], 1e-6)
     sums = [sum(a) for a in _c2_alphas()]
     assert result.summary == (
@@ -203,7 +203,7 @@ def test_c2_headline_summary_and_core_finding_exactly(quick_run):
 def test_c2_correction_quotes_the_weights_as_recomputed(quick_run):
     """The range of Σα, the smallest α_h, how many modules lie on the simplex, and the module the
     counterexample names (the first off the simplex), from α_h = W_V^h W_O^h computed in torch."""
-    part = _part(_run(quick_run, "C2"), "scalar ensemble weights")
+    part = _part(_run(quick_run, "C2"), "free-weights")
     alphas = _c2_alphas()
     sums = [sum(a) for a in alphas]
     on = [all(x >= 0 for x in a) and abs(sum(a) - 1) <= 1e-12 for a in alphas]
@@ -232,13 +232,13 @@ C3_BIAS = r"$\sum_h \alpha_h b_h + (\sum_h \alpha_h - 1) f$"
 
 def _c3_alphas():
     """The quick run's random weights, drawn here as documented (1.5 N(0, 1), α_1 += 1 when
-    |Σα − 1| < 1/4), in the order of the runs."""
+    |Σα − 1| < SUM_ALPHA_GAP), in the order of the runs."""
     out = []
     for H in (1, 3):
         for method in ("simulate", "exact"):
             for kernel in ("softmax", "gaussian"):
                 a = 1.5 * QUICK.rng(f"c3/any/{H}/{method}/{kernel}/alpha").standard_normal(H)
-                if abs(a.sum() - 1.0) < 0.25:
+                if abs(a.sum() - 1.0) < c3.SUM_ALPHA_GAP:
                     a[0] += 1.0
                 out.append((H, a))
     return out
@@ -250,8 +250,8 @@ def test_c3_headline_and_summary_exactly(quick_run):
     the largest mpmath residual and the largest Ueda–Nakano gap: each aggregated here by a loop."""
     result = _run(quick_run, "C3")
     assert result.headline == C3_HEADLINE
-    ident = _part(result, "decomposition identity (any weights)").numeric.figures
-    un = _part(result, "Ueda–Nakano reduction").numeric.figures
+    ident = _part(result, "decomposition-identity").numeric.figures
+    un = _part(result, "ueda-nakano").numeric.figures
     worst = 0.0
     for row in ident["cases"]:
         worst = max(worst, row["pointwise"], row["integrated"])
@@ -272,7 +272,7 @@ def test_c3_headline_and_summary_exactly(quick_run):
 @pytest.mark.claim("C3", part="core")
 def test_c3_core_summary_quotes_the_runs(quick_run):
     """Runs, H, the range of Σα (weights drawn here), the worst of each residual, the fewest digits."""
-    part = _part(_run(quick_run, "C3"), "decomposition identity (any weights)")
+    part = _part(_run(quick_run, "C3"), "decomposition-identity")
     fig, text = part.numeric.figures, part.numeric.summary
     alphas = _c3_alphas()
     for row, (H, a) in zip(fig["cases"], alphas):
@@ -280,7 +280,7 @@ def test_c3_core_summary_quotes_the_runs(quick_run):
     sums = [float(a.sum()) for _, a in alphas]
     assert (f"{len(alphas)} engine runs on real NW heads ($H$ in {sorted({H for H, _ in alphas})}" in text
             and f"from {num(min(sums), '.2f')} to {num(max(sums), '.2f')})" in text)
-    assert min(sums) < 1 - 0.25 and max(sums) > 1 + 0.25            # Σα visibly away from 1 both ways
+    assert min(sums) < 1 - c3.SUM_ALPHA_GAP and max(sums) > 1 + c3.SUM_ALPHA_GAP     # Σα away from 1 both ways
     for key, col in (("max_pointwise", "pointwise"), ("max_integrated", "integrated"),
                      ("max_generated_vs_measured", "generated_vs_measured")):
         assert fig[key] == max(r[col] for r in fig["cases"])
@@ -293,7 +293,7 @@ def test_c3_core_summary_quotes_the_runs(quick_run):
 
 @pytest.mark.claim("C3", part="detail")
 def test_c3_ueda_nakano_summary_quotes_the_largest_gap(quick_run):
-    part = _part(_run(quick_run, "C3"), "Ueda–Nakano reduction")
+    part = _part(_run(quick_run, "C3"), "ueda-nakano")
     rows = part.numeric.figures["cases"]
     gap = max(r[f"gap_{k}"] for r in rows for k in ("mse", "bias2", "var_term", "cov_term"))
     ratio = max(max(r[f"gap_{k}"] for k in ("mse", "bias2", "var_term", "cov_term")) / r["bound"] for r in rows)
@@ -320,7 +320,7 @@ def test_c4_headline_summary_and_subspace_range_recomputed(quick_run):
     the invariance change and the angle error."""
     result = _run(quick_run, "C4")
     assert result.headline == C4_HEADLINE
-    sub = _part(result, "subspace form").numeric
+    sub = _part(result, "subspace-form").numeric
     rng = QUICK.rng("c4/subspace")
     lo, hi = math.inf, -math.inf
     for _ in range(8):
@@ -337,9 +337,8 @@ def test_c4_headline_summary_and_subspace_range_recomputed(quick_run):
     assert f"8 seeded raw head sets: HDI in [{num(lo, '.3f')}, {num(hi, '.3f')}]" in sub.summary
     f = sub.figures
     worst = max(f["invariance_WA_max_change"], f["principal_angles_vs_mpmath_max_abs"])
-    smallest = min(min(1 - r["scale"] ** 4 / r["d_k"] for r in _part(result, "literal formula as stated")
-                       .numeric.figures["search"]), _part(result, "literal formula as stated")
-                   .numeric.figures["raw_gaussian_min_literal"])
+    lit = _part(result, "literal-formula").numeric.figures
+    smallest = min(min(1 - r["scale"] ** 4 / r["d_k"] for r in lit["search"]), lit["raw_gaussian_min_literal"])
     worst_text = "$0$" if worst == 0 else sci(worst, 0)
     assert result.summary == (
         rf"literal formula: identical orthonormal heads $1 - 1/d_k$, values down to {num(smallest, '.3g')}, equal to "
@@ -353,7 +352,7 @@ def test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations(quick_
     identical orthonormal set whose literal value (1 − c⁴/d_k, written here) is not 0, and the first
     set outside [0, 1], in the search's order (d, then d_k, then the scales 1, 2, 1/2)."""
     result, out = quick_run("C4")
-    part = _part(result, "literal formula as stated")
+    part = _part(result, "literal-formula")
     fig = part.numeric.figures
     assert (f"{fig['sets']} raw Gaussian sets: literal down to {num(fig['raw_gaussian_min_literal'], '.2f')}, up to "
             f"{num(fig['raw_gaussian_max_literal_minus_subspace'], '.2f')} from the subspace form") in part.numeric.summary
@@ -364,9 +363,9 @@ def test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations(quick_
             for c in (1.0, 2.0, 0.5):
                 lit = 1 - c**4 / d_k
                 kind = "identical, orthonormal columns" if c == 1.0 else f"identical, scaled by {c:g}"
-                if c == 1.0 and abs(lit) > 1e-12:
+                if c == 1.0 and abs(lit) > c4.HDI_TOL:
                     first.setdefault("orthonormal", f"{kind}, d = {d}, d_k = {d_k}")
-                elif lit < -1e-12 or lit > 1 + 1e-12:
+                elif lit < -c4.HDI_TOL or lit > 1 + c4.HDI_TOL:
                     first.setdefault("outside", f"{kind}, d = {d}, d_k = {d_k}")
     expected = [first["orthonormal"], first["outside"]]
     assert expected == ["identical, orthonormal columns, d = 2, d_k = 2", "identical, scaled by 2, d = 1, d_k = 1"]
@@ -550,6 +549,6 @@ def test_no_figure_reads_zero_times_a_power_of_ten(quick_run, claim):
     for text in texts:
         assert r"$0 \times 10^{" not in text, text
     if claim == "C2":
-        sc = _part(result, "scalar ensemble weights").numeric
+        sc = _part(result, "free-weights").numeric
         err = sc.figures["closed_form_h2_n3_rel_error"]
         assert ("agrees exactly." if err == 0 else f"agrees to {sci(err, 0)}.") in sc.summary

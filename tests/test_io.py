@@ -80,21 +80,23 @@ def test_staging_refuses_foreign_folders_and_files(tmp_path):
         io.staging_folder("--out", tmp_path / "mine")
 
 
-def test_publish_replaces_and_recovers_a_publication_killed_between_its_renames(tmp_path):
+def test_publish_replaces_and_leaves_folders_without_the_marker_alone(tmp_path):
+    """A run replaces its own folder; folders beside it whose names look like a dead run's leftovers
+    but hold no staging marker are the user's, and stay (issue 37; the package's own leftovers, judged
+    by their marker, are removed or put back: tests/test_places.py)."""
     target = tmp_path / "out"
     stage = io.staging_folder("--out", target)
     (stage / "report.json").write_text("1")
     io.publish_folder(stage, target)
     assert (target / "report.json").read_text() == "1" and oct(target.stat().st_mode & 0o777) != "0o700"
-    # a run killed after moving the old folder aside, before moving the new one in
     dead_pid = 2**22 + 12345
-    os.replace(target, tmp_path / f".out.old-{dead_pid}")
-    stale = tmp_path / f".out.partial-{dead_pid}.abc"
-    stale.mkdir()
+    named = [tmp_path / f".out.old-{dead_pid}", tmp_path / f".out.partial-{dead_pid}.abc"]
+    for folder in named:
+        folder.mkdir()
+        (folder / "notes.txt").write_text("the user's")
     stage = io.staging_folder("--out", target)
-    assert (target / "report.json").read_text() == "1"        # the old run is back in place
-    assert not stale.exists()                                  # a dead run's partial folder is removed
     (stage / "report.json").write_text("2")
     io.publish_folder(stage, target)
     assert (target / "report.json").read_text() == "2"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert all((folder / "notes.txt").read_text() == "the user's" for folder in named)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", *(f.name for f in named)])

@@ -2,9 +2,9 @@
 test-only reference (torch, nbclient, nbformat) at import time.
 
 The layers, bottom to top (a module may import its own layer and the ones below, never above):
-``proofs`` → the foundation (``verify.errors``, ``verify._validate``, ``verify.schema``, ``verify.io``, ``verify``'s
-``__init__``) → ``verify.numeric`` → the drawing primitives ``verify.outputs.plots`` (matplotlib
-only, so that experiments and checks can draw) → ``verify.experiments`` → ``verify.judgment`` →
+``proofs`` → the foundation (``verify.errors``, ``verify._validate``, ``verify.schema``, ``verify.io``,
+``verify._processes``, ``verify``'s ``__init__``) → ``verify.numeric`` → the drawing primitives
+``verify.outputs.plots`` (matplotlib only, so that experiments and checks can draw) → ``verify.experiments`` → ``verify.judgment`` →
 ``verify.claims`` → ``verify.outputs`` → the entry points (``verify.run``, ``verify.cli``,
 ``verify.snapshot``, ``verify.replay``, ``verify.notebook``, ``verify.pytest_plugin``).
 """
@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: layer of each module or package prefix, bottom (0) to top; the first matching entry counts
 LAYERS = (("proofs", 0), ("verify.errors", 1), ("verify._validate", 1), ("verify.schema", 1), ("verify.io", 1),
+          ("verify._processes", 1),
           ("verify.numeric", 2),
           ("verify.outputs.plots", 3), ("verify.experiments", 4), ("verify.judgment", 5), ("verify.claims", 6),
           ("verify.outputs", 7), ("verify", 8))

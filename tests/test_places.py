@@ -7,10 +7,12 @@ files, tracebacks on SIGINT, on an ASCII terminal or without a home)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -843,3 +845,397 @@ def test_a_whole_run_writes_0644_files_and_0755_folders_under_a_tight_umask(tmp_
     assert len(modes) >= 7                                   # report.json, report.md, marker, plots, counterexamples
     for name, mode in modes.items():
         assert mode == (0o755 if (tmp_path / name).is_dir() else 0o644), (name, oct(mode))
+
+
+# --------------------------------------------------------------------------- 9. issue 37: nothing lost
+
+
+def _reaped_child() -> int:
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the child
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def _users_folders(parent: Path, name: str) -> dict[Path, str]:
+    """Folders of the user's beside ``parent / name`` whose names look like a run's leftovers: an
+    ``.old-`` with a year, ``.old-`` and ``.partial-`` with the id of a process that has ended."""
+    dead = _reaped_child()
+    made = {}
+    for folder in (f".{name}.old-2024", f".{name}.old-{dead}", f".{name}.partial-{dead}.abc", f".{name}.partial-{dead}.x.y"):
+        (parent / folder).mkdir()
+        (parent / folder / "precious.txt").write_text(f"the user's {folder}")
+        made[parent / folder] = f"the user's {folder}"
+    return made
+
+
+@pytest.mark.parametrize("out_exists", [True, False], ids=["out-present", "out-absent"])
+def test_a_users_folders_named_like_leftovers_are_never_moved_or_deleted(tmp_path, out_exists):
+    """Issue 37 (1): leftovers are judged by a marker the package wrote inside them, never by their
+    name. A run beside the user's ``.OUT.old-2024`` (and ``.old-``/``.partial-`` names with the id of
+    an ended process) leaves them as they were, and never moves one into OUT."""
+    out = tmp_path / "run"
+    if out_exists:
+        assert main(["--quick", "--only", QUICK, "--out", str(out)]) == 0
+    users = _users_folders(tmp_path, "run")
+    assert main(["--quick", "--only", QUICK, "--out", str(out)]) == 0
+    for folder, text in users.items():
+        assert (folder / "precious.txt").read_text() == text, folder
+    assert io.is_run_folder(out) and not (out / "precious.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["run", *(f.name for f in users)])
+
+
+def _stage_and_die(target: Path, report: str) -> None:
+    """In a forked child: stage a run into ``target``, write into it, and end without publishing."""
+    stage = io.staging_folder("--out", target)
+    (stage / "report.json").write_text(report)
+    os._exit(0)
+
+
+def test_a_killed_runs_staging_folder_is_removed_by_its_marker_and_a_copy_is_not(tmp_path):
+    """A run that ended before publishing leaves its staging folder; the next run removes it because
+    the marker inside says which process made it (ended now) and which folder it is (its token is in
+    the name). A copy of that folder under another token's name, and one whose process lives, are kept."""
+    target = tmp_path / "run"
+    assert _status(_forked(_stage_and_die, target, "killed")) == 0
+    (left,) = [p for p in tmp_path.iterdir() if p.name != "run"]
+    marker = json.loads((left / io.STAGING_MARKER).read_text())
+    assert marker["pid"] != os.getpid() and marker["token"] in left.name and marker["target"] == "run"
+    copy = tmp_path / left.name.replace(marker["token"], "f" * len(marker["token"]))
+    shutil.copytree(left, copy)
+    mine = io.staging_folder("--out", target)              # this process's own: it lives
+    assert not left.exists()                               # the ended run's staging folder is gone
+    assert copy.is_dir() and (copy / io.STAGING_MARKER).is_file()   # a marker not naming its folder: kept
+    again = io.staging_folder("--out", target)
+    assert mine.is_dir()                                   # a living process's staging folder: kept
+    for stage in (mine, again):
+        io.discard_staging(stage)
+        assert not stage.exists() and not stage.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [copy.name]
+
+
+def _publish_and_die_between_renames(target: Path) -> None:
+    """In a forked child: publish a second run with the two-rename fallback and end between them."""
+    io._exchange = lambda a, b: False
+    stage = io.staging_folder("--out", target)
+    (stage / "report.json").write_text("2")
+    real_replace = os.replace
+    calls = []
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        calls.append(dst)
+        if len(calls) == 1:          # the old run moved aside, the new one not yet in place
+            os._exit(0)
+
+    io.os.replace = replace
+    io.publish_folder(stage, target)
+
+
+def test_a_run_killed_between_its_two_renames_is_put_back_by_the_next(tmp_path):
+    target = tmp_path / "run"
+    first = io.staging_folder("--out", target)
+    (first / "report.json").write_text("1")
+    io.publish_folder(first, target)
+    assert _status(_forked(_publish_and_die_between_renames, target)) == 0
+    assert not target.exists()
+    stage = io.staging_folder("--out", target)              # the next run puts the previous one back
+    assert (target / "report.json").read_text() == "1" and io.is_run_folder(target)
+    io.discard_staging(stage)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+# --- output folders of the other writing commands: empty, or carrying the command's own marker
+
+
+def _tiny_checkpoint(folder: Path) -> Path:
+    import numpy as np
+    import safetensors.numpy
+
+    folder.mkdir(parents=True)
+    tensors = {f"encoder.layer.0.attention.self.{p}.weight": np.eye(4, dtype=np.float32) for p in ("query", "key")}
+    (folder / "model.safetensors").write_bytes(safetensors.numpy.save(tensors))
+    (folder / "config.json").write_text(json.dumps({"hidden_size": 4, "num_attention_heads": 2, "num_hidden_layers": 1}))
+    return folder
+
+
+def _empty_report(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "r.json").write_text(json.dumps({"schema": "mha-nw-verify/report", "schema_version": 2, "claims": []}))
+    return folder / "r.json"
+
+
+def _writing_command(which: str, tmp_path: Path, out: Path) -> tuple[list[str], str, str]:
+    """``(argv, the output flag, the module attribute that does the work)`` of a writing command."""
+    if which == "sweep":
+        return ["sweep", "demo", "--tasks", "2", "--sleep", "0", "--jobs", "1", "--no-progress", "-o", str(out)], "--out", \
+            "verify.experiments.sweep:_run_local"
+    if which == "hdi":
+        return ["hdi", str(_tiny_checkpoint(tmp_path / "model")), "-o", str(out)], "--out DIR", \
+            "verify.experiments.checkpoint:analyze_checkpoint"
+    return ["latex", "--report", str(_empty_report(tmp_path / "report")), "-o", str(out)], "-o DIR", \
+        "verify.outputs.latex:write_export"
+
+
+USERS_FILES = {"sweep": ("results.csv", "sweep.json"), "hdi": ("hdi_per_layer.png",),
+               "latex": ("verification.tex", "macros.tex")}
+
+
+@pytest.mark.parametrize("which", list(USERS_FILES))
+def test_a_writing_command_refuses_a_folder_of_the_users_before_any_work(which, tmp_path, monkeypatch, capsys):
+    """Issue 37 (4): ``sweep -o``, ``hdi -o`` and ``latex -o`` replaced the user's files of the same
+    names; they now write only into an empty folder or one carrying their own marker."""
+    import importlib
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in USERS_FILES[which]:
+        (out / name).write_text(f"the user's {name}")
+    argv, flag, work = _writing_command(which, tmp_path, out)
+    module, attr = work.split(":")
+
+    def forbidden(*a, **k):
+        raise AssertionError("the command started its work")
+
+    monkeypatch.setattr(importlib.import_module(module), attr, forbidden)
+    assert main(argv) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"error: {flag}: ") and io.OUTPUT_MARKER in line and "without it" in line
+    assert {p.name: p.read_text() for p in out.iterdir()} == {n: f"the user's {n}" for n in USERS_FILES[which]}
+
+
+@pytest.mark.parametrize("which", list(USERS_FILES))
+def test_a_writing_command_writes_its_marker_and_runs_again_into_its_own_folder(which, tmp_path, capsys):
+    out = tmp_path / "new" / "out"
+    argv, flag, _ = _writing_command(which, tmp_path, out)
+    assert main(argv) == 0
+    doc = json.loads((out / io.OUTPUT_MARKER).read_text())
+    assert doc["schema"] == io.OUTPUT_SCHEMA and doc["command"] == f"python -m verify {which}"
+    assert main(argv) == 0                               # its own folder: written again
+    other = [c for c in USERS_FILES if c != which][0]
+    argv2, flag2, _ = _writing_command(other, tmp_path / other, out)
+    capsys.readouterr()
+    assert main(argv2) == 2                              # another command's folder: refused
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"error: {flag2}: ") and f"which python -m verify {which} wrote" in line
+
+
+def test_two_sweeps_into_one_folder_at_once_the_second_is_refused(tmp_path, capsys):
+    """Issue 37 (9): two sweeps on one folder both exited 0 and the last table written won; the
+    second now holds off with one line (exit 2) while the first holds the folder's lock."""
+    from verify.experiments import sweep
+
+    out = tmp_path / "o"
+    first_done = threading.Event()
+    result = {}
+
+    def first():
+        try:
+            result["first"] = sweep.run_sweep(sweep.demo_grid(6, 0.3), out, workers=1, progress=False)
+        except BaseException as exc:   # noqa: BLE001 - reported below
+            result["first"] = exc
+        first_done.set()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        deadline = time.monotonic() + CHILD_DEADLINE_S
+        while not list((out / "tasks").glob("*.json")):
+            assert time.monotonic() < deadline and not first_done.is_set(), result
+            time.sleep(0.02)
+        code = sweep.cli_sweep(["c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
+        line = _one_error_line(capsys.readouterr().err)
+        assert not first_done.is_set()                   # the second was refused while the first ran
+    finally:
+        thread.join(CHILD_DEADLINE_S)
+    assert code == 2 and line.startswith("error: --out: ") and "another" in line
+    assert isinstance(result["first"], sweep.SweepResult) and result["first"].computed == 6
+    assert len(sweep.read_table(out / "results.csv")) == 6            # the first sweep's table, whole
+
+
+# --- the scheduler: its address checked before use, the handshake bounded, a non-Dask peer refused
+
+
+class _Peer:
+    """A loopback TCP server in a thread that answers every connection as ``kind`` does: "http"
+    (waits for a request, as ``python3 -m http.server``), "ssh" (its banner first), "closes" (hangs
+    up at once), "huge" (a Dask-like length prefix of 3 EiB)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        self.sock.settimeout(0.1)
+        conns = []
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            conns.append(conn)
+            if self.kind == "ssh":
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6p1 Debian-4\r\n")
+            elif self.kind == "huge":
+                conn.sendall((3 * 2**60).to_bytes(8, "little"))
+            elif self.kind == "closes":
+                conn.close()
+        for conn in conns:
+            conn.close()
+        self.sock.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5)
+
+
+#: The scheduler timeout in these tests (the default is SCHEDULER_TIMEOUT_S): a silent peer is refused after it.
+TEST_SCHEDULER_TIMEOUT_S = 1.0
+
+
+@pytest.mark.parametrize("kind", ["http", "ssh", "closes", "huge"])
+def test_a_peer_that_is_not_a_dask_scheduler_is_refused_in_one_line_within_the_timeout(kind, tmp_path, monkeypatch, capsys):
+    from verify.experiments import sweep
+
+    monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT_S", TEST_SCHEDULER_TIMEOUT_S, raising=False)
+    peer = _Peer(kind)
+    outcome = {}
+
+    def run():
+        try:
+            outcome["code"] = main(["sweep", "demo", "--tasks", "2", "--sleep", "0", "--no-progress", "-o",
+                                    str(tmp_path / "o"), "--scheduler", f"tcp://127.0.0.1:{peer.port}"])
+        except BaseException as exc:   # noqa: BLE001 - a traceback a user would see
+            outcome["code"] = exc
+
+    t0 = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(TEST_SCHEDULER_TIMEOUT_S + 10)
+    elapsed = time.monotonic() - t0
+    peer.close()
+    assert not thread.is_alive(), f"still connecting after {elapsed:.0f} s"
+    assert outcome["code"] == 2, outcome
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith("error: --scheduler: ") and "not a Dask scheduler" in line and f":{peer.port}'" in line
+    assert elapsed < TEST_SCHEDULER_TIMEOUT_S + 5
+
+
+# --- workers and Ctrl-C of a sweep, and Ctrl-C while the package is imported
+
+
+def _sweep_child(out: Path, pipes: bool = True) -> subprocess.Popen:
+    """A sweep of 24 tasks of 0.3 s on 2 workers (its output piped, or discarded: a worker that
+    outlives the sweep would hold a pipe open, and reading it would wait for that worker)."""
+    stream = subprocess.PIPE if pipes else subprocess.DEVNULL
+    return subprocess.Popen([sys.executable, "-m", "verify", "sweep", "demo", "--tasks", "24", "--sleep", "0.3",
+                             "--jobs", "2", "--no-progress", "-o", str(out)], cwd=out.parent, env=_env(),
+                            stdout=stream, stderr=stream, text=True, start_new_session=True)
+
+
+def _wait_for_tasks(proc, out: Path, n: int) -> None:
+    deadline = time.monotonic() + CHILD_DEADLINE_S
+    while len(list((out / "tasks").glob("*.json"))) < n:
+        assert proc.poll() is None, proc.returncode
+        assert time.monotonic() < deadline, "the sweep made no progress"
+        time.sleep(0.05)
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        found += kids
+        todo += kids
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_sigkill_of_a_sweeps_parent_leaves_no_worker_behind(tmp_path):
+    """Issue 37 (5): a sweep's workers (and multiprocessing's resource tracker) end with it."""
+    out = tmp_path / "o"
+    proc = _sweep_child(out, pipes=False)
+    try:
+        _wait_for_tasks(proc, out, 2)
+        workers = _descendants(proc.pid)
+        assert len(workers) >= 2, workers
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [w for w in workers if _alive(w)]
+    finally:                     # whatever is left of the sweep's group ends with the test
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not left
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_ctrl_c_mid_sweep_is_one_line_exit_130_no_traceback_and_no_worker(tmp_path):
+    """Issue 37 (6): a Ctrl-C reaches the sweep's whole process group: exit 130, one line, no
+    traceback from the parent or a worker, the table of the finished tasks written, no worker left."""
+    out = tmp_path / "o"
+    proc = _sweep_child(out)
+    try:
+        _wait_for_tasks(proc, out, 2)
+        workers = _descendants(proc.pid)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=CHILD_DEADLINE_S)
+    finally:                     # a sweep that hangs after the Ctrl-C: its whole group ends with the test
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    line = _one_error_line(err)
+    assert line.startswith("error: interrupted") and "resume" in line and "Traceback" not in err
+    assert 2 <= len(rows := (out / "results.csv").read_text().splitlines()) - 1 < 24, rows
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in workers if _alive(w)]
+
+
+#: Sends this process a SIGINT when the named module starts to be imported (or, for "exit", at the
+#: last atexit step), so that the Ctrl-C lands at that moment every time.
+_SIGINT_AT = """
+import atexit, os, signal, sys, time
+WHEN = os.environ["SIGINT_AT"]
+
+def interrupt():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(2)              # Python runs the handler at its next step; this one never ends normally
+
+class Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name == WHEN:
+            sys.meta_path.remove(self)
+            interrupt()
+        return None
+
+if WHEN == "exit":
+    atexit.register(interrupt)     # registered first: it runs last
+else:
+    sys.meta_path.insert(0, Finder())
+"""
+
+
+@pytest.mark.parametrize("when", ["sympy", "verify.cli", "numpy", "verify.experiments.allocate", "exit"],
+                         ids=["importing-the-package", "importing-the-cli", "importing-numpy", "in-the-command",
+                              "at-exit"])
+def test_ctrl_c_at_every_moment_of_a_command_is_one_line_and_exit_130(when, tmp_path):
+    """Issue 37 (6): a Ctrl-C while ``python -m verify`` still imports the package (a traceback and
+    exit -2 before), while a command runs, and while it exits: one line, exit 130."""
+    (tmp_path / "sitecustomize.py").write_text(_SIGINT_AT)
+    proc = subprocess.run([sys.executable, "-m", "verify", "allocate", "--budget", "96", "--n", "1e6", "--dim", "8"],
+                          cwd=tmp_path, env=_env(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", SIGINT_AT=when),
+                          capture_output=True, text=True, timeout=CHILD_DEADLINE_S)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr[-3000:])
+    line = _one_error_line(proc.stderr)
+    assert line.startswith("error: interrupted") and "Traceback" not in proc.stderr

@@ -137,7 +137,7 @@ def test_cli_argument_errors(argv, needle, capsys, tmp_path):
 
 
 def test_unreachable_scheduler_is_an_argument_error(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT", "0.5s")   # refused at once; 0.5 s bounds the retries
+    monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT_S", 0.5)   # refused at once; 0.5 s bounds the attempt
     assert sweep.cli_sweep(["demo", "--tasks", "2", "--out", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "--scheduler" in capsys.readouterr().err
 

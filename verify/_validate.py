@@ -48,6 +48,13 @@ __all__ = [
     "exclusive",
     "MAX_QUOTED_CHARS",
     "MAX_INTEGER",
+    "MAX_NUMERAL_CHARS",
+    "MAX_JOBS",
+    "MAX_SEED",
+    "int_numeral",
+    "real_numeral",
+    "seed_numeral",
+    "int_arg",
 ]
 
 # Singular values below this fraction of the largest one count as zero when deciding that
@@ -389,15 +396,119 @@ def error_line(exc: BaseException) -> str:
     return "error: " + " ".join(str(exc).split())
 
 
-def seed_arg(text: str) -> int:
-    """``--seed``'s type on every command line: a non-negative integer below 2**63."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {received(text)}") from None
-    if value < 0 or value >= 2**63:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer below 2**63, got {received(text)}")
+# --------------------------------------------------------------------------- numerals on the command line
+#
+# One grammar for every numeric flag of every subcommand, narrower than Python's ``int`` and ``float``
+# (which take '５' and other Unicode digits, '1_000', surrounding spaces, 'inf' and 'nan'):
+#
+#   integer:  [+-]?[0-9]+                                   ASCII digits only
+#   decimal:  [+-]?([0-9]+(.[0-9]*)?|.[0-9]+)([eE][+-]?[0-9]+)?   (the integer form too)
+#
+# no underscores, no spaces, no 'inf' or 'nan', at most MAX_NUMERAL_CHARS characters; each flag
+# states its range, and a refusal quotes the text received (capped, MAX_QUOTED_CHARS).
+
+#: The longest numeral a flag takes: any value in any flag's range written out is shorter (2**63 has
+#: 19 digits, a float's shortest repr at most 24 characters); a longer text is refused unread.
+MAX_NUMERAL_CHARS = 64
+#: Worker processes of ``--jobs`` (the main run's and a sweep's): beyond any machine's cores here,
+#: below a fork storm.
+MAX_JOBS = 64
+#: The largest seed (``--seed`` of every command): numpy's SeedSequence takes any, but a seed is
+#: stored in reports and replay files as a JSON integer, which int64 readers must read back.
+MAX_SEED = 2**63 - 1
+
+_INTEGER_NUMERAL = re.compile(r"[+-]?[0-9]+")            # [0-9], not \d: ASCII digits only
+_DECIMAL_NUMERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _numeral_text(name: str, text: Any, want: str) -> str:
+    if not isinstance(text, str):
+        raise fail(name, received(text), want)
+    if len(text) > MAX_NUMERAL_CHARS:
+        raise fail(name, received(text), f"{want} (a numeral of at most {MAX_NUMERAL_CHARS} characters, "
+                                         "MAX_NUMERAL_CHARS)")
+    return text
+
+
+def _integer_of(name: str, text: str, want: str, exponent: bool) -> int | None:
+    """The integer ``text`` writes (None: not an integer numeral): ASCII digits with an optional
+    sign; with ``exponent`` also a decimal numeral of integral value (``1e6``, ``96.0``), exactly;
+    one of more than MAX_NUMERAL_CHARS digits (``1e999999``) is refused before it is expanded."""
+    if _INTEGER_NUMERAL.fullmatch(text):
+        return int(text)
+    if exponent and _DECIMAL_NUMERAL.fullmatch(text):
+        import decimal
+
+        value = decimal.Decimal(text)
+        if value.adjusted() >= MAX_NUMERAL_CHARS:
+            raise fail(name, received(text), f"{want} (at most {MAX_NUMERAL_CHARS} digits, MAX_NUMERAL_CHARS)")
+        if value == value.to_integral_value():
+            return int(value)
+    return None
+
+
+def int_numeral(name: str, text: Any, *, minimum: int | None = None, maximum: int | None = MAX_INTEGER,
+                why: str | None = None, want: str | None = None, exponent: bool = False) -> int:
+    """The integer a command-line numeral ``text`` writes, in ``[minimum, maximum]`` (grammar
+    above; ``exponent`` also takes ``1e6``; ``maximum=None``: no range here, the caller's validator
+    states it). The package error names ``name``, quotes ``text`` and says ``want`` (default: the range)."""
+    if want is None:
+        want = ("an integer" if minimum is None else f"an integer in {minimum:,}..{maximum:,}" if maximum is not None
+                else f"an integer >= {minimum:,}")
+    value = _integer_of(name, _numeral_text(name, text, want), want, exponent)
+    if value is None:
+        raise fail(name, received(text), want)
+    if maximum is not None and (bad := _int_range(value, minimum, maximum, why)) is not None:
+        raise fail(name, received(text), bad)
     return value
+
+
+def real_numeral(name: str, text: Any, *, minimum: float | None = None, maximum: float | None = None,
+                 want: str = "a number") -> float:
+    """The real number a command-line numeral ``text`` writes (decimal grammar above), finite and in
+    ``[minimum, maximum]`` where those are given (else returned as read, possibly ``inf`` for
+    ``1e400``, for the caller's validator to refuse by its value)."""
+    if not _DECIMAL_NUMERAL.fullmatch(_numeral_text(name, text, want)):
+        raise fail(name, received(text), want)
+    value = float(text)
+    if (minimum is not None or maximum is not None) and not (
+            math.isfinite(value) and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)):
+        raise fail(name, received(text), want)
+    return value
+
+
+def seed_numeral(name: str, text: Any) -> int:
+    """A seed on the command line: an integer numeral in 0..MAX_SEED (``--seed`` of every command)."""
+    want = "a non-negative integer"
+    value = _integer_of(name, _numeral_text(name, text, want), want, False)
+    if value is None:
+        raise fail(name, received(text), want)
+    if not 0 <= value <= MAX_SEED:
+        raise fail(name, received(text), "a non-negative integer below 2**63")
+    return value
+
+
+def _argument_error(exc: VerifyError, name: str) -> argparse.ArgumentTypeError:
+    """A package error of a numeral as argparse's type error (argparse names the argument itself)."""
+    return argparse.ArgumentTypeError(str(exc)[len(name) + 2:])
+
+
+def int_arg(minimum: int, maximum: int, why: str | None = None) -> Any:
+    """An argparse ``type`` for an integer flag in ``[minimum, maximum]`` (:func:`int_numeral`)."""
+    def parse(text: str) -> int:
+        try:
+            return int_numeral("N", text, minimum=minimum, maximum=maximum, why=why)
+        except VerifyError as exc:
+            raise _argument_error(exc, "N") from None
+    return parse
+
+
+def seed_arg(text: str) -> int:
+    """``--seed``'s type on every command line: a non-negative integer below 2**63 (:func:`seed_numeral`)."""
+    try:
+        return seed_numeral("--seed", text)
+    except VerifyError as exc:
+        raise _argument_error(exc, "--seed") from None
 
 
 class ArgParser(argparse.ArgumentParser):

@@ -34,6 +34,8 @@ for _var, _value in ONE_BLAS_THREAD.items():
     os.environ.setdefault(_var, _value)
 
 from verify._validate import ArgParser, seed_arg  # noqa: E402  (after the BLAS threads are set)
+from verify import _processes  # noqa: E402
+from verify._validate import MAX_JOBS, int_arg, received  # noqa: E402
 from verify.errors import VerifyError  # noqa: E402
 from verify.io import RUN_MARKER  # noqa: E402
 
@@ -54,7 +56,7 @@ SUBCOMMANDS = {
 #: with its schema checked.
 REPORT_MARKER = RUN_MARKER
 #: Exit status after SIGINT (128 + the signal's number, as a shell reports it).
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = _processes.EXIT_INTERRUPTED
 
 
 def _claims_arg(text: str) -> list[str]:
@@ -66,19 +68,12 @@ def _claims_arg(text: str) -> list[str]:
     return list(dict.fromkeys(claims))
 
 
-def _jobs_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"expected an integer in 1..64, got {text!r}")
-    return value
+_jobs_arg = int_arg(1, MAX_JOBS, "MAX_JOBS")   # an integer numeral in 1..MAX_JOBS (verify._validate)
 
 
 def _out_arg(text: str) -> Path:
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected a folder name, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a folder name, got {received(text)}")
     return Path(text)
 
 
@@ -128,7 +123,7 @@ def run(argv: list[str]) -> int:
         raise VerifyError("--quick, --large: expected at most one of them (--quick shrinks every experiment, "
                           "--large enlarges some), got both")
     from proofs import CLAIM_IDS, DerivationError
-    from verify.io import publish_folder, staging_folder
+    from verify.io import discard_staging, publish_folder, staging_folder
     from verify.outputs.report import table, write_report
     from verify.run import default_jobs, run_report
 
@@ -148,9 +143,7 @@ def run(argv: list[str]) -> int:
         stage = None
     finally:
         if stage is not None:
-            import shutil
-
-            shutil.rmtree(stage, ignore_errors=True)
+            discard_staging(stage)       # its own staging folder only (verify.io, by the marker inside)
     medium = "unicode" if _unicode_ok(sys.stdout) else "ascii"
     print("Symbolic derivations (proofs/):")
     for der in ders:
@@ -225,9 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: the requested sizes need more memory than this machine has", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted (SIGINT); files already written are complete (every write is atomic)",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _processes.interrupted("files already written are complete (every write is atomic)")
     except OSError as exc:   # a write failed mid-run (a full disk, a vanished folder): no file half-written
         where = f"{exc.filename}: " if exc.filename else ""
         print(error_line(VerifyError(f"{where}{exc.strerror or exc} (files already written are complete: every "
@@ -253,8 +244,9 @@ def exit_now(code: int) -> NoReturn:
 
 def entry() -> NoReturn:
     """The command line's entry point (``python -m verify``, ``mha-nw-verify``): :func:`main`,
-    then :func:`exit_now` with its status."""
-    exit_now(main())
+    then :func:`exit_now` with its status; a Ctrl-C at any moment is one line and exit status 130
+    (:func:`verify._processes.call_interruptible`)."""
+    exit_now(_processes.call_interruptible(main))
 
 
 if __name__ == "__main__":

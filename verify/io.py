@@ -15,8 +15,8 @@ Symlinks and special files (the policy of every write here):
   ``/dev/stdout`` or ``/dev/null``) is refused with the package's error: it is never replaced,
   opened or written into;
 - the only names a write creates beside its target are its temporary ``.NAME.XXXX.tmp`` (removed
-  when the write fails) and, for run folders, ``.NAME.partial-PID.XXXX`` (the staging folder);
-  no ``.NAME.old-PID`` is left behind;
+  when the write fails) and, for run folders, ``.NAME.partial-PID.TOKEN`` (the staging folder,
+  marked inside, below);
 - modes: every file written is ``0o644`` and every folder created ``0o755``, whatever the umask
   (``mkstemp`` creates ``0o600``; the mode is set before the move).
 
@@ -29,6 +29,22 @@ publishes into one folder take turns, and swaps the folders with one ``renameat2
 where Linux offers it: a reader sees the old run or the new one, and the folder is never absent.
 Elsewhere two renames are used (the folder is absent for an instant; a run killed between them
 is put back by the next run).
+
+Leftovers of killed runs are judged by a marker, never by a name. The staging folder
+``.NAME.partial-PID.TOKEN`` holds :data:`STAGING_MARKER` (schema :data:`STAGING_SCHEMA`: the
+process id, the host, a random token that is also the end of the folder's name, the target's
+name) and the run in its subfolder ``run/``; the two-rename fallback moves the previous run into
+its subfolder ``previous/``, never to a name of its own. A later run into the same target removes
+such a folder, or first puts ``previous/`` back where the target is missing, only when its marker is
+valid, names this folder and this target, and its process has ended on this host. Anything
+without that marker (a user's ``.NAME.old-2024``, a copy of a staging folder under another name)
+is never moved, changed or removed.
+
+Output folders of the other writing commands (``sweep -o``, ``hdi -o``, ``latex -o``):
+:func:`output_folder`. Such a command writes only into a folder that is absent (created), empty,
+or holds :data:`OUTPUT_MARKER` written by that same command (schema :data:`OUTPUT_SCHEMA`, the
+command's name); anything else is refused before any work. While it writes it holds an exclusive
+lock on that marker, so a second command into the same folder at the same time is refused.
 """
 
 from __future__ import annotations
@@ -39,12 +55,14 @@ import errno
 import hashlib
 import json
 import os
+import secrets
 import shutil
+import socket
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
-from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +74,21 @@ __all__ = [
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
     "NAME_MAX",
+    "OUTPUT_MARKER",
+    "OUTPUT_SCHEMA",
     "RUN_MARKER",
     "RUN_SCHEMA",
     "RUN_SCHEMA_VERSION",
+    "STAGING_MARKER",
+    "STAGING_SCHEMA",
     "atomic_write_bytes",
+    "discard_staging",
     "atomic_write_text",
     "dump_json",
     "is_run_folder",
     "jsonable",
     "loads_json",
+    "output_folder",
     "publish_folder",
     "read_json",
     "regular_file",
@@ -92,6 +116,20 @@ QUOTE_CHARS = 120
 RUN_MARKER = "mha-nw-verify-run.json"
 RUN_SCHEMA = "mha-nw-verify/run"
 RUN_SCHEMA_VERSION = 1
+#: The file that marks a staging folder beside a run's target as this package's work in progress
+#: (module docstring): a later run judges the folder by this marker alone, never by its name.
+STAGING_MARKER = "mha-nw-verify-staging.json"
+STAGING_SCHEMA = "mha-nw-verify/staging"
+STAGING_SCHEMA_VERSION = 1
+#: Random bytes of a staging folder's token (hex in its name and marker): two runs of one process id
+#: (on two hosts sharing a folder, or after the id was reused) never share a name.
+TOKEN_BYTES = 8
+#: The file that marks a folder as the output folder of one writing command (:func:`output_folder`).
+OUTPUT_MARKER = "mha-nw-verify-output.json"
+OUTPUT_SCHEMA = "mha-nw-verify/output"
+OUTPUT_SCHEMA_VERSION = 1
+#: Larger than any marker the package writes (a few hundred bytes): a bigger one is not read.
+MAX_MARKER_BYTES = 4096
 
 
 def _quote(path: Path | str) -> str:
@@ -345,21 +383,28 @@ def read_json(name: str, path: Path | str, *, max_bytes: int = MAX_JSON_BYTES, m
     return loads_json(f"{name} ({path})", text, max_depth=max_depth)
 
 
+def _marker_doc(path: Path, schema: str, latest: int) -> dict | None:
+    """The marker at ``path`` if it is a regular file (not a link) of strict JSON, an object with
+    ``schema`` and an integer ``schema_version`` from 1 to ``latest``; None otherwise."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        doc = read_json(path.name, path, max_bytes=MAX_MARKER_BYTES)
+    except (OSError, VerifyError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    version = doc.get("schema_version")
+    if (doc.get("schema") == schema and isinstance(version, int) and not isinstance(version, bool)
+            and 1 <= version <= latest):
+        return doc
+    return None
+
+
 def is_run_folder(folder: Path | str, marker: str = RUN_MARKER) -> bool:
     """Whether ``folder`` holds this package's run marker: a regular file (not a link) of strict
     JSON with schema :data:`RUN_SCHEMA` and an integer version from 1 to :data:`RUN_SCHEMA_VERSION`."""
-    path = Path(folder) / marker
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return False
-        doc = read_json(marker, path, max_bytes=4096)
-    except (OSError, VerifyError):
-        return False
-    if not isinstance(doc, dict):
-        return False
-    version = doc.get("schema_version")
-    return (doc.get("schema") == RUN_SCHEMA and isinstance(version, int) and not isinstance(version, bool)
-            and 1 <= version <= RUN_SCHEMA_VERSION)
+    return _marker_doc(Path(folder) / marker, RUN_SCHEMA, RUN_SCHEMA_VERSION) is not None
 
 
 def _replaceable(name: str, target: Path, marker: str, shown: Path | str) -> None:
@@ -394,14 +439,57 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _staging_name(target_name: str, pid: int, token: str) -> str:
+    return f".{_side(target_name)}.partial-{pid}.{token}"
+
+
+def _staging_marker(folder: Path, target_name: str) -> dict | None:
+    """The marker of ``folder`` if it is a staging folder this package made for ``target_name``:
+    a real folder (not a link) holding a valid :data:`STAGING_MARKER` whose pid and token give this
+    folder's own name and whose target is ``target_name``; None for anything else, whatever its name."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+    except OSError:
+        return None
+    doc = _marker_doc(folder / STAGING_MARKER, STAGING_SCHEMA, STAGING_SCHEMA_VERSION)
+    if doc is None:
+        return None
+    pid, token, host = doc.get("pid"), doc.get("token"), doc.get("host")
+    if not (type(pid) is int and pid > 0 and isinstance(token, str) and isinstance(host, str)
+            and doc.get("target") == target_name):
+        return None
+    return doc if folder.name == _staging_name(target_name, pid, token) else None
+
+
+def _clear_leftovers(parent: Path, real: Path) -> None:
+    """Under the parent's lock: remove the staging folders of ``real`` whose process has ended
+    (:func:`_staging_marker` decides, never a name), putting a previous run they hold back first
+    where ``real`` is missing (a run killed between the fallback's two renames)."""
+    here = socket.gethostname()
+    prefix = f".{_side(real.name)}.partial-"     # only a shortcut: the marker decides
+    for entry in sorted(os.scandir(parent), key=lambda e: e.name):
+        if not entry.name.startswith(prefix):
+            continue
+        folder = Path(entry.path)
+        doc = _staging_marker(folder, real.name)
+        if doc is None or doc["host"] != here or _alive(doc["pid"]):
+            continue
+        previous = folder / "previous"
+        if not os.path.lexists(real) and is_run_folder(previous):
+            os.rename(previous, real)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
-    """A fresh folder beside ``target`` to write a whole run into before :func:`publish_folder`,
-    holding the run marker already.
+    """A fresh folder to write a whole run into before :func:`publish_folder`, holding the run
+    marker already: ``run/`` inside a staging folder beside ``target`` that holds
+    :data:`STAGING_MARKER` (module docstring).
 
     ``target`` (symlinks resolved) must be absent, empty, or a folder the package wrote before (it
     holds a valid ``marker``, :func:`is_run_folder`); neither the current folder nor one above it.
     Anything else is refused before any work, so publishing never replaces a folder of the user's.
-    Staging folders left by killed runs (their process is gone) are removed.
+    Staging folders left by killed runs (their marker says so, their process is gone) are removed.
     """
     if not str(target).strip():
         raise VerifyError(f"{name}: expected a folder name, got {_quote(target)}")
@@ -418,26 +506,48 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
         _make_folders(parent)
         with _locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
             _replaceable(name, real, marker, shown)
-            side = glob_escape(_side(real.name))
-            for old in parent.glob(f".{side}.partial-*"):
-                pid = old.name.rsplit(".partial-", 1)[-1].split(".")[0]
-                if pid.isdigit() and not _alive(int(pid)):
-                    shutil.rmtree(old, ignore_errors=True)
-            for old in parent.glob(f".{side}.old-*"):   # killed between the fallback's two renames
-                pid = old.name.rsplit("-", 1)[-1]
-                if pid.isdigit() and not _alive(int(pid)):
-                    if not real.exists():
-                        os.replace(old, real)
-                    else:
-                        shutil.rmtree(old, ignore_errors=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{_side(real.name)}.partial-{os.getpid()}.", dir=parent))
-        os.chmod(stage, FOLDER_MODE)   # mkdtemp's 0700 would outlive the rename
+            _clear_leftovers(parent, real)
+        while True:
+            token = secrets.token_hex(TOKEN_BYTES)
+            holder = parent / _staging_name(real.name, os.getpid(), token)
+            try:
+                os.mkdir(holder, FOLDER_MODE)
+                break
+            except FileExistsError:   # pragma: no cover - 64 random bits
+                continue
+        os.chmod(holder, FOLDER_MODE)
+        write_json(holder / STAGING_MARKER, {
+            "schema": STAGING_SCHEMA, "schema_version": STAGING_SCHEMA_VERSION, "pid": os.getpid(),
+            "host": socket.gethostname(), "token": token, "target": real.name,
+            "what": "a run of python -m verify in progress; a later run removes this folder once its process "
+                    "has ended"})
+        stage = holder / "run"
+        stage.mkdir()
+        os.chmod(stage, FOLDER_MODE)
         write_json(stage / marker, {"schema": RUN_SCHEMA, "schema_version": RUN_SCHEMA_VERSION,
                                     "what": "a run of python -m verify; the next run into this folder replaces it"})
         return stage
     except OSError as exc:
         raise VerifyError(f"{name}: expected a writable place for {_quote(shown)}, got {exc.strerror} "
                           f"({exc.filename})") from None
+
+
+def _holder(stage: Path) -> Path | None:
+    """The staging folder (with its marker) that holds ``stage``, if this process made it."""
+    if stage.name != "run":
+        return None
+    doc = _marker_doc(stage.parent / STAGING_MARKER, STAGING_SCHEMA, STAGING_SCHEMA_VERSION)
+    target = doc.get("target") if doc else None
+    doc = _staging_marker(stage.parent, target) if isinstance(target, str) else None
+    return stage.parent if doc is not None and doc["pid"] == os.getpid() else None
+
+
+def discard_staging(stage: Path | str) -> None:
+    """Remove a run's staging folder that was not published (the run failed or was stopped): the
+    folder holding ``stage`` and its marker, only if this process made it; anything else is left."""
+    holder = _holder(Path(stage))
+    if holder is not None:
+        shutil.rmtree(holder, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -472,22 +582,128 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def publish_folder(staging: Path | str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
-    """Move the complete ``staging`` folder to ``target`` (symlinks resolved), replacing a previous
-    run's folder, under the parent folder's lock (module docstring): one atomic exchange where
-    offered, else two renames. The old run is removed; ``target`` is checked again under the lock."""
+    """Move the complete ``staging`` folder (from :func:`staging_folder`) to ``target`` (symlinks
+    resolved), replacing a previous run's folder, under the parent folder's lock (module
+    docstring): one atomic exchange where offered, else two renames (the previous run moved into
+    the staging folder's ``previous/``). The staging folder, with the old run, is then removed;
+    ``target`` is checked again under the lock."""
     staging, shown = Path(staging), Path(target)
     real = Path(os.path.realpath(shown))
+    holder = _holder(staging)
+    if holder is None:
+        raise VerifyError(f"--out: expected a staging folder made by this run, got {_quote(staging)}")
     with _locked(real.parent):
         _replaceable("--out", real, marker, shown)
         if not real.exists():
             os.rename(staging, real)
         elif _exchange(staging, real):
-            shutil.rmtree(staging, ignore_errors=True)          # it now holds the old run
+            pass                                     # the staging folder now holds the old run
         else:
-            old = real.parent / f".{_side(real.name)}.old-{os.getpid()}"
-            if old.exists():
-                shutil.rmtree(old)
-            os.replace(real, old)
+            os.replace(real, holder / "previous")
             os.replace(staging, real)
-            shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(holder, ignore_errors=True)
     return shown
+
+
+# --------------------------------------------------------------------------- output folders
+
+
+#: This thread's output folders held by :func:`output_folder` (real path -> depth): a sweep's command
+#: line and the sweep it runs take the same folder, in one thread, once.
+_HELD = threading.local()
+
+
+def _output_marker_doc(folder: Path) -> dict | None:
+    doc = _marker_doc(folder / OUTPUT_MARKER, OUTPUT_SCHEMA, OUTPUT_SCHEMA_VERSION)
+    return doc if doc is not None and isinstance(doc.get("command"), str) else None
+
+
+def _claim_marker(name: str, real: Path, shown: Path | str, command: str) -> None:
+    """Write ``real``'s :data:`OUTPUT_MARKER` for ``command`` if the folder is empty (created at once,
+    never over one that appeared meanwhile), else check the one there; the package error otherwise."""
+    expected = f"an empty folder or one that {command} wrote (with {OUTPUT_MARKER})"
+    doc = _output_marker_doc(real)
+    if doc is None and not os.path.lexists(real / OUTPUT_MARKER) and not any(real.iterdir()):
+        text = dump_json({"schema": OUTPUT_SCHEMA, "schema_version": OUTPUT_SCHEMA_VERSION, "command": command,
+                          "what": f"the output folder of {command}: it writes into this folder again, no other "
+                                  "command of this package does"})
+        fd, tmp = tempfile.mkstemp(prefix=f".{OUTPUT_MARKER}.", suffix=".tmp", dir=real)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fchmod(fh.fileno(), FILE_MODE)
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, real / OUTPUT_MARKER)   # atomic and exclusive: one of two racing commands wins
+            except FileExistsError:
+                pass
+        finally:
+            os.unlink(tmp)
+        doc = _output_marker_doc(real)
+    if doc is None:
+        raise VerifyError(f"{name}: expected {expected}, got {_quote(shown)}, a non-empty folder without it "
+                          "(nothing was changed there)")
+    if doc["command"] != command:
+        raise VerifyError(f"{name}: expected {expected}, got {_quote(shown)}, which {_printable(doc['command'])} "
+                          "wrote (nothing was changed there)")
+
+
+def _printable(text: str) -> str:
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:QUOTE_CHARS])
+    return text
+
+
+@contextlib.contextmanager
+def output_folder(name: str, folder: Path | str, command: str) -> Iterator[Path]:
+    """The rule of every command that writes into a folder of the user's naming (``sweep -o``,
+    ``hdi -o``, ``latex -o``): ``folder`` (symlinks resolved) is created if absent; an empty one
+    gets :data:`OUTPUT_MARKER` naming ``command`` (e.g. ``"python -m verify sweep"``); one that
+    holds that marker for ``command`` is taken as it is; anything else (a file, a non-empty folder
+    without the marker, another command's folder) is refused with the package error naming
+    ``name``, before any work and without changing anything there. While the block runs an
+    exclusive lock on the marker is held: a second command into the same folder at the same time
+    is refused. Yields ``folder`` as given."""
+    if not str(folder).strip():
+        raise VerifyError(f"{name}: expected a folder name, got {_quote(folder)}")
+    shown = folder
+    _check_names(name, Path(folder))
+    real = Path(os.path.realpath(folder))
+    held = getattr(_HELD, "folders", None)
+    if held is None:
+        held = _HELD.folders = {}
+    if held.get(real):                # this thread holds it already (the sweep command, then its sweep)
+        held[real] += 1
+        try:
+            yield Path(folder)
+        finally:
+            held[real] -= 1
+        return
+    try:
+        if os.path.lexists(real) and not os.path.isdir(real):
+            raise VerifyError(f"{name}: expected a folder, got {_quote(shown)}, which is "
+                              f"{_kind(os.stat(real).st_mode)}")
+        _make_folders(real)
+        _claim_marker(name, real, shown, command)
+        fd = os.open(real / OUTPUT_MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a writable folder, got {_quote(shown)} ({exc.strerror or exc})") from None
+    try:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            fcntl = None
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise VerifyError(f"{name}: expected a folder no other command is writing into, got {_quote(shown)}, "
+                                  f"which another {command} is writing into now (it holds the lock on "
+                                  f"{OUTPUT_MARKER}); run them one at a time, or into two folders") from None
+        held[real] = 1
+        try:
+            yield Path(folder)
+        finally:
+            held.pop(real, None)
+    finally:
+        os.close(fd)

@@ -8,24 +8,21 @@ uses one thread so that the processes do not oversubscribe the CPUs).
 Workers die with their parent: on Linux each asks the kernel for SIGKILL when its parent dies
 (``prctl(PR_SET_PDEATHSIG)``), elsewhere a thread polls the parent every
 :data:`PARENT_POLL_SECONDS`; they ignore SIGINT (a Ctrl-C reaches the whole process group), and
-the parent, interrupted, kills them before it exits.
+the parent, interrupted, kills them before it exits (:mod:`verify._processes`, shared with the
+sweeps' workers).
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import multiprocessing
 import os
-import signal
-import sys
-import threading
-import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from verify._processes import PARENT_POLL_SECONDS, die_with_parent, ignore_sigint_in_worker, stop_pool  # noqa: F401
+from verify._processes import forking_with_sigint_blocked as _forking_with_sigint_blocked
 from verify.errors import VerifyError
 
 __all__ = ["run_report", "default_jobs"]
@@ -38,12 +35,6 @@ def default_jobs() -> int:
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 1
     return max(1, min(4, cpus))
-
-
-#: How often a worker without a parent-death signal (not Linux) checks that its parent lives.
-PARENT_POLL_SECONDS = 1.0
-#: prctl's option number (linux/prctl.h): the signal a process gets when its parent dies.
-_PR_SET_PDEATHSIG = 1
 
 
 def _check(claim: str, ctx_kwargs: dict) -> tuple[str, Any, Any, str]:
@@ -61,26 +52,6 @@ def _check(claim: str, ctx_kwargs: dict) -> tuple[str, Any, Any, str]:
         return claim, None, traceback.format_exc(), "crash"
 
 
-def die_with_parent(parent: int) -> None:
-    """Make this process end when ``parent`` does: the parent-death signal on Linux, else (or if
-    it cannot be set) a daemon thread that polls; at once if the parent is already gone."""
-    armed = False
-    if sys.platform.startswith("linux"):
-        try:
-            armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            armed = False
-    if os.getppid() != parent:          # the parent died before the signal was armed
-        os._exit(1)
-    if not armed:
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(PARENT_POLL_SECONDS)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
 def _derive(claim: str) -> str:
     """In a worker: derive ``claim`` into the on-disk cache (returns whether its steps all checked)."""
     from proofs import derivation
@@ -88,27 +59,8 @@ def _derive(claim: str) -> str:
     return "failed" if derivation(claim).failed else "checked"
 
 
-@contextlib.contextmanager
-def _forking_with_sigint_blocked():
-    """Block SIGINT in this thread while a pool forks its workers (a fork-context pool forks them all
-    in its first ``submit``): a worker starts with SIGINT blocked, so a Ctrl-C that arrives before its
-    :func:`_worker_init` ignores SIGINT stays pending and is then discarded, instead of raising
-    KeyboardInterrupt in the worker (a traceback on the terminal, a broken pool); here, a pending
-    Ctrl-C is delivered when the block ends."""
-    if not hasattr(signal, "pthread_sigmask"):     # no fork where there is no pthread_sigmask
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 def _worker_init(parent: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the parent handles a Ctrl-C and ends the workers
-    if hasattr(signal, "pthread_sigmask"):           # blocked since the fork: a pending one is discarded
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    ignore_sigint_in_worker()     # the parent handles a Ctrl-C and ends the workers (one pending since the fork: gone)
     die_with_parent(parent)
     from verify.numeric import nw
 
@@ -175,9 +127,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
             for fut in derived:
                 fut.result()
         except BaseException:
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.kill()
-            pool.shutdown(wait=False, cancel_futures=True)
+            stop_pool(pool)
             raise
         pool.shutdown(wait=True)
     ders = []
@@ -221,9 +171,7 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
                     if bar:
                         bar.advance(f"checked {claim}")
         except BaseException:   # bad input, a failed write, SIGINT: end the workers now, not after their claims
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.kill()
-            pool.shutdown(wait=False, cancel_futures=True)
+            stop_pool(pool)
             raise
         pool.shutdown(wait=True)
     else:

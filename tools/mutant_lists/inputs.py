@@ -35,6 +35,23 @@ MUTANTS = [
       '            continue\n        c = m["continuous"]',
       '            pass\n        c = m["continuous"]',
       ('tests/test_allocate.py::test_a_model_that_does_not_apply_is_named_not_ranked',)),
+    # issue 37: one strict numeral parser for every numeric flag
+    M('numeral-unicode-digits', 'verify/_validate.py',
+      '_INTEGER_NUMERAL = re.compile(r"[+-]?[0-9]+")',
+      '_INTEGER_NUMERAL = re.compile(r"[+-]?\\d+")',
+      (ROWS + "[cli-sweep-tasks-full-width-digit]",)),
+    M('numeral-length-uncapped', 'verify/_validate.py',
+      '    if len(text) > MAX_NUMERAL_CHARS:',
+      '    if False:',
+      (ROWS + "[cli-alloc-budget-5000-digits]",)),
+    M('decimal-numeral-as-python-reads-it', 'verify/_validate.py',
+      '    if not _DECIMAL_NUMERAL.fullmatch(_numeral_text(name, text, want)):',
+      '    if not _numeral_text(name, text, want):',
+      (ROWS + "[cli-sweep-sleep-underscore]",)),
+    M('sweep-seed-unbounded', 'verify/_validate.py',
+      '    if not 0 <= value <= MAX_SEED:',
+      '    if not 0 <= value:',
+      (ROWS + "[cli-sweep-c7-seed-2-63]",)),
 ]
 
 # -- the replay schema (verify/schema.py): validation derived from one declaration

@@ -1,20 +1,11 @@
 """C3 (Thm 3.1): MSE_H = (ensemble bias)² + Σ α_h² V_h + Σ_{h≠h'} α_h α_h' C_hh', for any weights.
 
-Parts (SPEC, C3):
-
-1. ``decomposition identity (any weights)``: the engine (:func:`verify.numeric.engine.decompose`) on real
-   NW heads, several H, random α of any sign with Σα ≠ 1, methods ``simulate`` and ``exact``, softmax
-   and Gaussian kernels. The MSE is measured directly (mean squared error over the replicates), the
-   terms from the head moments of the same empirical measure, so the identity must hold to rounding
-   (:func:`verify.numeric.bounds.decomposition_bound`), pointwise and integrated; the generated
-   ``c3_mse_h<H>`` (the derivation's expanded right-hand side) evaluated at the engine's moments must
-   give the measured MSE; the engine's mpmath recomputation at 50 digits gives the residual and the
-   digits float64 agrees to, and its arb recomputation certifies the residual.
-2. ``ensemble bias as Σ α_h b_h`` (detail): the ensemble bias Σ α_h μ_h − f equals
-   Σ α_h b_h + (Σα − 1) f (generated ``c3_ensemble_bias_h<H>``), so "ensemble bias = Σ α_h b_h" needs
-   Σα = 1; the theorem uses the ensemble bias itself and holds for every α.
-3. ``Ueda–Nakano reduction`` (detail): α = 1/H; the generated ``c3_ueda_nakano(bias̄, var̄, covar̄, H)``
-   from the engine's head moments against the measured MSE and term by term.
+The check (SPEC, C3): the engine (:func:`verify.numeric.engine.decompose`) on real NW heads measures the
+MSE directly (over the replicates) and the terms from the head moments of the same empirical measure,
+so the identity must hold to rounding (:func:`verify.numeric.bounds.decomposition_bound`), pointwise
+and integrated, for random weights of any sign with Σα ≠ 1; the generated expansions at the engine's
+moments give the measured MSE, the ensemble bias in head biases and Ueda–Nakano for uniform weights;
+the engine's mpmath and arb recomputations give the residual and certify it.
 """
 
 from __future__ import annotations
@@ -25,8 +16,7 @@ import numpy as np
 
 import proofs
 from proofs.markup import num, sci
-from verify._validate import fail
-from verify.judgment.claim import Claim, Context, Evidence, shared
+from verify.judgment.claim import Claim, Context, Evidence, Threshold, shared
 from verify.judgment.verdicts import Numeric, Role
 from verify.numeric import formulas
 from verify.numeric.bounds import decomposition_bound
@@ -34,33 +24,49 @@ from verify.numeric.dgp import head_projections, make_dgp
 from verify.numeric.engine import Decomposition, decompose
 from verify.outputs import plots
 
-__all__ = ["CLAIM", "check", "MP_DPS", "MP_RESIDUAL_MAX", "ARB_PREC", "CERTIFIED_RESIDUAL", "SUM_ALPHA_GAP",
-           "stated_mse", "ensemble_bias", "within_rounding", "mp_row_agrees", "identity_agrees", "identity",
-           "ueda_nakano"]
+__all__ = ["CLAIM", "MP_DPS", "MP_RESIDUAL_MAX", "ARB_PREC", "CERTIFIED_RESIDUAL", "SUM_ALPHA_GAP", "MSE_FORMS",
+           "BIAS_FORMS", "stated_mse", "away_from_one", "within_rounding", "certified",
+           "mp_row_agrees", "identity_agrees", "identity", "ueda_nakano"]
 
-#: Digits of the engine's mpmath recomputation: far beyond float64's 16.
-MP_DPS = 50
-#: The identity's relative residual recomputed at MP_DPS digits is at most this: five digits of
-#: slack for the cancellation in sums over R replicates and H² pairs.
-MP_RESIDUAL_MAX = 10.0 ** (5 - MP_DPS)
-#: Bits of the arb recomputation and the relative residual it must certify: 256 bits carry ~77
-#: digits, the recomputed identity's balls have radii ~1e-75, so 1e-60 leaves a wide margin.
-ARB_PREC = 256
-CERTIFIED_RESIDUAL = 1e-60
-#: The engine's largest generated expansion: c3_mse_h1 .. c3_mse_h6.
-MAX_GENERATED_H = 6
+CLAIM = Claim(proofs.c3_decomposition)
+
+#: Digits of the engine's mpmath recomputation (far beyond float64's 16) and bits of its arb one (~77 digits).
+MP_DPS, ARB_PREC = 50, 256
+MP_RESIDUAL_MAX = Threshold(10.0 ** (5 - MP_DPS), "the identity's relative residual recomputed at 50 digits: five "
+                                                  "digits of slack for cancellation in sums over replicates and pairs")
+CERTIFIED_RESIDUAL = Threshold(1e-60, r"the relative residual arb must certify: the 256-bit balls of the recomputed "
+                                      r"identity have radii near $10^{-75}$, a wide margin")
+SUM_ALPHA_GAP = Threshold(0.25, r"random weights whose sum is within this of 1 are moved ($\alpha_1$ plus 1): "
+                                r"$\sum_h \alpha_h$ stays visibly away from 1, where the ensemble bias and "
+                                r"$\sum_h \alpha_h b_h$ differ")
+#: The derivation's expansions the engine's moments are put into, by H (generated as c3_mse_h1..h6 and
+#: c3_ensemble_bias_h1..h6).
+MSE_FORMS = {1: formulas.c3_mse_h1, 2: formulas.c3_mse_h2, 3: formulas.c3_mse_h3, 4: formulas.c3_mse_h4,
+             5: formulas.c3_mse_h5, 6: formulas.c3_mse_h6}
+BIAS_FORMS = {1: formulas.c3_ensemble_bias_h1, 2: formulas.c3_ensemble_bias_h2, 3: formulas.c3_ensemble_bias_h3,
+              4: formulas.c3_ensemble_bias_h4, 5: formulas.c3_ensemble_bias_h5, 6: formulas.c3_ensemble_bias_h6}
 #: The runs' data: a single-index target in d = 4, heads of d_k = 2, noise sd 0.5 (the head moments
 #: then differ visibly between heads and from the target).
 D, D_K, SIGMA = 4, 2, 0.5
-#: Random weights whose sum is within this of 1 are moved (α_1 += 1): Σα stays visibly away from 1,
-#: where the ensemble bias and Σ α_h b_h differ.
-SUM_ALPHA_GAP = 0.25
 
 
 # --------------------------------------------------------------------------- the judges
+def away_from_one(alpha: np.ndarray) -> np.ndarray:
+    """The run's weights: ``alpha``, with α_1 += 1 where |Σα − 1| < SUM_ALPHA_GAP."""
+    alpha = np.array(alpha, dtype=float)
+    if abs(alpha.sum() - 1.0) < SUM_ALPHA_GAP:
+        alpha[0] += 1.0
+    return alpha
+
+
 def within_rounding(error: float, bound: float) -> bool:
     """A measured residual is float64 rounding: at most its bound."""
     return bool(error <= bound)
+
+
+def certified(residual_bound: float) -> bool:
+    """arb's enclosure of the relative residual lies within CERTIFIED_RESIDUAL."""
+    return bool(residual_bound <= CERTIFIED_RESIDUAL)
 
 
 def mp_row_agrees(row: dict[str, Any], bound: float) -> bool:
@@ -81,19 +87,8 @@ def identity_agrees(worst_ratio: float, mp_rows: list[dict[str, Any]], mp_bound:
 # --------------------------------------------------------------------------- numeric helpers
 def stated_mse(dec: Decomposition) -> np.ndarray:
     """The derivation's right-hand side (generated ``c3_mse_h<H>``) at the engine's moments, (m,)."""
-    H = dec.H
-    if H > MAX_GENERATED_H:
-        raise fail("dec", f"a decomposition with H = {H}", f"H <= {MAX_GENERATED_H} (generated c3_mse_h1..h6)")
-    C = [dec.head_cov[a, c] for a in range(H) for c in range(a, H)]
-    return getattr(formulas, f"c3_mse_h{H}")(*dec.alpha, *dec.head_mean, dec.f_eval, *C)
-
-
-def ensemble_bias(dec: Decomposition) -> np.ndarray:
-    """Σ α_h μ_h − f from the generated ``c3_ensemble_bias_h<H>``, (m,)."""
-    if dec.H > MAX_GENERATED_H:
-        raise fail("dec", f"a decomposition with H = {dec.H}",
-                   f"H <= {MAX_GENERATED_H} (generated c3_ensemble_bias_h1..h6)")
-    return getattr(formulas, f"c3_ensemble_bias_h{dec.H}")(*dec.alpha, *dec.head_mean, dec.f_eval)
+    C = [dec.head_cov[a, c] for a in range(dec.H) for c in range(a, dec.H)]
+    return MSE_FORMS[dec.H](*dec.alpha, *dec.head_mean, dec.f_eval, *C)
 
 
 def _scale(dec: Decomposition) -> np.ndarray:
@@ -120,9 +115,7 @@ def identity(ctx: Context) -> dict[str, Any]:
         for method in ("simulate", "exact"):
             for kernel in ("softmax", "gaussian"):
                 tag = f"any/{H}/{method}/{kernel}"
-                alpha = 1.5 * ctx.rng(f"c3/{tag}/alpha").standard_normal(H)
-                if abs(alpha.sum() - 1.0) < SUM_ALPHA_GAP:          # keep Σα visibly away from 1
-                    alpha[0] += 1.0
+                alpha = away_from_one(1.5 * ctx.rng(f"c3/{tag}/alpha").standard_normal(H))
                 dec = _run(ctx, tag, H, method, kernel, alpha, n, R, m)
                 bound = decomposition_bound(R, H, n)
                 pt = dec.identity_error()
@@ -130,18 +123,18 @@ def identity(ctx: Context) -> dict[str, Any]:
                 i_scale = abs(integ["mse"]) + integ["bias2"] + abs(integ["var_term"]) + abs(integ["cov_term"])
                 it = abs(integ["mse"] - integ["bias2"] - integ["var_term"] - integ["cov_term"]) / i_scale
                 gen = float(np.max(np.abs(stated_mse(dec) - dec.mse) / _scale(dec)))
-                eb = ensemble_bias(dec)
+                eb = BIAS_FORMS[H](*dec.alpha, *dec.head_mean, dec.f_eval)        # Σ α_h μ_h − f
                 weighted = dec.alpha @ dec.head_bias                       # Σ α_h b_h
                 rel = np.abs(eb - (weighted + (dec.alpha.sum() - 1.0) * dec.f_eval))
                 rel_scale = np.abs(dec.alpha) @ np.abs(dec.head_mean) + (1 + abs(dec.alpha.sum())) * np.abs(dec.f_eval)
-                bias_rel = max(bias_rel, float(np.max(rel / rel_scale)))
+                bias_case = float(np.max(rel / rel_scale))
+                bias_rel = max(bias_rel, bias_case)
                 bias_gap = max(bias_gap, float(np.max(np.abs(eb - weighted))))
                 rows.append({"H": H, "method": method, "kernel": kernel, "alpha": dec.alpha.tolist(),
                              "sum_alpha": float(dec.alpha.sum()), "pointwise": pt, "integrated": it,
                              "generated_vs_measured": gen, "bound": bound,
                              "integrated_mse": integ["mse"]})
                 worst_point, worst_int, worst_gen = max(worst_point, pt), max(worst_int, it), max(worst_gen, gen)
-                bias_case = float(np.max(rel / rel_scale))
                 worst_ratio = max(worst_ratio, pt / bound, it / bound, gen / bound, bias_case / bound)
     ctx.progress("mpmath recomputation at 50 digits")
     mp_rows = []
@@ -156,7 +149,7 @@ def identity(ctx: Context) -> dict[str, Any]:
         mp_rows.append({"H": H, "method": method, "kernel": kernel, "dps": chk.dps, "residual": chk.residual,
                         "digits_agreed": chk.digits, "worst_term_gap": max(chk.agreement.values()),
                         "arb_prec_bits": arb.prec, "certified_residual_bound": arb.bound,
-                        "certified": arb.certifies(CERTIFIED_RESIDUAL)})
+                        "certified": certified(arb.bound)})
     ok = identity_agrees(worst_ratio, mp_rows, lambda r: decomposition_bound(R_mp, r["H"], n_mp))
     return {"cases": rows, "sizes": {"n": n, "R": R, "m": m}, "max_pointwise": worst_point,
             "max_integrated": worst_int, "max_generated_vs_measured": worst_gen, "max_error_over_bound": worst_ratio,
@@ -219,9 +212,7 @@ def _plot(ctx: Context, un: dict[str, Any]) -> dict[str, Any]:
     return {"c3_ueda_nakano": plots.save(fig, path)}
 
 
-# --------------------------------------------------------------------------- the claim
-CLAIM = Claim(proofs.c3_decomposition)
-
+# --------------------------------------------------------------------------- the parts
 #: the theorem's right-hand side with the ensemble bias written out (markup)
 _DECOMPOSITION = (r"$\mathrm{MSE} = (E \hat{f} - f)^2 + \sum_h \alpha_h^2 V_h + "
                   r"\sum_{h \neq h'} \alpha_h \alpha_{h'} C_{hh'}$")
@@ -232,7 +223,8 @@ _ROUNDING = (r"at most the float64 rounding bound $4 \varepsilon (R + H^2 + n)$,
              "terms' magnitudes")
 
 
-@CLAIM.part("decomposition identity (any weights)", Role.CORE, groups=("decomposition",),
+@CLAIM.part("decomposition-identity", Role.CORE, groups=("decomposition",),
+            label="decomposition identity (any weights)",
             statement=r"for any real weights $\alpha$, $\mathrm{MSE} = (\sum_h \alpha_h \mu_h - f)^2 + "
                       r"\sum_h \alpha_h^2 V_h + \sum_{h \neq h'} \alpha_h \alpha_{h'} C_{hh'}$, pointwise and "
                       "integrated")
@@ -243,11 +235,11 @@ def decomposition_identity(ctx: Context) -> Evidence:
     sums = [r["sum_alpha"] for r in ident["cases"]]
     return Evidence(
         numeric=Numeric("rounding" if ident["ok"] else "disagree",
-                        f"{len(ident['cases'])} engine runs on real NW heads ($H$ in {Hs}, `simulate` and `exact`, "
+                        f"{len(ident['cases'])} engine runs on real NW heads ($H$ in {Hs}, noise simulated and exact, "
                         r"softmax and Gaussian kernels, random $\alpha$ of any sign, $\sum_h \alpha_h$ from "
                         f"{num(min(sums), '.2f')} to {num(max(sums), '.2f')}): the measured MSE against its three "
                         f"terms, pointwise {sci(ident['max_pointwise'])}, integrated {sci(ident['max_integrated'])}; "
-                        "the generated `c3_mse_h<H>` against the measured MSE "
+                        "the derivation's expansion at the engine's moments against the measured MSE "
                         f"{sci(ident['max_generated_vs_measured'])} (all at most "
                         f"{num(ident['max_error_over_bound'], '.2g')} of the float64 rounding bound); mpmath at "
                         f"{MP_DPS} digits: residual {sci(ident['max_mp_residual'], 0)}, float64 agrees to "
@@ -258,7 +250,7 @@ def decomposition_identity(ctx: Context) -> Evidence:
         finding=_DECOMPOSITION + r" exactly, for any $\alpha$")
 
 
-@CLAIM.part("ensemble bias as Σ α_h b_h", Role.DETAIL, groups=("ensemble_bias",),
+@CLAIM.part("ensemble-bias", Role.DETAIL, groups=("ensemble_bias",), label=r"ensemble bias as $\sum_h \alpha_h b_h$",
             statement=r"the ensemble bias of Thm 3.1 is the weighted sum of the head biases, $\sum_h \alpha_h b_h$",
             stated=r"ensemble bias $= \sum_h \alpha_h b_h$")
 def ensemble_bias_in_head_biases(ctx: Context) -> Evidence:
@@ -281,7 +273,7 @@ def ensemble_bias_in_head_biases(ctx: Context) -> Evidence:
         finding=r"the ensemble bias is " + _BIAS + r", equal to $\sum_h \alpha_h b_h$ only when $\sum_h \alpha_h = 1$")
 
 
-@CLAIM.part("Ueda–Nakano reduction", Role.DETAIL, groups=("ueda_nakano",),
+@CLAIM.part("ueda-nakano", Role.DETAIL, groups=("ueda_nakano",), label="Ueda–Nakano reduction",
             statement=r"for uniform weights $\alpha_h = 1/H$ the decomposition is "
                       r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ (Ueda and Nakano, 1996)",
             stated=r"reduces to Ueda–Nakano (1996) for uniform $\alpha$")
@@ -291,8 +283,8 @@ def ueda_nakano_reduction(ctx: Context) -> Evidence:
     return Evidence(
         numeric=Numeric("rounding" if un["ok"] else "disagree",
                         f"{len(un['cases'])} engine runs with $\\alpha = 1/H$ ($H$ in "
-                        f"{sorted({r['H'] for r in un['cases']})}, `exact` and `simulate`): the generated "
-                        "`c3_ueda_nakano` at the engine's head moments against the measured MSE and term by term, max "
+                        f"{sorted({r['H'] for r in un['cases']})}, noise exact and simulated): the Ueda–Nakano form "
+                        "at the engine's head moments against the measured MSE and term by term, max "
                         f"{sci(un['max_gap'])} (at most {num(un['max_error_over_bound'], '.2g')} of the rounding "
                         f"bound) (criterion: every gap {_ROUNDING})", un),
         derived=r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ exactly for $\alpha_h = 1/H$",
@@ -309,5 +301,3 @@ def summary(ctx: Context, parts: tuple) -> str:
             f"{sci(ident['max_mp_residual'], 0)}; Ueda–Nakano to {sci(un['max_gap'], 0)}; the ensemble bias is "
             f"{_BIAS}, which is $\\sum_h \\alpha_h b_h$ only if $\\sum_h \\alpha_h = 1$")
 
-
-check = CLAIM.check

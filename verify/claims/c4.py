@@ -1,18 +1,10 @@
 """C4: the Head Diversity Index - the literal formula against the subspace form.
 
-Parts (SPEC, C4):
-
-1. ``literal formula as stated`` (detail): ``HDI_lit = 1 − 2/(H(H−1)) Σ_{h<h'} ||W_hᵀW_h'/d_k||_F²`` on raw
-   weights, judged against its own stated properties (0 for identical heads, values in [0, 1]).
-   A search over small seeded cases (identical heads with orthonormal columns, scaled by c)
-   finds the smallest violations; the replayer recomputes :func:`verify.numeric.diversity.hdi` with
-   ``form="literal"`` from the saved matrices. Measured besides: the generated closed forms
-   (``c4_literal_identical_orthonormal``, ``c4_literal_scaled``, ``c4_literal_isotropic``) and the
-   restoring condition ``W_hᵀW_h = sqrt(d_k) I`` (``c4_matching_scale``), under which the two forms agree.
-2. ``subspace form`` (core): ``HDI = 1 − mean_{h<h'} ρ_hh'``: range, the two extremes, invariance under
-   ``W_h → W_h A_h`` and head permutation on seeded random sets, principal angles and ρ against an
-   mpmath computation at 50 digits (:mod:`verify.numeric.subspace_reference`), and the generated
-   ``c4_subspace_hdi_h2_d3dk2`` / ``c4_rho_dk2``.
+The check (SPEC, C4): the literal formula on raw weights judged against its own stated properties (0 for
+identical heads, values in [0, 1]) on the smallest seeded identical-head sets, with the generated closed
+forms and the restoring scale ``W_hᵀW_h = sqrt(d_k) I``; the subspace form ``1 − mean_{h<h'} ρ_hh'`` (range,
+extremes, invariances) against mpmath at 50 digits (:mod:`verify.numeric.subspace_reference`) and the
+generated forms.
 """
 
 from __future__ import annotations
@@ -26,41 +18,42 @@ import numpy as np
 import proofs
 from proofs.c4_hdi import RESTORING_GRAM
 from proofs.markup import num, sci
-from verify._validate import as_array, at_most, fail, fields, within
-from verify.judgment.claim import Claim, Context, Evidence, shared
-from verify.judgment.counterexamples import ReplayOutcome, replayer
+from verify._validate import as_array, fail, within
+from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
+from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Role
-from verify.numeric import formulas
 from verify.numeric.dgp import haar_frame, head_projections
 from verify.numeric.diversity import hdi, overlap, principal_angles
-from verify.numeric.subspace_reference import (
-    MP_DPS,
-    mp_hdi,
-    mp_principal_angles,
-    well_conditioned,
+from verify.numeric.formulas import (
+    c4_literal_identical_orthonormal,
+    c4_literal_isotropic,
+    c4_literal_scaled,
+    c4_matching_scale,
+    c4_rho_dk2,
+    c4_subspace_hdi_h2_d3dk2_mp,
 )
+from verify.numeric.subspace_reference import MP_DPS, mp_hdi, mp_principal_angles, well_conditioned
 from verify.outputs import plots
+from verify.schema import Float, List, Obj, Schema, Text
 
-__all__ = ["CLAIM", "check", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "literal_forms_agree",
-           "subspace_agrees", "judge_literal", "literal_search", "literal_figures", "subspace"]
+__all__ = ["CLAIM", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "literal_forms_agree", "subspace_agrees",
+           "replay_literal", "literal_search", "literal_figures", "subspace"]
 
-#: HDI from Householder QR and Frobenius sums of d <= 8 matrices, heads multiplied by matrices of
-#: condition <= e² ≈ 7.4: ~1e-15 measured; 1e-12 is float64 rounding with a wide margin, and far
-#: below every violation the search calls (>= 0.5).
-HDI_TOL = 1e-12
-#: Principal angles (radians) of well-conditioned d <= 6 matrices, sine/cosine branches:
-#: absolute error ~1e-15; 1e-12 is rounding with a margin.
-ANGLE_TOL = 1e-12
+CLAIM = Claim(proofs.c4_hdi)
+
+HDI_TOL = Threshold(1e-12, r"HDI from Householder QR and Frobenius sums of matrices with $d \le 8$ (heads times "
+                           r"matrices of condition at most $e^2$): about $10^{-15}$ measured, far below every "
+                           "violation the search calls (at least 0.5)")
+ANGLE_TOL = Threshold(1e-12, r"principal angles (radians) of well-conditioned matrices with $d \le 6$, sine and "
+                             r"cosine branches: about $10^{-15}$ measured")
+MAX_REPLAY_WORK = Cap(10**8, r"flops $\sum H^2 (d d_k^2 + 10)$ of both HDI forms over a replay's cases: at most 1 s "
+                             r"at the cap (the check's own cases have $H \le 3$, $d \le 8$)")
+MAX_REPLAY_HEADS = Cap(1024, r"heads $H$ of a replayed case (the $H \times H$ overlap matrix)")
+MAX_REPLAY_CASES = Cap(256, "cases of a replay: its summary names each violating case; the check saves 4")
+MAX_REPLAY_DIM = Cap(4096, r"rows $d$ and columns $d_k$ of a replayed head: a longer list is refused before its "
+                           r"entries are read (the check's own heads have $d \le 3$)")
 #: Scales of the identical heads the literal search tries, nearest to the orthonormal scale first.
 SCALES = (1.0, 2.0, 0.5)
-#: A replay computes both HDI forms of every case: ~H²·(d·d_k² + 10) flops (the pair products
-#: and a per-pair overhead), summed over the cases, at most this many: measured <= 1 s at the cap;
-#: the check's own cases have H <= 3, d <= 8.
-MAX_REPLAY_WORK = 10**8
-#: ... at most this many heads per case (the H x H overlap matrix) and cases (the summary names
-#: each violating case; the check saves 4).
-MAX_REPLAY_HEADS = 1024
-MAX_REPLAY_CASES = 256
 
 #: the criteria, in words (markup)
 _TOL = sci(HDI_TOL, 0)
@@ -106,33 +99,28 @@ def subspace_agrees(fig: dict[str, Any]) -> bool:
                 and fig["principal_angles_vs_mpmath_max_abs"] <= ANGLE_TOL)
 
 
-# --------------------------------------------------------------------------- the replayer
-@replayer("c4.literal-formula")
-def judge_literal(params: dict) -> ReplayOutcome:
-    """Recompute the literal HDI of each saved head set (``params["cases"]``, each ``W_K`` of shape
-    (H, d, d_k)); a case violates the stated properties (:func:`literal_violations`) when its heads
-    are identical and the literal HDI is not 0, or when it lies outside [0, 1] (each beyond HDI_TOL)."""
-    cases = fields("params", params, ("cases",))["cases"]
-    if not isinstance(cases, list) or not cases:
-        raise fail("params.cases", repr(cases)[:80], "a non-empty list of {label, W_K}")
-    at_most("params.cases", len(cases), MAX_REPLAY_CASES, "cases; MAX_REPLAY_CASES")
-    arrays, work = [], 0
-    for i, case in enumerate(cases):
-        fields(f"params.cases[{i}]", case, ("W_K",))
-        W = as_array(f"params.cases[{i}].W_K", case["W_K"], ndim=3, keep_float32=False)
-        H, d, d_k = W.shape
-        if H < 2 or not 1 <= d_k <= d:
-            raise fail(f"params.cases[{i}].W_K", f"shape {W.shape}", "(H, d, d_k) with H >= 2 and 1 <= d_k <= d")
-        at_most(f"params.cases[{i}].W_K", H, MAX_REPLAY_HEADS, "heads H; MAX_REPLAY_HEADS")
-        label = case.get("label", f"case {i}")
-        if not isinstance(label, str):
-            raise fail(f"params.cases[{i}].label", repr(label)[:80], "a string")
-        arrays.append((label, W))
-        work += H * H * (d * d_k * d_k + 10)
-    at_most("params.cases", work, MAX_REPLAY_WORK, "flops Σ H²·(d·d_k² + 10) over the cases; MAX_REPLAY_WORK: "
-            "a few seconds at the cap")
+# --------------------------------------------------------------------------- the replay
+#: a head set W_K: H >= 2 heads of d rows of d_k entries
+_HEADS = List(List(List(Float(), max_len=MAX_REPLAY_DIM), max_len=MAX_REPLAY_DIM), min_len=2,
+              max_len=MAX_REPLAY_HEADS)
+_CASES = Schema(cases=List(Obj({"label": Text(), "W_K": _HEADS}, frozenset({"label"})), max_len=MAX_REPLAY_CASES),
+                work=lambda p: sum(len(c["W_K"]) ** 2 * (len(c["W_K"][0]) * len(c["W_K"][0][0]) ** 2 + 10)
+                                   for c in p["cases"]),
+                cap=MAX_REPLAY_WORK, work_what="flops Σ H²·(d·d_k² + 10): pair products and a per-pair overhead")
+
+
+@CLAIM.replay("literal-formula", schema=_CASES,
+              example={"cases": [{"label": "identical", "W_K": [[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]] * 2}]})
+def replay_literal(params: dict) -> ReplayOutcome:
+    """Recompute the literal HDI of each saved head set (``W_K`` of shape (H, d, d_k)); a case violates the
+    stated properties (:func:`literal_violations`) when its heads are identical and the literal HDI is not
+    0, or when it lies outside [0, 1] (each beyond HDI_TOL)."""
     figures, violated = {}, []
-    for i, (label, W) in enumerate(arrays):
+    for i, case in enumerate(params["cases"]):
+        W = as_array(f"params.cases[{i}].W_K", case["W_K"], ndim=3, keep_float32=False)
+        if not 1 <= W.shape[2] <= W.shape[1]:
+            raise fail(f"params.cases[{i}].W_K", f"shape {W.shape}", "(H, d, d_k) with 1 <= d_k <= d")
+        label = case.get("label", f"case {i}")
         identical = all(np.array_equal(W[0], w) for w in W[1:])
         with within(f"params.cases[{i}]"):
             lit, sub = hdi(W, form="literal"), hdi(W)
@@ -180,7 +168,7 @@ def literal_figures(ctx: Context) -> dict[str, Any]:
     rng = ctx.rng("c4/literal/forms")
     dks = ctx.size((1, 2, 3, 4), tuple(range(1, 9)))
     ident = max(abs(hdi(np.stack([haar_frame(rng, dk + 1, dk)] * 2), form="literal")
-                    - float(formulas.c4_literal_identical_orthonormal(dk))) for dk in dks)
+                    - float(c4_literal_identical_orthonormal(dk))) for dk in dks)
     K = ctx.size(6, 24)
     scaled, restored, dk_norm, raw_gap, raw_min, points = 0.0, 0.0, 0.0, 0.0, math.inf, []
     for i in range(K):
@@ -191,16 +179,16 @@ def literal_figures(ctx: Context) -> dict[str, Any]:
         points.append((sub, lit, "raw"))
         raw_gap, raw_min = max(raw_gap, abs(lit - sub)), min(raw_min, lit)
         c = float(rng.uniform(0.3, 3.0))
-        pred = float(formulas.c4_literal_scaled(lit, c))
+        pred = float(c4_literal_scaled(lit, c))
         scaled = max(scaled, abs(hdi(c * raw, form="literal") - pred) / max(1.0, abs(pred)))
         U = head_projections("random", H, d, d_k, rng=rng)
         Q = [haar_frame(rng, d_k, d_k) for _ in range(H)]
         mean_rho = 1.0 - hdi(U)
-        iso = np.stack([float(formulas.c4_matching_scale(d_k)) * U[h] @ Q[h] for h in range(H)])
+        iso = np.stack([float(c4_matching_scale(d_k)) * U[h] @ Q[h] for h in range(H)])
         restored = max(restored, abs(hdi(iso, form="literal") - hdi(iso)))
         points.append((hdi(iso), hdi(iso, form="literal"), "matched"))
         big = np.stack([math.sqrt(d_k) * U[h] @ Q[h] for h in range(H)])
-        pred_dk = float(formulas.c4_literal_isotropic(mean_rho, math.sqrt(d_k), d_k))
+        pred_dk = float(c4_literal_isotropic(mean_rho, math.sqrt(d_k), d_k))
         dk_norm = max(dk_norm, abs(hdi(big, form="literal") - pred_dk) / max(1.0, abs(pred_dk)))
     out = {"identical_orthonormal_vs_c4_literal_identical_orthonormal": ident, "d_k_values": list(dks),
            "scaled_vs_c4_literal_scaled": scaled, "sets": K,
@@ -253,10 +241,10 @@ def subspace(ctx: Context) -> dict[str, Any]:
     for _ in range(ctx.size(3, 10)):
         W = rng.standard_normal((2, 3, 2))
         with mpmath.workdps(MP_DPS):
-            ref = formulas.c4_subspace_hdi_h2_d3dk2_mp(*W[0].ravel(), *W[1].ravel())
+            ref = c4_subspace_hdi_h2_d3dk2_mp(*W[0].ravel(), *W[1].ravel())
         gen = max(gen, abs(hdi(W) - float(ref)))
         cos = np.cos(mp_principal_angles(W[0], W[1]))
-        gen_rho = max(gen_rho, abs(float(formulas.c4_rho_dk2(*cos)) - float(overlap(W)[0, 1])))
+        gen_rho = max(gen_rho, abs(float(c4_rho_dk2(*cos)) - float(overlap(W)[0, 1])))
     figs = {"random_sets": K, "hdi_min": lo, "hdi_max": hi, "identical_max_abs_hdi": ident,
             "orthogonal_max_abs_1_minus_hdi": orth, "invariance_WA_max_change": inv, "permutation_max_change": perm,
             "angle_pairs": P, "principal_angles_vs_mpmath_max_abs": ang, "rho_vs_mpmath_max_abs": rho_err,
@@ -288,11 +276,8 @@ def _min_literal(ctx: Context) -> float:
                *(r["literal_hdi"] for r in literal_search(ctx)["table"]))
 
 
-# --------------------------------------------------------------------------- the claim
-CLAIM = Claim(proofs.c4_hdi)
-
-
-@CLAIM.part("literal formula as stated", Role.DETAIL, groups=("literal",),
+# --------------------------------------------------------------------------- the parts
+@CLAIM.part("literal-formula", Role.DETAIL, groups=("literal",), label="literal formula as stated",
             statement=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert G_{hh'} \rVert_F^2$, "
                       r"$G_{hh'} = (W_K^h)^\top W_K^{h'}/d_k$ on the raw weights, is $0$ for identical heads, $1$ for "
                       r"orthogonal ones and lies in $[0, 1]$",
@@ -304,7 +289,6 @@ def literal_formula(ctx: Context) -> Evidence:
     cx = None
     if search["params"] is not None:
         cx = ctx.counterexample(
-            claim="C4", part="literal-formula", kind="c4.literal-formula",
             statement=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert W_h^\top W_{h'}/d_k \rVert_F^2$ "
                       r"is $0$ for identical heads and lies in $[0, 1]$",
             params=search["params"],
@@ -314,15 +298,15 @@ def literal_formula(ctx: Context) -> Evidence:
     figs["search"] = search["table"]
     return Evidence(
         numeric=Numeric("measured" if lit["ok"] else "disagree",
-                        r"identical orthonormal heads: literal $= 1 - 1/d_k$ (`c4_literal_identical_orthonormal`, "
-                        f"$d_k$ in {lit['d_k_values']}) to "
-                        f"{_sci(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}; $W \\to c W$ "
-                        f"follows `c4_literal_scaled` to {_sci(lit['scaled_vs_c4_literal_scaled'])}; {lit['sets']} "
-                        f"raw Gaussian sets: literal down to {num(lit['raw_gaussian_min_literal'], '.2f')}, up to "
+                        r"against the derivation's closed forms: identical orthonormal heads give $1 - 1/d_k$ "
+                        f"($d_k$ in {lit['d_k_values']}) to "
+                        f"{_sci(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}, $W \\to c W$ "
+                        f"moves $1 - \\mathrm{{HDI}}$ by $c^4$ to {_sci(lit['scaled_vs_c4_literal_scaled'])}; "
+                        f"{lit['sets']} raw Gaussian sets: literal down to "
+                        f"{num(lit['raw_gaussian_min_literal'], '.2f')}, up to "
                         f"{num(lit['raw_gaussian_max_literal_minus_subspace'], '.2f')} from the subspace form; with "
-                        f"{RESTORING_GRAM} (`c4_matching_scale`) the forms agree to "
-                        f"{_sci(lit['matched_scale_literal_minus_subspace'])}; $W_h^\\top W_h = d_k I$ gives "
-                        r"$1 - d_k \bar{\rho}$ (`c4_literal_isotropic`) to "
+                        f"{RESTORING_GRAM} the forms agree to {_sci(lit['matched_scale_literal_minus_subspace'])}; "
+                        r"$W_h^\top W_h = d_k I$ gives $1 - d_k \bar{\rho}$ to "
                         f"{_sci(lit['dk_identity_gram_vs_c4_literal_isotropic'])} (criterion: {_LITERAL_CRITERION})",
                         figs),
         counterexample=cx,
@@ -337,7 +321,7 @@ def literal_formula(ctx: Context) -> Evidence:
         plots=_plot(ctx, lit))
 
 
-@CLAIM.part("subspace form", Role.CORE, groups=("subspace",),
+@CLAIM.part("subspace-form", Role.CORE, groups=("subspace",), label="subspace form",
             statement=r"$\mathrm{HDI} = 1 - \mathrm{mean}_{h < h'} \rho_{hh'}$ ($\rho$ the mean $\cos^2$ of the "
                       r"principal angles) lies in $[0, 1]$, is $0$ for identical and $1$ for orthogonal heads, and is "
                       r"invariant under $W_K^h \to W_K^h A_h$ and head permutations")
@@ -353,8 +337,8 @@ def subspace_form(ctx: Context) -> Evidence:
                         f"most {_sci(sub['invariance_WA_max_change'])}, permutations by at most "
                         f"{_sci(sub['permutation_max_change'])}; principal angles against mpmath at {MP_DPS} digits "
                         f"within {_sci(sub['principal_angles_vs_mpmath_max_abs'])} rad (tiny angles included), HDI "
-                        f"against mpmath within {_sci(sub['hdi_vs_mpmath_max_abs'])}, the generated "
-                        f"`c4_subspace_hdi_h2_d3dk2` within {_sci(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
+                        f"against mpmath within {_sci(sub['hdi_vs_mpmath_max_abs'])}, the derivation's closed form "
+                        f"($H = 2$, $d = 3$, $d_k = 2$) within {_sci(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
                         f"(criterion: {_SUBSPACE_CRITERION})", sub),
         finding=r"$\mathrm{HDI} = 1 - \bar{\rho}$ lies in $[0, 1]$, $0$ for identical and $1$ for orthogonal heads, "
                 "basis-invariant")
@@ -368,5 +352,3 @@ def summary(ctx: Context, parts: tuple) -> str:
             f"{num(_min_literal(ctx), '.3g')}, equal to the subspace form only for {RESTORING_GRAM}; subspace form in "
             f"$[0, 1]$, invariances and mpmath angles to {_sci(worst)}")
 
-
-check = CLAIM.check

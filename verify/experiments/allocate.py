@@ -30,8 +30,10 @@ from verify._validate import (
     error_line,
     fail,
     finite_number,
+    int_numeral,
     positive_int,
     positive_number,
+    real_numeral,
 )
 from verify.errors import VerifyError
 from verify.numeric import formulas
@@ -366,15 +368,11 @@ def format_allocation(result: dict[str, Any], *, verdict: bool = True) -> str:
 
 
 def _number(flag: str, text: str, kind: type) -> Any:
-    try:
-        value = float(text)
-    except ValueError:
-        raise fail(flag, repr(text), "a number") from None
+    """A flag's numeral (verify._validate's one grammar: ASCII digits, no underscores or spaces; an
+    integer also as ``1e6``, exactly); its range is checked by :func:`allocate`'s validators."""
     if kind is int:
-        if not value.is_integer():  # also inf and nan
-            raise fail(flag, repr(text), "a positive integer")
-        return int(text) if text.strip().lstrip("+-").isdigit() else int(value)  # 10**20 stays exact
-    return value
+        return int_numeral(flag, text, maximum=None, exponent=True, want="a positive integer")
+    return real_numeral(flag, text)
 
 
 def _applies_here(m: Model, D: int, d: int) -> None:

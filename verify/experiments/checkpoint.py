@@ -1,12 +1,20 @@
-"""Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights).
+"""Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights; C9 reading ii).
 
-The ``safetensors`` library (numpy, one tensor at a time) feeds the per-head key and query
-projections of BERT/MiniLM, GPT-2 and LLaMA/Mistral checkpoints to :mod:`verify.numeric.diversity`.
+Two source formats behind one :class:`Checkpoint`: safetensors files (the ``safetensors``
+library, numpy, one tensor at a time; BERT/MiniLM, GPT-2 and LLaMA/Mistral layouts with
+``config.json``) and GGUF files (the ``gguf`` library, :mod:`verify.experiments.gguf_reader`;
+the LLaMA family and GPT-2, quantised or not, with the sizes in the file's own metadata). Both
+feed the per-head key and query projections to :mod:`verify.numeric.diversity`.
 
-Two facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
+Three facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
 ``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
-invertible matrix, and Hugging Face's conversion permutes rows inside each head; neither
-changes ``Range(W_K^h)``, so HDI, which is invariant under ``W_K^h -> W_K^h A``, is unaffected.
+invertible matrix, and both Hugging Face's conversion and llama.cpp's (``LlamaModel.permute``,
+which reorders the rows of each head of ``attn_q``/``attn_k`` so that its rotation pairs adjacent
+rows) permute rows inside each head only; neither changes ``Range(W_K^h)``, so HDI, which is
+invariant under ``W_K^h -> W_K^h A``, is unaffected (tests/test_gguf.py checks the permutation).
+Quantised weights differ from the trained ones by up to half a quantisation step each: every HDI
+from weights stored below float32 precision carries a band, its change under perturbations of
+that size (:func:`quantisation_band`).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -23,6 +32,7 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
+from verify._validate import seed as valid_seed
 from verify._validate import (
     ArgParser,
     error_line,
@@ -30,17 +40,22 @@ from verify._validate import (
     fail,
     path_like,
     positive_int,
+    printable,
+    received,
+    seed_arg,
     writable_file,
     writable_folder,
 )
 from verify.errors import VerifyError
 from verify.io import (
     atomic_write_bytes,
+    atomic_write_text,
     loads_json,
     read_json,
     regular_file,
     write_json,
 )
+from verify.experiments.gguf_reader import GGUFFile, float_steps, is_gguf
 from verify.numeric.baseline import haar_hdi_moments
 from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
@@ -49,8 +64,15 @@ __all__ = [
     "MAX_TENSORS",
     "SafetensorsFile",
     "read_safetensors",
+    "MAX_WIDTH",
+    "MAX_HEAD_DIM",
+    "GGUF_ARCHITECTURES",
+    "DEFAULT_BAND_DRAWS",
+    "MAX_BAND_DRAWS",
+    "BAND_SDS",
     "Checkpoint",
     "open_checkpoint",
+    "quantisation_band",
     "analyze_checkpoint",
     "format_table",
     "plot_overlaps",
@@ -67,6 +89,25 @@ MAX_HEADER_BYTES = 16 * 2**20
 #: The most tensors one file may declare: public checkpoints hold a few thousand per file, and
 #: the library reads 65,536 header entries in well under a second.
 MAX_TENSORS = 65_536
+#: The widest model analysed (d): the largest public models have d = 16,384 (LLaMA-3 405B).
+MAX_WIDTH = 32_768
+#: The largest head size analysed (d_k): real heads have 32 to 256; the QR of a head costs d·d_k².
+MAX_HEAD_DIM = 1_024
+#: GGUF architectures read (general.architecture) and their attention layout: "llama" for separate
+#: query and key projections ``blk.{i}.attn_q.weight`` / ``attn_k.weight`` with rotary positions
+#: (llama.cpp writes Mistral models as "llama"), "gpt2" for the fused ``blk.{i}.attn_qkv.weight``
+#: with learned absolute positions.
+GGUF_ARCHITECTURES = {"llama": "llama", "mistral": "llama", "mistral3": "llama", "qwen2": "llama", "qwen3": "llama",
+                      "granite": "llama", "gpt2": "gpt2"}
+#: Storage types with no band: float32/float64 weights are kept at the precision models are trained in.
+FULL_PRECISION = ("F32", "F64")
+#: Perturbations per block for the quantisation band: the band is dominated by the mean shift, which
+#: 8 draws estimate to a few per cent (its SE is reported).
+DEFAULT_BAND_DRAWS = 8
+#: The most perturbations per block (each costs one HDI of the block: bounded work from the command line).
+MAX_BAND_DRAWS = 256
+#: Standard deviations of the perturbed HDI added to its mean shift in the band (normal tail 1.3e-3).
+BAND_SDS = 3.0
 
 
 # --- the safetensors reader --------------------------------------------------------------------
@@ -214,7 +255,9 @@ class Checkpoint:
     """Where the attention projections of a checkpoint are and how they split into heads.
 
     ``H`` query heads and ``H_kv`` key heads of size ``d_k`` in model width ``d``; with
-    grouped-query attention (``H_kv < H``) query head h uses key head ``h // (H // H_kv)``.
+    grouped-query attention (``H_kv < H``) query head h uses key head ``h // (H // H_kv)`` (Hugging
+    Face's ``repeat_kv`` and llama.cpp's broadcast alike). ``format`` is "safetensors" or "gguf";
+    ``rotary`` says whether positions enter as rotations of q and k (the LLaMA family).
     """
 
     path: Path
@@ -227,11 +270,19 @@ class Checkpoint:
     d: int
     d_k: int
     prefix: str
-    _where: dict[str, SafetensorsFile] = field(repr=False, compare=False)
+    _where: dict[str, Any] = field(repr=False, compare=False)
+    format: str = "safetensors"
+    rotary: bool = False
+    name: str | None = None
+    version: int | None = None
 
     def tensor_names(self, layer: int) -> tuple[str, str]:
         """(query tensor, key tensor) of ``layer``; the same fused tensor for GPT-2."""
         p, i = self.prefix, layer
+        if self.format == "gguf":
+            if self.layout == "gpt2":
+                return (f"blk.{i}.attn_qkv.weight",) * 2
+            return f"blk.{i}.attn_q.weight", f"blk.{i}.attn_k.weight"
         if self.layout == "bert":
             return f"{p}encoder.layer.{i}.attention.self.query.weight", f"{p}encoder.layer.{i}.attention.self.key.weight"
         if self.layout == "gpt2":
@@ -239,26 +290,76 @@ class Checkpoint:
         return f"{p}layers.{i}.self_attn.q_proj.weight", f"{p}layers.{i}.self_attn.k_proj.weight"
 
     def expected_shapes(self) -> tuple[tuple[int, int], tuple[int, int]]:
-        """Stored shapes of (query, key) tensors implied by H, H_kv, d, d_k."""
-        if self.layout == "gpt2":  # Conv1D (in, out): x @ W = [q | k | v]
-            return ((self.d, 3 * self.H * self.d_k),) * 2
+        """Stored (numpy) shapes of (query, key) tensors implied by H, H_kv, d, d_k."""
+        if self.layout == "gpt2":
+            if self.format == "gguf":  # llama.cpp transposes the Conv1D weight: rows [q | k | v]
+                return ((3 * self.H * self.d_k, self.d),) * 2
+            return ((self.d, 3 * self.H * self.d_k),) * 2   # Conv1D (in, out): x @ W = [q | k | v]
         return (self.H * self.d_k, self.d), (self.H_kv * self.d_k, self.d)  # torch Linear (out, in)
+
+    def storage(self, layer: int) -> tuple[str, str]:
+        """Storage types (safetensors dtype or GGUF tensor type) of the (query, key) tensors."""
+        return tuple(self._where[n].info(n)[0] for n in self.tensor_names(layer))  # type: ignore[return-value]
+
+    def _split(self, q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(H, d, d_k) and (H_kv, d, d_k) from the stored arrays (weights or their steps)."""
+        H, H_kv, d, d_k = self.H, self.H_kv, self.d, self.d_k
+        if self.layout == "gpt2" and self.format == "safetensors":
+            wq, wk = q[:, : H * d_k], q[:, H * d_k: 2 * H * d_k]
+            return wq.reshape(d, H, d_k).transpose(1, 0, 2), wk.reshape(d, H, d_k).transpose(1, 0, 2)
+        if self.layout == "gpt2":
+            q, k = q[: H * d_k], q[H * d_k: 2 * H * d_k]
+        return q.reshape(H, d_k, d).transpose(0, 2, 1), k.reshape(H_kv, d_k, d).transpose(0, 2, 1)
 
     def heads(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """``W_Q`` (H, d, d_k) and ``W_K`` (H_kv, d, d_k) of ``layer`` in float64.
 
         Linear (out, in): ``W^h = weight[h d_k:(h+1) d_k, :]^T``. GPT-2 Conv1D (d, 3 H d_k):
-        ``q = W[:, :H d_k]``, ``k = W[:, H d_k:2 H d_k]``, head h = columns ``h d_k:(h+1) d_k``.
+        ``q = W[:, :H d_k]``, ``k = W[:, H d_k:2 H d_k]``, head h = columns ``h d_k:(h+1) d_k``;
+        GPT-2 in GGUF (3 H d_k, d): the same with rows.
         """
         q_name, k_name = self.tensor_names(layer)
-        H, H_kv, d, d_k = self.H, self.H_kv, self.d, self.d_k
-        if self.layout == "gpt2":
-            w = self._where[q_name].get(q_name).astype(np.float64)
-            wq, wk = w[:, : H * d_k], w[:, H * d_k: 2 * H * d_k]
-            return wq.reshape(d, H, d_k).transpose(1, 0, 2), wk.reshape(d, H, d_k).transpose(1, 0, 2)
         wq = self._where[q_name].get(q_name).astype(np.float64)
-        wk = self._where[k_name].get(k_name).astype(np.float64)
-        return wq.reshape(H, d_k, d).transpose(0, 2, 1), wk.reshape(H_kv, d_k, d).transpose(0, 2, 1)
+        wk = wq if k_name == q_name else self._where[k_name].get(k_name).astype(np.float64)
+        return self._split(wq, wk)
+
+    def steps(self, layer: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each weight's storage step, split like :meth:`heads`; None when both tensors are stored
+        at full precision (F32, F64)."""
+        if all(t in FULL_PRECISION for t in self.storage(layer)):
+            return None
+        out = []
+        for name in dict.fromkeys(self.tensor_names(layer)):
+            src = self._where[name]
+            out.append(src.step(name) if self.format == "gguf" else float_steps(src.get(name), src.info(name)[0]))
+        return self._split(out[0], out[-1])
+
+
+def _inside(folder: Path, item: Path) -> bool:
+    """Whether ``item`` resolves to a place inside ``folder`` (resolved)."""
+    try:
+        item.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _gguf_in(folder: Path) -> Path | None:
+    """The one ``*.gguf`` file of a model folder, None when it has none. Several (split GGUF
+    models, or two quantisations) are refused, and so is a symlink that leads out of the folder:
+    a folder names what it holds (pass the file itself to read a linked file)."""
+    found = sorted(folder.glob("*.gguf"))
+    if not found:
+        return None
+    if len(found) > 1:
+        names = ", ".join(printable(f.name) for f in found[:4]) + (" ..." if len(found) > 4 else "")
+        raise fail("PATH", f"folder {printable(str(folder))!r} with {len(found)} .gguf files ({names})",
+                   "one .gguf file per folder (split GGUF models are not read; pass one file)")
+    item = found[0]
+    if item.is_symlink() and not _inside(folder, item):
+        raise fail("PATH", f"{printable(str(item))!r}, a symlink to {printable(os.path.realpath(item))!r} outside "
+                           "the folder", "files inside the model folder (pass the file itself to read a linked file)")
+    return item
 
 
 def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
@@ -270,11 +371,68 @@ def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
         single = path / "model.safetensors"
         files = (single,) if single.is_file() else tuple(sorted(path.glob("*.safetensors")))
         if not files:
-            raise fail("PATH", f"directory {path} without *.safetensors files",
-                       "a .safetensors file or a directory holding model.safetensors (or shards)")
+            raise fail("PATH", f"directory {path} without *.safetensors files or a .gguf file",
+                       "a .safetensors or .gguf file or a directory holding model.safetensors (or shards)")
         cfg = path / "config.json"
         return files, (cfg if cfg.exists() else None)
-    raise fail("PATH", repr(str(path)), "an existing .safetensors file or model directory")
+    raise fail("PATH", repr(str(path)), "an existing .safetensors file, .gguf file or model directory")
+
+
+def _gguf_int(f: GGUFFile, key: str, required: bool, cap: int, why: str) -> int | None:
+    """A positive integer from the GGUF metadata, at most ``cap``."""
+    v = f.integer(key, required=required)
+    if v is None:
+        return None
+    if not 1 <= v <= cap:
+        raise fail(f"{f.where}: key {key!r}", f"{v:,}", f"an integer from 1 to {cap:,} ({why})")
+    return v
+
+
+def _open_gguf(path: Path, file: Path) -> Checkpoint:
+    """A GGUF checkpoint: sizes from the file's metadata (``{arch}.block_count``,
+    ``.embedding_length``, ``.attention.head_count``, ``.attention.head_count_kv``, and
+    ``.attention.key_length`` when present, else d / H), every attention tensor's shape and type
+    checked before any is read."""
+    f = GGUFFile(file, "PATH")
+    arch = f.string("general.architecture")
+    if arch not in GGUF_ARCHITECTURES:
+        raise fail(f"{f.where}: key 'general.architecture'", received(arch),
+                   f"one of {', '.join(GGUF_ARCHITECTURES)} (their attention tensors are read)")
+    layout = GGUF_ARCHITECTURES[arch]
+    n_tensors = len(f.names)
+    L = _gguf_int(f, f"{arch}.block_count", True, max(n_tensors, 1), "each layer holds tensors of the file")
+    d = _gguf_int(f, f"{arch}.embedding_length", True, MAX_WIDTH, "MAX_WIDTH")
+    H = _gguf_int(f, f"{arch}.attention.head_count", True, d, "at most one head per dimension")
+    H_kv = _gguf_int(f, f"{arch}.attention.head_count_kv", False, H, "at most the query heads")
+    H_kv = H if H_kv is None else H_kv
+    if H % H_kv:
+        raise fail(f"{f.where}: key '{arch}.attention.head_count_kv'", H_kv,
+                   f"a divisor of {arch}.attention.head_count = {H} (each key head serves as many query heads)")
+    if layout == "gpt2" and H_kv != H:
+        raise fail(f"{f.where}: key '{arch}.attention.head_count_kv'", H_kv, f"{H}: GPT-2 has one key head per query head")
+    d_k = _gguf_int(f, f"{arch}.attention.key_length", False, min(d, MAX_HEAD_DIM), "d_k <= d and MAX_HEAD_DIM")
+    if d_k is None:
+        if d % H:
+            raise fail(f"{f.where}: key '{arch}.attention.head_count'", H,
+                       f"a divisor of {arch}.embedding_length = {d} (or a key_length key giving the head size)")
+        d_k = d // H
+        if d_k > MAX_HEAD_DIM:
+            raise fail(f"{f.where}: key '{arch}.attention.head_count'", H, f"heads of at most {MAX_HEAD_DIM} dimensions "
+                                                                            "(MAX_HEAD_DIM)")
+    name = f.string("general.name", required=False) if f.has("general.name") else None
+    ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", {}, format="gguf", rotary=layout == "llama",
+                    name=name, version=f.version)
+    why = f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})"
+    for i in range(L):
+        for tname, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
+            if not f.has_tensor(tname):
+                raise fail(f.where, f"no tensor {tname!r}", f"tensor {tname!r} of shape {shape} {why}")
+            _, got = f.info(tname)
+            if got != shape:
+                raise fail(f"{f.where}: tensor {tname!r}", f"shape {got}", f"shape {shape} {why}")
+            f.readable(tname)   # a type read here, refused by name otherwise
+            ck._where[tname] = f
+    return ck
 
 
 def _read_config(cfg_path: Path | None, weights: Path) -> dict[str, Any]:
@@ -319,10 +477,19 @@ def _detect_layout(index: dict[str, SafetensorsFile], files: tuple[Path, ...]) -
 def open_checkpoint(path: str | Path) -> Checkpoint:
     """Locate the query/key projections of a checkpoint and check their shapes against config.json.
 
-    ``path``: a ``.safetensors`` file (config.json beside it) or a directory with
-    ``model.safetensors`` (or shards ``*.safetensors``) and ``config.json``.
+    ``path``: a ``.safetensors`` file (config.json beside it), a directory with
+    ``model.safetensors`` (or shards ``*.safetensors``) and ``config.json``, a ``.gguf`` file, or
+    a directory holding one ``.gguf`` file (the sizes are then read from its metadata).
     """
     path = Path(path_like("path (PATH)", path))
+    if path.is_dir() and not any(path.glob("*.safetensors")):
+        found = _gguf_in(path)
+        if found is not None:
+            return _open_gguf(path, found)
+    elif path.exists() and not path.is_dir():
+        regular_file("PATH", path)   # a FIFO is refused before it is opened to look for the magic number
+        if is_gguf(path):
+            return _open_gguf(path, path)
     files, cfg_path = _weight_files(path)
     index: dict[str, SafetensorsFile] = {}
     for fp in files:
@@ -369,6 +536,42 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
 # --- analysis ---------------------------------------------------------------------------------
 
 
+def _hdi_by_cholesky(W: np.ndarray) -> float:
+    """Subspace HDI of heads ``W`` (H, d, d_k) from their Gram matrix: with ``W_hᵀ W_h = L_h L_hᵀ``
+    (Cholesky), ``U_h = W_h L_h^{-T}`` is an orthonormal basis of Range(W_h), so
+    ``U_hᵀ U_g = L_h^{-1} (W_hᵀ W_g) L_g^{-T}``: one d × (H d_k) Gram product and H² small
+    triangular products, about half the work of H QR factorisations; used for the band's many
+    perturbed copies of heads whose rank :func:`verify.numeric.diversity.overlap` has checked."""
+    H, d, k = W.shape
+    flat = W.transpose(1, 0, 2).reshape(d, H * k)
+    G = (flat.T @ flat).reshape(H, k, H, k).transpose(0, 2, 1, 3)          # (H, H, k, k) blocks W_hᵀ W_g
+    Linv = np.linalg.inv(np.linalg.cholesky(G[np.arange(H), np.arange(H)]))
+    B = Linv[:, None] @ G @ np.swapaxes(Linv, -1, -2)[None]              # U_hᵀ U_g
+    sq = (B**2).sum(axis=(-1, -2))
+    return float(1.0 - (sq.sum() - np.trace(sq)) / (k * H * (H - 1)))
+
+
+def quantisation_band(W: np.ndarray, steps: np.ndarray, *, draws: int, rng: np.random.Generator) -> dict[str, Any]:
+    """How much the HDI of heads ``W`` (H, d, d_k) moves when every weight moves by as much as
+    its storage rounds: the HDI of ``W + E`` for ``draws`` independent E with entries uniform on
+    ``[-step/2, step/2]`` (``steps`` the per-weight steps, W's shape).
+
+    Returns ``shift`` (mean change; noise makes subspaces more random, so it raises an HDI below
+    the Haar value), its standard error ``shift_se``, the SD ``sd`` of the change and the band
+    ``|shift| + BAND_SDS·sd``: digits of the HDI finer than the band are not determined by the
+    stored weights. On MiniLM quantised to Q8_0, Q5_x and Q4_x (tests/test_gguf.py) the band
+    covers the difference between the quantised and the float32 HDI in every layer.
+    """
+    draws = positive_int("band draws", draws, minimum=2, maximum=MAX_BAND_DRAWS)
+    h0 = _hdi_by_cholesky(W)
+    dev = np.empty(draws)
+    for k in range(draws):   # one draw at a time: memory of one set of heads
+        dev[k] = _hdi_by_cholesky(W + (rng.random(W.shape) - 0.5) * steps) - h0
+    shift, sd = float(dev.mean()), float(dev.std(ddof=1))
+    return {"band": abs(shift) + BAND_SDS * sd, "shift": shift, "shift_se": sd / math.sqrt(draws), "sd": sd,
+            "draws": draws}
+
+
 def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
     """Diversity figures of one set of heads (keys or queries of one layer)."""
     n = W.shape[0]
@@ -394,13 +597,33 @@ def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
     return out
 
 
-def analyze_checkpoint(path: str | Path) -> dict[str, Any]:
+def _groups_text(H: int, H_kv: int) -> str:
+    """``query heads 0-2 -> key head 0, 3-5 -> 1, ...`` (at most eight groups spelled out)."""
+    g = H // H_kv
+    parts = [f"{j * g}-{(j + 1) * g - 1} -> {j}" if g > 1 else f"{j} -> {j}" for j in range(min(H_kv, 8))]
+    return "query heads " + ", ".join(parts) + (", ..." if H_kv > 8 else "")
+
+
+#: Why score forms are not compared for rotary models (printed with the table).
+ROTARY_NOTE = ("score forms W_Q^h (W_K^h)^T are not compared: with rotary positions the score of a query at "
+               "position m and a key at n is x_m^T W_Q^h R(n - m) (W_K^h)^T x_n, R a rotation of the head's d_k "
+               "coordinates, so a head's score form changes with the relative position; the key and query ranges, "
+               "which R leaves unchanged, are compared")
+
+
+def analyze_checkpoint(path: str | Path, *, seed: int = 0, band_draws: int = DEFAULT_BAND_DRAWS) -> dict[str, Any]:
     """Per layer, for keys and queries: subspace HDI, fusion-frame bound, mean/max pairwise
     overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d, its SD over draws of
-    as many heads, and z = (HDI - baseline)/SD) and the overlap matrix.
+    as many heads, and z = (HDI - baseline)/SD) and the overlap matrix; for weights stored below
+    float32 precision, the quantisation band (:func:`quantisation_band`, ``band_draws``
+    perturbations per block, each block's draws from ``SeedSequence([seed, layer, 0 keys / 1
+    queries])``).
 
-    With grouped-query attention the key figures are over the H_kv distinct key heads.
+    With grouped-query attention the key figures are over the H_kv distinct key heads, each with
+    the Haar baseline of H_kv heads, and the query figures over the H query heads.
     """
+    seed = valid_seed("seed", seed)
+    band_draws = positive_int("band_draws", band_draws, minimum=2, maximum=MAX_BAND_DRAWS)
     ck = open_checkpoint(path)
     g = ck.H // ck.H_kv
     groups = [list(range(j * g, (j + 1) * g)) for j in range(ck.H_kv)]
@@ -408,19 +631,45 @@ def analyze_checkpoint(path: str | Path) -> dict[str, Any]:
     if ck.H_kv < ck.H:
         notes.append(f"grouped-query attention: {ck.H_kv} key heads, each shared by {g} query heads "
                      f"(query head h uses key head h // {g}); key HDI is over the {ck.H_kv} distinct key heads")
-    layers = []
+    if ck.rotary:
+        notes.append(ROTARY_NOTE)
+    layers, types, banded = [], set(), False
     for i in range(ck.num_layers):
         wq, wk = ck.heads(i)
         q_name, k_name = ck.tensor_names(i)
+        types.update(ck.storage(i))
         if ck.layout == "gpt2":
-            q_name, k_name = f"{q_name} [:, 0:{ck.H * ck.d_k}]", f"{k_name} [:, {ck.H * ck.d_k}:{2 * ck.H * ck.d_k}]"
-        layers.append({"layer": i, "keys": _block(wk, k_name, ck.d, ck.d_k),
-                       "queries": _block(wq, q_name, ck.d, ck.d_k)})
+            rows = "[:, {}:{}]" if ck.format == "safetensors" else "[{}:{}, :]"
+            q_name = f"{q_name} {rows.format(0, ck.H * ck.d_k)}"
+            k_name = f"{k_name} {rows.format(ck.H * ck.d_k, 2 * ck.H * ck.d_k)}"
+        entry = {"layer": i, "keys": _block(wk, k_name, ck.d, ck.d_k), "queries": _block(wq, q_name, ck.d, ck.d_k)}
+        steps = ck.steps(i)
+        for j, part, W in ((0, "keys", wk), (1, "queries", wq)):
+            if steps is None or W.shape[0] < 2:
+                entry[part]["band"] = None
+                continue
+            banded = True
+            rng = np.random.default_rng(np.random.SeedSequence([seed, i, j]))
+            entry[part]["band"] = quantisation_band(W, steps[1 - j], draws=band_draws, rng=rng)
+        layers.append(entry)
+    band = None
+    if banded:
+        band = {"draws": band_draws, "seed": seed, "sds": BAND_SDS,
+                "what": f"|mean change| + {BAND_SDS:g} SD of the HDI over {band_draws} perturbations of every weight "
+                        f"by uniform noise of +-half its quantisation step (seed {seed})"}
+        notes.append(f"band: the HDI's change when every weight moves by up to half its quantisation step "
+                     f"(|mean| + {BAND_SDS:g} SD over {band_draws} draws, seed {seed}); finer digits are not "
+                     f"determined by the stored weights")
     return {
-        "path": str(ck.path), "files": [str(f) for f in ck.files], "layout": ck.layout,
-        "model_type": ck.model_type, "num_layers": ck.num_layers, "H": ck.H, "H_kv": ck.H_kv,
+        "path": str(ck.path), "files": [str(f) for f in ck.files], "format": ck.format, "version": ck.version,
+        "layout": ck.layout,
+        "model_type": ck.model_type, "name": ck.name, "rotary": ck.rotary, "tensor_types": sorted(types),
+        "num_layers": ck.num_layers, "H": ck.H, "H_kv": ck.H_kv,
         "d": ck.d, "d_k": ck.d_k, "query_heads_per_key_head": g, "key_head_groups": groups,
-        "notes": notes, "layers": layers,
+        "score_forms": ({"compared": False, "reason": ROTARY_NOTE} if ck.rotary else
+                        {"compared": False, "reason": "not computed by this command (C9's training parts compare the "
+                                                      "score forms of trained heads)"}),
+        "band": band, "notes": notes, "layers": layers,
     }
 
 
@@ -432,30 +681,50 @@ def _fmt_z(x: float | None) -> str:
     return f"{'-':>7}" if x is None else f"{x:7.1f}"
 
 
+def _fmt_band(b: dict[str, Any]) -> str:
+    band = b.get("band")
+    return f"{'-':>8}" if band is None else f"{'±' + format(band['band'], '.2g'):>8}"
+
+
 def format_table(result: dict[str, Any]) -> str:
-    """The readable per-layer table printed by ``python -m verify hdi``."""
+    """The readable per-layer table printed by ``python -m verify hdi``; text from the file (its
+    path, architecture and name) is printed with control characters escaped."""
     r = result
-    lines = [
-        f"checkpoint: {r['path']}",
-        f"layout: {r['layout']} (model_type {r['model_type']}), {r['num_layers']} layers, "
+    banded = r.get("band") is not None
+    lines = [f"checkpoint: {printable(r['path'])}"]
+    if r.get("format") == "gguf":
+        name = f", name {printable(repr(r['name']))}" if r.get("name") else ""
+        lines.append(f"format: GGUF v{r.get('version')}, architecture {printable(repr(r['model_type']))}{name}, "
+                     f"attention weights stored as {', '.join(r['tensor_types'])}")
+    sd_keys = next((layer["keys"]["random_hdi_sd"] for layer in r["layers"]), None) if r["H_kv"] < r["H"] else None
+    lines += [
+        f"layout: {r['layout']} (model_type {printable(str(r['model_type']))}), {r['num_layers']} layers, "
         f"d = {r['d']}, d_k = {r['d_k']}, query heads H = {r['H']}, key heads = {r['H_kv']}",
         f"random baseline: independent Haar-random d_k-subspaces have mean overlap d_k/d = "
         f"{r['d_k'] / r['d']:.4f}, i.e. HDI {1 - r['d_k'] / r['d']:.4f}"
-        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if (sd := _first_sd(r)) else ""),
+        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if (sd := _first_sd(r)) else "")
+        + (f", ± {sd_keys:.2g} over draws of {r['H_kv']} key heads" if sd_keys else ""),
+    ]
+    if r["H_kv"] < r["H"]:
+        lines.append(f"groups: {_groups_text(r['H'], r['H_kv'])} (query head h uses key head h // "
+                     f"{r['H'] // r['H_kv']})")
+    lines += [
         *[f"note: {n}" for n in r["notes"]],
         "HDI = 1 - mean pairwise overlap rho (subspace form); bound = fusion-frame maximum of HDI; "
-        "z = (HDI - random)/SD",
+        "z = (HDI - random)/SD" + ("; band = the HDI's sensitivity to the quantisation" if banded else ""),
         "",
-        f"{'':5} | {'keys':^44} | {'queries':^44}",
-        f"{'layer':5} | " + " | ".join([f"{'HDI':>6} {'bound':>6} {'random':>6} {'z':>7} {'mean':>7} {'max':>7}"] * 2),
-        f"{'':5} | " + " | ".join([f"{'':>6} {'':>6} {'':>6} {'':>7} {'rho':>7} {'rho':>7}"] * 2),
     ]
+    width = 44 + (9 if banded else 0)
+    head = f"{'HDI':>6} {'bound':>6} {'random':>6} {'z':>7} {'mean':>7} {'max':>7}" + (f" {'band':>8}" if banded else "")
+    sub = f"{'':>6} {'':>6} {'':>6} {'':>7} {'rho':>7} {'rho':>7}" + (f" {'':>8}" if banded else "")
+    lines += [f"{'':5} | {'keys':^{width}} | {'queries':^{width}}", f"{'layer':5} | " + " | ".join([head] * 2),
+              f"{'':5} | " + " | ".join([sub] * 2)]
     for layer in r["layers"]:
         cells = []
         for part in ("keys", "queries"):
             b = layer[part]
             cells.append(f"{_fmt(b['hdi'])} {_fmt(b['hdi_bound'])} {_fmt(b['random_hdi'])} {_fmt_z(b['z'])} "
-                         f"{_fmt(b['mean_overlap']):>7} {_fmt(b['max_overlap']):>7}")
+                         f"{_fmt(b['mean_overlap']):>7} {_fmt(b['max_overlap']):>7}" + (f" {_fmt_band(b)}" if banded else ""))
         lines.append(f"{layer['layer']:5d} | " + " | ".join(cells))
     return "\n".join(lines)
 
@@ -531,28 +800,69 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     return paths
 
 
+def _band_draws_arg(text: str) -> int:
+    """``--band-draws``'s type: an integer from 2 to MAX_BAND_DRAWS."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer from 2 to {MAX_BAND_DRAWS}, got {received(text)}") from None
+    if not 2 <= value <= MAX_BAND_DRAWS:
+        raise argparse.ArgumentTypeError(f"expected an integer from 2 to {MAX_BAND_DRAWS} (MAX_BAND_DRAWS), got {value}")
+    return value
+
+
 def cli_hdi(argv: list[str]) -> int:
-    """``python -m verify hdi PATH [--json FILE] [-o DIR]``; 0 on success, 2 on bad input (the
-    output targets are checked before the checkpoint is read)."""
+    """``python -m verify hdi PATH [--json FILE] [-o DIR] [--seed N] [--band-draws K]`` or
+    ``python -m verify hdi --reading-ii [--readme FILE] [--json FILE]``; 0 on success, 2 on bad
+    input (the output targets are checked before the checkpoint is read)."""
     parser = ArgParser(prog="python -m verify hdi",
-                       description="Head diversity (HDI) of the key and query heads of a safetensors checkpoint, "
-                                   "per layer, against the Haar baseline of random subspaces.",
-                       epilog="example:\n  python -m verify hdi path/to/model --json hdi.json -o hdi-plots",
+                       description="Head diversity (HDI) of the key and query heads of a checkpoint (safetensors or "
+                                   "GGUF), per layer, against the Haar baseline of random subspaces, with the HDI's "
+                                   "sensitivity to the quantisation for quantised weights; --reading-ii: C9's reading "
+                                   "ii over the installed pretrained models.",
+                       epilog="examples:\n  python -m verify hdi path/to/model --json hdi.json -o hdi-plots\n"
+                              "  python -m verify hdi path/to/model.Q4_K_M.gguf --band-draws 16\n"
+                              "  python -m verify hdi --reading-ii",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", type=Path, metavar="PATH", help=".safetensors file or model directory with config.json")
+    parser.add_argument("path", type=Path, metavar="PATH", nargs="?",
+                        help=".safetensors file or model directory with config.json, or a .gguf file")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the full result (with overlap matrices)")
     parser.add_argument("-o", "--out", type=Path, metavar="DIR",
                         help="write one overlap heatmap PNG per layer and the HDI per layer against the Haar baseline")
     parser.add_argument("--plots", type=Path, dest="old_plots", help=argparse.SUPPRESS)   # the old name of --out
+    parser.add_argument("--seed", type=seed_arg, default=0, metavar="N",
+                        help="seed of the quantisation band's perturbations (default 0)")
+    parser.add_argument("--band-draws", type=_band_draws_arg, default=DEFAULT_BAND_DRAWS, metavar="K",
+                        help=f"perturbations per layer and tensor for the quantisation band (default "
+                             f"{DEFAULT_BAND_DRAWS}, 2 to {MAX_BAND_DRAWS})")
+    parser.add_argument("--reading-ii", action="store_true",
+                        help="C9's reading ii: the installed pretrained models (MiniLM, SmolLM2) against chance")
+    parser.add_argument("--readme", type=Path, metavar="FILE",
+                        help="with --reading-ii: rewrite the generated block between FILE's reading-ii markers")
+    import contextlib
+
+    from verify.io import output_folder
+
+    held = contextlib.ExitStack()      # -o DIR: taken (empty, or hdi's own marker) and locked until the end
     try:
         args = parser.parse_args(argv)
         exclusive(("--out", args.out), ("--plots", args.old_plots))
         plots = args.out if args.out is not None else args.old_plots
+        if args.reading_ii:
+            if args.path is not None or plots is not None:
+                parser.error("--reading-ii reads the installed models: no PATH and no --out")
+        elif args.path is None:
+            parser.error("the following arguments are required: PATH")
+        elif args.readme is not None:
+            parser.error("--readme goes with --reading-ii")
         if args.json is not None:
             writable_file("--json FILE", args.json)
         if plots is not None:
             writable_folder("--out DIR", plots)
-        result = analyze_checkpoint(args.path)
+            held.enter_context(output_folder("--out DIR", plots, "python -m verify hdi"))
+        if args.reading_ii:
+            return _cli_reading_ii(args)
+        result = analyze_checkpoint(args.path, seed=args.seed, band_draws=args.band_draws)
         print(format_table(result))
         if args.json is not None:
             try:
@@ -569,4 +879,34 @@ def cli_hdi(argv: list[str]) -> int:
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    finally:
+        held.close()
+    return 0
+
+
+def _cli_reading_ii(args: argparse.Namespace) -> int:
+    """``--reading-ii``: the table and verdict over the installed models; ``--readme`` rewrites
+    the README's generated block (its markers checked before the work)."""
+    from verify.experiments import pretrained   # it builds on this module
+
+    readme_text = None
+    if args.readme is not None:
+        readme_text = pretrained.read_readme(args.readme)
+    models = pretrained.reading_ii_models(seed=args.seed, band_draws=args.band_draws)
+    judged = pretrained.judge_reading_ii(models)
+    block = pretrained.readme_table(models, judged)
+    print(block)
+    if args.json is not None:
+        doc = {"models": [{k: v for k, v in m.items() if k != "result"} for m in models], "judgement": judged}
+        try:
+            write_json(args.json, doc, indent=1)
+        except OSError as exc:
+            raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
+        print(f"wrote {args.json}")
+    if readme_text is not None:
+        try:
+            atomic_write_text(args.readme, pretrained.with_readme_block(readme_text, block))
+        except OSError as exc:
+            raise fail("--readme FILE", f"{str(args.readme)!r} ({exc.strerror})", "a writable file") from None
+        print(f"wrote the reading-ii block of {args.readme}")
     return 0

@@ -42,7 +42,17 @@ import numpy as np
 from verify._validate import fail
 from verify.errors import VerifyError
 from verify.experiments.allocate import MODELS, divisor_pairs
-from verify.experiments.sweep import Task, common_arguments, parse_workers, run_sweep
+from verify.experiments.sweep import (
+    SWEEP_COMMAND,
+    Task,
+    check_scheduler,
+    check_targets,
+    common_arguments,
+    parse_scheduler,
+    parse_seed,
+    parse_workers,
+    run_sweep,
+)
 
 __all__ = ["GRIDS", "TASK", "c7_task", "grid_tasks", "analyse", "empirical_optimum", "plot_optimum",
            "cli_sweep_c7", "DESCRIBES_RMS_LOG", "DESCRIBES_AGREEMENT"]
@@ -412,25 +422,27 @@ def cli_sweep_c7(argv: list[str]) -> int:
     p.add_argument("--plot", default=None, metavar="FILE", help="PNG of d_k*(n) against the models (first config)")
     common_arguments(p, "sweep-c7")
     a = p.parse_args(argv)
-    try:
-        seed = int(a.seed)
-    except ValueError:
-        raise fail("--seed", repr(a.seed), "a non-negative integer") from None
-    if seed < 0:
-        raise fail("--seed", repr(a.seed), "a non-negative integer")
+    seed = parse_seed(a.seed)           # 0..2**63-1, as every --seed
     exclusive(("--quick", a.quick), ("--grid", a.grid))
     grid = "quick" if a.quick else a.grid or "full"
     if a.plot:
         writable_file("--plot", a.plot)   # before the work, not after it
     tasks = grid_tasks(grid, seed)
-    res = run_sweep(tasks, a.out, workers=parse_workers(a.workers, a.old_workers), scheduler=a.scheduler,
-                    progress=not a.no_progress, label=f"c7 {grid}")
-    if res.summary["missing"]:
-        raise fail("sweep", f"{res.summary['missing']} unfinished tasks", "a complete grid")
-    out = analyse(res.records)
-    from verify.io import write_json
+    workers = parse_workers(a.workers, a.old_workers)
+    from verify.io import output_folder, write_json
 
-    write_json(Path(a.out) / "analysis.json", dict(out, grid=grid, cost=res.summary))
+    if a.scheduler is not None:
+        parse_scheduler(a.scheduler)      # a malformed address, then the folder's entries, then the peer,
+    check_targets(a.out, [t.key for t in tasks])
+    if a.scheduler is not None:
+        check_scheduler(a.scheduler)      # all before the folder is taken (run_sweep checks them again)
+    with output_folder("--out", a.out, SWEEP_COMMAND):    # held until analysis.json is written too
+        res = run_sweep(tasks, a.out, workers=workers, scheduler=a.scheduler, progress=not a.no_progress,
+                        label=f"c7 {grid}")
+        if res.summary["missing"]:
+            raise fail("sweep", f"{res.summary['missing']} unfinished tasks", "a complete grid")
+        out = analyse(res.records)
+        write_json(Path(a.out) / "analysis.json", dict(out, grid=grid, cost=res.summary))
     print(f"C7 sweep, grid {grid}: {len(tasks)} tasks, {res.computed} computed now, {res.reused} stored; "
           f"wall {res.wall_s:.1f} s, CPU of all tasks {res.summary['cpu_s_all']:.1f} s ({res.summary['executor']})")
     print(format_result(out))

@@ -16,7 +16,19 @@ Execution: ``workers`` local processes (``--jobs N`` on the command line) (``spa
 ``verify.numeric.nw`` on one thread each, so that N processes use N cores), or with
 ``scheduler=ADDRESS`` the workers of a running ``dask.distributed`` scheduler (the ``cluster``
 extra; every worker needs this package installed). Either way the results are the same numbers:
-a task depends on its parameters only.
+a task depends on its parameters only. Local workers end with the sweep (killed or not: they ask
+the kernel for it, :mod:`verify._processes`) and ignore Ctrl-C, which the sweep handles: it ends
+them, writes the table of the finished tasks and exits with status 130.
+
+The scheduler's address is parsed before anything is done (:func:`parse_scheduler`:
+``tcp://HOST:PORT`` or ``HOST:PORT``), and the peer must answer as a Dask scheduler does (its
+handshake, sent at once on connection) within :data:`SCHEDULER_TIMEOUT_S`, which bounds the whole
+connection; anything else is refused on one line naming ``--scheduler``.
+
+The results folder follows the rule of every output folder (:func:`verify.io.output_folder`): it
+is new, empty, or a sweep's (it holds ``mha-nw-verify-output.json`` naming the sweep command);
+anything else is refused before any task runs, and while a sweep writes into it a second sweep
+into the same folder is refused.
 
 At the end (and whatever was interrupted before) ``DIR/results.csv`` holds one row per task of
 the grid, in grid order: the key, the parameters and the scalar results, no timings, so two
@@ -31,21 +43,39 @@ import csv
 import hashlib
 import importlib
 import io as _io
+import ipaddress
 import json
-import math
 import os
+import re
+import socket
+import struct
 import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from verify._validate import ArgParser, error_line, exclusive, fail, positive_int, received, writable_folder
+from verify import _processes
+from verify._validate import (
+    MAX_JOBS,
+    ArgParser,
+    error_line,
+    exclusive,
+    fail,
+    int_numeral,
+    positive_int,
+    real_numeral,
+    received,
+    seed_numeral,
+    writable_folder,
+)
 from verify.errors import VerifyError
-from verify.io import atomic_write_text, read_json, write_json
+from verify.io import atomic_write_text, output_folder, read_json, write_json
 
-__all__ = ["Task", "SweepResult", "task_key", "run_sweep", "read_table", "demo_task", "cli_sweep", "SWEEPS"]
+__all__ = ["Task", "SweepResult", "task_key", "run_sweep", "read_table", "demo_task", "cli_sweep", "SWEEPS",
+           "parse_scheduler", "check_scheduler", "parse_seed", "SWEEP_COMMAND"]
 
 #: Named sweeps of ``python -m verify sweep NAME``: ``"module:function"`` taking argv.
 SWEEPS = {"c7": "verify.experiments.scaling:cli_sweep_c7", "demo": "verify.experiments.sweep:cli_sweep_demo"}
@@ -54,10 +84,28 @@ MAX_TASK_BYTES = 2**20
 #: The demo grid's largest size: a self-test of a few hundred bytes per task file; 10,000 tasks are
 #: 3 MB and under a minute of work, where ``--tasks 10000000`` ran silently until killed.
 MAX_DEMO_TASKS = 10_000
-#: The most local worker processes (``--jobs``), as ``python -m verify --jobs`` allows.
-MAX_JOBS = 64
-#: How long to try to reach a Dask scheduler before calling its address wrong.
-SCHEDULER_TIMEOUT = "20s"
+#: The longest a demo task sleeps (``--sleep``): a self-test, not a benchmark.
+MAX_DEMO_SLEEP_S = 60
+#: The whole connection to a Dask scheduler (name lookup, TCP connect, the scheduler's handshake,
+#: the client's start) must be done within this many seconds, or the address is refused: a
+#: scheduler sends its handshake the moment it accepts (milliseconds on its network, well under a
+#: second across continents), and a peer that says nothing first (an HTTP server waiting for a
+#: request, a firewall dropping packets) is not one; 10 s also leaves a slow name server its time.
+SCHEDULER_TIMEOUT_S = 10.0
+#: A Dask handshake (``{"compression", "python", "pickle-protocol"}``, msgpack in one frame) is under
+#: 100 bytes; a peer announcing more than this is no scheduler (an SSH banner read as Dask's
+#: length prefix asks for 3 EiB).
+MAX_HANDSHAKE_BYTES = 64 * 1024
+#: At most this many frames in a handshake (Dask sends one).
+MAX_HANDSHAKE_FRAMES = 16
+#: The longest scheduler address read: a host name has at most 253 characters (RFC 1035), with
+#: the scheme, brackets and port under 300.
+MAX_ADDRESS_CHARS = 300
+#: How much longer than the connection's own deadline the sweep waits for the thread that connects
+#: (its socket calls end at that deadline; a name lookup that does not is left behind).
+CONNECT_GRACE_S = 0.5
+#: The command named in a sweep's results-folder marker (:func:`verify.io.output_folder`).
+SWEEP_COMMAND = "python -m verify sweep"
 
 
 @dataclass(frozen=True)
@@ -97,7 +145,7 @@ def task_key(function: str, params: dict) -> str:
 def _resolve(function: str) -> Callable[[dict], dict]:
     module, _, name = function.partition(":")
     if not module or not name:
-        raise fail("function", repr(function), "'module:function'")
+        raise fail("function", received(function), "'module:function'")
     return getattr(importlib.import_module(module), name)
 
 
@@ -108,10 +156,15 @@ def _execute(function: str, params: dict) -> tuple[dict, float]:
     return result, time.process_time() - t0
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int | None = None) -> None:
+    """A worker's start: with ``parent`` (a local worker) it ignores Ctrl-C and ends with the sweep
+    (:mod:`verify._processes`, as the main run's workers do); one NW thread (one process per core)."""
+    if parent is not None:
+        _processes.ignore_sigint_in_worker()
+        _processes.die_with_parent(parent)
     from verify.numeric import nw
 
-    nw.set_default_threads(1)   # one process per core: no threads inside
+    nw.set_default_threads(1)
 
 
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -196,13 +249,26 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
               progress: bool = True, label: str = "sweep") -> SweepResult:
     """Run every task of the grid that is not stored yet in ``out`` (module docstring); return
     all records in grid order. ``workers``: local processes (default: the usable CPUs; 1 runs
-    in this process); ``scheduler``: a Dask scheduler address instead."""
+    in this process); ``scheduler``: a Dask scheduler address instead (checked first:
+    :func:`parse_scheduler`, then its handshake). ``out`` is refused before any task runs unless it
+    is new, empty or a sweep's (:func:`verify.io.output_folder`), and while a sweep writes into it a
+    second one is refused."""
     t_start = time.perf_counter()
     tasks = list(tasks)
     keys = [t.key for t in tasks]
     if len(set(keys)) != len(keys):
         raise fail("tasks", f"{len(keys) - len(set(keys))} duplicate tasks", "a grid of distinct tasks")
+    address = parse_scheduler(scheduler) if scheduler is not None else None
     out = check_targets(out, keys)
+    if address is not None:
+        _check_handshake(address)            # before the folder is taken: a wrong peer changes nothing
+    with output_folder("--out", out, SWEEP_COMMAND):
+        return _run_in(out, tasks, keys, workers, address, progress, label, t_start)
+
+
+def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, address: tuple | None,
+            progress: bool, label: str, t_start: float) -> SweepResult:
+    """:func:`run_sweep` in its folder (taken, locked)."""
     records: dict[str, dict] = {}
     todo = []
     for t in tasks:
@@ -228,8 +294,8 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
 
     try:
         if todo:
-            if scheduler is not None:
-                _run_dask(todo, scheduler, finish)
+            if address is not None:
+                _run_dask(todo, address, finish)
             else:
                 _run_local(todo, workers, finish)
     finally:
@@ -240,7 +306,7 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
                    "missing": len(tasks) - len(done), "cpu_s_computed": cpu,
                    "cpu_s_all": sum(r.get("seconds", 0.0) for r in done),
                    "wall_s": time.perf_counter() - t_start,
-                   "executor": f"dask {scheduler}" if scheduler else f"local processes ({_workers(workers)})"}
+                   "executor": f"dask {address[2]}" if address else f"local processes ({_workers(workers)})"}
         write_json(out / "sweep.json", summary)
     return SweepResult(records=done, computed=summary["computed"], reused=reused, wall_s=summary["wall_s"],
                        cpu_s=cpu, table=table, summary=summary)
@@ -249,10 +315,12 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
 def check_targets(out: Path | str, keys: list[str]) -> Path:
     """Refuse, before any task runs, a results folder the sweep cannot write into: ``out`` a file
     or unwritable, ``out/tasks`` not a folder, a task file, ``results.csv`` or ``sweep.json`` a
-    folder or another non-file (a damaged *file* is fine: it is recomputed)."""
+    folder or another non-file (a damaged *file* is fine: it is recomputed). Whose folder it is
+    :func:`verify.io.output_folder` decides next."""
     out = writable_folder("--out", out)
     expected = "a results folder whose entries the sweep can write"
     tasks_dir = out / "tasks"
+    # the paths quoted below exist, so the file system bounds their length (PATH_MAX), and their ends name the entry
     if os.path.lexists(tasks_dir):
         if not tasks_dir.is_dir():
             raise fail("--out", f"{str(tasks_dir)!r}, which is not a folder", expected)
@@ -286,9 +354,11 @@ def _run_local(todo: list[Task], workers: int | None, finish: Callable[[Task, di
 
     saved = {k: os.environ.get(k) for k in _ONE_THREAD}
     os.environ.update(_ONE_THREAD)        # read by numpy as the spawned workers import it
-    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
+    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
+                               initargs=(os.getpid(),))
     try:
-        pending = {pool.submit(_execute, t.function, t.params): t for t in todo}
+        with _processes.forking_with_sigint_blocked():     # a spawn pool starts a worker in each submit
+            pending = {pool.submit(_execute, t.function, t.params): t for t in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
@@ -296,7 +366,7 @@ def _run_local(todo: list[Task], workers: int | None, finish: Callable[[Task, di
                 result, seconds = fut.result()
                 finish(task, result, seconds)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)   # stopped: the running tasks are lost, not waited for
+        _processes.stop_pool(pool)   # stopped: the running tasks are lost, not waited for; the workers end now
         raise
     else:
         pool.shutdown()
@@ -308,23 +378,194 @@ def _run_local(todo: list[Task], workers: int | None, finish: Callable[[Task, di
                 os.environ[k] = v
 
 
-def _run_dask(todo: list[Task], scheduler: str, finish: Callable[[Task, dict, float], None]) -> None:
+# --------------------------------------------------------------------------- the scheduler
+
+_SCHEDULER_WANT = ("a Dask scheduler's address tcp://HOST:PORT (HOST a name, an IPv4 address or an IPv6 "
+                   "address in brackets, PORT in 1..65535)")
+#: One label of a host name (letters, digits, hyphens inside, underscores as some networks use them).
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+#: The longest host name (RFC 1035).
+_MAX_HOST_CHARS = 253
+
+
+def parse_scheduler(text: Any) -> tuple[str, int, str]:
+    """``--scheduler``: ``tcp://HOST:PORT`` or ``HOST:PORT`` (HOST a host name, a dotted IPv4
+    address or an IPv6 address in brackets; PORT ASCII digits in 1..65535) as ``(host, port,
+    address)``; any other text, scheme (``tls://`` needs options this command line does not have),
+    user, path or query is refused on one line naming ``--scheduler``, the text quoted capped."""
+    def bad(detail: str) -> VerifyError:
+        return fail("--scheduler", f"{received(text)} ({detail})", _SCHEDULER_WANT)
+
+    if not isinstance(text, str):
+        raise bad("not text")
+    if len(text) > MAX_ADDRESS_CHARS:
+        raise bad(f"longer than {MAX_ADDRESS_CHARS} characters, MAX_ADDRESS_CHARS")
+    rest = text
+    if "://" in text:
+        scheme, rest = text.split("://", 1)
+        if scheme != "tcp":
+            raise bad(f"the scheme {received(scheme)}: only tcp")
+    if rest.startswith("["):
+        end = rest.find("]")
+        if end < 0:
+            raise bad("an unclosed '['")
+        host, after = rest[1:end], rest[end + 1:]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad("no IPv6 address in the brackets") from None
+        if not after.startswith(":"):
+            raise bad("no port after the host")
+        port_text, shown_host = after[1:], f"[{host}]"
+    else:
+        host, sep, port_text = rest.rpartition(":")
+        if not sep:
+            raise bad("no port")
+        if not host:
+            raise bad("no host")
+        labels = host.split(".")
+        if len(host) > _MAX_HOST_CHARS or not all(_HOST_LABEL.fullmatch(label) for label in labels):
+            raise bad("the host is neither a host name nor an IPv4 address")
+        if all(label.isdigit() for label in labels):
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                raise bad("the host is not an IPv4 address") from None
+        shown_host = host
+    if not (port_text.isascii() and port_text.isdigit()):
+        raise bad("the port is not ASCII digits")
+    try:
+        port = int_numeral("port", port_text, minimum=1, maximum=65535)
+    except VerifyError:
+        raise bad("the port is outside 1..65535") from None
+    return host, port, f"tcp://{shown_host}:{port}"
+
+
+def _bounded(fn: Callable[[], Any], seconds: float) -> tuple[bool, Any]:
+    """``fn()`` in a daemon thread, waited for at most ``seconds``: (True, its value), or (False,
+    None) if it has not returned by then (the thread is left to end on its own). Its exception is
+    raised here."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:   # noqa: BLE001 - raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="verify-scheduler-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box.get("value")
+
+
+class _NotDask(Exception):
+    """The peer answered, and not as a Dask scheduler (the reason)."""
+
+
+def _recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(n - len(buf))
+        except ConnectionError as exc:      # it accepted, then reset: no scheduler does that
+            raise _NotDask(f"it {exc.strerror or 'reset the connection'} before a Dask handshake") from None
+        if not chunk:
+            raise _NotDask(f"it closed the connection after {len(buf)} bytes, without a Dask handshake"
+                           + (f" (its first bytes {_shown(buf)})" if buf else ""))
+        buf += chunk
+    return buf
+
+
+def _shown(data: bytes) -> str:
+    return received(bytes(data[:16]))
+
+
+def _read_handshake(host: str, port: int, deadline: float) -> None:
+    """Connect and read the scheduler's handshake (Dask's TCP framing: the total length, the frame
+    count and lengths, then one msgpack map with ``python`` and ``pickle-protocol``), all before
+    ``deadline``; :class:`_NotDask` for anything else, TimeoutError when too late."""
+    with socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.001)) as sock:
+        head = _recv_exactly(sock, 8, deadline)
+        (total,) = struct.unpack("<Q", head)
+        if not 16 <= total <= MAX_HANDSHAKE_BYTES:
+            raise _NotDask(f"its first bytes {_shown(head)} are no Dask handshake")
+        body = _recv_exactly(sock, total, deadline)
+        (frames,) = struct.unpack_from("<Q", body)
+        if not 1 <= frames <= MAX_HANDSHAKE_FRAMES or 8 + 8 * frames > total:
+            raise _NotDask(f"its first bytes {_shown(head + body)} are no Dask handshake")
+        lengths = struct.unpack_from(f"<{frames}Q", body, 8)
+        first = body[8 + 8 * frames:8 + 8 * frames + lengths[0]]
+        a_map = bool(first) and (0x80 <= first[0] <= 0x8F or first[0] in (0xDE, 0xDF))    # msgpack's map markers
+        if 8 + 8 * frames + sum(lengths) != total or not a_map or b"python" not in first \
+                or b"pickle-protocol" not in first:
+            raise _NotDask(f"its first bytes {_shown(head + body)} are no Dask handshake")
+
+
+def _check_handshake(address: tuple[str, int, str]) -> None:
+    """Refuse, on one line naming ``--scheduler``, an address where no Dask scheduler answers within
+    :data:`SCHEDULER_TIMEOUT_S` (the name lookup and the connection included)."""
+    host, port, shown = address
+    seconds = SCHEDULER_TIMEOUT_S
+    want = "the address of a running Dask scheduler"
+
+    def refused(detail: str) -> VerifyError:
+        return fail("--scheduler", f"{received(shown)} ({detail})", want)
+
+    try:
+        done, _ = _bounded(lambda: _read_handshake(host, port, time.monotonic() + seconds), seconds + CONNECT_GRACE_S)
+    except _NotDask as exc:
+        raise fail("--scheduler", f"{received(shown)}, which is not a Dask scheduler: {exc}", want) from None
+    except TimeoutError:
+        done = False
+    except socket.gaierror as exc:
+        raise refused(f"the host name does not resolve: {exc.strerror or exc}") from None
+    except OSError as exc:
+        raise refused(f"nothing answers there: {exc.strerror or exc}") from None
+    if not done:
+        raise fail("--scheduler", f"{received(shown)}, which is not a Dask scheduler: it sent no Dask handshake "
+                                  f"within {seconds:g} s (SCHEDULER_TIMEOUT_S; a scheduler sends one at once)", want)
+
+
+def check_scheduler(text: Any) -> tuple[str, int, str]:
+    """``--scheduler`` parsed (:func:`parse_scheduler`) and its peer's handshake checked: the address
+    of a Dask scheduler that answers, or the package error naming ``--scheduler``."""
+    address = parse_scheduler(text)
+    _check_handshake(address)
+    return address
+
+
+def _run_dask(todo: list[Task], address: tuple[str, int, str], finish: Callable[[Task, dict, float], None]) -> None:
+    shown = address[2]
     try:
         from dask.distributed import Client, as_completed
     except ImportError as exc:
-        raise fail("--scheduler", repr(scheduler),
+        raise fail("--scheduler", received(shown),
                    f"dask.distributed installed (pip install 'mha-nw-verify[cluster]'): {exc}") from None
+    seconds = SCHEDULER_TIMEOUT_S
     try:
-        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        done, client = _bounded(lambda: Client(shown, timeout=seconds), seconds + CONNECT_GRACE_S)
     except (OSError, TimeoutError) as exc:
-        raise fail("--scheduler", repr(scheduler), f"the address of a running Dask scheduler ({exc})") from None
+        raise fail("--scheduler", f"{received(shown)} ({received(str(exc))})",
+                   "the address of a running Dask scheduler") from None
+    if not done:
+        raise fail("--scheduler", f"{received(shown)} (the client did not connect within {seconds:g} s, "
+                                  "SCHEDULER_TIMEOUT_S)", "the address of a running Dask scheduler")
     try:
         client.run(_worker_init)
         futures = {client.submit(_execute, t.function, t.params, key=f"verify-sweep-{t.key}", pure=False): t
                    for t in todo}
         for fut in as_completed(list(futures)):
-            result, seconds = fut.result()
-            finish(futures[fut], result, seconds)
+            result, seconds_ = fut.result()
+            finish(futures[fut], result, seconds_)
     finally:
         client.close()
 
@@ -364,11 +605,12 @@ def parse_workers(text: str | None, old: str | None = None) -> int | None:
     flag, text = ("--workers", old) if old is not None else ("--jobs", text)
     if text is None:
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise fail(flag, received(text), f"an integer in 1..{MAX_JOBS}") from None
-    return positive_int(flag, value, maximum=MAX_JOBS, why="MAX_JOBS")
+    return int_numeral(flag, text, minimum=1, maximum=MAX_JOBS, why="MAX_JOBS")
+
+
+def parse_seed(text: str) -> int:
+    """A sweep's ``--seed``: a seed as every ``--seed`` takes it (0..2**63-1, ASCII digits)."""
+    return seed_numeral("--seed", text)
 
 
 def _workers_of(a: argparse.Namespace) -> int | None:
@@ -386,33 +628,35 @@ def cli_sweep_demo(argv: list[str]) -> int:
                      "that depend on their parameters only; kill it and run it again to see it resume.",
                      "python -m verify sweep demo --tasks 20 --sleep 0.1 -o sweep-demo --jobs 2")
     p.add_argument("--tasks", default="20", metavar="N", help=f"tasks in the grid, 1..{MAX_DEMO_TASKS:,} (default 20)")
-    p.add_argument("--sleep", default="0.1", metavar="S", help="seconds each task sleeps, 0..60 (default 0.1)")
+    p.add_argument("--sleep", default="0.1", metavar="S",
+                   help=f"seconds each task sleeps, 0..{MAX_DEMO_SLEEP_S} (default 0.1)")
     common_arguments(p, "sweep-demo")
     a = p.parse_args(argv)
-    try:
-        tasks = int(a.tasks)
-    except ValueError:
-        raise fail("--tasks", received(a.tasks), f"an integer in 1..{MAX_DEMO_TASKS:,}") from None
-    try:
-        sleep = float(a.sleep)
-    except ValueError:
-        raise fail("--sleep", received(a.sleep), "seconds in [0, 60]") from None
-    tasks = positive_int("--tasks", tasks, maximum=MAX_DEMO_TASKS, why="MAX_DEMO_TASKS: the self-test's size")
-    if not (math.isfinite(sleep) and 0 <= sleep <= 60):
-        raise fail("--sleep", received(a.sleep), "seconds in [0, 60]")
+    tasks = int_numeral("--tasks", a.tasks, minimum=1, maximum=MAX_DEMO_TASKS,
+                        why="MAX_DEMO_TASKS: the self-test's size")
+    sleep = real_numeral("--sleep", a.sleep, minimum=0, maximum=MAX_DEMO_SLEEP_S,
+                         want=f"seconds in [0, {MAX_DEMO_SLEEP_S}] (MAX_DEMO_SLEEP_S)")
     res = run_sweep(demo_grid(tasks, sleep), a.out, workers=_workers_of(a), scheduler=a.scheduler,
                     progress=not a.no_progress, label="demo")
     print(json.dumps(res.summary))
     return 0
 
 
+#: The signal that stopped the sweep, for its last line (SIGTERM raises KeyboardInterrupt too).
+_STOPPED_BY = {"signal": "SIGINT"}
+
+
 def _stop_on_sigterm() -> None:
     """SIGTERM stops a sweep as Ctrl-C does: the stored results and the table stay consistent."""
     import signal
-    import threading
+
+    def stop(signum: int, frame: Any) -> None:
+        _STOPPED_BY["signal"] = "SIGTERM"
+        raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda signum, frame: (_ for _ in ()).throw(KeyboardInterrupt()))
+        _STOPPED_BY["signal"] = "SIGINT"
+        signal.signal(signal.SIGTERM, stop)
 
 
 SWEEP_HELP = f"""usage: python -m verify sweep NAME [options]
@@ -458,9 +702,9 @@ def cli_sweep(argv: list[str]) -> int:
         return 1
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    except KeyboardInterrupt:
-        print("interrupted: the finished tasks are stored; run the same command again to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:      # its workers are ended, the table of the finished tasks written
+        return _processes.interrupted("the finished tasks are stored; run the same command again to resume",
+                                      signal_name=_STOPPED_BY["signal"])
 
 
 if __name__ == "__main__":

@@ -58,46 +58,6 @@ def c1_softmax_scale_mp(d_k):
     d_k = _m(d_k)
     return 1/mpmath.sqrt(d_k)
 
-def c1_temperature(d_k):
-    """C1 temperature: τ = √dₖ: exp(q · k/τ)
-
-    sqrt(d_k)
-    """
-    d_k = _f(d_k)
-    return numpy.sqrt(d_k)
-
-def c1_temperature_mp(d_k):
-    """C1 temperature: τ = √dₖ: exp(q · k/τ)
-
-    sqrt(d_k)
-    """
-    d_k = _m(d_k)
-    return mpmath.sqrt(d_k)
-
-def c1_exp_kernel(q_1, q_2, k_11, k_12, s):
-    """C1 exp_kernel: K(q, k) = exp(s q · k), dₖ = 2
-
-    exp(s*(k_11*q_1 + k_12*q_2))
-    """
-    q_1 = _f(q_1)
-    q_2 = _f(q_2)
-    k_11 = _f(k_11)
-    k_12 = _f(k_12)
-    s = _f(s)
-    return numpy.exp(s*(k_11*q_1 + k_12*q_2))
-
-def c1_exp_kernel_mp(q_1, q_2, k_11, k_12, s):
-    """C1 exp_kernel: K(q, k) = exp(s q · k), dₖ = 2
-
-    exp(s*(k_11*q_1 + k_12*q_2))
-    """
-    q_1 = _m(q_1)
-    q_2 = _m(q_2)
-    k_11 = _m(k_11)
-    k_12 = _m(k_12)
-    s = _m(s)
-    return mpmath.exp(s*(k_11*q_1 + k_12*q_2))
-
 def c1_attention_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, s):
     """C1 attention_estimate_n3: Σᵢ softmaxᵢ(s q · k) yᵢ for n = 3 keys in dₖ = 2
 
@@ -167,50 +127,6 @@ def c1_bandwidth_from_scale_mp(s):
     """
     s = _m(s)
     return 1/mpmath.sqrt(s)
-
-def c1_gaussian_softmax_score(qk, k_sq, b):
-    """C1 gaussian_softmax_score: Gaussian NW is the softmax of (q · kᵢ − ‖kᵢ ‖²/2)/b² (any key norms)
-
-    (-k_sq/2 + qk)/b**2
-    """
-    qk = _f(qk)
-    k_sq = _f(k_sq)
-    b = _f(b)
-    return (-1/2*k_sq + qk)/b**2
-
-def c1_gaussian_softmax_score_mp(qk, k_sq, b):
-    """C1 gaussian_softmax_score: Gaussian NW is the softmax of (q · kᵢ − ‖kᵢ ‖²/2)/b² (any key norms)
-
-    (-k_sq/2 + qk)/b**2
-    """
-    qk = _m(qk)
-    k_sq = _m(k_sq)
-    b = _m(b)
-    return (-mpmath.mpf(1)/mpmath.mpf(2)*k_sq + qk)/b**2
-
-def c1_gaussian_kernel(q_1, q_2, k_11, k_12, b):
-    """C1 gaussian_kernel: exp(−‖q − k ‖²/(2 b²)), dₖ = 2
-
-    exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))
-    """
-    q_1 = _f(q_1)
-    q_2 = _f(q_2)
-    k_11 = _f(k_11)
-    k_12 = _f(k_12)
-    b = _f(b)
-    return numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)
-
-def c1_gaussian_kernel_mp(q_1, q_2, k_11, k_12, b):
-    """C1 gaussian_kernel: exp(−‖q − k ‖²/(2 b²)), dₖ = 2
-
-    exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))
-    """
-    q_1 = _m(q_1)
-    q_2 = _m(q_2)
-    k_11 = _m(k_11)
-    k_12 = _m(k_12)
-    b = _m(b)
-    return mpmath.exp((mpmath.mpf(1)/mpmath.mpf(2))*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)
 
 def c1_gaussian_nw_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, b):
     """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in dₖ = 2
@@ -892,44 +808,6 @@ def c4_matching_scale_mp(d_k):
     """
     d_k = _m(d_k)
     return d_k**(mpmath.mpf(1)/mpmath.mpf(4))
-
-def c4_literal_hdi_h2_d3dk2(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 literal_hdi_h2_d3dk2: HDIₗᵢₜ for H = 2, d = 3, dₖ = 2 (row-major entries of W₁, then W₂)
-
-    -(Wa_11*Wb_11/2 + Wa_21*Wb_21/2 + Wa_31*Wb_31/2)**2 - (Wa_11*Wb_12/2 + Wa_21*Wb_22/2 + Wa_31*Wb_32/2)**2 - (Wa_12*Wb_11/2 + Wa_22*Wb_21/2 + Wa_32*Wb_31/2)**2 - (Wa_12*Wb_12/2 + Wa_22*Wb_22/2 + Wa_32*Wb_32/2)**2 + 1
-    """
-    Wa_11 = _f(Wa_11)
-    Wa_12 = _f(Wa_12)
-    Wa_21 = _f(Wa_21)
-    Wa_22 = _f(Wa_22)
-    Wa_31 = _f(Wa_31)
-    Wa_32 = _f(Wa_32)
-    Wb_11 = _f(Wb_11)
-    Wb_12 = _f(Wb_12)
-    Wb_21 = _f(Wb_21)
-    Wb_22 = _f(Wb_22)
-    Wb_31 = _f(Wb_31)
-    Wb_32 = _f(Wb_32)
-    return -((1/2)*Wa_11*Wb_11 + (1/2)*Wa_21*Wb_21 + (1/2)*Wa_31*Wb_31)**2 - ((1/2)*Wa_11*Wb_12 + (1/2)*Wa_21*Wb_22 + (1/2)*Wa_31*Wb_32)**2 - ((1/2)*Wa_12*Wb_11 + (1/2)*Wa_22*Wb_21 + (1/2)*Wa_32*Wb_31)**2 - ((1/2)*Wa_12*Wb_12 + (1/2)*Wa_22*Wb_22 + (1/2)*Wa_32*Wb_32)**2 + 1
-
-def c4_literal_hdi_h2_d3dk2_mp(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 literal_hdi_h2_d3dk2: HDIₗᵢₜ for H = 2, d = 3, dₖ = 2 (row-major entries of W₁, then W₂)
-
-    -(Wa_11*Wb_11/2 + Wa_21*Wb_21/2 + Wa_31*Wb_31/2)**2 - (Wa_11*Wb_12/2 + Wa_21*Wb_22/2 + Wa_31*Wb_32/2)**2 - (Wa_12*Wb_11/2 + Wa_22*Wb_21/2 + Wa_32*Wb_31/2)**2 - (Wa_12*Wb_12/2 + Wa_22*Wb_22/2 + Wa_32*Wb_32/2)**2 + 1
-    """
-    Wa_11 = _m(Wa_11)
-    Wa_12 = _m(Wa_12)
-    Wa_21 = _m(Wa_21)
-    Wa_22 = _m(Wa_22)
-    Wa_31 = _m(Wa_31)
-    Wa_32 = _m(Wa_32)
-    Wb_11 = _m(Wb_11)
-    Wb_12 = _m(Wb_12)
-    Wb_21 = _m(Wb_21)
-    Wb_22 = _m(Wb_22)
-    Wb_31 = _m(Wb_31)
-    Wb_32 = _m(Wb_32)
-    return -((mpmath.mpf(1)/mpmath.mpf(2))*Wa_11*Wb_11 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_21*Wb_21 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_31*Wb_31)**2 - ((mpmath.mpf(1)/mpmath.mpf(2))*Wa_11*Wb_12 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_21*Wb_22 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_31*Wb_32)**2 - ((mpmath.mpf(1)/mpmath.mpf(2))*Wa_12*Wb_11 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_22*Wb_21 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_32*Wb_31)**2 - ((mpmath.mpf(1)/mpmath.mpf(2))*Wa_12*Wb_12 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_22*Wb_22 + (mpmath.mpf(1)/mpmath.mpf(2))*Wa_32*Wb_32)**2 + 1
 
 def c4_rho_dk2(sigma_1, sigma_2):
     """C4 rho_dk2: ρ from the principal-angle cosines (dₖ = 2)
@@ -2394,20 +2272,12 @@ def c8_W_geom_poly_corr_mp(V_1, beta, H, r, rho):
 __all__ = [
     'c1_softmax_scale',
     'c1_softmax_scale_mp',
-    'c1_temperature',
-    'c1_temperature_mp',
-    'c1_exp_kernel',
-    'c1_exp_kernel_mp',
     'c1_attention_estimate_n3',
     'c1_attention_estimate_n3_mp',
     'c1_gaussian_bandwidth',
     'c1_gaussian_bandwidth_mp',
     'c1_bandwidth_from_scale',
     'c1_bandwidth_from_scale_mp',
-    'c1_gaussian_softmax_score',
-    'c1_gaussian_softmax_score_mp',
-    'c1_gaussian_kernel',
-    'c1_gaussian_kernel_mp',
     'c1_gaussian_nw_estimate_n3',
     'c1_gaussian_nw_estimate_n3_mp',
     'c2_head_weight_dv2',
@@ -2448,8 +2318,6 @@ __all__ = [
     'c4_literal_isotropic_mp',
     'c4_matching_scale',
     'c4_matching_scale_mp',
-    'c4_literal_hdi_h2_d3dk2',
-    'c4_literal_hdi_h2_d3dk2_mp',
     'c4_rho_dk2',
     'c4_rho_dk2_mp',
     'c4_subspace_hdi_h2_d3dk2',

@@ -921,7 +921,13 @@ def _parser() -> ArgParser:
 def cli_latex(argv: list[str]) -> int:
     """``python -m verify latex``: 0 written (and compiled), 1 a check crashed or pdflatex failed,
     2 bad arguments, a report refused, or no pdflatex for ``--pdf``."""
+    import contextlib
+
+    from verify._validate import received
+    from verify.io import output_folder
+
     p = _parser()
+    held = contextlib.ExitStack()      # -o DIR: taken (empty, or latex's own marker) and locked while written
     try:
         args = p.parse_args(argv)
         if args.report is not None and (args.quick or args.large or args.seed is not None):
@@ -933,8 +939,10 @@ def cli_latex(argv: list[str]) -> int:
         if args.seed is not None:
             valid_seed("--seed", args.seed)
         if args.out.exists() and not args.out.is_dir():
-            raise fail("-o DIR", f"{str(args.out)!r}, which exists and is not a folder", "a folder, or a path for one")
+            raise fail("-o DIR", f"{received(str(args.out))}, which exists and is not a folder",
+                       "a folder, or a path for one")
         report = load_report(args.report) if args.report is not None else None
+        held.enter_context(output_folder("-o DIR", args.out, "python -m verify latex"))   # before any work
         from proofs import all_derivations
 
         ders = all_derivations()
@@ -948,9 +956,11 @@ def cli_latex(argv: list[str]) -> int:
         print(error_line(exc), file=sys.stderr)
         return 2
     except OSError as exc:   # a full disk or an unwritable file under -o, after the checks
-        print(error_line(VerifyError(f"-o DIR: writing under {str(args.out)!r} failed: {exc.strerror or exc}")),
+        print(error_line(VerifyError(f"-o DIR: writing under {received(str(args.out))} failed: {exc.strerror or exc}")),
               file=sys.stderr)
         return 1
+    finally:
+        held.close()
     print(f"wrote {tex}, {args.out / 'macros.tex'} and {len(list((args.out / 'snippets').glob('*.tex')))} "
           f"snippets in {args.out / 'snippets'}")
     status = 0

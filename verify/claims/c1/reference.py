@@ -1,11 +1,11 @@
-"""High-precision references of the NW estimators and of one attention head (mpmath), with the
-conditioning figures their float64 rounding bounds need.
+"""C1's high-precision references of the NW estimators (mpmath), with the conditioning figures their
+float64 rounding bounds need.
 
 Each reference writes its estimator out literally, ``Σ_j K(q, k_j) v_j / Σ_j K(q, k_j)`` with no
 max shift, at ``dps`` digits (default :data:`verify.numeric.attention.MP_DPS` = 50), so that it is
-exact for a float64 comparison. Inputs are converted exactly (every float64 is an mpf). Written
-for claim C1 (one head is exponential-kernel NW; with equal key norms Gaussian NW), independent
-of :mod:`verify.numeric.nw`, whose fast estimates they check.
+exact for a float64 comparison. Inputs are converted exactly (every float64 is an mpf). Independent
+of :mod:`verify.numeric.nw`, whose fast estimates they check; one head with its projections is C2's
+concatenate-then-project reference (:func:`verify.claims.c2.mp_mha`) with H = 1.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 
 from verify._validate import as_array, fail
 from verify.numeric import formulas
-from verify.numeric.attention import MP_DPS, MultiHeadNW
+from verify.numeric.attention import MP_DPS
 
-__all__ = ["mp_exp_nw", "mp_gaussian_nw", "mp_single_head", "exp_nw_rows", "abs_score", "gauss_abs_score"]
+__all__ = ["mp_exp_nw", "mp_gaussian_nw", "exp_nw_rows", "abs_score", "gauss_abs_score"]
 
 
 def _mp(a: np.ndarray) -> list[list[Any]]:
@@ -71,26 +71,6 @@ def mp_gaussian_nw(q: Any, k: Any, v: Any, bandwidth: Any, dps: int = MP_DPS) ->
     q, k, v = _qkv(q, k, v)
     with mpmath.workdps(dps):
         return _to_float(_gaussian_nw_rows(q, k, v, mpmath.mpmathify(bandwidth)))
-
-
-def mp_single_head(head: MultiHeadNW, query: Any, key: Any, value: Any, dps: int = MP_DPS) -> np.ndarray:
-    """One attention head written out in mpmath: ``q = xW_Q + b_Q``, ``k``, ``v`` likewise, the
-    literal exponential-kernel NW estimate of ``v``, then ``W_O`` and ``b_O``. ``(L, d_out)``."""
-    if head.H != 1:
-        raise fail("head", repr(head), "a MultiHeadNW with H = 1")
-    with mpmath.workdps(dps):
-        def proj(x: np.ndarray, W: np.ndarray, b: np.ndarray) -> list[list[Any]]:
-            Wm, bm = _mp(W), [mpmath.mpf(float(t)) for t in b]
-            return [[mpmath.fdot(row, col) + bc for col, bc in zip(zip(*Wm), bm)] for row in _mp(x)]
-
-        Q, K, V = (proj(query, head.W_Q[0], head.b_Q[0]), proj(key, head.W_K[0], head.b_K[0]),
-                   proj(value, head.W_V[0], head.b_V[0]))
-        s = formulas.c1_softmax_scale_mp(head.d_k)
-        rows = [[mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K] for qi in Q]
-        est = _nw_rows(rows, V)
-        Wo, bo = _mp(head.W_O[0]), [mpmath.mpf(float(t)) for t in head.b_O]
-        out = [[mpmath.fdot(e, col) + bc for col, bc in zip(zip(*Wo), bo)] for e in est]
-        return np.array([[float(x) for x in row] for row in out])
 
 
 def abs_score(q: np.ndarray, k: np.ndarray, scale: float) -> float:
