@@ -18,9 +18,8 @@ from proofs import markup
 from verify.claims import Context, c8, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
-from verify.judgment.counterexamples import replayer_for
 from verify.judgment.verdicts import Role
-from verify.numeric import weights as wlib
+from verify.claims.c8 import weights as wlib
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
 
@@ -34,14 +33,8 @@ SUM_RTOL = 1e-12
 #: draws has relative SD ~ sqrt(15/(4R)) <= 3 %: 20 % is > 6 SD.
 SE_RTOL = 0.2
 
-ROLES = {
-    "closed forms": (Role.CORE, "i"),
-    "optimal weights": (Role.DETAIL, ""),
-    "structured beat uniform for large H": (Role.CORE, "i"),
-    "decay": (Role.DETAIL, ""),
-    "mild heterogeneity": (Role.SCOPE, ""),
-    "faster decay in n": (Role.CORE, "ii"),
-}
+ROLES = {"closed-forms": (Role.CORE, "i"), "optimal-weights": (Role.DETAIL, ""), "structured-beat-uniform": (Role.CORE, "i"),
+         "decay": (Role.DETAIL, ""), "mild-heterogeneity": (Role.SCOPE, ""), "rates-in-n": (Role.CORE, "ii")}
 
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
@@ -88,31 +81,19 @@ def test_parts_and_roles(saved):
     assert result.id == "C8" and result.stated
     assert {p.id: (p.role, p.reading) for p in result.parts} == ROLES
     assert {r.id for r in result.readings} == {"i", "ii"}
-    cf = _part(result, "closed forms")
+    cf = _part(result, "closed-forms")
     assert cf.numeric.agreement == "statistical"
-    assert _part(result, "optimal weights").numeric.agreement == "rounding"
-    win = _part(result, "structured beat uniform for large H")
+    assert _part(result, "optimal-weights").numeric.agreement == "rounding"
+    win = _part(result, "structured-beat-uniform")
     assert all(row["measured"] == row["derived"] for row in win.numeric.figures["conditions"])
-    mild = _part(result, "mild heterogeneity")
+    mild = _part(result, "mild-heterogeneity")
     assert mild.counterexample is not None and "β > 1" in markup.to_unicode(mild.restored_by)
     assert (out / result.plots["weighting_decay"]).stat().st_size > 0
 
 
-def _fib(k):
-    a, b = 0, 1
-    for _ in range(k):
-        a, b = b, a + b
-    return a
-
-
 def _weights_here(scheme, H, r):
-    if scheme == "uniform":
-        w = [1.0] * H
-    elif scheme == "geom":
-        w = [r ** (h - 1) for h in range(1, H + 1)]
-    else:                                            # best-first Fibonacci: F_H, F_{H-1}, ..., F_1
-        w = [_fib(H + 1 - h) for h in range(1, H + 1)]
-    return [mp.mpf(x) / sum(w) for x in w]
+    """The weights from their definitions (exact rationals) as 50-digit numbers."""
+    return [mpq(a) for a in exact_weights(scheme, H, Fraction(r), None)]
 
 
 def _rate_here(scheme, n, gammas, c, r, h=mp.mpf("1e-6")):
@@ -151,15 +132,6 @@ def test_rates_in_n_against_mpmath(saved):
     # over a finite range geometric weights do decay faster: the local rate at the smallest n
     assert _rate_here("geom", p["n_values"][0], p["gammas"], p["c"], p["r"]) > \
         _rate_here("uniform", p["n_values"][0], p["gammas"], p["c"], p["r"])
-
-
-def test_rates_judge_rejects_bad_params():
-    with pytest.raises(VerifyError, match="params"):
-        c8.judge_rates({"gammas": [0.5, 1.0], "c": [1, 1], "r": 0.5, "n_values": [10, 100]})   # worst first
-    with pytest.raises(VerifyError, match="params"):
-        c8.judge_rates({"gammas": [1.0, 0.5], "c": [1, 1], "r": 1.5, "n_values": [10, 100]})
-    with pytest.raises(VerifyError, match="params"):
-        c8.judge_rates({"gammas": [1.0, 0.5]})
 
 
 def test_same_seed_same_figures(result):
@@ -233,18 +205,13 @@ def _W_here(scheme, profile, param, H, r=0.5):
         V = [mp.mpf(h) ** param if profile == "poly" else mp.mpf(param) ** (h - 1) for h in range(1, H + 1)]
         if scheme == "inverse":
             return float(1 / sum(1 / v for v in V))
-        if scheme == "fib_worst":
-            w = [_fib(h) for h in range(1, H + 1)]
-            a = [mp.mpf(x) / sum(w) for x in w]
-        else:
-            a = _weights_here(scheme, H, r)
-        return float(sum(x * x * v for x, v in zip(a, V)))
+        return float(sum(x * x * v for x, v in zip(_weights_here(scheme, H, r), V)))
 
 
 def test_monte_carlo_agrees_with_closed_forms_written_here(result):
     """Each Monte Carlo mean against Σ α_h² V_h computed here, within Z_MAX of the theoretical
     standard error W sqrt(2/R) of a mean of R squared centred Gaussians (also computed here)."""
-    mc = _part(result, "closed forms").numeric.figures["monte_carlo"]
+    mc = _part(result, "closed-forms").numeric.figures["monte_carlo"]
     R = mc["R"]
     for row in mc["rows"]:
         W = _W_here(row["scheme"], row["profile"], row["param"], row["H"])
@@ -329,7 +296,7 @@ def test_decay_counterexample_replays_and_holds_independently(saved):
 
 def test_criterion_can_fail_geometric_wins_for_steep_profiles():
     params = {**c8.DECAY_PARAMS, "beta": 2.0}
-    assert replayer_for("c8.decay-floor")(params).violates is False
+    assert c8.replay_decay(params).violates is False
 
 
 def test_bad_input():
@@ -345,10 +312,6 @@ def test_bad_input():
         wlib.profile_variances("linear", 3, 1.0, 1.0)
     with pytest.raises(VerifyError, match="H"):
         wlib.profile_variances("poly", 0, 1.0, 1.0)
-    with pytest.raises(VerifyError, match="params"):
-        replayer_for("c8.decay-floor")({"profile": "poly"})
-    with pytest.raises(VerifyError, match="params"):
-        replayer_for("c8.decay-floor")({**c8.DECAY_PARAMS, "schemes": ["uniform"]})
 
 
 def test_decay_plot_shows_the_closed_forms(saved):
@@ -488,7 +451,7 @@ def test_conditions_judge_needs_every_row_and_certificate():
 # -- headline figures, recomputed here ------------------------------------------------------------
 def test_condition_table_winners_recomputed_here(result):
     """Every measured winner of the table, from sums written here (40 digits), and the derived one."""
-    for row in _part(result, "structured beat uniform for large H").numeric.figures["conditions"]:
+    for row in _part(result, "structured-beat-uniform").numeric.figures["conditions"]:
         if "rho" in row or row["profile"] == "exp":
             continue
         W_u = _W_here("uniform", "poly", row["beta"], row["H"])
@@ -516,7 +479,7 @@ def test_fibonacci_floor_against_weights_written_here(result):
 def test_rates_limit_constant_16_over_225(result):
     """Reading ii's constant: geometric (r = 1/2) over uniform MSE tends to (α_4^geom/α_4^unif)² = 16/225,
     from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it."""
-    fig = _part(result, "faster decay in n").numeric.figures
+    fig = _part(result, "rates-in-n").numeric.figures
     p = c8.RATE_PARAMS
     raw = [Fraction(1, 2) ** k for k in range(4)]
     geom = [x / sum(raw) for x in raw]
@@ -536,7 +499,7 @@ def test_monte_carlo_threshold_is_a_family_wise_bound(result):
     10^-3 (scipy's normal tail), and Z_MAX stays below 5 so that a 5-SE error still fails."""
     from scipy.stats import norm
 
-    comparisons = len(_part(result, "closed forms").numeric.figures["monte_carlo"]["rows"])
+    comparisons = len(_part(result, "closed-forms").numeric.figures["monte_carlo"]["rows"])
     assert comparisons <= 60
     assert 60 * 2 * norm.sf(c8.Z_MAX) <= 1e-3 and c8.Z_MAX < 5
 
