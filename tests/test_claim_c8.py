@@ -33,8 +33,9 @@ SUM_RTOL = 1e-12
 #: draws has relative SD ~ sqrt(15/(4R)) <= 3 %: 20 % is > 6 SD.
 SE_RTOL = 0.2
 
-ROLES = {"closed-forms": (Role.CORE, "i"), "optimal-weights": (Role.DETAIL, ""), "structured-beat-uniform": (Role.CORE, "i"),
-         "decay": (Role.DETAIL, ""), "mild-heterogeneity": (Role.SCOPE, ""), "rates-in-n": (Role.CORE, "ii")}
+ROLES = {"closed-forms": (Role.CORE, "i"), "optimal-weights": (Role.DETAIL, ""),
+         "structured-beat-uniform": (Role.CORE, "i"), "decay": (Role.DETAIL, ""), "mild-heterogeneity": (Role.SCOPE, ""),
+         "rates-in-n": (Role.CORE, "ii")}
 
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
@@ -145,8 +146,9 @@ def test_same_seed_same_figures(result):
 _SINGULAR_Q = {Fraction(1)}          # q = 1 and r²q = 1 are removable singularities of the forms
 
 
-@given(q=st.fractions(Fraction(1, 5), Fraction(7, 2), max_denominator=12), r=st.fractions(Fraction(1, 10),
-       Fraction(9, 10), max_denominator=12), H=st.integers(1, 40), V1=st.fractions(Fraction(1, 4), 4, max_denominator=8))
+@given(q=st.fractions(Fraction(1, 5), Fraction(7, 2), max_denominator=12),
+       r=st.fractions(Fraction(1, 10), Fraction(9, 10), max_denominator=12), H=st.integers(1, 40),
+       V1=st.fractions(Fraction(1, 4), 4, max_denominator=8))
 def test_weighting_rates_exponential_profile_closed_forms_equal_exact_sums(q, r, H, V1):
     phi2 = (3 + math.sqrt(5)) / 2
     if q in _SINGULAR_Q or r * r * q == 1 or min(abs(float(q) - x) for x in (phi2, 1 / phi2)) < 1e-3:
@@ -173,18 +175,9 @@ def test_weighting_rates_polynomial_profile_closed_forms_equal_exact_sums(beta, 
 
 @given(beta=st.floats(0.05, 3), H=st.integers(1, 60), r=st.floats(0.05, 0.95))
 def test_weighting_rates_general_beta_against_mpmath_sums(beta, H, r):
-    with mp.workdps(40):
-        V = [mp.mpf(h) ** beta for h in range(1, H + 1)]
-        ref = {
-            "uniform": mp.fsum(V) / H**2,
-            "geom": mp.fsum(mp.mpf(r) ** (2 * h) * V[h] for h in range(H)) / mp.fsum(mp.mpf(r) ** h for h in range(H)) ** 2,
-            "fib_best": mp.fsum(fib(H - h) ** 2 * V[h] for h in range(H)) / (fib(H + 2) - 1) ** 2,
-            "fib_worst": mp.fsum(fib(h + 1) ** 2 * V[h] for h in range(H)) / (fib(H + 2) - 1) ** 2,
-            "inverse": 1 / mp.fsum(1 / v for v in V),
-        }
-        for scheme, value in ref.items():
-            got = wlib.closed_form(scheme, "poly", H, 1.0, beta, r)
-            assert abs(got - float(value)) <= FLOAT_RTOL * float(value), scheme
+    for scheme in wlib.SCHEMES:
+        value = _W_here(scheme, "poly", beta, H, r)
+        assert abs(wlib.closed_form(scheme, "poly", H, 1.0, beta, r) - value) <= FLOAT_RTOL * value, scheme
 
 
 @given(H=st.integers(1, 30), r=st.floats(0.05, 0.95), q=st.floats(0.3, 3.0))

@@ -96,8 +96,8 @@ def torus_values(d: int, D: int, ns: tuple[int, ...], R: int, m: int, seed: int,
 def torus_population(d: int, D: int, *, freq: float, kappa2: float) -> dict[str, list[float]]:
     """The population MSE (n → ∞) of each head size, averaged exactly over the head draws: a head that
     reads the signal circle tends to ``P_κ g`` (von Mises smoothing of ``g(θ) = sin(freq r cos θ)``), any
-    other to the mean ``ḡ``; with N of the H heads on the signal (binomial, p = d_k/d),
-    ``E ‖(N/H)(P_κ g − ḡ) + ḡ − g‖² = ‖p (P_κ g − ḡ) + ḡ − g‖² + p (1 − p)/H ‖P_κ g − ḡ‖²``."""
+    other to the mean ``ḡ``; with N of the H heads on the signal (binomial, p = d_k/d), ``E ‖(N/H)(P_κ g − ḡ)
+    + ḡ − g‖² = ‖p (P_κ g − ḡ) + ḡ − g‖² + p (1 − p)/H ‖P_κ g − ḡ‖²``."""
     t = 2 * math.pi * np.arange(QUAD_POINTS) / QUAD_POINTS
     g = np.sin(freq * TORUS_RADIUS * np.cos(t))
     out = []

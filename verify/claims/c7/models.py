@@ -128,8 +128,9 @@ def growth_table(grid: tuple[float, ...]) -> dict[str, Any]:
             row["derived_exponent_n"] = float(EXPONENT_N[model].subs(d_sym, d))
         if model == "reverse":
             row["derived_exponent_log_n"] = float(REVERSE_EXPONENT_LOG_N.subs(d_sym, d))
-        if MODELS[model].asym_mp is not None:
-            row["ratio_to_asymptotic_2L_over_logL_at_1e12"] = float(xs[-1] / MODELS[model].asym_mp(grid[-1], D, d, 1, 1))
+        asym = MODELS[model].asym_mp
+        if asym is not None:
+            row["ratio_to_asymptotic_2L_over_logL_at_1e12"] = float(xs[-1] / asym(grid[-1], D, d, 1, 1))
         for i in (0, -1):
             endpoint_err = max(endpoint_err, relerr(xs[i], optimiser_argmin(model, grid[i], D, d)))
         out[model] = row

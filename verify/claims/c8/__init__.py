@@ -173,7 +173,8 @@ def replay_rates(p: dict) -> ReplayOutcome:
     log_mse = np.log(c)[None, None, :] - g[None, None, :] * (np.log(ns)[:, None] + np.array([-1, 0, 1]) * ex.SLOPE_H)[
         :, :, None]
     if not np.all(np.abs(log_mse) <= RATE_LOG_RANGE):
-        raise fail("params.gammas, c, n_values", f"a head MSE c_h n^(−γ_h) of e^(±{float(np.max(np.abs(log_mse))):.4g})",
+        worst = float(np.max(np.abs(log_mse)))
+        raise fail("params.gammas, c, n_values", f"a head MSE c_h n^(−γ_h) of e^(±{worst:.4g})",
                    f"head MSEs within e^(±{RATE_LOG_RANGE:g}) at every n (finite in float64)")
     f = ex.rates(g, c, p["r"], ns)
     asym, lr = f["asymptotic_rate"], f["local_rate"]
@@ -316,7 +317,8 @@ def structured_beat_uniform(ctx: Context) -> Evidence:
 
 
 @CLAIM.part("decay", Role.DETAIL, label="decay", groups=("geometric_floor", "fibonacci_floor", "structured_limits"),
-            statement="geometric (or Fibonacci) weights make the ensemble MSE decay in $H$", stated="a faster MSE decay")
+            statement="geometric (or Fibonacci) weights make the ensemble MSE decay in $H$",
+            stated="a faster MSE decay")
 def decay_word(ctx: Context) -> Evidence:
     """The structured MSE levels off at a positive floor (the derivation), measured at V_h = h^(1/2)."""
     dc, cond = decay(ctx).figures, conditions(ctx)
@@ -356,9 +358,9 @@ def mild_heterogeneity(ctx: Context) -> Evidence:
                         f"{W['geom'][-1]:.4f} (factor {f['geom']:.4f}), best-first Fibonacci {W['fib_best'][0]:.4f} "
                         f"to {W['fib_best'][-1]:.4f} (factor {f['fib_best']:.4f})", {"decay": dc}),
         counterexample=cx,
-        restored_by=(r"$\beta > 1$, or $\beta = 1$ and $r > \sqrt{2} - 1$ (polynomial profile; best-first Fibonacci iff "
-                     r"$\beta \ge 1$), $q > 1$ for the exponential profile, or positively correlated heads "
-                     r"($C_{hh'} = \rho \sqrt{V_h V_{h'}}$, $\rho > 0$)") if cx else "",
+        restored_by=(r"$\beta > 1$, or $\beta = 1$ and $r > \sqrt{2} - 1$ (polynomial profile; best-first "
+                     r"Fibonacci iff $\beta \ge 1$), $q > 1$ for the exponential profile, or positively correlated "
+                     r"heads ($C_{hh'} = \rho \sqrt{V_h V_{h'}}$, $\rho > 0$)") if cx else "",
         finding=r"for mild heterogeneity ($V_h \propto h^\beta$, $\beta < 1$) uniform averaging wins, its MSE decays "
                 r"like $H^{\beta-1}$")
 
@@ -385,14 +387,15 @@ def faster_decay_in_n(ctx: Context) -> Evidence:
                         f"uniform {lr['uniform'][0]:.3f}, geometric {lr['geom'][0]:.3f}, at "
                         f"{_at('n', fig['n'][-1], '.0e')}: {lr['uniform'][-1]:.3f}, {lr['geom'][-1]:.3f}; "
                         f"geometric over uniform MSE {fig['geom_over_uniform_at_largest_n']:.4f} at the largest $n$, "
-                        f"tending to {fig['geom_over_uniform_limit']:.4f} ($16/225$, step `geometric_constant_H4`)", fig),
+                        f"tending to {fig['geom_over_uniform_limit']:.4f} ($16/225$, step "
+                        "`geometric_constant_H4`)", fig),
         counterexample=cx,
         restored_by=(r"weights that adapt with $n$ (inverse-MSE $\alpha_h \propto n^{\gamma_h}/c_h$ reach the best "
                      "head's rate); fixed geometric weights decay faster only over a finite range of $n$ and lower the "
                      f"constant ($\\times {fig['geom_over_uniform_limit']:.4f}$ for large $n$), not the rate") if cx
         else "",
-        finding=r"fixed weights all decay at the worst head's rate $n^{-\min \gamma}$, geometric weights only lower the "
-                "constant")
+        finding=r"fixed weights all decay at the worst head's rate $n^{-\min \gamma}$, geometric weights only lower "
+                "the constant")
 
 
 @CLAIM.summary

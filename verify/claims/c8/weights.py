@@ -120,7 +120,8 @@ def _form(scheme: str, profile: str, param: float) -> str:
     return f"poly{int(param)}" if scheme in ("uniform", "geom") and param in (1, 2) else "poly"
 
 
-def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: float = 0.5, *, mp: bool = False) -> Any:
+def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: float = 0.5, *,
+                mp: bool = False) -> Any:
     """W of ``scheme`` for the profile from the generated code: the closed forms (exponential
     profile; β = 1, 2 for uniform/geometric) or the generated finite sums (other β). ``mp=True``
     evaluates the ``_mp`` variant at max(current mpmath precision, MP_DPS digits) (also used for
