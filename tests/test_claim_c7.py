@@ -497,3 +497,7 @@ def test_gaussian_design_is_undecided_against_the_sample_mean():
         assert abs((1 - sq.mean() / var_f) - ref) <= 5 * sq.std() / math.sqrt(sq.size) / var_f
     assert not c7.learns(f["best_r2"], f["reference_r2"]) and not out.violates
     assert "exceeds the sample mean's" in f["undecided"][0]
+    values = empirical.gaussian("quick", 0)["values"]                 # 2 seeds: 3 distinct resamples
+    for i in range(len(f["n"])):
+        exact = _exact_bootstrap(values[:, i, :])
+        assert np.all(np.abs(np.array(f["prob"][i]) - exact) <= 5 * np.sqrt(exact * (1 - exact) / 2000) + 1e-12)

@@ -358,9 +358,7 @@ def mild_heterogeneity(ctx: Context) -> Evidence:
                         f"{W['geom'][-1]:.4f} (factor {f['geom']:.4f}), best-first Fibonacci {W['fib_best'][0]:.4f} "
                         f"to {W['fib_best'][-1]:.4f} (factor {f['fib_best']:.4f})", {"decay": dc}),
         counterexample=cx,
-        restored_by=(r"$\beta > 1$, or $\beta = 1$ and $r > \sqrt{2} - 1$ (polynomial profile; best-first "
-                     r"Fibonacci iff $\beta \ge 1$), $q > 1$ for the exponential profile, or positively correlated "
-                     r"heads ($C_{hh'} = \rho \sqrt{V_h V_{h'}}$, $\rho > 0$)") if cx else "",
+        restored_by=STRUCTURED_WINS if cx else "",
         finding=r"for mild heterogeneity ($V_h \propto h^\beta$, $\beta < 1$) uniform averaging wins, its MSE decays "
                 r"like $H^{\beta-1}$")
 
