@@ -15,7 +15,7 @@ MUTANTS = [
     M('c8-fibonacci-floor', X,
       '"fib_floor": V_1 / phi**4}',
       '"fib_floor": V_1 / phi**2}',
-      (T + '::test_fibonacci_floor_against_weights_written_here',)),
+      (T + '::test_floors_against_weights_written_here',)),
     M('c8-asymptotic-rate', X,
       'asym = {s: float(g.max() if s == "inverse" else g[weights(s, g.size, r=r) != 0].min()) for s in schemes}',
       'asym = {s: float(g.max() if s in ("inverse", "geom") else g[weights(s, g.size, r=r) != 0].min()) for s in schemes}',

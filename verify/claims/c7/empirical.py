@@ -124,8 +124,7 @@ def gaussian(grid: str, seed: int) -> dict[str, Any]:
     """The Gaussian-design regime on a named grid of :mod:`verify.experiments.scaling`: the exact MSE of
     every (seed, n, d_k) of :data:`GAUSSIAN`, per seed (one head draw and R designs each)."""
     g = GAUSSIAN
-    tasks = [t.params for t in scaling.grid_tasks(grid, seed)
-             if (t.params["dgp"], t.params["d"], t.params["sigma"], t.params["D"]) == tuple(g.values())]
+    tasks = [t.params for t in scaling.grid_tasks(grid, seed) if all(t.params[k] == v for k, v in g.items())]
     seeds, ns, dks = (sorted({t[k] for t in tasks}) for k in ("seed", "n", "d_k"))
     values = np.empty((len(seeds), len(ns), len(dks)))
     for t in tasks:
