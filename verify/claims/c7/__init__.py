@@ -36,20 +36,21 @@ CLAIM = Claim(proofs.c7_scaling)
 
 CLOSED_RTOL = Threshold(1e-12, "a float64 closed form (a power of a ratio, a few ulps) against the 30-digit optimiser")
 MP_RTOL = Threshold(1e-22, "a 30-digit optimum against the optimiser (root of a 60-digit central difference, "
-                           "accurate to ~1e-35): measured <= 1e-30")
+                           "accurate to about $10^{-35}$): measured at most $10^{-30}$")
 MSE_RTOL = Threshold(1e-12, "the continuous MSE minimum against the best divisor pair's MSE (float64, a few ulps)")
 SLOPE_TOL = Threshold(1e-9, "least-squares slopes of exact power laws from 30-digit optima, in float64")
-LAW_FACTOR = Threshold(1.5, "a growth of d_k* misses the law when the two differ by more than this factor either way: "
-                            "every standard model misses it by 2.2 or more over n = 1e3 to 1e12")
-SLOW_SLOPE_DROP = Threshold(0.3, "d_k*(n) grows logarithmically when its log-log slope falls by at least this share "
-                                 "from n1 to n2: a power law keeps it, 2 log n/log log n loses ~70% over 1e3 to 1e12")
+LAW_FACTOR = Threshold(1.5, "a growth of $d_k^*$ misses the law when the two differ by more than this factor either "
+                            "way: every standard model misses it by 2.2 or more over $n = 10^3$ to $10^{12}$")
+SLOW_SLOPE_DROP = Threshold(0.3, "$d_k^*(n)$ grows logarithmically when its log-log slope falls by at least this "
+                                 r"share from $n_1$ to $n_2$: a power law keeps it, $2 \log n/\log \log n$ loses about "
+                                 "70% over $10^3$ to $10^{12}$")
 LEARN_MARGIN = Threshold(0.1, "an optimum over head sizes says something only where the best ensemble learns a tenth "
-                              "of Var f more than the sample mean of y, at every n")
-ARGMIN_PROB = Threshold(0.9, "d_k* at an n is resolved when at least 90% of the bootstrap resamples of the draws "
-                             "give it")
-MAX_TRIES = Cap(200, "random draws per model for an interior case (1 < d_k* < D): about one in a few draws is")
-MAX_REPLAY_CASES = Cap(128, "a replay recomputes the optima of every saved case (<= 30 ms each at 30 digits): "
-                            "<= 4 s at the cap; the check saves one per model")
+                              r"of $\mathrm{Var}\, f$ more than the sample mean of $y$, at every $n$")
+ARGMIN_PROB = Threshold(0.9, "$d_k^*$ at an $n$ is resolved when at least 90% of the bootstrap resamples of the "
+                             "draws give it")
+MAX_TRIES = Cap(200, "random draws per model for an interior case ($1 < d_k^* < D$): about one in a few draws is")
+MAX_REPLAY_CASES = Cap(128, "a replay recomputes the optima of every saved case (at most 30 ms each at 30 digits): "
+                            "at most 4 s at the cap, the check saves one per model")
 
 
 # --------------------------------------------------------------------------- the judges

@@ -34,26 +34,30 @@ from .weights import FLOAT_FIB_MAX_H, SCHEMES
 
 CLAIM = Claim(proofs.c8_weighting, readings=tuple(Reading(rid, text) for rid, text in READINGS))
 
-FLOAT_RTOL = Threshold(1e-12, "generated float64 closed forms against exact rationals, H <= 64: the Binet forms "
-                              "subtract powers of phi^2 and q up to ~1e30 of like size; measured <= 5e-15")
-MP_RTOL = Threshold(1e-25, "the same at 30 digits (mpmath): measured <= 1e-29")
-Z_MAX = Threshold(4.5, "Monte Carlo: |empirical − closed form| in standard errors, for each of <= 60 comparisons "
-                       "(two-sided normal tail 7e-6 each, family-wise ~4e-4)")
-GAP_ATOL = Threshold(1e-12, "optimality in float64: W(α) − W* >= −GAP_ATOL·W(α) (sums of <= 16 products)")
-CERT_RTOL = Threshold(1e-10, "the identity W(α) − W* = Σ V_h (α_h − α*_h)² in float64, relative to W(α) "
-                             "(cancellation of the gap)")
+FLOAT_RTOL = Threshold(1e-12, r"generated float64 closed forms against exact rationals for $H \le 64$: the Binet "
+                              r"forms subtract powers of $\varphi^2$ and $q$ up to $10^{30}$ of like size, measured "
+                              r"at most $5 \times 10^{-15}$")
+MP_RTOL = Threshold(1e-25, "the same at 30 digits (mpmath): measured at most $10^{-29}$")
+Z_MAX = Threshold(4.5, "Monte Carlo: the empirical mean's distance from the closed form in standard errors, for each "
+                       r"of at most 60 comparisons (two-sided normal tail $7 \times 10^{-6}$ each, family-wise about "
+                       r"$4 \times 10^{-4}$)")
+GAP_ATOL = Threshold(1e-12, r"optimality in float64: $W(\alpha) - W^*$ at most this share of $W(\alpha)$ below zero "
+                            "(sums of at most 16 products)")
+CERT_RTOL = Threshold(1e-10, r"the identity $W(\alpha) - W^* = \sum_h V_h (\alpha_h - \alpha^*_h)^2$ in float64, "
+                             r"relative to $W(\alpha)$ (cancellation of the gap)")
 DECAY_MARGIN = Threshold(2.0, "'faster decay' fails when uniform shrinks over the saved H range by more than this "
                               "factor times the structured scheme and ends lower")
-R_STAR = Threshold(math.sqrt(2) - 1, "the β = 1 threshold of geometric against uniform weights: W_geom → "
-                                     "V_1/(1 + r)² < V_1/2 iff r > √2 − 1 (step geom_beats_uniform_beta1; in arb)")
+R_STAR = Threshold(math.sqrt(2) - 1, r"the $\beta = 1$ threshold of geometric against uniform weights: the limit "
+                                     r"$V_1/(1 + r)^2$ is below $V_1/2$ iff $r > \sqrt{2} - 1$ (certified in arb)")
 RATE_TOL = Threshold(1e-12, "two asymptotic rates (exponents of n read off exactly) count as one within float rounding")
-RATE_LOG_RANGE = Threshold(600.0, "every head's MSE c_h n^(−γ_h) at the saved n lies within e^(±600): far inside "
-                                  "float64, so sums over the heads and their reciprocals stay finite")
-MAX_DECAY_HEADS = Cap(2**14, "head-evaluations Σ H · (1 + schemes) of a decay replay; beyond FLOAT_FIB_MAX_H the "
-                             "Fibonacci sums run in mpmath (~0.3 ms a head): ~3 s at the cap, the check needs ~3000")
+RATE_LOG_RANGE = Threshold(600.0, r"every head's MSE $c_h n^{-\gamma_h}$ at the saved $n$ lies within $e^{\pm 600}$: "
+                                  "far inside float64, so sums over the heads and their reciprocals stay finite")
+MAX_DECAY_HEADS = Cap(2**14, "head-evaluations of a decay replay (the sum of its head counts times one plus its "
+                             "schemes): Fibonacci sums beyond 700 heads run in mpmath (about 0.3 ms a head), about 3 s "
+                             "at the cap, the check needs about 3000")
 MAX_RATE_HEADS = Cap(FLOAT_FIB_MAX_H, "heads of a rate replay: Fibonacci weights stay in float64")
-MAX_RATE_NS = Cap(1024, "n values of a rate replay (~12 weight vectors each, ~0.1 ms apiece): ~1 s at the cap; "
-                        "the check saves 7")
+MAX_RATE_NS = Cap(1024, "n values of a rate replay (about 12 weight vectors each, 0.1 ms apiece): about 1 s at the "
+                        "cap, the check saves 7")
 
 #: The mild-heterogeneity case: V_h = h^(1/2), geometric r = 1/2 and best-first Fibonacci weights.
 DECAY_PARAMS = {"profile": "poly", "beta": 0.5, "V_1": 1.0, "r": 0.5, "H_values": [32, 64, 128, 256, 512],
