@@ -128,9 +128,12 @@ def trade_off(population: list[float], variance: list[float]) -> bool:
 def undecided_reasons(rec: dict) -> list[tuple[str, str]]:
     """(why, what would decide it) for each criterion an empirical optimum fails (markup)."""
     out = []
-    gains = [b - r for b, r in zip(rec["best_r2"], rec["reference_r2"])]
     if not learns(rec["best_r2"], rec["reference_r2"]):
-        out.append((f"the best ensemble's $R^2$ exceeds the sample mean's by {num(min(gains), '.2f')} at worst",
+        i = int(np.argmin(np.subtract(rec["best_r2"], rec["reference_r2"])))
+        b, r, n = rec["best_r2"][i], rec["reference_r2"][i], rec["n"][i]
+        out.append(((f"the best ensemble learns less than the sample mean of $y$ at $n = {n}$" if b < r else
+                     f"the best ensemble learns little more than the sample mean of $y$ at $n = {n}$")
+                    + f" ($R^2$ {num(b, '.2f')} against {num(r, '.2f')})",
                     "heads that are local smoothers (equal key norms, as on the torus)"))
     if not resolved(rec["argmin_prob"]):
         i = int(np.argmin(rec["argmin_prob"]))
@@ -422,7 +425,7 @@ def _optimum_evidence(ctx: Context, params: dict, outcome: ReplayOutcome, where:
                         + f"; $R^2$ of the best {lo} to {hi} against the sample mean's "
                         f"{num(min(rec['reference_r2']), '.3f')} to {num(max(rec['reference_r2']), '.3f')}; the law's "
                         f"growth over the $n$ grid {rec['law_growth']:.3f} times, the grid's step {rec['grid_step']:g} "
-                        f"times", {**rec, "params": params}),
+                        f"times", {**{k: v for k, v in rec.items() if k != "design"}, "params": params}),
         counterexample=cx,
         undecided=(f"{_and([r for r, _ in reasons])}; would decide: {_and([w for _, w in reasons])}"
                    if reasons else ""),
