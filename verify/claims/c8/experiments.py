@@ -27,13 +27,14 @@ CORR_RHO = 0.3
 SLOPE_H = 1e-4
 
 
-def exact_sums(H_max: int, V: list[Fraction], r_grid: tuple[Fraction, ...]) -> dict[str, list[Fraction]]:
-    """W(H) for H = 1..H_max by direct summation in exact rationals (integer Fibonacci numbers)."""
-    out: dict[str, list[Fraction]] = {"uniform": [], "fib_best": [], "fib_worst": [], "inverse": []}
+def exact_sums(H_max: int, V: list[Any], r_grid: tuple[Any, ...]) -> dict[str, list[Any]]:
+    """W(H) for H = 1..H_max by direct summation (integer Fibonacci numbers), in the arithmetic of ``V``
+    and ``r_grid``: exact rationals (Fractions) or mpmath numbers."""
+    out: dict[str, list[Any]] = {"uniform": [], "fib_best": [], "fib_worst": [], "inverse": []}
     out.update({f"geom_{r}": [] for r in r_grid})
     F = [fib_int(k) for k in range(H_max + 3)]
-    su = sw = si = Fraction(0)
-    sg = {r: [Fraction(0), Fraction(0)] for r in r_grid}
+    su = sw = si = 0
+    sg = {r: [0, 0] for r in r_grid}
     for H in range(1, H_max + 1):
         v = V[H - 1]
         su += v
@@ -41,7 +42,7 @@ def exact_sums(H_max: int, V: list[Fraction], r_grid: tuple[Fraction, ...]) -> d
         sw += F[H] ** 2 * v
         tot = F[H + 2] - 1
         out["fib_worst"].append(sw / tot**2)
-        out["fib_best"].append(sum((F[H + 1 - h] ** 2 * V[h - 1] for h in range(1, H + 1)), Fraction(0)) / tot**2)
+        out["fib_best"].append(sum(F[H + 1 - h] ** 2 * V[h - 1] for h in range(1, H + 1)) / tot**2)
         si += 1 / v
         out["inverse"].append(1 / si)
         for r in r_grid:
@@ -73,19 +74,11 @@ def closed_vs_exact(H_max: int, mp_every: int, qs: tuple[Fraction, ...], sum_ste
     sums_f, sums_m, n_sums = 0.0, 0.0, 0
     with mpmath.workdps(40):
         for beta in BETA_GRID + (1.0, 2.0):
-            for H in range(1, H_max + 1, sum_step):
-                Vm = [mpmath.mpf(h) ** beta for h in range(1, H + 1)]
-                tot = fib_int(H + 2) - 1
-                direct = {
-                    "uniform": mpmath.fsum(Vm) / H**2,
-                    "geom": mpmath.fsum(mpmath.mpf(0.5) ** (2 * h - 2) * Vm[h - 1] for h in range(1, H + 1))
-                    / mpmath.fsum(mpmath.mpf(0.5) ** (h - 1) for h in range(1, H + 1)) ** 2,
-                    "fib_best": mpmath.fsum(fib_int(H + 1 - h) ** 2 * Vm[h - 1] for h in range(1, H + 1)) / tot**2,
-                    "fib_worst": mpmath.fsum(fib_int(h) ** 2 * Vm[h - 1] for h in range(1, H + 1)) / tot**2,
-                    "inverse": 1 / mpmath.fsum(1 / v for v in Vm),
-                }
-                for scheme, ref in direct.items():
-                    fl = closed_form(scheme, "poly", H, 1.0, beta, 0.5)
+            direct = exact_sums(H_max, [mpmath.mpf(h) ** beta for h in range(1, H_max + 1)], (mpmath.mpf(0.5),))
+            for key, vals in direct.items():
+                scheme = key.split("_")[0] if key.startswith("geom") else key
+                for H in range(1, H_max + 1, sum_step):
+                    fl, ref = closed_form(scheme, "poly", H, 1.0, beta, 0.5), vals[H - 1]
                     with mpmath.workdps(30):
                         m = closed_form(scheme, "poly", H, 1, beta, 0.5, mp=True)
                     sums_f = max(sums_f, abs(fl - float(ref)) / float(ref))
