@@ -58,5 +58,6 @@ def optimum_plot(path: Path, rec: dict[str, Any], title: str) -> str:
                 label=f"n = {n}: d_k* = {k} (p = {pr:.2f}), R² = {r:.2f}")
     ax.axhline(rec["var_f"], color="gray", ls="--", lw=0.8)
     ax.set_xscale("log", base=2)
+    ax.set_xticks(rec["d_k"], [str(k) for k in rec["d_k"]])
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     return plots.save(fig, path)
