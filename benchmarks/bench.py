@@ -31,6 +31,10 @@ set is its own).
   ``tracemalloc`` peak (numpy's allocations only; torch's allocator is invisible to it). A
   series of growing ``m n`` shows nw_estimate's peak staying under its cap.
 * **scaling**: log-log slopes of nw_estimate's time in n, m, H and R (each x1, x2, x4).
+* **training**: C9's training per run and step, at the default run's sizes (NW heads: n keys, q
+  queries; the attention layer: C contexts of n points), the compiled path against the numpy path
+  (the reference, and what training cost before the kernels), interleaved rounds, medians of the
+  CPU time and of the paired ratio; in both children (AVX-512 on and off).
 * **engine**: one fixed design; the exact conditional head covariance ``sigma^2 W W^T``
   (``decompose(method="exact", R=1)``) against ``noise_simulation_check`` with N noise draws:
   errors against a long-double recomputation, the simulation's standard error and time as
@@ -68,6 +72,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "memory_series": [(1024, 4096), (2048, 16384), (4096, 32768)],
         "small_cap": 4 * 2**20,
         "engine": dict(n=1024, m=64, H=4, d=8, d_k=2, N=(500, 2000, 8000), R=64),
+        "training": dict(n=128, q=8, layer_n=32, C=16, runs=8, steps=200),
     },
     "quick": {
         "forward": [("S1q p=1", dict(S1, R=4, p=1), "R reduced from 64 to 4 (--quick)"),
@@ -77,6 +82,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "memory_series": [(512, 2048), (2048, 8192)],
         "small_cap": 2**20,
         "engine": dict(n=512, m=32, H=4, d=8, d_k=2, N=(250, 1000), R=16),
+        "training": dict(n=128, q=8, layer_n=32, C=16, runs=4, steps=50),
     },
 }
 METHODS = ("nw", "nw_1thread", "nw_numpy", "torch", "naive", "loop", "floor", "floor_kernel")
@@ -492,6 +498,7 @@ def _child_timing(cfg: dict) -> dict:
         res["forward"].append({"label": label, "shape": shape, "scores": _scores(shape), "note": note,
                                "methods": _time_forward(shape, cfg["repeats"], cfg["threads"],
                                                         ISA_OFF_METHODS if cfg.get("forward_only") else None)})
+    res["training"] = _training(prof["training"], cfg["repeats"])
     if cfg.get("forward_only"):
         res["machine"]["loadavg_end"] = list(os.getloadavg())
         return res
@@ -503,6 +510,51 @@ def _child_timing(cfg: dict) -> dict:
     res["engine"] = _engine(prof["engine"])
     res["machine"]["loadavg_end"] = list(os.getloadavg())
     return res
+
+
+def _training(spec: dict, repeats: int) -> dict:
+    """CPU seconds per run and step of C9's training (a block target, free weights), the compiled
+    path and the numpy one in interleaved rounds: medians, and the median of the paired ratios."""
+    from verify.claims.c9.layer import LayerSetting, train_layers
+    from verify.experiments.training import TrainSetting, train_many
+    from verify.numeric import nw
+
+    def nw_heads(steps: int) -> None:
+        train_many([TrainSetting(dgp="block", d=8, H=4, d_k=2, init="gaussian", n=spec["n"], m=2, sigma=0.1,
+                                 steps=steps, lr=0.01, seeds=spec["runs"], seed=0, record_every=steps,
+                                 queries=spec["q"], learn_alpha=True)])
+
+    def layer(steps: int) -> None:
+        train_layers([LayerSetting(dgp="block", design="normal", d=8, H=4, d_k=2, d_v=2, n=spec["layer_n"],
+                                   contexts=spec["C"], steps=steps, lr=0.01, seeds=spec["runs"], seed=0,
+                                   eval_contexts=2, record_every=steps)])
+
+    out = {"spec": spec, "backend": nw.get_backend()}
+    for name, run in (("NW heads", nw_heads), ("attention layer", layer)):
+        _log(f"training: {name}")
+        times: dict[str, list[float]] = {"numba": [], "numpy": []}
+        for backend in times:                          # warm: compile or load the kernels
+            nw.set_backend(backend)
+            run(2)
+        for _ in range(repeats):
+            for backend in times:
+                nw.set_backend(backend)
+                t0 = time.process_time()
+                run(spec["steps"])
+                times[backend].append((time.process_time() - t0) / (spec["runs"] * spec["steps"]))
+        nw.set_backend("auto")
+        ratios = sorted(b / a for a, b in zip(times["numba"], times["numpy"]))
+        out[name] = {"compiled_us": 1e6 * sorted(times["numba"])[repeats // 2],
+                     "numpy_us": 1e6 * sorted(times["numpy"])[repeats // 2], "ratio": ratios[repeats // 2]}
+    return out
+
+
+def _training_lines(tr: dict, setting: str) -> list[str]:
+    s = tr["spec"]
+    return [f"C9 training per run and step, {setting} (NW heads: n = {s['n']}, q = {s['q']}; layer: {s['C']} "
+            f"contexts of n = {s['layer_n']}; {s['runs']} runs x {s['steps']} steps, CPU time):"] + [
+        f"  {name:16s} compiled {tr[name]['compiled_us']:7.1f} us, numpy path {tr[name]['numpy_us']:7.1f} us: "
+        f"{tr[name]['ratio']:.1f}x" for name in ("NW heads", "attention layer")]
 
 
 def _child_compile(cfg: dict) -> dict:
@@ -773,6 +825,10 @@ def format_report(res: dict) -> str:
                          f" and {c['weights']['second_s'] * 1e3:.1f} ms)")
         L.append("Kernel compile time (fresh process; cache " + (res["compile"]["cold"].get("cache_dir") or "-")
                  + " emptied first): " + "; ".join(parts))
+    L.append("")
+    L += _training_lines(res["training"], _isa_name(res))
+    if "isa_off" in res:
+        L += _training_lines(res["isa_off"]["training"], "AVX-512 off")
     p = res["breakdown"]
     tot = p["total_s"]
     L.append("")

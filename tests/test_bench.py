@@ -30,6 +30,7 @@ TINY = {
     "memory_series": [(16, 64), (64, 512)],
     "small_cap": 2**18,
     "engine": dict(n=32, m=4, H=2, d=3, d_k=1, N=(40, 80)),
+    "training": dict(n=16, q=4, layer_n=8, C=2, runs=2, steps=3),
 }
 
 
@@ -45,8 +46,10 @@ def test_json_is_what_was_returned_and_has_every_part(result):
     res, saved, _ = result
     assert saved["forward"] == res["forward"] and saved["settings"] == {"repeats": 2, "threads": 2, "blas_threads": 1}
     for key in ("machine", "forward", "isa_off", "compile", "breakdown", "block_sweep", "memory", "scaling", "engine",
-                "targets", "elapsed_s", "sizes"):
+                "targets", "elapsed_s", "sizes", "training"):
         assert key in saved
+    for tr in (saved["training"], saved["isa_off"]["training"]):
+        assert all(tr[k]["compiled_us"] > 0 and tr[k]["numpy_us"] > 0 for k in ("NW heads", "attention layer"))
     assert [b["rows"] for b in saved["block_sweep"]["sizes"]] == [2, 16]   # 1 KiB / (8 B * 64 keys); all m
     assert all(len(b["times_s"]) == 2 for b in saved["block_sweep"]["sizes"])
     mc = saved["machine"]

@@ -18,9 +18,8 @@ from proofs import markup
 from verify.claims import Context, c8, run_claim
 from verify.errors import VerifyError
 from verify.io import loads_json
-from verify.judgment.counterexamples import replayer_for
 from verify.judgment.verdicts import Role
-from verify.numeric import weights as wlib
+from verify.claims.c8 import weights as wlib
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
 
@@ -34,14 +33,9 @@ SUM_RTOL = 1e-12
 #: draws has relative SD ~ sqrt(15/(4R)) <= 3 %: 20 % is > 6 SD.
 SE_RTOL = 0.2
 
-ROLES = {
-    "closed forms": (Role.CORE, "i"),
-    "optimal weights": (Role.DETAIL, ""),
-    "structured beat uniform for large H": (Role.CORE, "i"),
-    "decay": (Role.DETAIL, ""),
-    "mild heterogeneity": (Role.SCOPE, ""),
-    "faster decay in n": (Role.CORE, "ii"),
-}
+ROLES = {"closed-forms": (Role.CORE, "i"), "optimal-weights": (Role.DETAIL, ""),
+         "structured-beat-uniform": (Role.CORE, "i"), "decay": (Role.DETAIL, ""), "mild-heterogeneity": (Role.SCOPE, ""),
+         "rates-in-n": (Role.CORE, "ii")}
 
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
@@ -88,31 +82,19 @@ def test_parts_and_roles(saved):
     assert result.id == "C8" and result.stated
     assert {p.id: (p.role, p.reading) for p in result.parts} == ROLES
     assert {r.id for r in result.readings} == {"i", "ii"}
-    cf = _part(result, "closed forms")
+    cf = _part(result, "closed-forms")
     assert cf.numeric.agreement == "statistical"
-    assert _part(result, "optimal weights").numeric.agreement == "rounding"
-    win = _part(result, "structured beat uniform for large H")
+    assert _part(result, "optimal-weights").numeric.agreement == "rounding"
+    win = _part(result, "structured-beat-uniform")
     assert all(row["measured"] == row["derived"] for row in win.numeric.figures["conditions"])
-    mild = _part(result, "mild heterogeneity")
+    mild = _part(result, "mild-heterogeneity")
     assert mild.counterexample is not None and "β > 1" in markup.to_unicode(mild.restored_by)
     assert (out / result.plots["weighting_decay"]).stat().st_size > 0
 
 
-def _fib(k):
-    a, b = 0, 1
-    for _ in range(k):
-        a, b = b, a + b
-    return a
-
-
 def _weights_here(scheme, H, r):
-    if scheme == "uniform":
-        w = [1.0] * H
-    elif scheme == "geom":
-        w = [r ** (h - 1) for h in range(1, H + 1)]
-    else:                                            # best-first Fibonacci: F_H, F_{H-1}, ..., F_1
-        w = [_fib(H + 1 - h) for h in range(1, H + 1)]
-    return [mp.mpf(x) / sum(w) for x in w]
+    """The weights from their definitions (exact rationals) as 50-digit numbers."""
+    return [mpq(a) for a in exact_weights(scheme, H, Fraction(r), None)]
 
 
 def _rate_here(scheme, n, gammas, c, r, h=mp.mpf("1e-6")):
@@ -153,15 +135,6 @@ def test_rates_in_n_against_mpmath(saved):
         _rate_here("uniform", p["n_values"][0], p["gammas"], p["c"], p["r"])
 
 
-def test_rates_judge_rejects_bad_params():
-    with pytest.raises(VerifyError, match="params"):
-        c8.judge_rates({"gammas": [0.5, 1.0], "c": [1, 1], "r": 0.5, "n_values": [10, 100]})   # worst first
-    with pytest.raises(VerifyError, match="params"):
-        c8.judge_rates({"gammas": [1.0, 0.5], "c": [1, 1], "r": 1.5, "n_values": [10, 100]})
-    with pytest.raises(VerifyError, match="params"):
-        c8.judge_rates({"gammas": [1.0, 0.5]})
-
-
 def test_same_seed_same_figures(result):
     again = run_claim("C8", Context(seed=0, quick=True))
     assert again.headline == result.headline
@@ -173,8 +146,9 @@ def test_same_seed_same_figures(result):
 _SINGULAR_Q = {Fraction(1)}          # q = 1 and r²q = 1 are removable singularities of the forms
 
 
-@given(q=st.fractions(Fraction(1, 5), Fraction(7, 2), max_denominator=12), r=st.fractions(Fraction(1, 10),
-       Fraction(9, 10), max_denominator=12), H=st.integers(1, 40), V1=st.fractions(Fraction(1, 4), 4, max_denominator=8))
+@given(q=st.fractions(Fraction(1, 5), Fraction(7, 2), max_denominator=12),
+       r=st.fractions(Fraction(1, 10), Fraction(9, 10), max_denominator=12), H=st.integers(1, 40),
+       V1=st.fractions(Fraction(1, 4), 4, max_denominator=8))
 def test_weighting_rates_exponential_profile_closed_forms_equal_exact_sums(q, r, H, V1):
     phi2 = (3 + math.sqrt(5)) / 2
     if q in _SINGULAR_Q or r * r * q == 1 or min(abs(float(q) - x) for x in (phi2, 1 / phi2)) < 1e-3:
@@ -201,18 +175,9 @@ def test_weighting_rates_polynomial_profile_closed_forms_equal_exact_sums(beta, 
 
 @given(beta=st.floats(0.05, 3), H=st.integers(1, 60), r=st.floats(0.05, 0.95))
 def test_weighting_rates_general_beta_against_mpmath_sums(beta, H, r):
-    with mp.workdps(40):
-        V = [mp.mpf(h) ** beta for h in range(1, H + 1)]
-        ref = {
-            "uniform": mp.fsum(V) / H**2,
-            "geom": mp.fsum(mp.mpf(r) ** (2 * h) * V[h] for h in range(H)) / mp.fsum(mp.mpf(r) ** h for h in range(H)) ** 2,
-            "fib_best": mp.fsum(fib(H - h) ** 2 * V[h] for h in range(H)) / (fib(H + 2) - 1) ** 2,
-            "fib_worst": mp.fsum(fib(h + 1) ** 2 * V[h] for h in range(H)) / (fib(H + 2) - 1) ** 2,
-            "inverse": 1 / mp.fsum(1 / v for v in V),
-        }
-        for scheme, value in ref.items():
-            got = wlib.closed_form(scheme, "poly", H, 1.0, beta, r)
-            assert abs(got - float(value)) <= FLOAT_RTOL * float(value), scheme
+    for scheme in wlib.SCHEMES:
+        value = _W_here(scheme, "poly", beta, H, r)
+        assert abs(wlib.closed_form(scheme, "poly", H, 1.0, beta, r) - value) <= FLOAT_RTOL * value, scheme
 
 
 @given(H=st.integers(1, 30), r=st.floats(0.05, 0.95), q=st.floats(0.3, 3.0))
@@ -233,18 +198,13 @@ def _W_here(scheme, profile, param, H, r=0.5):
         V = [mp.mpf(h) ** param if profile == "poly" else mp.mpf(param) ** (h - 1) for h in range(1, H + 1)]
         if scheme == "inverse":
             return float(1 / sum(1 / v for v in V))
-        if scheme == "fib_worst":
-            w = [_fib(h) for h in range(1, H + 1)]
-            a = [mp.mpf(x) / sum(w) for x in w]
-        else:
-            a = _weights_here(scheme, H, r)
-        return float(sum(x * x * v for x, v in zip(a, V)))
+        return float(sum(x * x * v for x, v in zip(_weights_here(scheme, H, r), V)))
 
 
 def test_monte_carlo_agrees_with_closed_forms_written_here(result):
     """Each Monte Carlo mean against Σ α_h² V_h computed here, within Z_MAX of the theoretical
     standard error W sqrt(2/R) of a mean of R squared centred Gaussians (also computed here)."""
-    mc = _part(result, "closed forms").numeric.figures["monte_carlo"]
+    mc = _part(result, "closed-forms").numeric.figures["monte_carlo"]
     R = mc["R"]
     for row in mc["rows"]:
         W = _W_here(row["scheme"], row["profile"], row["param"], row["H"])
@@ -275,24 +235,6 @@ def test_inverse_variance_never_beaten_exactly(V, raw):
     assert exact_W(alpha, Veq) >= exact_W([Fraction(1, H)] * H, Veq)
 
 
-@pytest.mark.claim(CLAIM, part="detail")
-def test_geometric_floor_against_weights_written_here(result):
-    """The floor the decay detail reports is the limit of α_1² V_1 for geometric weights built here:
-    α_1 = (1 − r)/(1 − r^H) → 1 − r, so the floor is (1 − r)² V_1, and every W_geom(H) lies above it."""
-    dc = _part(result, "decay").numeric.figures["decay"]
-    p = c8.DECAY_PARAMS
-    r, V1, beta = p["r"], p["V_1"], p["beta"]
-    with mp.workdps(40):
-        a1 = [(1 - mp.mpf(r)) / (1 - mp.mpf(r) ** H) for H in (10, 100, 1000)]
-        assert abs(float(a1[-1] ** 2 * V1) - dc["geom_floor"]) <= 1e-15
-    assert abs(dc["geom_floor"] - (1 - r) ** 2 * V1) <= 1e-15
-    for H, W in zip(dc["H"], dc["W"]["geom"]):
-        w = _weights_here("geom", H, r)
-        with mp.workdps(40):
-            exact = float(sum(a * a * mp.mpf(h) ** beta * V1 for a, h in zip(w, range(1, H + 1))))
-        assert abs(W - exact) <= 1e-12 * exact and W >= dc["geom_floor"]
-
-
 # -- part 3: the failure mode is found and replays ---------------------------------------------
 @pytest.mark.claim(CLAIM, part="scope")
 def test_decay_counterexample_replays_and_holds_independently(saved):
@@ -304,20 +246,10 @@ def test_decay_counterexample_replays_and_holds_independently(saved):
     assert outcome.summary == doc["expected"]["summary"]
     p = doc["params"]
     beta, r, Hs = p["beta"], p["r"], p["H_values"]
-    with mp.workdps(30):
-        def W(scheme, H):
-            V = [mp.mpf(h) ** beta for h in range(1, H + 1)]
-            if scheme == "uniform":
-                a = [mp.mpf(1) / H] * H
-            elif scheme == "geom":
-                a = [mp.mpf(r) ** (h - 1) * (1 - mp.mpf(r)) / (1 - mp.mpf(r) ** H) for h in range(1, H + 1)]
-            else:
-                a = [mp.mpf(fib(H + 1 - h)) / (fib(H + 2) - 1) for h in range(1, H + 1)]
-            return mp.fsum(x * x * v for x, v in zip(a, V))
-        ref = {s: [W(s, H) for H in Hs] for s in ("uniform", *p["schemes"])}
+    ref = {s: [_W_here(s, "poly", beta, H, r) for H in Hs] for s in ("uniform", *p["schemes"])}
     for s, vals in ref.items():
         for got, want in zip(outcome.figures["W"][s], vals):
-            assert abs(got - float(want)) <= SUM_RTOL * float(want), s
+            assert abs(got - want) <= SUM_RTOL * want, s
     # independently: uniform decays, each structured scheme stays above it and above its floor
     assert ref["uniform"][0] / ref["uniform"][-1] > p["margin"] * 1.0
     for s in p["schemes"]:
@@ -329,7 +261,7 @@ def test_decay_counterexample_replays_and_holds_independently(saved):
 
 def test_criterion_can_fail_geometric_wins_for_steep_profiles():
     params = {**c8.DECAY_PARAMS, "beta": 2.0}
-    assert replayer_for("c8.decay-floor")(params).violates is False
+    assert c8.replay_decay(params).violates is False
 
 
 def test_bad_input():
@@ -345,10 +277,6 @@ def test_bad_input():
         wlib.profile_variances("linear", 3, 1.0, 1.0)
     with pytest.raises(VerifyError, match="H"):
         wlib.profile_variances("poly", 0, 1.0, 1.0)
-    with pytest.raises(VerifyError, match="params"):
-        replayer_for("c8.decay-floor")({"profile": "poly"})
-    with pytest.raises(VerifyError, match="params"):
-        replayer_for("c8.decay-floor")({**c8.DECAY_PARAMS, "schemes": ["uniform"]})
 
 
 def test_decay_plot_shows_the_closed_forms(saved):
@@ -488,7 +416,7 @@ def test_conditions_judge_needs_every_row_and_certificate():
 # -- headline figures, recomputed here ------------------------------------------------------------
 def test_condition_table_winners_recomputed_here(result):
     """Every measured winner of the table, from sums written here (40 digits), and the derived one."""
-    for row in _part(result, "structured beat uniform for large H").numeric.figures["conditions"]:
+    for row in _part(result, "structured-beat-uniform").numeric.figures["conditions"]:
         if "rho" in row or row["profile"] == "exp":
             continue
         W_u = _W_here("uniform", "poly", row["beta"], row["H"])
@@ -501,22 +429,25 @@ def test_condition_table_winners_recomputed_here(result):
 
 
 @pytest.mark.claim(CLAIM, part="detail")
-def test_fibonacci_floor_against_weights_written_here(result):
-    """The floor V_1/φ⁴: α_1² V_1 of best-first Fibonacci weights built here (integers) tends to it, and
-    every reported W_fib lies above it."""
+def test_floors_against_weights_written_here(result):
+    """The floors the decay detail reports: α_1² V_1 of geometric weights built here, α_1 = (1 − r)/(1 − r^H)
+    → 1 − r, and of best-first Fibonacci weights (integers), F_H/(F_{H+2} − 1) → φ^-2; every reported W
+    lies above its floor."""
     dc = _part(result, "decay").numeric.figures["decay"]
+    r, V1 = c8.DECAY_PARAMS["r"], c8.DECAY_PARAMS["V_1"]
+    with mp.workdps(40):
+        geom = float(((1 - mp.mpf(r)) / (1 - mp.mpf(r) ** 1000)) ** 2 * V1)
+    assert abs(geom - dc["geom_floor"]) <= 1e-15 and min(dc["W"]["geom"]) >= dc["geom_floor"]
     a1 = [Fraction(fib(H), fib(H + 2) - 1) for H in (10, 30, 120)]
-    lim = float(a1[-1] ** 2) * c8.DECAY_PARAMS["V_1"]
-    assert abs(lim - dc["fib_floor"]) <= 1e-15 and abs(dc["fib_floor"] - PHI**-4) <= 1e-15
+    assert abs(float(a1[-1] ** 2) * V1 - dc["fib_floor"]) <= 1e-15 and abs(dc["fib_floor"] - PHI**-4) <= 1e-15
     assert all(float(a**2) >= PHI**-4 for a in a1)                # α_1² >= φ^-4 already at finite H
     assert min(dc["W"]["fib_best"]) >= dc["fib_floor"]
-    assert min(dc["W"]["geom"]) >= dc["geom_floor"] == (1 - c8.DECAY_PARAMS["r"]) ** 2
 
 
 def test_rates_limit_constant_16_over_225(result):
     """Reading ii's constant: geometric (r = 1/2) over uniform MSE tends to (α_4^geom/α_4^unif)² = 16/225,
     from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it."""
-    fig = _part(result, "faster decay in n").numeric.figures
+    fig = _part(result, "rates-in-n").numeric.figures
     p = c8.RATE_PARAMS
     raw = [Fraction(1, 2) ** k for k in range(4)]
     geom = [x / sum(raw) for x in raw]
@@ -536,7 +467,7 @@ def test_monte_carlo_threshold_is_a_family_wise_bound(result):
     10^-3 (scipy's normal tail), and Z_MAX stays below 5 so that a 5-SE error still fails."""
     from scipy.stats import norm
 
-    comparisons = len(_part(result, "closed forms").numeric.figures["monte_carlo"]["rows"])
+    comparisons = len(_part(result, "closed-forms").numeric.figures["monte_carlo"]["rows"])
     assert comparisons <= 60
     assert 60 * 2 * norm.sf(c8.Z_MAX) <= 1e-3 and c8.Z_MAX < 5
 

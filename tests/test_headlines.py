@@ -435,7 +435,7 @@ def _c8_min_gap_inverse():
     for _ in range(8):
         H = int(rng.integers(2, 17))
         V = np.exp(1.5 * rng.standard_normal(H))
-        A = c8._random_affine(rng, H, 200)
+        A = c8.experiments.random_affine(rng, H, 200)
         W_star = 1.0 / math.fsum(1.0 / v for v in V)
         for a in A:
             W = math.fsum(x * x * v for x, v in zip(a, V))
@@ -461,7 +461,7 @@ def _c8_decay_W(scheme, H):
 
 @pytest.mark.claim("C8", part="core")
 def test_c8_monte_carlo_rows_and_largest_z_recomputed(quick_run):
-    part = _part(_run(quick_run, "C8"), "closed forms")
+    part = _part(_run(quick_run, "C8"), "closed-forms")
     mc = part.numeric.figures["monte_carlo"]
     here = _c8_monte_carlo()
     assert len(here) == len(mc["rows"]) and mc["R"] == 4000
@@ -479,10 +479,10 @@ def test_c8_monte_carlo_rows_and_largest_z_recomputed(quick_run):
 def test_c8_headline_and_summary_exactly(quick_run):
     result = _run(quick_run, "C8")
     assert result.headline == C8_HEADLINE
-    ce = _part(result, "closed forms").numeric.figures["exact"]
+    ce = _part(result, "closed-forms").numeric.figures["exact"]
     z = max(abs(r["z"]) for r in _c8_monte_carlo())
     gap = _c8_min_gap_inverse()
-    op = _part(result, "optimal weights").numeric.figures
+    op = _part(result, "optimal-weights").numeric.figures
     assert _close(op["min_rel_gap_inverse"], gap, 1e-6)
     Hs = c8.DECAY_PARAMS["H_values"]
     W = {s: [_c8_decay_W(s, H) for H in (Hs[0], Hs[-1])] for s in ("uniform", "geom")}
@@ -498,7 +498,7 @@ def test_c8_headline_and_summary_exactly(quick_run):
 
 @pytest.mark.claim("C8", part="detail")
 def test_c8_optimality_summary_quotes_the_smallest_gap(quick_run):
-    op = _part(_run(quick_run, "C8"), "optimal weights").numeric
+    op = _part(_run(quick_run, "C8"), "optimal-weights").numeric
     gap = _c8_min_gap_inverse()
     assert f"min relative gap to inverse-variance {num(gap, '.2e')}," in op.summary
     assert f"{op.figures['profiles']} random profiles, {op.figures['weight_vectors_per_profile']} random" in op.summary
@@ -508,14 +508,14 @@ def test_c8_optimality_summary_quotes_the_smallest_gap(quick_run):
 def test_c8_condition_table_counts_the_structured_wins(quick_run):
     """'matches ... in every one of 15 cases (9 won by structured weights' counted here from the
     table's W values (a row with two schemes counts once if either wins)."""
-    part = _part(_run(quick_run, "C8"), "structured beat uniform for large H")
+    part = _part(_run(quick_run, "C8"), "structured-beat-uniform")
     rows = part.numeric.figures["conditions"]
     wins = 0
     for r in rows:
         Ws = r["W_scheme"] if isinstance(r["W_scheme"], list) else [r["W_scheme"]]
         wins += any(w < r["W_uniform"] for w in Ws)
     assert (wins, len(rows)) == (9, 15)
-    assert f"in every one of {len(rows)} cases ({wins} won by structured weights;" in part.numeric.summary
+    assert f"in every one of {len(rows)} cases ({wins} won by structured weights)" in part.numeric.summary
 
 
 @pytest.mark.claim("C8", part="scope")
@@ -525,7 +525,7 @@ def test_c8_limit_and_correction_quote_the_decay_sums(quick_run):
     result = _run(quick_run, "C8")
     Hs = c8.DECAY_PARAMS["H_values"]
     W = {s: [_c8_decay_W(s, H) for H in Hs] for s in ("uniform", "geom", "fib_best")}
-    lim = _part(result, "mild heterogeneity").numeric.summary
+    lim = _part(result, "mild-heterogeneity").numeric.summary
     slope = math.log(W["uniform"][-1] / W["uniform"][-2]) / math.log(Hs[-1] / Hs[-2])
     assert (f"uniform {W['uniform'][0]:.4f} to {W['uniform'][-1]:.4f} (decay factor "
             f"{W['uniform'][0] / W['uniform'][-1]:.3f}, final log-log slope {num(slope, '.3f')})") in lim

