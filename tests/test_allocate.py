@@ -13,6 +13,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from verify.cli import main as verify_cli
 from verify.cli import main
 from verify.errors import VerifyError
 from verify.experiments import allocate as al
@@ -146,7 +147,7 @@ def test_integral_float_budget_is_accepted():
 
 
 def test_cli_output(capsys):
-    assert al.cli_allocate(["--budget", "768", "--n", "1e9", "--dim", "64"]) == 0
+    assert verify_cli(["allocate", "--budget", "768", "--n", "1e9", "--dim", "64"]) == 0
     out = capsys.readouterr().out
     assert "c_b and c_v are model constants" in out and "only as good as the model" in out
     assert "C7" in out and "(log n)^(2/(4+d))" in out

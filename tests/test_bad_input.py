@@ -34,6 +34,7 @@ from proofs.c5_hdi_mse import counterexamples as exact_c5_counterexamples
 from verify.claims import c1, c4, c8
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
+from verify.outputs.report import SCHEMA_VERSION as REPORT_SCHEMA_VERSION
 from verify.experiments import allocate as al
 from verify.experiments.checkpoint import (
     SafetensorsFile,
@@ -199,7 +200,7 @@ def _claim(**over: Any) -> dict:
 def _report(doc: Any, *, schema: bool = True) -> Callable[[], Any]:
     """``latex --report`` on ``doc``; an object gets the schema fields unless ``schema=False``."""
     if schema and isinstance(doc, dict):
-        doc = {"schema": "mha-nw-verify/report", "schema_version": 2, **doc}
+        doc = {"schema": "mha-nw-verify/report", "schema_version": REPORT_SCHEMA_VERSION, **doc}
     return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": doc})
 
 
@@ -559,7 +560,7 @@ CASES = [
         analyze_checkpoint), "tensor 'encoder.layer.0.attention.self.key.weight': W_K: expected full column rank 2, "
                              "got a rank-deficient projection at index (1,)", id="ckpt-rank-deficient-head"),
     # --- python -m verify hdi
-    pytest.param(_cli(["hdi"]), ("python -m verify hdi", "the following arguments are required: PATH", "usage:"), id="cli-hdi-no-path"),
+    pytest.param(_cli(["hdi"]), ("PATH", "a checkpoint (safetensors or GGUF)", "got none"), id="cli-hdi-no-path"),
     pytest.param(_cli(["hdi", "{d}/nope"]), ("PATH", "nope'", "an existing .safetensors file"), id="cli-hdi-missing-path"),
     pytest.param(_cli(["hdi", "{d}/x.safetensors"], {"x.safetensors": FIFO}), ("PATH", "not a regular file (FIFO"),
                  id="cli-hdi-fifo"),
@@ -661,7 +662,7 @@ CASES = [
     pytest.param(_report({"claims": []}, schema=False), ("--report FILE", "schema 'mha-nw-verify/report'", "None"),
                  id="cli-latex-report-no-schema"),
     pytest.param(_report({"schema": "mha-nw-verify/report", "schema_version": 1, "claims": []}, schema=False),
-                 ("--report FILE", "schema_version 2", "got 1"), id="cli-latex-report-old-schema"),
+                 ("--report FILE", f"schema_version {REPORT_SCHEMA_VERSION}", "got 1"), id="cli-latex-report-old-schema"),
     pytest.param(_report({"claims": [_claim(corrections=[{"part": "p"}])]}),
                  ("--report FILE field claims[0].corrections[0].finding", "none in"), id="cli-latex-report-correction"),
     pytest.param(_report({"claims": [_claim(headline=["x"])]}),
@@ -1240,16 +1241,17 @@ GGUF_CASES = [
     pytest.param(_cli(["hdi", "{d}/m.gguf"], {"m.gguf": _GGUF_HOSTILE["architecture-unknown"][0]}),
                  "got 'bert\\x1b[2J'", id="cli-hdi-gguf-architecture-escaped"),
     pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "1"], _GGUF_OK),
-                 ("python -m verify hdi", "--band-draws", "expected an integer from 2 to 256 (MAX_BAND_DRAWS), got 1"),
+                 ("python -m verify hdi", "--band-draws", "expected an integer >= 2, got '1'"),
                  id="cli-hdi-band-draws-1"),
     pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "many"], _GGUF_OK),
                  ("python -m verify hdi", "--band-draws", "got 'many'"), id="cli-hdi-band-draws-word"),
     pytest.param(_cli(["hdi", "{d}/m.gguf", "--seed", "-3"], _GGUF_OK), ("python -m verify hdi", "--seed", "-3"),
                  id="cli-hdi-seed-negative"),
     pytest.param(_cli(["hdi", "--reading-ii", "{d}/m.gguf"], _GGUF_OK),
-                 ("python -m verify hdi", "--reading-ii reads the installed models: no PATH"), id="cli-hdi-reading-ii-with-path"),
+                 ("--reading-ii", "the installed models alone: no PATH and no --out", "with PATH"),
+                 id="cli-hdi-reading-ii-with-path"),
     pytest.param(_cli(["hdi", "{d}/m.gguf", "--readme", "{d}/README.md"], _GGUF_OK),
-                 ("python -m verify hdi", "--readme goes with --reading-ii"), id="cli-hdi-readme-without-reading-ii"),
+                 ("--readme FILE", "--readme together with --reading-ii"), id="cli-hdi-readme-without-reading-ii"),
     pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": "no markers"}),
                  ("--readme FILE", "without the reading-ii markers"), id="cli-hdi-readme-without-markers"),
     pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": FIFO}),
@@ -1268,7 +1270,7 @@ _LONG_NUMERAL = "1" * 5000                 # quoted by its first characters and 
 _SWEEP = ["sweep", "demo", "--tasks", "2", "--sleep", "0", "--no-progress", "-o", "{d}/o"]
 _C7 = ["sweep", "c7", "--quick", "--no-progress", "-o", "{d}/o"]
 _LATEX_REPORT = ["latex", "--report", "{d}/r.json", "-o", "{d}/o"]
-_EMPTY_REPORT = {"schema": "mha-nw-verify/report", "schema_version": 2, "claims": []}   # valid, no claim
+_EMPTY_REPORT = {"schema": "mha-nw-verify/report", "schema_version": REPORT_SCHEMA_VERSION, "claims": []}   # valid, no claim
 _SCHEDULER = "tcp://HOST:PORT"
 _BAD_ADDRESSES = {
     "words": "not an address", "ipv6-unclosed": "tcp://[::1", "file-url": "file:///etc/passwd", "empty": "",
@@ -1415,9 +1417,7 @@ def test_replay_at_its_cap_runs(which, change):
 
 def test_proofs_help_prints_the_usage_and_exits_0(capsys):
     """``proofs --help`` (a traceback before) prints the usage and exits 0 like every subcommand."""
-    with pytest.raises(SystemExit) as info:
-        verify_main(["proofs", "--help"])
-    assert info.value.code == 0
+    assert verify_main(["proofs", "--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: python -m verify proofs [-h] [CLAIM ...]")
 
 

@@ -22,11 +22,11 @@ import safetensors.torch
 import scipy.linalg
 import torch
 
+from verify.cli import main as verify_cli
 from verify.errors import VerifyError
 from verify.experiments.checkpoint import (
     SafetensorsFile,
     analyze_checkpoint,
-    cli_hdi,
     format_table,
     open_checkpoint,
 )
@@ -471,7 +471,7 @@ def test_missing_config(tmp_path: Path) -> None:
 def test_cli_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ckpt = _write_dir(tmp_path / "gpt2", _gpt2_tensors("transformer.", np.random.default_rng(6)), GPT2_CONFIG)
     out_json, plots = tmp_path / "hdi.json", tmp_path / "plots"
-    assert cli_hdi([str(ckpt), "--json", str(out_json), "--plots", str(plots)]) == 0
+    assert verify_cli(["hdi", str(ckpt), "--json", str(out_json), "--plots", str(plots)]) == 0
     printed = capsys.readouterr().out
     assert "layout: gpt2" in printed and len([ln for ln in printed.splitlines() if ln.strip().startswith(("0 |", "1 |"))]) == 2
     data = json.loads(out_json.read_text())
@@ -485,11 +485,11 @@ def test_cli_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_cli_bad_input_returns_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_hdi([str(tmp_path / "nope")]) == 2
+    assert verify_cli(["hdi", str(tmp_path / "nope")]) == 2
     assert "PATH: expected an existing .safetensors file" in capsys.readouterr().err
-    assert cli_hdi([]) == 2
-    assert "python -m verify hdi: the following arguments are required: PATH" in capsys.readouterr().err
-    assert cli_hdi(["--help"]) == 0
+    assert verify_cli(["hdi"]) == 2
+    assert "error: PATH: expected a checkpoint (safetensors or GGUF), got none" in capsys.readouterr().err
+    assert verify_cli(["hdi", "--help"]) == 0
 
 
 def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -512,7 +512,7 @@ def test_cli_outputs_are_written_atomically(tmp_path: Path, capsys: pytest.Captu
     for argv, kept in (([str(ckpt), "--json", str(out_json)], out_json),
                        ([str(ckpt), "--plots", str(plots)], plots / "layer_00_overlap.png")):
         before = kept.read_bytes()
-        assert cli_hdi(argv) == 2
+        assert verify_cli(["hdi", *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and "No space left on device" in err
         assert kept.read_bytes() == before
@@ -567,7 +567,7 @@ def test_cli_output_targets_are_checked_before_the_checkpoint_is_read(tmp_path: 
     (tmp_path / "config.json").write_text("{}")
     read = []
     monkeypatch.setattr(ck, "analyze_checkpoint", lambda path: read.append(path))
-    assert cli_hdi([str(tmp_path), *(a.format(d=tmp_path) for a in argv)]) == 2
+    assert verify_cli(["hdi", str(tmp_path), *(a.format(d=tmp_path) for a in argv)]) == 2
     err = capsys.readouterr().err
     flag = "--out" if argv[0] == "-o" else argv[0]
     assert err.startswith(f"error: {flag} ") and err.count("\n") == 1
@@ -575,7 +575,7 @@ def test_cli_output_targets_are_checked_before_the_checkpoint_is_read(tmp_path: 
 
 
 def test_cli_help_has_a_description_and_an_example(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_hdi(["--help"]) == 0
+    assert verify_cli(["hdi", "--help"]) == 0
     out = capsys.readouterr().out
     assert "Haar baseline" in out and "examples:\n  python -m verify hdi " in out and "-o DIR, --out DIR" in out
     assert "--reading-ii" in out and "--band-draws K" in out and "GGUF" in out

@@ -421,11 +421,11 @@ def test_checkpoint_rule_on_synthetic_checkpoints(tmp_path, layers, every_below)
 def test_hdi_command_has_the_haar_columns_and_a_layer_plot(tmp_path, capsys):
     """``python -m verify hdi``: per block the Haar SD (checked here by Monte Carlo with numpy's QR
     at the same sizes) and z = (HDI − (1 − d_k/d))/SD; --plots adds hdi_per_layer.png."""
-    from verify.experiments.checkpoint import cli_hdi
+    from verify.cli import main as verify_cli
 
     path = _write_bert(tmp_path / "ck", ["identical", "orthogonal"])
     out = tmp_path / "hdi.json"
-    assert cli_hdi([str(path), "--json", str(out), "--plots", str(tmp_path / "plots")]) == 0
+    assert verify_cli(["hdi", str(path), "--json", str(out), "--plots", str(tmp_path / "plots")]) == 0
     printed = capsys.readouterr().out
     assert any(" z " in ln and "HDI" in ln for ln in printed.splitlines()) and "± 0.052" in printed
     doc = json.loads(out.read_text())

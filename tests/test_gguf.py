@@ -29,13 +29,13 @@ import scipy.linalg
 from gguf import GGMLQuantizationType as QT
 from gguf_files import HOSTILE, model
 
+from verify.cli import main as verify_cli
 from verify.errors import VerifyError
 from verify.experiments import checkpoint as ckmod
 from verify.experiments import pretrained
 from verify.experiments.checkpoint import (
     BAND_SDS,
     analyze_checkpoint,
-    cli_hdi,
     format_table,
     open_checkpoint,
 )
@@ -578,7 +578,7 @@ def test_the_readme_table_is_generated(models: list[dict]) -> None:
 
 def test_cli_on_the_installed_smollm2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "hdi.json"
-    assert cli_hdi([str(_smollm2()), "--band-draws", "2", "--seed", "3", "--json", str(out)]) == 0
+    assert verify_cli(["hdi", str(_smollm2()), "--band-draws", "2", "--seed", "3", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     rows = [ln for ln in printed.splitlines() if ln[:5].strip().isdigit() and "|" in ln]
     assert len(rows) == 30 and rows[-1].startswith("   29 |")
@@ -597,7 +597,7 @@ def test_cli_reading_ii_rewrites_only_the_readme_block(tmp_path: Path, models: l
     monkeypatch.setattr(pretrained, "reading_ii_models", lambda **kw: models)
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{pretrained.README_BEGIN}\nold\n{pretrained.README_END}\nafter\n")
-    assert cli_hdi(["--reading-ii", "--readme", str(readme)]) == 0
+    assert verify_cli(["hdi", "--reading-ii", "--readme", str(readme)]) == 0
     assert readme.read_text() == f"before\n{pretrained.README_BEGIN}\n{readme_table(models)}\n{pretrained.README_END}\nafter\n"
     assert "Reading ii: **refuted**" in capsys.readouterr().out
 
@@ -616,7 +616,7 @@ def test_printed_text_from_the_file_is_escaped(tmp_path: Path, capsys: pytest.Ca
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    assert cli_hdi([str(path)]) == 0
+    assert verify_cli(["hdi", str(path)]) == 0
     printed = capsys.readouterr().out
     assert "\x1b" not in printed and "\r" not in printed and "\\x1b[2J\\x1b[31mevil\\r" in printed
 

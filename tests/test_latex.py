@@ -35,6 +35,7 @@ from sympy.core.function import AppliedUndef
 
 from proofs import CLAIM_IDS, all_derivations, derivation, markup
 from proofs.notation import MACROS, to_latex
+from verify.cli import main as verify_cli
 from verify.cli import main as verify_main
 from verify.io import write_json
 from verify.judgment.verdicts import (
@@ -48,7 +49,6 @@ from verify.judgment.verdicts import (
 from verify.outputs.latex import (
     LINE_UNITS,
     Formula,
-    cli_latex,
     escape,
     formula_lines,
     formulas,
@@ -200,7 +200,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("latex")
     report = _write_report(base / "report", _results())
     out = base / "out"
-    assert cli_latex(["-o", str(out), "--report", str(report)]) == 0
+    assert verify_cli(["latex", "-o", str(out), "--report", str(report)]) == 0
     return {"out": out, "report": json.loads(report.read_text()), "report_path": report,
             "tex": (out / "verification.tex").read_text(encoding="ascii"), "formulas": formulas()}
 
@@ -636,7 +636,7 @@ def test_hostile_report_is_refused_reading_and_writing_nothing_outside(case: str
     before = _tree(tmp_path)
     out = tmp_path / "out"
     start = len(opened)
-    rc = cli_latex(["-o", str(out), "--report", str(folder / "report.json")])
+    rc = verify_cli(["latex", "-o", str(out), "--report", str(folder / "report.json")])
     during = opened[start:]
     err = capsys.readouterr().err
     assert rc == 2, (case, err)
@@ -656,7 +656,7 @@ def test_valid_report_reads_only_its_folder_and_writes_only_under_out(valid_repo
     before = _tree(folder)
     out = tmp_path / "out"
     start = len(opened)
-    assert cli_latex(["-o", str(out), "--report", str(folder / "report.json")]) == 0
+    assert verify_cli(["latex", "-o", str(out), "--report", str(folder / "report.json")]) == 0
     during = opened[start:]
     assert _tree(folder) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "report"]
@@ -670,7 +670,7 @@ def test_output_links_out_of_o_are_refused(valid_report: Path, tmp_path: Path, c
     out.mkdir()
     (tmp_path / "elsewhere").mkdir()
     (out / "plots").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
-    assert cli_latex(["-o", str(out), "--report", str(valid_report)]) == 2
+    assert verify_cli(["latex", "-o", str(out), "--report", str(valid_report)]) == 2
     assert "-o DIR" in capsys.readouterr().err
     assert not any((tmp_path / "elsewhere").iterdir())
 
@@ -710,7 +710,7 @@ def hostile_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     all_derivations()
     base = tmp_path_factory.mktemp("hostile")
     report = _hostile_valid_report(base / "report")
-    assert cli_latex(["-o", str(base / "out"), "--report", str(report)]) == 0
+    assert verify_cli(["latex", "-o", str(base / "out"), "--report", str(report)]) == 0
     return base / "out"
 
 
@@ -773,7 +773,7 @@ def test_contradictory_or_unknown_options_exit_2(argv: list[str], export: dict, 
 def test_pdf_without_pdflatex_exits_2(export: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no pdflatex here
-    rc = cli_latex(["-o", str(tmp_path / "out"), "--report", str(export["report_path"]), "--pdf"])
+    rc = verify_cli(["latex", "-o", str(tmp_path / "out"), "--report", str(export["report_path"]), "--pdf"])
     assert rc == 2
     assert "pdflatex" in capsys.readouterr().err
     assert (tmp_path / "out" / "verification.tex").is_file()

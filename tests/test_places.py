@@ -28,6 +28,7 @@ import proofs
 import verify.claims
 from proofs import cache
 from proofs.markup import render
+from verify.cli import main as verify_cli
 from verify import io
 from verify.cli import _derivation_summary, main
 from verify.errors import VerifyError
@@ -513,7 +514,7 @@ def test_ctrl_c_in_a_subcommand_exits_130_with_one_line(monkeypatch):
         os.write(ready_w, b"R")
         time.sleep(60)
 
-    monkeypatch.setattr(verify.cli, "cli_replay", slow)
+    monkeypatch.setitem(verify.cli.COMMANDS, "replay", slow)
     pid = os.fork()
     if pid == 0:   # pragma: no cover - the child
         try:
@@ -962,7 +963,7 @@ def _tiny_checkpoint(folder: Path) -> Path:
 
 def _empty_report(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "r.json").write_text(json.dumps({"schema": "mha-nw-verify/report", "schema_version": 2, "claims": []}))
+    (folder / "r.json").write_text(json.dumps({"schema": "mha-nw-verify/report", "schema_version": 3, "claims": []}))
     return folder / "r.json"
 
 
@@ -1044,7 +1045,7 @@ def test_two_sweeps_into_one_folder_at_once_the_second_is_refused(tmp_path, caps
         while not list((out / "tasks").glob("*.json")):
             assert time.monotonic() < deadline and not first_done.is_set(), result
             time.sleep(0.02)
-        code = sweep.cli_sweep(["c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
+        code = verify_cli(["sweep", "c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
         line = _one_error_line(capsys.readouterr().err)
         assert not first_done.is_set()                   # the second was refused while the first ran
     finally:

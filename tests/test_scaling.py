@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from verify.cli import main as verify_cli
 from verify.experiments import scaling, sweep
 from verify.numeric.dgp import head_projections, make_dgp
 
@@ -139,10 +140,10 @@ def test_empirical_optimum_is_reproducible_and_plots(tmp_path):
 @pytest.mark.slow   # re-runs a claim or a grid end to end (seconds)
 def test_sweep_c7_cli_quick_and_resume(tmp_path, capsys):
     argv = ["c7", "--quick", "--out", str(tmp_path), "--jobs", "1", "--no-progress", "--plot", str(tmp_path / "p.png")]
-    assert sweep.cli_sweep(argv) == 0
+    assert verify_cli(["sweep", *argv]) == 0
     first = capsys.readouterr().out
     assert "50 computed now" in first and (tmp_path / "p.png").is_file()
-    assert sweep.cli_sweep(argv) == 0
+    assert verify_cli(["sweep", *argv]) == 0
     assert "0 computed now, 50 stored" in capsys.readouterr().out
     analysis = json.loads((tmp_path / "analysis.json").read_text())
     assert analysis["configs"] == json.loads(json.dumps(scaling.empirical_optimum(quick=True, seed=0)["configs"]))

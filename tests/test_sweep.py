@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from verify.cli import SWEEPS
+from verify.cli import main as verify_cli
 from verify.experiments import scaling, sweep
 from verify.experiments.sweep import Task, run_sweep, task_key
 
@@ -24,7 +26,7 @@ DEMO_SLEEP = 0.3
 
 
 def demo_cmd(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "verify.experiments.sweep", "demo", "--tasks", str(DEMO_TASKS), "--sleep", str(DEMO_SLEEP),
+    return [sys.executable, "-m", "verify", "sweep", "demo", "--tasks", str(DEMO_TASKS), "--sleep", str(DEMO_SLEEP),
             "--out", str(out), "--jobs", "2", "--no-progress", *extra]
 
 
@@ -131,14 +133,14 @@ def test_dask_local_cluster_gives_the_same_table_as_local_processes(tmp_path):
     (["demo", "--sleep", "-1"], "--sleep"), (["c7", "--grid", "huge"], "argument --grid: invalid choice"), (["c7", "--seed", "-3"], "--seed"),
 ])
 def test_cli_argument_errors(argv, needle, capsys, tmp_path):
-    assert sweep.cli_sweep(argv + (["--out", str(tmp_path)] if argv and argv[0] in sweep.SWEEPS else [])) == 2
+    assert verify_cli(["sweep", *(argv + (["--out", str(tmp_path)] if argv and argv[0] in SWEEPS else []))]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err
 
 
 def test_unreachable_scheduler_is_an_argument_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT_S", 0.5)   # refused at once; 0.5 s bounds the attempt
-    assert sweep.cli_sweep(["demo", "--tasks", "2", "--out", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert verify_cli(["sweep", "demo", "--tasks", "2", "--out", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "--scheduler" in capsys.readouterr().err
 
 
@@ -184,20 +186,20 @@ def test_a_write_failing_mid_run_is_one_line_exit_1_and_the_finished_tasks_stay(
 
     monkeypatch.setattr(sweep, "write_json", full_after_one)
     argv = ["demo", "--tasks", "3", "--sleep", "0", "-o", str(tmp_path / "o"), "--jobs", "1", "--no-progress"]
-    assert sweep.cli_sweep(argv) == 1
+    assert verify_cli(["sweep", *argv]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: sweep: a write failed mid-run") and "No space left on device" in err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert len(list((tmp_path / "o" / "tasks").glob("*.json"))) == 1
     monkeypatch.setattr(sweep, "write_json", real)
-    assert sweep.cli_sweep(argv) == 0
+    assert verify_cli(["sweep", *argv]) == 0
     assert json.loads(capsys.readouterr().out)["reused"] == 1
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["demo", "--help"], ["c7", "--help"]])
 def test_every_sweep_help_is_complete(argv, capsys):
     """``sweep --help`` printed only a usage line: each help names the options and gives an example."""
-    assert sweep.cli_sweep(argv) == 0
+    assert verify_cli(["sweep", *argv]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: python -m verify sweep")
     for needle in ("-o", "--out", "--jobs", "example", "python -m verify sweep "):
@@ -206,6 +208,6 @@ def test_every_sweep_help_is_complete(argv, capsys):
 
 
 def test_old_workers_name_still_runs_as_jobs(tmp_path, capsys):
-    assert sweep.cli_sweep(["demo", "--tasks", "2", "--sleep", "0", "-o", str(tmp_path), "--workers", "1",
+    assert verify_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0", "-o", str(tmp_path), "--workers", "1",
                             "--no-progress"]) == 0
     assert "local processes (1)" in capsys.readouterr().out

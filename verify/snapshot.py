@@ -12,7 +12,6 @@ hand anywhere: the snapshot and the README table are both generated here.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from verify.errors import VerifyError
 from verify.io import atomic_write_text, read_json, regular_file, write_json
 
 __all__ = ["for_run", "SNAPSHOT", "README", "TABLE_BEGIN", "TABLE_END", "snapshot_of", "differences", "readme_section",
-           "with_readme_table", "cli_snapshot"]
+           "with_readme_table", "run_snapshot"]
 
 SNAPSHOT = Path("tests/snapshots/verdicts.json")
 README = Path("README.md")
@@ -149,32 +148,22 @@ def _run(quick: bool) -> dict:
     return doc
 
 
-def cli_snapshot(argv: list[str]) -> int:
-    from verify._validate import ArgParser
+def run_snapshot(write: bool, report: Path | None) -> int:
+    """``python -m verify snapshot [--write] [--report FILE]``: compare a report (default: the quick
+    run) with the stored snapshot, 1 on any difference; or (``write``) store the snapshot and the
+    README's verdict table."""
     from verify.outputs.report import read_report, readme_table
 
-    p = ArgParser(prog="python -m verify snapshot",
-                  description="Compare a report's verdicts with the stored snapshot (default: the quick run, seed 0), "
-                              "or regenerate the snapshot and the README's verdict table with --write. Run it from "
-                              "the repository's root.",
-                  epilog="examples:\n  python -m verify snapshot\n  python -m verify snapshot --write --report "
-                         "out/report.json",
-                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--write", action="store_true", help="store the snapshot (quick run) and the README table "
-                                                         "(full run, or --report)")
-    p.add_argument("--report", type=Path, default=None, help="a full default run's report.json to use instead of "
-                                                             "running it (for the README table and the comparison)")
-    args = p.parse_args(argv)
     for path in (SNAPSHOT.parent, README):
         if not path.exists():
             raise VerifyError(f"snapshot: expected {str(path)!r} (run from the repository's root), got nothing there")
-    if args.write or args.report:
+    if write or report:
         _readme_text()
-    if args.write:   # both targets, before the runs
+    if write:   # both targets, before the runs
         writable_file("snapshot", SNAPSHOT)
         writable_file("README", README)
-    full = read_report(args.report) if args.report else None
-    if args.write:
+    full = read_report(report) if report else None
+    if write:
         snap = snapshot_of(_run(quick=True))
         full = full or _run(quick=False)
         if diff := differences(snap, snapshot_of(full)):

@@ -16,26 +16,14 @@ these models gives the summary's law.
 
 from __future__ import annotations
 
-import argparse
 import math
 import numbers
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import mpmath
 
-from verify._validate import (
-    ArgParser,
-    error_line,
-    fail,
-    finite_number,
-    int_numeral,
-    positive_int,
-    positive_number,
-    real_numeral,
-)
-from verify.errors import VerifyError
+from verify._validate import fail, finite_number, positive_int, positive_number
 from verify.numeric import formulas
 
 __all__ = [
@@ -54,7 +42,7 @@ __all__ = [
     "best_pair",
     "allocate",
     "format_allocation",
-    "cli_allocate",
+    "run_allocate",
 ]
 
 #: Working precision (digits) of every MSE and optimum: the variance term of model a with
@@ -382,14 +370,6 @@ def format_allocation(result: dict[str, Any], *, verdict: bool = True) -> str:
     return "\n".join(out)
 
 
-def _number(flag: str, text: str, kind: type) -> Any:
-    """A flag's numeral (verify._validate's one grammar: ASCII digits, no underscores or spaces; an
-    integer also as ``1e6``, exactly); its range is checked by :func:`allocate`'s validators."""
-    if kind is int:
-        return int_numeral(flag, text, maximum=None, exponent=True, want="a positive integer")
-    return real_numeral(flag, text)
-
-
 def _applies_here(m: Model, D: int, d: int) -> None:
     """Refuse a model named on the command line whose ensemble is not feasible at (D, d): its
     ranking would be advice for an ensemble that cannot be built (the models that apply are named)."""
@@ -400,31 +380,10 @@ def _applies_here(m: Model, D: int, d: int) -> None:
                    f"a model that applies at D = {D}, d = {d} ({', '.join(here)})")
 
 
-def cli_allocate(argv: list[str]) -> int:
-    """``python -m verify allocate --budget D --n N --dim d [--model NAME] [--c-b X --c-v Y]``;
-    0 on success, 2 on bad arguments (the error names the argument)."""
-    parser = ArgParser(prog="python -m verify allocate",
-                       description="Best split of a head budget D = H·d_k under each C7 MSE model (a model whose "
-                                   "ensemble is not feasible at D and d is named, not ranked; --model refuses it).",
-                       epilog="example:\n  python -m verify allocate --budget 768 --n 1e6 --dim 768 --model b_orth",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", required=True, metavar="D", help="budget D = H·d_k (a positive integer)")
-    parser.add_argument("--n", required=True, metavar="N", help="sample size n (e.g. 1e9)")
-    parser.add_argument("--dim", required=True, metavar="d", help="input dimension d of the kernel rates")
-    parser.add_argument("--model", default=None, metavar="NAME", help=f"one of {', '.join(MODELS)} (default: all)")
-    parser.add_argument("--c-b", default="1", metavar="X", help="bias constant c_b (bias^2 = c_b h^4), default 1")
-    parser.add_argument("--c-v", default="1", metavar="Y", help="variance constant c_v (V = c_v/(n h^s)), default 1")
-    try:
-        args = parser.parse_args(argv)
-        D, d = _number("D (--budget)", args.budget, int), _number("d (--dim)", args.dim, int)
-        if args.model is not None:
-            _applies_here(_model(args.model), _budget(D), positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM"))
-        result = allocate(D, _number("n (--n)", args.n, float), d, model=args.model,
-                          c_b=_number("c_b (--c-b)", args.c_b, float), c_v=_number("c_v (--c-v)", args.c_v, float))
-        print(format_allocation(result))
-    except VerifyError as exc:
-        print(error_line(exc), file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
+def run_allocate(D: int, n: float, d: int, model: str | None = None, c_b: float = 1.0, c_v: float = 1.0) -> int:
+    """``python -m verify allocate`` (numerals parsed by :mod:`verify.cli`): the table of the best
+    splits; a model named that does not apply at (D, d) is refused by name."""
+    if model is not None:
+        _applies_here(_model(model), _budget(D), positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM"))
+    print(format_allocation(allocate(D, n, d, model=model, c_b=c_b, c_v=c_v)))
     return 0

@@ -19,12 +19,10 @@ that size (:func:`quantisation_band`).
 
 from __future__ import annotations
 
-import argparse
 import io
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,15 +32,12 @@ from safetensors import SafetensorError, safe_open
 
 from verify._validate import seed as valid_seed
 from verify._validate import (
-    ArgParser,
-    error_line,
-    exclusive,
+    MAX_QUOTED_CHARS,
     fail,
     path_like,
     positive_int,
     printable,
     received,
-    seed_arg,
     writable_file,
     writable_folder,
 )
@@ -77,7 +72,7 @@ __all__ = [
     "format_table",
     "plot_overlaps",
     "plot_layers",
-    "cli_hdi",
+    "run_hdi",
 ]
 
 # safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
@@ -800,113 +795,65 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     return paths
 
 
-def _band_draws_arg(text: str) -> int:
-    """``--band-draws``'s type: an integer from 2 to MAX_BAND_DRAWS."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer from 2 to {MAX_BAND_DRAWS}, got {received(text)}") from None
-    if not 2 <= value <= MAX_BAND_DRAWS:
-        raise argparse.ArgumentTypeError(f"expected an integer from 2 to {MAX_BAND_DRAWS} (MAX_BAND_DRAWS), got {value}")
-    return value
-
-
-def cli_hdi(argv: list[str]) -> int:
-    """``python -m verify hdi PATH [--json FILE] [-o DIR] [--seed N] [--band-draws K]`` or
-    ``python -m verify hdi --reading-ii [--readme FILE] [--json FILE]``; 0 on success, 2 on bad
-    input (the output targets are checked before the checkpoint is read)."""
-    parser = ArgParser(prog="python -m verify hdi",
-                       description="Head diversity (HDI) of the key and query heads of a checkpoint (safetensors or "
-                                   "GGUF), per layer, against the Haar baseline of random subspaces, with the HDI's "
-                                   "sensitivity to the quantisation for quantised weights; --reading-ii: C9's reading "
-                                   "ii over the installed pretrained models.",
-                       epilog="examples:\n  python -m verify hdi path/to/model --json hdi.json -o hdi-plots\n"
-                              "  python -m verify hdi path/to/model.Q4_K_M.gguf --band-draws 16\n"
-                              "  python -m verify hdi --reading-ii",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", type=Path, metavar="PATH", nargs="?",
-                        help=".safetensors file or model directory with config.json, or a .gguf file")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the full result (with overlap matrices)")
-    parser.add_argument("-o", "--out", type=Path, metavar="DIR",
-                        help="write one overlap heatmap PNG per layer and the HDI per layer against the Haar baseline")
-    parser.add_argument("--plots", type=Path, dest="old_plots", help=argparse.SUPPRESS)   # the old name of --out
-    parser.add_argument("--seed", type=seed_arg, default=0, metavar="N",
-                        help="seed of the quantisation band's perturbations (default 0)")
-    parser.add_argument("--band-draws", type=_band_draws_arg, default=DEFAULT_BAND_DRAWS, metavar="K",
-                        help=f"perturbations per layer and tensor for the quantisation band (default "
-                             f"{DEFAULT_BAND_DRAWS}, 2 to {MAX_BAND_DRAWS})")
-    parser.add_argument("--reading-ii", action="store_true",
-                        help="C9's reading ii: the installed pretrained models (MiniLM, SmolLM2) against chance")
-    parser.add_argument("--readme", type=Path, metavar="FILE",
-                        help="with --reading-ii: rewrite the generated block between FILE's reading-ii markers")
+def run_hdi(path: Path | None, *, json_file: Path | None = None, out: Path | None = None, seed: int = 0,
+            band_draws: int = DEFAULT_BAND_DRAWS, reading_ii: bool = False, readme: Path | None = None) -> int:
+    """``python -m verify hdi`` (options parsed by :mod:`verify.cli`): the table of ``path``'s layers,
+    or (``reading_ii``) C9's reading ii over the installed models; the output targets are checked
+    before the checkpoint is read."""
     import contextlib
 
     from verify.io import output_folder
 
-    held = contextlib.ExitStack()      # -o DIR: taken (empty, or hdi's own marker) and locked until the end
-    try:
-        args = parser.parse_args(argv)
-        exclusive(("--out", args.out), ("--plots", args.old_plots))
-        plots = args.out if args.out is not None else args.old_plots
-        if args.reading_ii:
-            if args.path is not None or plots is not None:
-                parser.error("--reading-ii reads the installed models: no PATH and no --out")
-        elif args.path is None:
-            parser.error("the following arguments are required: PATH")
-        elif args.readme is not None:
-            parser.error("--readme goes with --reading-ii")
-        if args.json is not None:
-            writable_file("--json FILE", args.json)
-        if plots is not None:
-            writable_folder("--out DIR", plots)
-            held.enter_context(output_folder("--out DIR", plots, "python -m verify hdi"))
-        if args.reading_ii:
-            return _cli_reading_ii(args)
-        result = analyze_checkpoint(args.path, seed=args.seed, band_draws=args.band_draws)
+    if reading_ii and (path is not None or out is not None):
+        raise fail("--reading-ii", "with PATH or --out", "the installed models alone: no PATH and no --out")
+    if not reading_ii and (path is None or readme is not None):
+        raise fail("PATH" if path is None else "--readme FILE", "none" if path is None else "without --reading-ii",
+                   "a checkpoint (safetensors or GGUF)" if path is None else "--readme together with --reading-ii")
+    if json_file is not None:
+        writable_file("--json FILE", json_file)
+    with contextlib.ExitStack() as held:   # -o DIR: taken (empty, or hdi's own marker) and locked until the end
+        if out is not None:
+            writable_folder("--out DIR", out)
+            held.enter_context(output_folder("--out DIR", out, "python -m verify hdi"))
+        if reading_ii:
+            return _reading_ii(json_file, readme, seed, band_draws)
+        result = analyze_checkpoint(path, seed=seed, band_draws=band_draws)
         print(format_table(result))
-        if args.json is not None:
-            try:
-                write_json(args.json, result, indent=1)
-            except OSError as exc:
-                raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
-            print(f"wrote {args.json}")
-        if plots is not None:
-            paths = plot_overlaps(result, plots)
-            paths.append(plot_layers(result, plots))
-            print(f"wrote {len(paths)} plots to {plots}")
-    except VerifyError as exc:
-        print(error_line(exc), file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    finally:
-        held.close()
+        if json_file is not None:
+            _write_json_file(json_file, result)
+        if out is not None:
+            paths = plot_overlaps(result, out)
+            paths.append(plot_layers(result, out))
+            print(f"wrote {len(paths)} plots to {out}")
     return 0
 
 
-def _cli_reading_ii(args: argparse.Namespace) -> int:
+def _write_json_file(path: Path, doc: Any) -> None:
+    try:
+        write_json(path, doc, indent=1)
+    except OSError as exc:
+        raise fail("--json FILE", f"{printable(str(path))[:MAX_QUOTED_CHARS]!r} ({exc.strerror})",
+                   "a writable file path") from None
+    print(f"wrote {path}")
+
+
+def _reading_ii(json_file: Path | None, readme: Path | None, seed: int, band_draws: int) -> int:
     """``--reading-ii``: the table and verdict over the installed models; ``--readme`` rewrites
     the README's generated block (its markers checked before the work)."""
     from verify.experiments import pretrained   # it builds on this module
 
-    readme_text = None
-    if args.readme is not None:
-        readme_text = pretrained.read_readme(args.readme)
-    models = pretrained.reading_ii_models(seed=args.seed, band_draws=args.band_draws)
+    readme_text = pretrained.read_readme(readme) if readme is not None else None
+    models = pretrained.reading_ii_models(seed=seed, band_draws=band_draws)
     judged = pretrained.judge_reading_ii(models)
     block = pretrained.readme_table(models, judged)
     print(block)
-    if args.json is not None:
-        doc = {"models": [{k: v for k, v in m.items() if k != "result"} for m in models], "judgement": judged}
-        try:
-            write_json(args.json, doc, indent=1)
-        except OSError as exc:
-            raise fail("--json FILE", f"{str(args.json)!r} ({exc.strerror})", "a writable file path") from None
-        print(f"wrote {args.json}")
+    if json_file is not None:
+        _write_json_file(json_file, {"models": [{k: v for k, v in m.items() if k != "result"} for m in models],
+                                     "judgement": judged})
     if readme_text is not None:
         try:
-            atomic_write_text(args.readme, pretrained.with_readme_block(readme_text, block))
+            atomic_write_text(readme, pretrained.with_readme_block(readme_text, block))
         except OSError as exc:
-            raise fail("--readme FILE", f"{str(args.readme)!r} ({exc.strerror})", "a writable file") from None
-        print(f"wrote the reading-ii block of {args.readme}")
+            raise fail("--readme FILE", f"{str(readme)!r} ({exc.strerror})", "a writable file") from None
+        print(f"wrote the reading-ii block of {readme}")
     return 0

@@ -47,15 +47,12 @@ from verify.experiments.sweep import (
     Task,
     check_scheduler,
     check_targets,
-    common_arguments,
     parse_scheduler,
-    parse_seed,
-    parse_workers,
     run_sweep,
 )
 
 __all__ = ["GRIDS", "TASK", "c7_task", "grid_tasks", "analyse", "empirical_optimum", "plot_optimum",
-           "cli_sweep_c7", "DESCRIBES_RMS_LOG", "DESCRIBES_AGREEMENT"]
+           "run_c7", "DESCRIBES_RMS_LOG", "DESCRIBES_AGREEMENT"]
 
 TASK = "verify.experiments.scaling:c7_task"
 #: decompose's working-memory budget per task (two workers: 2 GiB of the machine's 24).
@@ -404,47 +401,31 @@ def format_result(result: dict) -> str:
     return "\n".join(L)
 
 
-def cli_sweep_c7(argv: list[str]) -> int:
-    """``python -m verify sweep c7 [--quick|--grid NAME] [--seed N] [--out DIR] [--scheduler ADDR]
-    [--jobs N] [--plot FILE]``: run (or resume) the grid and print the findings."""
-    import argparse
-
-    from verify._validate import ArgParser, exclusive, writable_file
-
-    p = ArgParser(prog="python -m verify sweep c7", description="C7's empirical scaling law on real NW ensembles.",
-                  epilog="example:\n  python -m verify sweep c7 --quick -o c7-sweep --plot c7-sweep/dk.png",
-                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--grid", default=None, choices=list(GRIDS), help="grid (default full; --quick: quick)")
-    p.add_argument("--quick", action="store_true", help="the quick grid (~1 s)")
-    p.add_argument("--seed", default="0", metavar="N", help="first seed (default 0)")
-    p.add_argument("--plot", default=None, metavar="FILE", help="PNG of d_k*(n) against the models (first config)")
-    common_arguments(p, "sweep-c7")
-    a = p.parse_args(argv)
-    seed = parse_seed(a.seed)           # 0..2**63-1, as every --seed
-    exclusive(("--quick", a.quick), ("--grid", a.grid))
-    grid = "quick" if a.quick else a.grid or "full"
-    if a.plot:
-        writable_file("--plot", a.plot)   # before the work, not after it
-    tasks = grid_tasks(grid, seed)
-    workers = parse_workers(a.workers, a.old_workers)
+def run_c7(grid: str, seed: int, out: Path, *, workers: int | None = None, scheduler: str | None = None,
+           progress: bool = True, plot: Path | None = None) -> int:
+    """``python -m verify sweep c7`` (options parsed by :mod:`verify.cli`): run (or resume) the grid
+    and print the findings; every target (plot file, folder, scheduler) checked before the work."""
+    from verify._validate import writable_file
     from verify.io import output_folder, write_json
 
-    if a.scheduler is not None:
-        parse_scheduler(a.scheduler)      # a malformed address, then the folder's entries, then the peer,
-    check_targets(a.out, [t.key for t in tasks])
-    if a.scheduler is not None:
-        check_scheduler(a.scheduler)      # all before the folder is taken (run_sweep checks them again)
-    with output_folder("--out", a.out, SWEEP_COMMAND):    # held until analysis.json is written too
-        res = run_sweep(tasks, a.out, workers=workers, scheduler=a.scheduler, progress=not a.no_progress,
-                        label=f"c7 {grid}")
+    if plot:
+        writable_file("--plot", plot)      # before the work, not after it
+    tasks = grid_tasks(grid, seed)
+    if scheduler is not None:
+        parse_scheduler(scheduler)         # a malformed address, then the folder's entries, then the peer,
+    check_targets(out, [t.key for t in tasks])
+    if scheduler is not None:
+        check_scheduler(scheduler)         # all before the folder is taken (run_sweep checks them again)
+    with output_folder("--out", out, SWEEP_COMMAND):    # held until analysis.json is written too
+        res = run_sweep(tasks, out, workers=workers, scheduler=scheduler, progress=progress, label=f"c7 {grid}")
         if res.summary["missing"]:
             raise fail("sweep", f"{res.summary['missing']} unfinished tasks", "a complete grid")
-        out = analyse(res.records)
-        write_json(Path(a.out) / "analysis.json", dict(out, grid=grid, cost=res.summary))
+        found = analyse(res.records)
+        write_json(Path(out) / "analysis.json", dict(found, grid=grid, cost=res.summary))
     print(f"C7 sweep, grid {grid}: {len(tasks)} tasks, {res.computed} computed now, {res.reused} stored; "
           f"wall {res.wall_s:.1f} s, CPU of all tasks {res.summary['cpu_s_all']:.1f} s ({res.summary['executor']})")
-    print(format_result(out))
-    if a.plot:
-        print(f"plot: {plot_optimum(out, a.plot)}")
-    print(f"table: {res.table}; analysis: {Path(a.out) / 'analysis.json'}")
+    print(format_result(found))
+    if plot:
+        print(f"plot: {plot_optimum(found, plot)}")
+    print(f"table: {res.table}; analysis: {Path(out) / 'analysis.json'}")
     return 0

@@ -38,7 +38,6 @@ computed and reused, CPU seconds of the computed ones, wall time.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import importlib
@@ -49,7 +48,6 @@ import os
 import re
 import socket
 import struct
-import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -58,27 +56,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from verify import _processes
-from verify._validate import (
-    MAX_JOBS,
-    ArgParser,
-    error_line,
-    exclusive,
-    fail,
-    int_numeral,
-    positive_int,
-    real_numeral,
-    received,
-    seed_numeral,
-    writable_folder,
-)
+from verify._validate import MAX_JOBS, fail, int_numeral, positive_int, received, writable_folder
 from verify.errors import VerifyError
 from verify.io import atomic_write_text, output_folder, read_json, write_json
 
-__all__ = ["Task", "SweepResult", "task_key", "run_sweep", "read_table", "demo_task", "cli_sweep", "SWEEPS",
-           "parse_scheduler", "check_scheduler", "parse_seed", "SWEEP_COMMAND"]
+__all__ = ["Task", "SweepResult", "task_key", "run_sweep", "run_demo", "read_table", "demo_task", "parse_scheduler",
+           "check_scheduler", "stop_on_sigterm", "stopped_by", "SWEEP_COMMAND"]
 
-#: Named sweeps of ``python -m verify sweep NAME``: ``"module:function"`` taking argv.
-SWEEPS = {"c7": "verify.experiments.scaling:cli_sweep_c7", "demo": "verify.experiments.sweep:cli_sweep_demo"}
 #: A task file larger than this is not read (results are a few hundred bytes).
 MAX_TASK_BYTES = 2**20
 #: The demo grid's largest size: a self-test of a few hundred bytes per task file; 10,000 tasks are
@@ -587,57 +571,10 @@ def demo_grid(tasks: int, sleep: float) -> list[Task]:
     return [Task("verify.experiments.sweep:demo_task", {"i": i, "tasks": tasks, "sleep": sleep}) for i in range(tasks)]
 
 
-def common_arguments(p: argparse.ArgumentParser, default_out: str) -> None:
-    """The options every named sweep takes (``--workers`` is the old name of ``--jobs``: still
-    read, not listed, refused together with ``--jobs``)."""
-    p.add_argument("-o", "--out", default=default_out, metavar="DIR", help=f"results folder (default {default_out})")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run on this Dask scheduler (e.g. tcp://host:8786) instead of local processes")
-    p.add_argument("--jobs", "-j", dest="workers", default=None, metavar="N",
-                   help=f"local worker processes, 1..{MAX_JOBS} (default: usable CPUs)")
-    p.add_argument("--workers", dest="old_workers", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def parse_workers(text: str | None, old: str | None = None) -> int | None:
-    """``--jobs N`` as an integer in 1..MAX_JOBS (``old``: the same from ``--workers``)."""
-    exclusive(("--jobs", text), ("--workers", old))
-    flag, text = ("--workers", old) if old is not None else ("--jobs", text)
-    if text is None:
-        return None
-    return int_numeral(flag, text, minimum=1, maximum=MAX_JOBS, why="MAX_JOBS")
-
-
-def parse_seed(text: str) -> int:
-    """A sweep's ``--seed``: a seed as every ``--seed`` takes it (0..2**63-1, ASCII digits)."""
-    return seed_numeral("--seed", text)
-
-
-def _workers_of(a: argparse.Namespace) -> int | None:
-    return parse_workers(a.workers, getattr(a, "old_workers", None))
-
-
-def _help_parser(prog: str, description: str, example: str) -> ArgParser:
-    return ArgParser(prog=prog, description=description, epilog=f"example:\n  {example}",
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
-
-
-def cli_sweep_demo(argv: list[str]) -> int:
-    p = _help_parser("python -m verify sweep demo",
-                     "The sweep engine's self-test grid: N tasks that sleep S seconds each and return numbers "
-                     "that depend on their parameters only; kill it and run it again to see it resume.",
-                     "python -m verify sweep demo --tasks 20 --sleep 0.1 -o sweep-demo --jobs 2")
-    p.add_argument("--tasks", default="20", metavar="N", help=f"tasks in the grid, 1..{MAX_DEMO_TASKS:,} (default 20)")
-    p.add_argument("--sleep", default="0.1", metavar="S",
-                   help=f"seconds each task sleeps, 0..{MAX_DEMO_SLEEP_S} (default 0.1)")
-    common_arguments(p, "sweep-demo")
-    a = p.parse_args(argv)
-    tasks = int_numeral("--tasks", a.tasks, minimum=1, maximum=MAX_DEMO_TASKS,
-                        why="MAX_DEMO_TASKS: the self-test's size")
-    sleep = real_numeral("--sleep", a.sleep, minimum=0, maximum=MAX_DEMO_SLEEP_S,
-                         want=f"seconds in [0, {MAX_DEMO_SLEEP_S}] (MAX_DEMO_SLEEP_S)")
-    res = run_sweep(demo_grid(tasks, sleep), a.out, workers=_workers_of(a), scheduler=a.scheduler,
-                    progress=not a.no_progress, label="demo")
+def run_demo(tasks: int, sleep: float, out: Path | str, *, workers: int | None = None, scheduler: str | None = None,
+             progress: bool = True) -> int:
+    """``python -m verify sweep demo``: the self-test grid, run (or resumed); its summary as JSON."""
+    res = run_sweep(demo_grid(tasks, sleep), out, workers=workers, scheduler=scheduler, progress=progress, label="demo")
     print(json.dumps(res.summary))
     return 0
 
@@ -646,7 +583,7 @@ def cli_sweep_demo(argv: list[str]) -> int:
 _STOPPED_BY = {"signal": "SIGINT"}
 
 
-def _stop_on_sigterm() -> None:
+def stop_on_sigterm() -> None:
     """SIGTERM stops a sweep as Ctrl-C does: the stored results and the table stay consistent."""
     import signal
 
@@ -659,53 +596,8 @@ def _stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, stop)
 
 
-SWEEP_HELP = f"""usage: python -m verify sweep NAME [options]
-
-Run (or resume) a named, resumable parameter sweep: one stored result per task under DIR/tasks/,
-the table DIR/results.csv; a killed or interrupted sweep resumes where it stopped.
-
-sweeps:
-  c7     C7's empirical scaling law on real NW ensembles (--quick: the quick grid)
-  demo   the sweep engine's self-test grid
-
-options of every sweep (NAME --help lists the rest):
-  -o, --out DIR         results folder
-  --jobs N, -j N        local worker processes, 1..{MAX_JOBS} (default: usable CPUs)
-  --scheduler ADDRESS   run on a Dask scheduler instead of local processes
-  --no-progress         no progress bar
-
-examples:
-  python -m verify sweep c7 --quick -o c7-sweep
-  python -m verify sweep demo --tasks 20 -o sweep-demo --jobs 2"""
+def stopped_by() -> str:
+    """The signal that stopped the last sweep of this process (for its error line)."""
+    return _STOPPED_BY["signal"]
 
 
-def cli_sweep(argv: list[str]) -> int:
-    """``python -m verify sweep NAME [options]``: 0 on success, 2 on bad arguments
-    (``error: ...`` on stderr), 130 when interrupted (what was finished is stored)."""
-    _stop_on_sigterm()
-    try:
-        if not argv or argv[0] in ("-h", "--help"):
-            if not argv:
-                raise fail("sweep", "no name", f"one of {', '.join(SWEEPS)} (python -m verify sweep --help)")
-            print(SWEEP_HELP)
-            return 0
-        if argv[0] not in SWEEPS:
-            raise fail("sweep", received(argv[0]), f"one of {', '.join(SWEEPS)}")
-        return int(_resolve(SWEEPS[argv[0]])(argv[1:]) or 0)
-    except VerifyError as exc:
-        print(error_line(exc), file=sys.stderr)
-        return 2
-    except OSError as exc:   # a write failed mid-run (disk full, folder removed): what was stored stays
-        where = f" ({exc.filename})" if exc.filename else ""
-        print(f"error: sweep: a write failed mid-run{where}: {exc.strerror or exc}; the finished tasks are "
-              "stored, run the same command again to resume", file=sys.stderr)
-        return 1
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    except KeyboardInterrupt:      # its workers are ended, the table of the finished tasks written
-        return _processes.interrupted("the finished tasks are stored; run the same command again to resume",
-                                      signal_name=_STOPPED_BY["signal"])
-
-
-if __name__ == "__main__":
-    raise SystemExit(cli_sweep(sys.argv[1:]))

@@ -27,7 +27,6 @@ else is refused (exit 2, one line) before anything is written.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -44,8 +43,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from proofs import markup
-from verify._validate import ArgParser, error_line, fail, seed_arg
-from verify._validate import seed as valid_seed
+from verify._validate import error_line, fail
 from verify.errors import VerifyError
 from verify.io import atomic_write_bytes, atomic_write_text
 from verify.outputs.document import Block, Field, Figure, Fold, Heading, Items, Para, Table, walk
@@ -64,7 +62,7 @@ __all__ = [
     "render_document",
     "write_export",
     "compile_pdf",
-    "cli_latex",
+    "run_latex",
     "NAME_CHARS",
     "MAX_NAME",
     "MAX_PLOT_BYTES",
@@ -888,99 +886,56 @@ def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
     return tex.with_suffix(".pdf")
 
 
-# --- command line ---------------------------------------------------------------------------------
-
-_EPILOG = """examples:
-  python -m verify --quick --out run && python -m verify latex --report run/report.json -o paper --pdf
-  python -m verify latex --quick -o paper      (runs the claim checks itself, quick sizes)
-
---report FILE reads a report.json written by python -m verify: its plot paths must lie inside its
-folder and its names are checked before anything is written; exit 2 (one line) otherwise."""
+# --- the command ---------------------------------------------------------------------------------
 
 
-def _parser() -> ArgParser:
-    p = ArgParser(prog="python -m verify latex", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-                  description="Write every claim's derivation, verdict and evidence as a LaTeX document "
-                              "(verification.tex), one snippet per formula (snippets/) and the notation macros "
-                              "(macros.tex).")
-    p.add_argument("-o", "--out", type=Path, default=Path("latex-out"), metavar="DIR",
-                   help="output folder (default ./latex-out)")
-    p.add_argument("--pdf", action="store_true", help="compile verification.pdf with pdflatex (twice)")
-    p.add_argument("--summary", action="store_true", help="the referee's summary alone (each claim's verdict, what "
-                                                          "to write instead, limits, undecided parts, the deciding "
-                                                          "plot, the glossary): a short document, no appendices")
-    p.add_argument("--report", type=Path, default=None, metavar="FILE",
-                   help="take verdicts and figures from this report.json instead of running the checks")
-    p.add_argument("--quick", action="store_true", help="small sizes for the claim checks (as python -m verify)")
-    p.add_argument("--large", action="store_true", help="larger experiments for the claim checks (as python -m "
-                                                        "verify)")
-    p.add_argument("--seed", type=seed_arg, default=None, help="seed of the claim checks (default 0)")
-    return p
-
-
-def cli_latex(argv: list[str]) -> int:
-    """``python -m verify latex``: 0 written (and compiled), 1 a check crashed or pdflatex failed,
-    2 bad arguments, a report refused, or no pdflatex for ``--pdf``."""
+def run_latex(out: Path, report_path: Path | None, *, pdf: bool = False, summary: bool = False, quick: bool = False,
+              large: bool = False, seed: int | None = None) -> int:
+    """``python -m verify latex`` (options parsed by :mod:`verify.cli`): 0 written (and compiled), 1 a
+    check crashed, a write failed or pdflatex failed, 2 a report or an output folder refused, or no
+    pdflatex for ``pdf``."""
     import contextlib
 
     from verify._validate import received
     from verify.io import output_folder
 
-    p = _parser()
-    held = contextlib.ExitStack()      # -o DIR: taken (empty, or latex's own marker) and locked while written
-    try:
-        args = p.parse_args(argv)
-        if args.report is not None and (args.quick or args.large or args.seed is not None):
-            raise fail("--report FILE", "together with --quick/--large/--seed",
-                       "either --report (its verdicts were computed with its own seed and sizes) or "
-                       "--quick/--large/--seed")
-        if args.quick and args.large:
-            raise fail("--quick --large", "both", "at most one of them (small or larger sizes)")
-        if args.seed is not None:
-            valid_seed("--seed", args.seed)
-        if args.out.exists() and not args.out.is_dir():
-            raise fail("-o DIR", f"{received(str(args.out))}, which exists and is not a folder",
-                       "a folder, or a path for one")
-        report = load_report(args.report) if args.report is not None else None
-        held.enter_context(output_folder("-o DIR", args.out, "python -m verify latex"))   # before any work
+    if report_path is not None and (quick or large or seed is not None):
+        raise fail("--report FILE", "together with --quick/--large/--seed",
+                   "either --report (its verdicts were computed with its own seed and sizes) or --quick/--large/--seed")
+    if quick and large:
+        raise fail("--quick --large", "both", "at most one of them (small or larger sizes)")
+    if out.exists() and not out.is_dir():
+        raise fail("-o DIR", f"{received(str(out))}, which exists and is not a folder", "a folder, or a path for one")
+    report = load_report(report_path) if report_path is not None else None
+    with contextlib.ExitStack() as held:   # -o DIR: taken (empty, or latex's own marker) and locked while written
+        held.enter_context(output_folder("-o DIR", out, "python -m verify latex"))   # before any work
         from proofs import all_derivations
 
-        ders = all_derivations()
-        failed = [f"{d.claim}/{s.name}" for d in ders for s in d.failed]
-        if report is None:
-            report = run_checks(seed=args.seed or 0, quick=args.quick, large=args.large, out=args.out / "evidence")
-        tex = write_export(args.out, report, summary=args.summary)
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    except VerifyError as exc:
-        print(error_line(exc), file=sys.stderr)
-        return 2
-    except OSError as exc:   # a full disk or an unwritable file under -o, after the checks
-        print(error_line(VerifyError(f"-o DIR: writing under {received(str(args.out))} failed: {exc.strerror or exc}")),
-              file=sys.stderr)
-        return 1
-    finally:
-        held.close()
-    print(f"wrote {tex}, {args.out / 'macros.tex'} and {len(list((args.out / 'snippets').glob('*.tex')))} "
-          f"snippets in {args.out / 'snippets'}")
+        failed = [f"{d.claim}/{s.name}" for d in all_derivations() for s in d.failed]
+        try:
+            if report is None:
+                report = run_checks(seed=seed or 0, quick=quick, large=large, out=out / "evidence")
+            tex = write_export(out, report, summary=summary)
+        except OSError as exc:   # a full disk or an unwritable file under -o, after the checks
+            print(error_line(VerifyError(f"-o DIR: writing under {received(str(out))} failed: {exc.strerror or exc}")),
+                  file=sys.stderr)
+            return 1
+    print(f"wrote {tex}, {out / 'macros.tex'} and {len(list((out / 'snippets').glob('*.tex')))} snippets in "
+          f"{out / 'snippets'}")
     status = 0
     for claim in report["crashed"]:
-        if args.report is not None:  # reported when that report was made; the document says so too
-            print(f"note: {args.report} records that the {claim} check crashed", file=sys.stderr)
+        if report_path is not None:  # reported when that report was made; the document says so too
+            print(f"note: {report_path} records that the {claim} check crashed", file=sys.stderr)
         else:
             print(f"{claim} check crashed:\n{report['crashed'][claim]}", file=sys.stderr)
             status = 1
     if failed:
         print(f"error: derivation steps failed to check: {', '.join(failed)}", file=sys.stderr)
         status = 1
-    if args.pdf:
+    if pdf:
         try:
-            pdf = compile_pdf(tex)
-        except PdfLatexMissing as exc:
-            print(error_line(exc), file=sys.stderr)
-            return 2
+            print(f"wrote {compile_pdf(tex)}")
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        print(f"wrote {pdf}")
     return status
