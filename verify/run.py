@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from verify._processes import PARENT_POLL_SECONDS, die_with_parent, ignore_sigint_in_worker, stop_pool  # noqa: F401
+from verify._processes import die_with_parent, ignore_sigint_in_worker, stop_pool
 from verify._processes import forking_with_sigint_blocked as _forking_with_sigint_blocked
 from verify.errors import VerifyError
 
@@ -113,8 +113,6 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
         # caches that the checks read (numba's, matplotlib's) and loads them for the checks' workers;
         # each worker stores its derivations in the cache, from which they load below (a failing
         # one is not stored: derived again here, it raises)
-        from verify.claims import by_cost
-
         order = by_cost(missing, "derive")
         if bar:
             bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")

@@ -123,7 +123,7 @@ def loss_and_grad(params: dict[str, np.ndarray], Z: np.ndarray,
     """``L = mean_c (ŷ_c − y_c)²`` per run (...,) and its gradient (module docstring)."""
     lead, P, Zf, y = _fold(params, Z, y)
     B, H, p, k = P["WQ"].shape
-    v, C = P["WV"].shape[-1], Zf.shape[1]
+    C = Zf.shape[1]
     fw = _forward(P, Zf)
     r = fw["yhat"] - y.reshape(B, C)
     g = 2.0 * r / C                                                      # ∂L/∂ŷ_c
