@@ -928,6 +928,8 @@ CASES = [
     pytest.param(rp("c5.unequal-variance", V=["1"] * 40, alpha=["1/40"] * 40, H=40, d=50,
                     **{"configs.A.W_K": [[[1]] * 50] * 40, "configs.B.W_K": [[[1]] * 50] * 40}),
                  ("params", "at most 100,000", "120,120"), id="cli-replay-c5-exact-too-large"),
+    pytest.param(lambda: c5.CLAIM.replays["one-direction-gaussian"]({"n": 16, "R": 1, "m": 4, "seed": 1}),
+                 ("params.R", "1"), id="api-replay-c5-gaussian-R-one"),   # a paired SE needs two replicates
     *(pytest.param(rp("c5.unequal-variance", **{key: value}), (f"params.{key}", f"the data describe {key}"),
                    id=f"cli-replay-c5-exact-{key}-disagrees-with-data") for key, value in (("H", 4), ("d", 2), ("d_k", 2))),
     # --- replay C6

@@ -96,6 +96,40 @@ def test_learns(r2, want):
     assert c5.learns(r2) is want
 
 
+@pytest.mark.claim(CLAIM, part="scope")
+@pytest.mark.parametrize("r2,diff,want", [
+    ([c5.R2_INFORMATIVE], _up(c5.Z_MIN), True), ([c5.R2_INFORMATIVE], c5.Z_MIN, False),
+    ([float(np.nextafter(c5.R2_INFORMATIVE, 0))], 9.0, False)])
+def test_decides(r2, diff, want):
+    assert c5.decides(r2, {"diff": diff, "se": 1.0}) is want
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+@pytest.mark.parametrize("steps,want", [
+    ([{"diff": -1.0, "se": 0.1}, {"diff": c5.Z_MIN, "se": 1.0}], False), ([{"diff": -1.0, "se": 0.1},
+                                                                          {"diff": _up(c5.Z_MIN), "se": 1.0}], True)])
+def test_path_violated(steps, want):
+    assert c5.path_violated(steps) is want
+
+
+def _cells(values):
+    return [{"scale_factor": c, "n": n, "sigma": 1.0, "corr_at_rho0": v[0], "se": v[1]} for (c, n), v in values.items()]
+
+
+@pytest.mark.claim(CLAIM, part="premise")
+@pytest.mark.parametrize("cells,want", [
+    ({(0.5, 64): (0.5, 0.01), (0.5, 256): (0.3, 0.1), (1.0, 64): (c5.CORR_EXCESS_MIN, 0.001), (1.0, 256): (0.05, 0.001)},
+     {"min": 0.05, "max": 0.5, "violating": 1, "below_excess_min": 1, "falls_with_sharper_attention": True,
+      "falls_with_larger_n": True}),
+    ({(0.5, 64): (0.2, 0.01), (0.5, 256): (0.1, 0.01), (1.0, 64): (0.2, 0.01), (1.0, 256): (0.05, 0.01)},
+     {"violating": 2, "below_excess_min": 1, "falls_with_sharper_attention": False, "falls_with_larger_n": True})])
+def test_regime_summary_counts_from_the_rows(cells, want):
+    """"violating" counts the cells that break the premise, "below" those under CORR_EXCESS_MIN: not the
+    same list (0.3 at z = 3 is neither, CORR_EXCESS_MIN itself is neither)."""
+    got = E.regime_summary(_cells(cells), c5.premise_violated, c5.CORR_EXCESS_MIN)
+    assert {k: got[k] for k in want} == want and got["cells"] == 4
+
+
 @pytest.mark.claim(CLAIM, part="premise")
 @pytest.mark.parametrize("mse_T,mse_2T,hdi_T,hdi_2T,want", [
     (0.2 + c5.CONV_R2 * 0.5, 0.2, 0.7, 0.7, True),                     # learns exactly CONV_R2 of Var f more
@@ -118,16 +152,19 @@ def test_trained_judge(rows, want):
     assert c5.trained_violated(rows) is want
 
 
-def _ex(mse_T, mse_2T, collapse_z):
+def _ex(mse_T, mse_2T, collapse_z, r2=0.5):
     conv = {"T": 10, "mse_T": [mse_T, 0.01], "mse_2T": [mse_2T, 0.01], "hdi_T": [0.7, 0.01], "hdi_2T": [0.7, 0.01],
             "r2_gain": (mse_T - mse_2T) / 0.5, "hdi_change": 0.0}
-    return {"convergence": conv, "var_f": 0.5, "rows": [_row("down", collapse_z, 1.0, "identical")]}
+    row = _row("down", collapse_z, 1.0, "identical")
+    row["refit"]["r2"] = r2
+    return {"convergence": conv, "var_f": 0.5, "rows": [row]}
 
 
 @pytest.mark.claim(CLAIM, part="premise")
 @pytest.mark.parametrize("ex,reasons", [
     (_ex(0.2, 0.2, 2 * c5.Z_MIN), ()), (_ex(0.2 + 2 * c5.CONV_R2, 0.2, 2 * c5.Z_MIN), ("not converged",)),
-    (_ex(0.2, 0.2, c5.Z_MIN), ("no power",)), (_ex(1.0, 0.2, 0.0), ("not converged", "no power"))])
+    (_ex(0.2, 0.2, c5.Z_MIN), ("no power",)), (_ex(0.2, 0.2, 2 * c5.Z_MIN, r2=0.0), ("no power",)),
+    (_ex(1.0, 0.2, 0.0), ("not converged", "no power"))])
 def test_the_undecided_rule_of_trained_heads(ex, reasons):
     text = c5.trained_undecided(ex)
     assert bool(text) is bool(reasons) and all(r in text for r in reasons)
@@ -162,6 +199,22 @@ def test_the_undecided_rule_of_the_gaussian_design(r2, diff, want, tmp_path):
     finally:
         c5.CLAIM.replays["one-direction-gaussian"] = saved
     assert isinstance(ev, Evidence) and spec.build(ev, None).effect.value == want
+
+
+@pytest.mark.claim(CLAIM, part="scope")
+def test_exact_linear_algebra():
+    from verify.errors import VerifyError
+    from verify.numeric import exact
+    col = lambda *x: [[F(v)] for v in x]  # noqa: E731
+    assert exact.projector_overlap(col(1, 0, 0), col(3, 0, 1), "W") == F(9, 10)
+    assert exact.inverse([[F(2), F(1)], [F(1), F(1)]], "A") == [[1, -1], [-1, 2]]
+    with pytest.raises(VerifyError, match="^W: .*rank-deficient"):
+        exact.projector_overlap(col(0, 0, 0), col(1, 0, 0), "W")
+    assert exact.exact_sqrt(F(9, 4)) == F(3, 2) and exact.exact_sqrt(F(2)) is None
+    assert [exact.rational("x", v) for v in ("1/3", 0.25, 3, " 2.5 ")] == [F(1, 3), F(1, 4), F(3), F(5, 2)]
+    for bad in ("1e5", "1/0", "1" * 41, True, float("nan")):
+        with pytest.raises(VerifyError, match="^x: "):
+            exact.rational("x", bad)
 
 
 # -- the model line ------------------------------------------------------------------------------
@@ -352,9 +405,10 @@ def test_one_direction_torus_by_brute_force(result):
     population MSEs from Bessel series."""
     part = _part(result, "one-direction-torus")
     figs = part.numeric.figures
+    assert figs["seed"] == Context(seed=0).seed_for("c5/torus")     # the run's seed through its own stream
     n, R, m = (figs["sizes"][k] for k in ("n", "R", "m"))
     var_f = (1 - j0(4 * RADIUS)) / 2
-    mse = {name: np.empty((R, 2)) for name in heads.SIGNAL_PAIR}
+    mse = {name: np.empty((R, 3)) for name in heads.SIGNAL_PAIR}
     for r in range(R):
         tk, eps, tq = _torus_draws(figs["seed"], r, n, m, 14, 0.1)
         y, fe = np.sin(2 * RADIUS * np.cos(tk[:, 0])) + eps, np.sin(2 * RADIUS * np.cos(tq[:, 0]))
@@ -363,7 +417,8 @@ def test_one_direction_torus_by_brute_force(result):
             for h, cs in enumerate(circles):
                 for j, b in enumerate(cs):
                     W[h, 2 * b:2 * b + 2, 2 * j:2 * j + 2] = np.eye(2) * math.sqrt(KAPPA * 2) / RADIUS
-            mse[name][r] = _ensemble_by_loops(W, W, 0.5, _xy(tk), y, _xy(tq), fe)[:2]
+            mse[name][r, :2] = _ensemble_by_loops(W, W, 0.5, _xy(tk), y, _xy(tq), fe)[:2]
+            mse[name][r, 2] = _ensemble_by_loops(W, W, 0.5, _xy(tk), eps, _xy(tq), 0 * fe)[0]   # the noise alone
     rows = {r["config"]: r for r in figs["rows"]}
     for name, v in mse.items():
         for k, w in enumerate(("uniform", "refit")):
@@ -378,6 +433,10 @@ def test_one_direction_torus_by_brute_force(result):
     assert rows[b]["uniform"]["population_mse"] == pytest.approx(_jacobi_anger(1 / 3), abs=SERIES_TOL)
     for name in (a, b):
         assert rows[name]["refit"]["population_mse"] == pytest.approx(_jacobi_anger(), abs=SERIES_TOL)
+    assert figs["noise_only"]["diff"] == pytest.approx((mse[b][:, 2] - mse[a][:, 2]).mean(), rel=1e-8)
+    g = {w: f"{figs['gap'][w]['diff']:+.3f}".replace("-", "−") for w in ("uniform", "refit")}
+    assert to_unicode(part.finding) == (f"one signal direction, torus: turning heads away changes the MSE by "
+                                        f"{g['uniform']} with α = 1/H, by {g['refit']} with α refit")
     assert part.effect.value == "limit" and part.counterexample is not None
 
 

@@ -17,6 +17,7 @@ from scipy.linalg import subspace_angles
 from scipy.special import iv
 from test_claim_c5 import KAPPA, _ensemble_by_loops, _torus_draws, _xy
 
+from proofs.markup import sci, to_unicode
 from verify.claims import Context, c5, c6, run_claim
 from verify.claims.c6 import experiments as E
 from verify.errors import VerifyError
@@ -210,6 +211,8 @@ def test_fusion_frame_counts_by_brute_force(result):
             starts += len(finals)
     assert (figs["starts_reaching_bound"], figs["starts"]) == (reached, starts) == (15, 15)
     assert f"in {reached} of {starts} starts" in part.numeric.summary
+    gap = max(r["max_gap"] for r in figs["configs"] if (r["H"], r["d_k"], r["d"]) != E.NOT_ATTAINED)
+    assert f"the largest gap {sci(gap)}" in part.numeric.summary
 
 
 @pytest.mark.claim(CLAIM, part="scope")
@@ -284,6 +287,9 @@ def test_one_direction_torus_is_judged_with_refit_weights(result):
     want = "limit" if c6.rises(g["refit"]["diff"], g["refit"]["se"]) else "holds beyond the stated scope"
     assert part.effect.value == ("undecided" if part.undecided else want)
     assert c6.rises(g["uniform"]["diff"], g["uniform"]["se"]) and not part.undecided    # the positive control
+    d = {w: f"{g[w]['diff']:+.3f}".replace("-", "−") for w in ("uniform", "refit")}
+    assert to_unicode(part.finding) == (f"one signal direction, torus: orthogonal minus sharing heads, MSE {d['refit']} "
+                                        f"with α refit, {d['uniform']} with α = 1/H")
 
 
 @pytest.mark.claim(CLAIM, part="scope")

@@ -31,7 +31,7 @@ import proofs
 from proofs.markup import num, pm, sci
 from verify._validate import within
 from verify.claims.c5 import (A_REFIT, A_UNIFORM, CONV_HDI, CONV_R2, GAUSSIAN_SCHEMA, R2_INFORMATIVE, Z_MIN,
-                              controls_record, gap_text, gaussian_evidence, heads, learns, rises, size_of,
+                              controls_record, decides, gap_text, gaussian_evidence, heads, rises, size_of,
                               trained, trained_undecided)
 from verify.claims.c6 import experiments as E
 from verify.claims.c6 import plots
@@ -243,7 +243,7 @@ def one_direction_torus(ctx: Context) -> Evidence:
     reg = out.figures
     g, (a, b) = reg["gap"], reg["rows"]
     r2 = {f"{r['config']}, {w}": r[w]["r2"] for r in reg["rows"] for w in ("uniform", "refit")}
-    undecided = "" if learns(r2) and rises(g["uniform"]["diff"], g["uniform"]["se"]) else (
+    undecided = "" if decides(r2, g["uniform"]) else (
         "the positive control (the weights' effect, known by the population computation) is not measured; more "
         "replicates would decide")
     cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
@@ -303,7 +303,8 @@ def in_scope_path(ctx: Context) -> Evidence:
     out = CLAIM.replays["in-scope-path"](params)
     reg = out.figures
     rows, first = reg["rows"], reg["to_orthogonal"]["refit"][0]
-    undecided = "" if rises(-first["diff"], first["se"]) else (
+    r2 = {f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in ("uniform", "refit")}
+    undecided = "" if decides(r2, {"diff": -first["diff"], "se": first["se"]}) else (
         "the positive control (identical against orthogonal heads, refit weights) is not measured beyond the "
         "resolution; more replicates would decide")
     cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
@@ -315,8 +316,7 @@ def in_scope_path(ctx: Context) -> Evidence:
             f"{', '.join(format(r['hdi'], '.2f') for r in rows)}): MSE with {A_UNIFORM} {along['uniform']}; with {A_REFIT} "
             f"{along['refit']} (criterion: a configuration below the orthogonal heads by more than {Z_MIN:g} paired "
             "standard errors)"), {k: reg[k] for k in ("rows", "steps", "to_orthogonal", "noise_only", "sizes", "seed")}),
-        counterexample=cx, undecided=undecided,
-        r2={f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in ("uniform", "refit")}, design=reg["design"],
+        counterexample=cx, undecided=undecided, r2=r2, design=reg["design"],
         controls=controls_record(
             r"population MSE with refit weights: identical heads learn one block of four, orthogonal heads all of them",
             f"{rows[0]['refit']['population_mse']:.3f} $\\to$ {rows[-1]['refit']['population_mse']:.3f}, measured "
