@@ -247,7 +247,7 @@ def line(ctx: Context) -> dict[str, Any]:
 @shared
 def premise(ctx: Context) -> dict[str, Any]:
     base = {"dgp": "bump", "d": 8, "sigma": 2.0, "design": "normal", "H": 3, "d_k": 2, "n": ctx.size(64, 128),
-            "R": ctx.size(16, 32), "m": ctx.size(32, 64), "batches": ctx.size(6, 8), "seed": ctx.seed_for("c5/premise"),
+            "R": ctx.size(16, 24), "m": ctx.size(32, 64), "batches": ctx.size(6, 6, 8), "seed": ctx.seed_for("c5/premise"),
             "kernel": "softmax"}
     exp = E.premise_experiment(base, {"batches": 4, "R": 12, "m": 24})
     return {**exp, "regimes": E.regime_summary(exp["rows"], premise_violated, CORR_EXCESS_MIN)}
@@ -318,8 +318,7 @@ def shared_noise(ctx: Context) -> Evidence:
             f"{Z_MIN:g} standard errors), below {CORR_EXCESS_MIN:g} in {reg['below_excess_min']}. Base regime: "
             f"correlation {fit} against $\\rho$ (fit $R^2 = {pr['fit_r2']:.3f}$), at $\\rho = 0$ "
             f"{pm(j['corr_at_rho0'], j['se'])} ($z = {j['z']:.1f}$)"),
-            {k: pr[k] for k in ("params", "levels", "slope", "intercept", "fit_r2", "rho0", "B2", "V", "var_f",
-                                "rows", "regimes")}),
+            {k: pr[k] for k in ("params", "levels", "slope", "intercept", "fit_r2", "rho0", "var_f", "rows", "regimes")}),
         counterexample=cx, r2=pr["r2"],
         restored_by=(r"the covariance model with $\rho_{hh'}$ replaced by the measured correlation (at the base "
                      f"regime {fit}); then the MSE falls with $\\mathrm{{HDI}}$ only while the correlation falls with "
@@ -335,7 +334,7 @@ def shared_noise(ctx: Context) -> Evidence:
             n=(p0["n"], "and the table's"), steps=(None, "no training"), convergence=(None, "exact fixed-design path"),
             seeds=(f"{p0['batches']} batches of {p0['R']} designs", "the SE comes from the batches"),
             diagnostic=("the integrated correlation of orthogonal heads", "the premise predicts 0")),
-        plots={**plots.mse_vs_hdi(ctx, pr), **plots.corr_vs_overlap(ctx, pr), **plots.premise_regimes(ctx, pr)},
+        plots={**plots.corr_vs_overlap(ctx, pr), **plots.premise_regimes(ctx, pr)},
         finding=(f"shared noise: orthogonal heads correlate {reg['min']:.2f}..{reg['max']:.2f} over {reg['cells']} "
                  f"regimes{', more for ' + ' and '.join(trend) if trend else ''}, below {CORR_EXCESS_MIN:g} in "
                  f"{reg['below_excess_min']}"))
@@ -382,42 +381,40 @@ def nonuniform_weights(ctx: Context) -> Evidence:
     return _exact_part(ctx, "nonuniform-weights", "nonuniform_weights")
 
 
-@CLAIM.part("one-direction-torus", Role.SCOPE, experiment=True, controls=True,
-            label="real NW heads, a target on one direction (torus)",
-            statement=r"the MSE of real NW heads with the model's weights $\alpha = 1/H$ is non-increasing in "
-                      r"$\mathrm{HDI}$, also for a target on one direction")
-def one_direction_torus(ctx: Context) -> Evidence:
-    params = {"size": size_of(ctx), "seed": ctx.seed_for("c5/torus")}
-    out = CLAIM.replays["one-direction-torus"](params)
+# --------------------------------------------------------------------------- real heads (C5 and C6 share these)
+def _r2(rows: list[dict]) -> dict[str, float]:
+    return {f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in ("uniform", "refit")}
+
+
+def torus_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str, str]) -> Evidence:
+    """The declared pair on the torus (:func:`verify.claims.c5.heads.signal_pair`) judged with
+    ``weights`` by ``claim``'s replay; it decides when the heads learn and the effect of fixed weights,
+    known by the population computation, is measured (:func:`decides`)."""
+    params = {"size": size_of(ctx), "seed": ctx.seed_for(f"{claim.id.lower()}/torus")}
+    out = claim.replays["one-direction-torus"](params)
     reg = out.figures
-    g, rows = reg["gap"], {r["config"]: r for r in reg["rows"]}
-    a, b = (rows[k] for k in heads.SIGNAL_PAIR)
-    r2 = {f"{r['config']}, {w}": r[w]["r2"] for r in reg["rows"] for w in ("uniform", "refit")}
-    undecided = "" if decides(r2, g["uniform"]) else (
-        "the population effect of the weights is not measured beyond the resolution; more replicates would decide")
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
-        r"circle heads on the torus, target $\sin(2 x_1)$: turning them away from the signal circle raises "
-        r"$\mathrm{HDI}$ and, with $\alpha = 1/H$, the MSE"))
+    g, (a, b), r2 = reg["gap"], reg["rows"], _r2(reg["rows"])
+    undecided = "" if decides(r2, g["uniform"]) else "the effect of fixed weights is not measured; more replicates"
+    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
+    judged = A_UNIFORM if weights == "uniform" else A_REFIT
     return Evidence(
         numeric=Numeric("measured", (
             f"{a['config']} ($\\mathrm{{HDI}}$ {a['hdi']:.2f}) against {b['config']} ($\\mathrm{{HDI}}$ {b['hdi']:.2f}), "
-            f"declared before the run: MSE {a['uniform']['mse']:.4f} $\\to$ {b['uniform']['mse']:.4f} with "
-            f"{A_UNIFORM}, higher by {gap_text(g['uniform'])}; {a['refit']['mse']:.4f} $\\to$ {b['refit']['mse']:.4f} with "
-            f"{A_REFIT}, higher by {gap_text(g['refit'])} (criterion: with the model's weights, higher by more than "
-            f"{Z_MIN:g} paired standard errors)"), {k: reg[k] for k in ("rows", "gap", "noise_only", "sizes", "seed")}),
-        counterexample=cx, undecided=undecided,
-        r2=r2, design=reg["design"], controls=controls_record(
-            r"population MSE ($n \to \infty$, quadrature): with $\alpha = 1/H$ one orthogonal head of three reads the "
-            "signal; with refit weights both configurations reach the same MSE",
-            f"{A_UNIFORM}: {a['uniform']['population_mse']:.4f} $\\to$ {b['uniform']['population_mse']:.4f}, {A_REFIT}: "
-            f"{a['refit']['population_mse']:.4f} both", "noise alone: the MSE is the variance, which falls with "
-            r"$\mathrm{HDI}$", f"paired change {gap_text(reg['noise_only'], '.5f')}"),
-        regime=(r"torus, $d = 14$, $H = 3$, $d_k = 4$, $\kappa = 4$, $\sigma = 0.1$, "
+            f"declared before the run: MSE {a['uniform']['mse']:.4f} and {b['uniform']['mse']:.4f} with {A_UNIFORM} "
+            f"(orthogonal higher by {gap_text(g['uniform'])}), {a['refit']['mse']:.4f} and {b['refit']['mse']:.4f} with "
+            f"{A_REFIT} ({gap_text(g['refit'])}); criterion: with {judged}, higher by more than {Z_MIN:g} paired "
+            "standard errors"), {k: reg[k] for k in ("rows", "gap", "noise_only", "sizes", "seed")}),
+        counterexample=cx, undecided=undecided, r2=r2, design=reg["design"], controls=controls_record(
+            r"population MSE ($n \to \infty$): with $\alpha = 1/H$ one orthogonal head of three reads the signal, with "
+            "refit weights both reach the same MSE", f"{A_UNIFORM}: {a['uniform']['population_mse']:.4f} and "
+            f"{b['uniform']['population_mse']:.4f}, {A_REFIT}: {a['refit']['population_mse']:.4f} both",
+            "noise alone: the MSE is the variance, least for orthogonal heads",
+            f"paired change {gap_text(reg['noise_only'], '.5f')}"),
+        regime=(r"torus, $\sin(2 x_1)$, $d = 14$, $H = 3$, $d_k = 4$, $\kappa = 4$, $\sigma = 0.1$, "
                 f"$n = {reg['sizes']['n']}$, $R^2$ {num(min(r2.values()), '.2f')} to {num(max(r2.values()), '.2f')}"),
-        restored_by=(r"a bias that does not depend on the subspaces, or refit weights: the rise is then "
-                     f"{pm(g['refit']['diff'], g['refit']['se'], '.4f')}, a property of the fixed weights") if cx else "",
-        finding=(f"one signal direction, torus: turning heads away changes the MSE by {num(g['uniform']['diff'], '+.3f')} "
-                 f"with {A_UNIFORM}, by {num(g['refit']['diff'], '+.3f')} with {A_REFIT}"))
+        restored_by=texts["restored"] if cx else "",
+        finding=(f"one signal direction, torus: orthogonal minus sharing heads, MSE {num(g['uniform']['diff'], '+.3f')} "
+                 f"with {A_UNIFORM}, {num(g['refit']['diff'], '+.3f')} with {A_REFIT}"))
 
 
 def gaussian_work(p: dict) -> float:
@@ -430,6 +427,125 @@ GAUSSIAN_SCHEMA = Schema(n=Int(2, 4096), R=Int(2, 256), m=Int(1, 1024), seed=See
                                             "few seconds at the cap"), work_what="kernel terms 2·R·H·n·(n + m)")
 
 
+def gaussian_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str, str]) -> Evidence:
+    """A declared pair on the Gaussian design judged with ``weights`` by ``claim``'s replay; it decides,
+    as on the torus, when that weighting learns and the effect of fixed weights is measured (:func:`decides`)."""
+    params = {"n": ctx.size(128, 256), "R": ctx.size(12, 16), "m": ctx.size(32, 64),
+              "seed": ctx.seed_for(f"{claim.id.lower()}/gaussian")}
+    out = claim.replays["one-direction-gaussian"](params)
+    ex, (a, b), g = out.figures, out.figures["rows"], out.figures["gap"]
+    judged_r2 = {k: v for k, v in ex["r2"].items() if k.endswith(weights)}
+    best, judged = max(judged_r2.values()), (A_UNIFORM if weights == "uniform" else A_REFIT)
+    undecided = "" if decides(judged_r2, g["uniform"]) else (
+        f"with {judged} the best configuration learns $R^2$ {num(best, '.2f')} of $\\mathrm{{Var}}\\, f$ (criterion: "
+        f"{R2_INFORMATIVE:g}), and the effect of fixed weights is measured at $z = {g['uniform']['z']:.1f}$: softmax "
+        "heads on this design are tilted averages whose MSE sits near the variance of the target; the torus decides")
+    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
+    return Evidence(
+        numeric=Numeric("measured", (
+            f"{a['config']} ($\\mathrm{{HDI}}$ {a['hdi']:.1f}) against {b['config']} ($\\mathrm{{HDI}}$ {b['hdi']:.1f}), "
+            f"declared before the run: the second higher by {gap_text(g['uniform'])} with {A_UNIFORM}, by "
+            f"{gap_text(g['refit'])} with {A_REFIT}; $\\mathrm{{Var}}\\, f = {ex['var_f']:.4f}$ (criterion: with {judged}, "
+            f"higher by more than {Z_MIN:g} paired standard errors)"), ex),
+        counterexample=cx, undecided=undecided, r2=ex["r2"], restored_by=texts["restored"] if cx else "",
+        design=design_record(
+            head_weights=(f"{A_UNIFORM} and {A_REFIT}", "the model's and the best"),
+            kernel_scale=(r"$1/\sqrt{d_k}$", "the paper's"), design_density=("normal", "the paper's presumed design"),
+            target=(r"$\sin(2 x_1)$", "a target on one direction, whose bias depends on the subspaces"),
+            noise=(r"$\sigma = 0.5$", "moderate"), n=(params["n"], "keys per design"), steps=(None, "no training"),
+            convergence=(None, "no iteration"), seeds=(f"{params['R']} paired designs", "the SE of the difference"),
+            diagnostic=("the paired MSE difference of the declared pair", texts["heads"])),
+        regime=rf"Gaussian design, $\sin(2 x_1)$, $d = 8$, $H = 3$, $d_k = 2$, $\sigma = 0.5$, $n = {params['n']}$",
+        finding=(f"Gaussian design ($R^2 \\le {best:.2f}$ with {judged}): MSE {a[weights]['mse']:.3f} and "
+                 f"{b[weights]['mse']:.3f}" + (r", too near $\mathrm{Var}\, f$ to decide" if undecided else "")))
+
+
+def path_evidence(ctx: Context, claim: Claim, seed_name: str, texts: dict[str, str], finding: Any) -> Evidence:
+    """A path of configurations in scope (``claim``'s replay of ``in-scope-path``); it decides when the
+    heads learn and the positive control (identical against orthogonal heads, refit weights) is
+    measured; ``finding(rows)`` says what the path shows."""
+    params = {"size": size_of(ctx), "seed": ctx.seed_for(seed_name)}
+    out = claim.replays["in-scope-path"](params)
+    reg = out.figures
+    rows, ends, r2 = reg["rows"], reg["to_orthogonal"]["refit"][0], _r2(reg["rows"])
+    undecided = "" if decides(r2, {"diff": -ends["diff"], "se": ends["se"]}) else (
+        "the positive control (identical against orthogonal heads) is not measured; more replicates would decide")
+    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
+    along = {w: ", ".join(pm(r[w]["mse"], r[w]["se"]) for r in rows) for w in ("uniform", "refit")}
+    return Evidence(
+        numeric=Numeric("measured", (
+            f"{texts['points']} ($\\mathrm{{HDI}}$ {', '.join(format(r['hdi'], '.2f') for r in rows)}): MSE with "
+            f"{A_UNIFORM} {along['uniform']}; with {A_REFIT} {along['refit']} (criterion: {texts['criterion']} by more "
+            f"than {Z_MIN:g} paired standard errors)"),
+            {k: reg[k] for k in ("rows", "steps", "to_orthogonal", "noise_only", "var_f", "sizes", "seed")}),
+        counterexample=cx, undecided=undecided, r2=r2, design=reg["design"], controls=controls_record(
+            r"population MSE with refit weights: identical heads learn one block of four, orthogonal heads all of them",
+            f"{rows[0]['refit']['population_mse']:.3f} and {rows[-1]['refit']['population_mse']:.3f}, measured "
+            f"{gap_text(ends, '.3f')}", r"noise alone: the variance falls with $\mathrm{HDI}$",
+            ", ".join(gap_text(s, ".5f") for s in reg["noise_only"])),
+        regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\kappa = 4$, $\sigma = 0.1$, "
+                f"$n = {reg['sizes']['n']}$, {reg['sizes']['R']} paired replicates"),
+        plots=plots.real_heads(ctx, reg, trained_rows(ctx)) if claim is CLAIM else {}, finding=finding(rows, out.violates))
+
+
+def trained_undecided(ex: dict) -> str:
+    """Why the trained-heads experiment could not decide ("" when it could): not converged
+    (:func:`converged`), or no power (the heads learn too little, or collapsing them does not raise the
+    MSE measurably: :func:`decides`)."""
+    c, collapse = ex["convergence"], next(r for r in ex["rows"] if r["config"] == "identical")["refit"]
+    ok = converged(c["mse_T"][0], c["mse_2T"][0], c["hdi_T"][0], c["hdi_2T"][0], ex["var_f"])
+    power = decides([r["refit"]["r2"] for r in ex["rows"]], {"diff": collapse["diff"], "se": collapse["diff_se"]})
+    return "" if ok and power else "; ".join(filter(None, (
+        "" if ok else f"not converged: twice the steps learn {num(c['r2_gain'], '.3f')} more of "
+                      f"$\\mathrm{{Var}}\\, f$ and move the key $\\mathrm{{HDI}}$ by {c['hdi_change']:.3f}",
+        "" if power else "no power: the heads learn too little or their collapse is not measured",
+        "longer training (the large run) or more runs would decide")))
+
+
+def trained_rows(ctx: Context) -> list[dict]:
+    return trained.trained_experiment(size_of(ctx), ctx.seed_for("trained-heads"))["rows"]
+
+
+def trained_evidence(ctx: Context, claim: Claim, texts: dict[str, str], moves: tuple[str, ...], finding: Any) -> Evidence:
+    """Trained heads moved in HDI (``claim``'s replay of ``trained-heads``), the ``moves`` listed."""
+    params = {"size": size_of(ctx), "seed": ctx.seed_for("trained-heads")}
+    out = claim.replays["trained-heads"](params)
+    ex = out.figures
+    c, rows = ex["convergence"], {r["config"]: r for r in ex["rows"]}
+    collapse, t = rows["identical"]["refit"], rows["trained"]
+    undecided = trained_undecided(ex)
+    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
+    listed = "; ".join(f"{k} ($\\mathrm{{HDI}}$ {rows[k]['hdi']:.2f}) {pm(rows[k]['refit']['diff'], rows[k]['refit']['diff_se'])}"
+                       for k in moves)
+    return Evidence(
+        numeric=Numeric("measured", (
+            f"trained heads: key $\\mathrm{{HDI}}$ {t['hdi']:.2f}, MSE {pm(t['refit']['mse'], t['refit']['se'])} with "
+            f"{A_REFIT}, {pm(t['trained weights']['mse'], t['trained weights']['se'])} with their own; paired change "
+            f"after each move ({A_REFIT}): {listed} (criterion: {texts['criterion']} by more than {Z_MIN:g} standard "
+            f"errors over runs); convergence: MSE {pm(*c['mse_T'])} at step {c['T0'] + c['T']}, {pm(*c['mse_2T'])} "
+            f"at {c['T0'] + 2 * c['T']}, key $\\mathrm{{HDI}}$ {c['hdi_T'][0]:.3f} and {c['hdi_2T'][0]:.3f}"),
+            {k: ex[k] for k in ("rows", "convergence", "sizes", "seed", "regime", "heads")}),
+        counterexample=cx, undecided=undecided, r2=_r2(ex["rows"]), design=ex["design"],
+        controls=controls_record("collapsing the trained heads onto one (key HDI 0): identical heads can learn one "
+                                 "block of four", f"the MSE rises {gap_text({**collapse, 'se': collapse['diff_se']}, '.3f')}"),
+        regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\sigma = 0.1$, "
+                f"{ex['sizes']['seeds']} training runs, $R^2$ {num(c['r2_2T'], '.2f')} at the end"),
+        finding=finding(rows, out.violates and not undecided))
+
+
+# --------------------------------------------------------------------------- C5's real-head parts
+@CLAIM.part("one-direction-torus", Role.SCOPE, experiment=True, controls=True,
+            label="real NW heads, a target on one direction (torus)",
+            statement=r"the MSE of real NW heads with the model's weights $\alpha = 1/H$ is non-increasing in "
+                      r"$\mathrm{HDI}$, also for a target on one direction")
+def one_direction_torus(ctx: Context) -> Evidence:
+    return torus_evidence(ctx, CLAIM, "uniform", {
+        "description": r"circle heads on the torus, target $\sin(2 x_1)$: turned away from the signal circle they "
+                       r"raise $\mathrm{HDI}$ and, with $\alpha = 1/H$, the MSE",
+        "restored": r"a bias that does not depend on the subspaces, or refit weights: the rise is then small, a "
+                    "property of the fixed weights"})
+
+
 @CLAIM.replay("one-direction-gaussian", schema=GAUSSIAN_SCHEMA, example={"n": 16, "R": 2, "m": 4, "seed": 1})
 def replay_gaussian(p: dict) -> ReplayOutcome:
     """The declared Gaussian-design pair (:func:`verify.claims.c5.experiments.gaussian_pair`); violated
@@ -437,51 +553,9 @@ def replay_gaussian(p: dict) -> ReplayOutcome:
     ex = E.gaussian_pair(p)
     g = ex["gap"]
     return ReplayOutcome(violates=rises(g["uniform"]["diff"], g["uniform"]["se"]), figures=ex, summary=(
-        "aligned heads, HDI 0 -> 1 on the Gaussian design: MSE " + ", ".join(
-            f"{w} {g[w]['diff']:+.4f} ± {g[w]['se']:.4f}" for w in ("uniform", "refit"))
-        + f"; best R² {max(ex['r2'].values()):.2f}; violation: α = 1/H raises it by > {Z_MIN:g} SE"))
-
-
-def gaussian_design(p: dict, target: str, heads_text: str) -> dict:
-    return design_record(
-        head_weights=(f"{A_UNIFORM} and {A_REFIT}", "the model's and the best"),
-        kernel_scale=(r"$1/\sqrt{d_k}$", "the paper's"),
-        design_density=("normal", "the paper's presumed design: a softmax head is an exponentially tilted average"),
-        target=(target, "a target on one direction, whose bias depends on the subspaces"),
-        noise=(r"$\sigma = 0.5$", "moderate"), n=(p["n"], "keys per design"),
-        steps=(None, "no training"), convergence=(None, "no iteration"),
-        seeds=(f"{p['R']} paired design replicates of {p['m']} points", "the SE of the difference"),
-        diagnostic=("the paired MSE difference of the declared pair", heads_text))
-
-
-def gaussian_evidence(ctx: Context, replay: Any, weights: str, texts: dict[str, str]) -> Evidence:
-    """A Gaussian-design pair judged with ``weights``: undecided unless that weighting learns
-    (:func:`learns`), a counterexample when the replay finds a violation."""
-    params = {"n": ctx.size(128, 256), "R": ctx.size(12, 16), "m": ctx.size(32, 64),
-              "seed": ctx.seed_for(f"{replay.claim.lower()}/gaussian")}
-    out = replay(params)
-    ex, (a, b) = out.figures, out.figures["rows"]
-    g, judged = ex["gap"], {k: v for k, v in ex["r2"].items() if k.endswith(weights)}
-    best = max(judged.values())
-    undecided = "" if learns(judged) else (
-        f"with {A_UNIFORM if weights == 'uniform' else A_REFIT} the best configuration learns $R^2$ {num(best, '.2f')} "
-        f"of $\\mathrm{{Var}}\\, f$, less than {R2_INFORMATIVE:g} beyond the constant predictor: softmax heads on this "
-        "design are tilted averages whose MSE sits near the variance of the target; the torus design decides")
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
-    return Evidence(
-        numeric=Numeric("measured", (
-            f"{a['config']} ($\\mathrm{{HDI}}$ {a['hdi']:.1f}) against {b['config']} ($\\mathrm{{HDI}}$ {b['hdi']:.1f}), "
-            f"declared before the run: MSE {a['uniform']['mse']:.4f} and {b['uniform']['mse']:.4f} with {A_UNIFORM} "
-            f"({gap_text(g['uniform'])}), {a['refit']['mse']:.4f} and {b['refit']['mse']:.4f} with {A_REFIT} "
-            f"({gap_text(g['refit'])}); $\\mathrm{{Var}}\\, f = {ex['var_f']:.4f}$ (criterion to decide: the best $R^2$ "
-            f"with the judged weights at least {R2_INFORMATIVE:g})"), ex),
-        counterexample=cx, undecided=undecided, r2=ex["r2"],
-        design=gaussian_design(params, r"$\sin(2 x_1)$", texts["heads"]),
-        regime=(r"Gaussian design, $\sin(2 x_1)$, $d = 8$, $H = 3$, $d_k = 2$, $\sigma = 0.5$, "
-                f"$n = {params['n']}$"), restored_by=texts["restored"] if cx else "",
-        finding=(f"Gaussian design ($R^2 \\le {best:.2f}$): MSE {a['uniform']['mse']:.3f} and {b['uniform']['mse']:.3f} "
-                 + ("with $\\alpha = 1/H$, too near $\\mathrm{Var}\\, f$ to decide" if undecided else
-                    f"with {A_UNIFORM}, {a['refit']['mse']:.3f} and {b['refit']['mse']:.3f} with {A_REFIT}")))
+        "aligned heads, HDI 0 -> 1, Gaussian design: MSE " + ", ".join(f"{w} {g[w]['diff']:+.4f} ± {g[w]['se']:.4f}"
+                                                                        for w in ("uniform", "refit"))
+        + f"; violation: α = 1/H raises it by > {Z_MIN:g} SE"))
 
 
 @CLAIM.part("one-direction-gaussian", Role.SCOPE, experiment=True,
@@ -489,8 +563,8 @@ def gaussian_evidence(ctx: Context, replay: Any, weights: str, texts: dict[str, 
             statement=r"the MSE of real NW heads with $\alpha = 1/H$ is non-increasing in $\mathrm{HDI}$, on the "
                       "Gaussian design at the paper's kernel scale")
 def one_direction_gaussian(ctx: Context) -> Evidence:
-    return gaussian_evidence(ctx, CLAIM.replays["one-direction-gaussian"], "uniform", {
-        "description": r"aligned heads on $\sin(2 x_1)$: turning them away from the signal raises $\mathrm{HDI}$ and "
+    return gaussian_evidence(ctx, CLAIM, "uniform", {
+        "description": r"aligned heads on $\sin(2 x_1)$: turned away from the signal they raise $\mathrm{HDI}$ and "
                        "the MSE", "heads": "turning the heads away from the signal direction",
         "restored": "a bias that does not depend on the subspaces"})
 
@@ -500,54 +574,16 @@ def one_direction_gaussian(ctx: Context) -> Evidence:
             statement=r"where every head is needed ($H d_k = d$, a target over every direction) the MSE of real NW "
                       r"heads is non-increasing in $\mathrm{HDI}$ along a path of head rotations, with either weighting")
 def in_scope_path(ctx: Context) -> Evidence:
-    params = {"size": size_of(ctx), "seed": ctx.seed_for("c5/path")}
-    out = CLAIM.replays["in-scope-path"](params)
-    reg = out.figures
-    rows = reg["rows"]
-    ends = reg["to_orthogonal"]["refit"][0]
-    r2 = {f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in ("uniform", "refit")}
-    undecided = "" if decides(r2, {"diff": -ends["diff"], "se": ends["se"]}) else (
-        "the positive control (identical against orthogonal heads, refit weights) is not measured beyond the "
-        "resolution; more replicates would decide")
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
-        r"rotating heads from a shared circle to orthogonal circles: a step up in $\mathrm{HDI}$ raises the MSE"))
-    along = {w: ", ".join(f"{pm(r[w]['mse'], r[w]['se'], '.3f')}" for r in rows) for w in ("uniform", "refit")}
-    first, last = rows[0], rows[-1]
-    return Evidence(
-        numeric=Numeric("measured", (
-            f"$\\mathrm{{HDI}}$ {', '.join(format(r['hdi'], '.2f') for r in rows)}: MSE with {A_UNIFORM} {along['uniform']}; "
-            f"with {A_REFIT} {along['refit']} (criterion: a step up in $\\mathrm{{HDI}}$ raising the MSE by more than "
-            f"{Z_MIN:g} paired standard errors)"), {k: reg[k] for k in ("rows", "steps", "to_orthogonal", "noise_only", "var_f",
-                                                                      "sizes", "seed")}),
-        counterexample=cx, undecided=undecided, r2=r2, design=reg["design"],
-        controls=controls_record(
-            r"population MSE with refit weights: identical heads learn one block of four, orthogonal heads all of them",
-            f"{first['refit']['population_mse']:.3f} $\\to$ {last['refit']['population_mse']:.3f}, measured "
-            f"{gap_text(ends, '.3f')}", r"noise alone: the variance falls with $\mathrm{HDI}$",
-            ", ".join(gap_text(s, ".5f") for s in reg["noise_only"])),
-        regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\kappa = 4$, $\sigma = 0.1$, "
-                f"$n = {reg['sizes']['n']}$, {reg['sizes']['R']} paired replicates"),
-        restored_by="", plots=plots.real_heads(ctx, reg, trained_rows(ctx)),
-        finding=(f"in scope, along a rotation: the MSE falls {first['refit']['mse']:.2f} $\\to$ "
-                 f"{last['refit']['mse']:.2f} with {A_REFIT}, {first['uniform']['mse']:.2f} $\\to$ "
-                 f"{last['uniform']['mse']:.2f} with {A_UNIFORM}"))
+    def finding(rows: list[dict], violated: bool) -> str:
+        a, b = rows[0], rows[-1]
+        return (("in scope, a step up in $\\mathrm{HDI}$ raises the MSE" if violated else "in scope, along a rotation")
+                + f": MSE {a['refit']['mse']:.2f} $\\to$ {b['refit']['mse']:.2f} with {A_REFIT}, "
+                f"{a['uniform']['mse']:.2f} $\\to$ {b['uniform']['mse']:.2f} with {A_UNIFORM}")
 
-
-def trained_undecided(ex: dict) -> str:
-    """Why the trained-heads experiment could not decide ("" when it could): not converged
-    (:func:`converged`), or its positive control (collapsing the heads) shows no rise (no power)."""
-    c, collapse = ex["convergence"], next(r for r in ex["rows"] if r["config"] == "identical")["refit"]
-    ok = converged(c["mse_T"][0], c["mse_2T"][0], c["hdi_T"][0], c["hdi_2T"][0], ex["var_f"])
-    power = decides([r["refit"]["r2"] for r in ex["rows"]], {"diff": collapse["diff"], "se": collapse["diff_se"]})
-    return "" if ok and power else "; ".join(filter(None, (
-        "" if ok else f"not converged: twice the steps learn {num(c['r2_gain'], '.3f')} more of "
-                      f"$\\mathrm{{Var}}\\, f$ and move the key $\\mathrm{{HDI}}$ by {c['hdi_change']:.3f}",
-        "" if power else "the heads learn too little, or collapsing them does not raise the MSE measurably: no power",
-        "longer training (the large run) or more runs would decide")))
-
-
-def trained_rows(ctx: Context) -> list[dict]:
-    return trained.trained_experiment(size_of(ctx), ctx.seed_for("trained-heads"))["rows"]
+    return path_evidence(ctx, CLAIM, "c5/path", {
+        "description": r"rotating heads from a shared circle to orthogonal ones: a step up in $\mathrm{HDI}$ raises "
+                       "the MSE", "points": "head $j$ turned from circle 0 to circle $j$",
+        "criterion": r"a step up in $\mathrm{HDI}$ raising the MSE"}, finding)
 
 
 @CLAIM.part("trained-heads", Role.PREMISE, experiment=True, controls=True,
@@ -555,46 +591,21 @@ def trained_rows(ctx: Context) -> list[dict]:
             statement=r"around heads trained to convergence in scope, the MSE is non-increasing in $\mathrm{HDI}$: a "
                       r"move up in $\mathrm{HDI}$ does not raise it, a move down does not lower it ($\alpha$ refit)")
 def trained_heads(ctx: Context) -> Evidence:
-    params = {"size": size_of(ctx), "seed": ctx.seed_for("trained-heads")}
-    out = CLAIM.replays["trained-heads"](params)
-    ex = out.figures
-    c, rows = ex["convergence"], {r["config"]: r for r in ex["rows"]}
-    collapse = rows["identical"]["refit"]
-    undecided = trained_undecided(ex)
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
-        r"heads trained in scope sit at a minimum along $\mathrm{HDI}$ paths: moves up and down both raise the MSE"))
-    t = rows["trained"]
-    moves = "; ".join(f"{r['config']} ($\\mathrm{{HDI}}$ {r['hdi']:.2f}) {pm(r['refit']['diff'], r['refit']['diff_se'])}"
-                      for r in ex["rows"][1:])
-    ups = [r for r in ex["rows"] if r["direction"] == "up"]
-    return Evidence(
-        numeric=Numeric("measured", (
-            f"trained heads: key $\\mathrm{{HDI}}$ {t['hdi']:.2f}, held-out MSE {pm(t['refit']['mse'], t['refit']['se'])}"
-            f" ($R^2$ {num(t['refit']['r2'], '.2f')}) with {A_REFIT}, {pm(t['trained weights']['mse'], t['trained weights']['se'])} "
-            f"with the trained weights; paired change of the MSE ({A_REFIT}) after each move: {moves} (criterion: a "
-            f"move up raising, or a move down lowering, the MSE by more than {Z_MIN:g} standard errors over runs); "
-            f"convergence: MSE {pm(*c['mse_T'])} at step {c['T']}, {pm(*c['mse_2T'])} at {2 * c['T']}, key "
-            f"$\\mathrm{{HDI}}$ {c['hdi_T'][0]:.3f} and {c['hdi_2T'][0]:.3f}"),
-            {k: ex[k] for k in ("rows", "convergence", "sizes", "seed", "regime", "heads")}),
-        counterexample=cx, undecided=undecided,
-        r2={f"{r['config']}, {w}": r[w]["r2"] for r in ex["rows"] for w in ("uniform", "refit")}, design=ex["design"],
-        controls=controls_record(
-            "collapsing the trained heads onto one (key HDI 0): identical heads can learn one block of four",
-            f"the MSE rises {pm(collapse['diff'], collapse['diff_se'])} ($z = {collapse['z']:.1f}$)"),
-        regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\sigma = 0.1$, "
-                f"{ex['sizes']['seeds']} training runs, $R^2$ {num(c['r2_2T'], '.2f')} at the end"),
-        restored_by="",
-        finding=(f"trained heads ($\\mathrm{{HDI}}$ {t['hdi']:.2f}): moving $\\mathrm{{HDI}}$ up changes the MSE by "
-                 + " and ".join(num(r["refit"]["diff"], "+.2f") for r in ups) + ", collapsing it by "
-                 + num(collapse["diff"], "+.2f")
-                 + (": a minimum, not monotone" if trained_violated(ex["rows"]) else "")))
+    def finding(rows: dict, violated: bool) -> str:
+        ups = " and ".join(num(rows[k]["refit"]["diff"], "+.2f") for k in ("orthogonal keys", "block projection"))
+        return (f"trained heads ($\\mathrm{{HDI}}$ {rows['trained']['hdi']:.2f}): moving $\\mathrm{{HDI}}$ up changes "
+                f"the MSE by {ups}, collapsing it by {num(rows['identical']['refit']['diff'], '+.2f')}"
+                + (": a minimum, not monotone" if violated else ""))
+
+    return trained_evidence(ctx, CLAIM, {
+        "description": r"heads trained in scope sit at a minimum along $\mathrm{HDI}$ paths: moves up and down both "
+                       "raise the MSE", "criterion": "a move up raising, or a move down lowering, the MSE"},
+        tuple(k for k in trained.MOVES if k != "trained"), finding)
 
 
 @CLAIM.summary
 def summary(ctx: Context, parts: tuple) -> str:
     ln, reg = line(ctx), premise(ctx)["regimes"]
-    by = {p.id: p for p in parts}
     return (f"line to {sci(ln['max_rel_error'], 0)} on {ln['sets']} sets; orthogonal NW heads correlate "
             f"{reg['min']:.2f} to {reg['max']:.2f} over {reg['cells']} regimes; "
-            + "; ".join(f"{by[k].label}: {by[k].outcome}" for k in ("one-direction-torus", "one-direction-gaussian",
-                                                                     "in-scope-path", "trained-heads")))
+            + "; ".join(f"{p.label}: {p.outcome}" for p in parts if p.r2 and p.id != "shared-noise"))

@@ -93,9 +93,8 @@ def premise_batches(p: dict, rho: float) -> list[dict[str, Any]]:
                         kernel="softmax", scale=p.get("scale_factor", 1.0) / math.sqrt(p["d_k"]))
         integ = dec.integrated()
         upper = np.triu_indices(p["H"], 1)
-        rho_full = overlap(W)
-        out.append({"corr": integ["head_corr"][upper], "rho": rho_full[upper], "rho_full": rho_full, "hdi": hdi(W),
-                    "mse": integ["mse"], "bias2": integ["bias2"], "V": float(np.mean(np.diag(integ["head_cov"])))})
+        out.append({"corr": integ["head_corr"][upper], "rho": overlap(W)[upper], "hdi": hdi(W), "mse": integ["mse"],
+                    "bias2": integ["bias2"]})
     return out
 
 
@@ -148,7 +147,6 @@ def premise_experiment(base: dict, table: dict) -> dict[str, Any]:
         lv["noise_part"] = lv["mse"] - float(np.mean([b["mse"] for b in
                                                       premise_batches({**base, "sigma": NOISELESS_SIGMA}, rho)]))
         r2[f"rho {rho:g}"] = r_squared(lv["mse"], var_f, lv["noise_part"])
-    allb = [b for bs in levels.values() for b in bs]
     rows = []
     for c in REGIME_SCALES:
         for n in REGIME_NS:
@@ -157,9 +155,7 @@ def premise_experiment(base: dict, table: dict) -> dict[str, Any]:
                 rows.append({"scale_factor": c, "n": n, "sigma": sigma, **corr_at_rho0(premise_batches(params, 0.0)),
                              "params": params})
     return {"params": base, "levels": per_level, "slope": float(slope), "intercept": float(intercept),
-            "fit_r2": fit_r2, "rho0": corr_at_rho0(levels[0.0]), "B2": float(np.mean([b["bias2"] for b in allb])),
-            "V": float(np.mean([b["V"] for b in allb])), "model_points": [(b["hdi"], b["rho_full"]) for b in allb],
-            "rows": rows, "var_f": var_f, "r2": r2}
+            "fit_r2": fit_r2, "rho0": corr_at_rho0(levels[0.0]), "rows": rows, "var_f": var_f, "r2": r2}
 
 
 # --------------------------------------------------------------------------- outside the model, exactly

@@ -1,27 +1,19 @@
-"""Real NW heads on the torus design, for C5 and C6: ensembles of hand-built heads with the head
-weights fixed at ``α = 1/H`` and refit in closed form, their measured and population MSE.
+"""Real NW heads on the torus design, for C5 and C6: hand-built heads with the head weights fixed at
+``α = 1/H`` and refit in closed form, their measured and population MSE.
 
-The torus design (:mod:`verify.numeric.dgp`): whole-circle heads have keys of equal norm, so a
-softmax head is a Gaussian NW smoother, a von Mises kernel of concentration ``κ`` per circle
-(:mod:`verify.experiments.regimes`), and learns the target. Two regimes:
+On the torus (:mod:`verify.numeric.dgp`) whole-circle heads have keys of equal norm: a softmax head is
+a von Mises smoother of concentration ``κ`` per circle (:mod:`verify.experiments.regimes`) and learns
+the target. ``SIGNAL``: a target on one direction, the declared pair sharing the signal circle
+against orthogonal heads. ``BLOCK``: a target over every circle (``H d_k = d``), paths from identical
+heads (HDI 0) to orthogonal ones (HDI 1).
 
-- ``SIGNAL`` (a target on one direction, sin(2 x_1), outside the scope of C6): H = 3 heads of two
-  circles each, the declared pair "sharing the signal circle" (HDI 1/2) against "orthogonal, one on
-  the signal" (HDI 1);
-- ``BLOCK`` (in scope: a target over every circle, ``H d_k = d``): H = 4 heads of one circle each,
-  paths from identical heads (HDI 0) to orthogonal ones (HDI 1).
-
-Per design replicate r (``SeedSequence([seed, r])``: the design X, its noise ε, the evaluation
-points, in this order; the same for every configuration, so differences are paired), each head's
-leave-one-out estimate at the design points and its estimate at the evaluation points. ``α`` is
-refit by least squares of y on the leave-one-out estimates at the design (the training data,
-without each point's own key, so no point fits itself), then scored on the fresh evaluation
-points against the noiseless f. ``α = 1/H`` is scored on the same draws.
-
-Population (n → ∞) MSE of circle heads, by quadrature: head h tends to ``Σ_{b read} (P_κ g_b)(θ_b)``
-for ``f = Σ_b g_b(θ_b)`` with centred ``g_b`` (:func:`verify.experiments.regimes.von_mises_smooth`);
-circles are independent, so with refit α the least squares in function space has the Gram matrix
-``G_hh' = Σ_{b read by both} ⟨P g_b, P g_b⟩`` and right side ``c_h = Σ_{b read} ⟨g_b, P g_b⟩``:
+Replicate r (``SeedSequence([seed, r])``: design, its noise, evaluation points; the same for every
+configuration, so differences are paired): each head's leave-one-out estimate at the design and its
+estimate at the evaluation points. ``α`` refit: least squares of y on the leave-one-out estimates at
+the design (the training data, no point fitting itself), scored on the fresh points against the
+noiseless f. Population (n → ∞) MSE of circle heads by quadrature: with ``f = Σ_b g_b(θ_b)``, g_b
+centred, head h tends to ``Σ_{b read} P_κ g_b``; the least squares in function space has the Gram
+matrix ``G_hh' = Σ_{b read by both} ⟨P g_b, P g_b⟩`` and ``c_h = Σ_{b read} ⟨g_b, P g_b⟩``, so
 ``MSE = Var f − cᵀ G⁺ c`` (:func:`population_mse`).
 """
 

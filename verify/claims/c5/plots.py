@@ -1,20 +1,16 @@
-"""C5's plots: the premise (MSE and correlation against the overlap, the correlation by regime) and
-the MSE of real heads against HDI (the rotation path with both weightings, the moves of trained
-heads). Each returns ``{name: path}``, or ``{}`` when the run writes no files."""
+"""C5's plots: the premise (the correlation against the overlap and by regime) and the MSE of real heads
+against HDI (the rotation path with both weightings, the moves of trained heads). Each returns
+``{name: path}``, or ``{}`` when the run writes no files."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-
-from verify.claims.c5.experiments import REGIME_NS, REGIME_SIGMAS, RHO_LEVELS, model_mse
+from verify.claims.c5.experiments import REGIME_NS, REGIME_SIGMAS, RHO_LEVELS
 from verify.judgment.claim import Context
-from verify.numeric import formulas
 from verify.outputs import plots
 
-__all__ = ["mse_vs_hdi", "corr_vs_overlap", "premise_regimes", "real_heads", "LINE_STYLES"]
+__all__ = ["corr_vs_overlap", "premise_regimes", "real_heads", "LINE_STYLES"]
 
 #: One (colour, marker) per line of a plot: no two lines look alike.
 LINE_STYLES = (("C0", "o"), ("C1", "s"), ("C2", "^"), ("C3", "D"), ("C4", "v"), ("C5", "P"))
@@ -23,26 +19,6 @@ LINE_STYLES = (("C0", "o"), ("C1", "s"), ("C2", "^"), ("C3", "D"), ("C4", "v"), 
 def _legend_outside(ax: Any) -> None:
     """The legend to the right of the axes, off the data."""
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-
-
-def mse_vs_hdi(ctx: Context, pr: dict[str, Any]) -> dict[str, str]:
-    path = ctx.plot_path("mse_vs_hdi")
-    if path is None:
-        return {}
-    p, B2, V = pr["params"], pr["B2"], pr["V"]
-    fig, ax = plots.new_figure(f"C5: integrated MSE vs HDI (H = {p['H']}, {p['dgp']}, σ = {p['sigma']:g}, n = {p['n']})",
-                               "HDI", "integrated MSE", size=(9.0, 4.0))
-    grid = np.linspace(0.0, 1.0, 101)
-    ax.plot(grid, formulas.c5_mse_line(math.sqrt(B2), V, p["H"], grid), "-", color="C0",
-            label=f"model line B² + V − V(H−1)/H·HDI (B² = {B2:.3g}, V = {V:.3g})")
-    pts = [(h, model_mse(rho, math.sqrt(B2), V)) for h, rho in pr["model_points"]]
-    ax.plot([h for h, _ in pts], [m for _, m in pts], "o", mfc="none", color="C0", ms=5,
-            label="model by the quadratic form B² + αᵀ(ρV)α at these head sets")
-    lv = [pr["levels"][str(r)] for r in RHO_LEVELS]
-    ax.errorbar([v["hdi"] for v in lv], [v["mse"] for v in lv], yerr=[2 * v["mse_se"] for v in lv], fmt="o", color="C3",
-                capsize=3, label="real NW heads, exact path (± 2 SE over batches)")
-    _legend_outside(ax)
-    return {"mse_vs_hdi": plots.save(fig, path)}
 
 
 def corr_vs_overlap(ctx: Context, pr: dict[str, Any]) -> dict[str, str]:

@@ -1,30 +1,22 @@
-"""Trained NW heads for C5 and C6: heads trained by gradient descent in scope (the block target on
-the torus, ``H d_k = d``), then their key HDI moved down and up along declared paths, each moved
-ensemble scored with ``α`` refit and ``α = 1/H`` against the trained heads on the same fresh draws.
+"""Trained NW heads for C5 and C6: heads trained in scope (the block target on the torus, ``H d_k = d``),
+then their key HDI moved down and up along declared paths (:data:`MOVES`), each moved ensemble scored
+with ``α`` refit and ``α = 1/H`` against the trained heads on the same fresh draws.
 
-Training (C9's model and gradient, :mod:`verify.experiments.training`: ``loss_and_grad``, checked
-against torch in its tests, and ``adam_step``): free ``W_Q, W_K, α`` from Gaussian initialisation,
-``n`` fresh keys and ``queries`` fresh query points every step (a stochastic gradient of the
-population risk, so there is no training set to overfit), Adam at a constant learning rate for
-``2T`` steps. Converged (SPEC: against a run of twice the length) when the held-out MSE and the key
-HDI at ``2T`` are within CONV_RTOL and CONV_HDI of their values at ``T`` (the run of 2T steps passes
-through the run of T: the learning rate is held, so the first T steps are that run).
-:func:`train_split` is the training loop (the package's trainer, ``train_many``, anneals or records
-more than this needs; its own steps are the ones used here).
+Training is C9's model (:mod:`verify.experiments.training`): free ``W_Q, W_K, α`` from Gaussian
+initialisation, ``n`` fresh keys and ``queries`` fresh queries every step (a stochastic gradient of
+the population risk: no training set to overfit), Adam (``adam_step``) at a held learning rate for
+``T0`` steps at ``lr_warm``, then ``2T`` held at ``lr``; the gradient is ``loss_and_grad``'s (checked
+against torch), compiled here for ``d_k = 2`` (:func:`gradient`: the package's trainer lacks a compiled
+split-mode gradient). The run with ``2T`` held steps passes through the one with ``T``, so convergence
+(SPEC: against twice the length, the learning rate held) compares steps ``T0 + T`` and ``T0 + 2T``. Run s draws its initial heads from ``SeedSequence([seed, s, 0])``, its training
+stream from ``[seed, s, 1]``, its convergence set from ``[seed, s, 2]`` and evaluation replicate r
+from ``[seed, s, 3, r]`` (design, noise, evaluation points).
 
-Seeds: run s draws its initial heads from ``SeedSequence([seed, s, 0])``, its training stream from
-``[seed, s, 1]`` (per chunk of steps, in order), its convergence set from ``[seed, s, 2]``, and
-evaluation replicate r from ``[seed, s, 3, r]`` (design, noise, evaluation points).
-
-Moves of the trained heads (HDI of the keys, the paper's), each run separately:
-
-- down, *blend*: every head half way (then all the way) to head 0, queries and keys: HDI towards 0;
-- down, *shared keys*: every key projection replaced by head 0's, queries kept: key HDI 0;
-- up, *orthogonal keys*: the nearest keys with mutually orthogonal columns, ``c·U Vᵀ`` from the SVD
-  ``W = U Σ Vᵀ`` of the stacked keys (d × H d_k, square here) with ``c`` the mean singular value,
-  queries kept: key HDI 1;
-- up, *block projection*: each head's queries and keys restricted to one circle's coordinates, the
-  circles assigned one-to-one to keep the most key energy (all 24 assignments tried): HDI 1.
+Moves (each run's heads): down, *blend* (every head half way, then all the way, to head 0) and
+*shared keys* (every key projection head 0's, queries kept); up, *orthogonal keys* (``c·U Vᵀ`` from
+the SVD of the stacked ``d × H d_k`` keys, ``c`` the mean singular value: the nearest keys with
+orthogonal columns up to scale, queries kept) and *block projection* (each head's queries and keys
+restricted to one circle, assigned one-to-one to keep the most key energy).
 """
 
 from __future__ import annotations
@@ -47,13 +39,13 @@ __all__ = ["TRAINED", "TRAIN_SIZES", "MOVES", "gradient", "train_split", "moved_
 
 #: The trained regime: the block target on the torus (every circle), H d_k = d, low noise; the
 #: Adam learning rate held at LR; initial columns of norm about GAIN (a local kernel from the start).
-TRAINED = {"dgp": "block", "d": 8, "H": 4, "d_k": 2, "sigma": 0.1, "lr": 0.02, "gain": 3.0, "n": 128,
-           "queries": 16}
+TRAINED = {"dgp": "block", "d": 8, "H": 4, "d_k": 2, "sigma": 0.1, "lr_warm": 0.05, "lr": 0.02, "gain": 3.0,
+           "n": 128, "queries": 16}
 #: By size: T (the convergence test compares step T with step 2T), seeds, evaluation replicates R of
 #: n keys and m points, and the convergence set's m.
-TRAIN_SIZES = {"quick": {"T": 400, "seeds": 4, "R": 2, "m": 64, "m_conv": 128},
-               "default": {"T": 1500, "seeds": 6, "R": 4, "m": 64, "m_conv": 256},
-               "large": {"T": 3000, "seeds": 12, "R": 8, "m": 128, "m_conv": 512}}
+TRAIN_SIZES = {"quick": {"T0": 200, "T": 200, "seeds": 4, "R": 2, "m": 64, "m_conv": 128},
+               "default": {"T0": 400, "T": 500, "seeds": 6, "R": 3, "m": 64, "m_conv": 256},
+               "large": {"T0": 400, "T": 2000, "seeds": 12, "R": 8, "m": 128, "m_conv": 512}}
 #: Steps whose training samples are drawn at once (memory; the numbers do not depend on it).
 CHUNK = 100
 #: The moves, in the order reported, with the direction they move the key HDI.
@@ -63,34 +55,32 @@ MOVES = {"trained": "", "blend half way": "down", "identical": "down", "shared k
 
 def _grad_split(WQ, WK, alpha, XT, y, n, gWQ, gWK, ga):  # noqa: ANN001 - compiled by numba (:func:`_kernel`)
     """The split-mode loss and gradient of :func:`verify.experiments.training.loss_and_grad` for
-    ``d_k = 2``, one pass per query row: keys ``XT[s, :, :n]``, queries ``XT[s, :, n:]`` (``(S, d, n+q)``,
+    ``d_k = 2``, a few passes per query row: keys ``XT[s, :, :n]``, queries ``XT[s, :, n:]`` (``(S, d, n + q)``,
     rows contiguous), values ``y[s]``; writes the gradients, returns the losses ``(S,)``."""
-    S, H, d, k = WQ.shape
-    q = XT.shape[2] - n
-    c = 1.0 / math.sqrt(k)
-    KT, QT = np.empty((H, k, n)), np.empty((H, k, q))
+    S, H, d, _ = WQ.shape
+    q, c = XT.shape[2] - n, 1.0 / math.sqrt(2.0)
+    K0, K1, Q0, Q1 = np.empty((H, n)), np.empty((H, n)), np.empty((H, q)), np.empty((H, q))
     W, fh, g = np.empty((H, q, n)), np.empty((H, q)), np.empty(q)
-    BT, AT, G = np.empty((k, n)), np.empty((k, q)), np.empty(n)
+    B0, B1, A0, A1 = np.empty(n), np.empty(n), np.empty(q), np.empty(q)
     loss = np.empty(S)
     for s in range(S):
+        ys = y[s]
         for h in range(H):
-            KT[h] = 0.0
-            QT[h] = 0.0
+            k0, k1, q0, q1 = K0[h], K1[h], Q0[h], Q1[h]
+            k0[:], k1[:], q0[:], q1[:] = 0.0, 0.0, 0.0, 0.0
             for b in range(d):
                 x = XT[s, b]
-                for a in range(k):
-                    wk, wq = WK[s, h, b, a], WQ[s, h, b, a] * c
-                    for i in range(n):
-                        KT[h, a, i] += wk * x[i]
-                    for j in range(q):
-                        QT[h, a, j] += wq * x[n + j]
-            for j in range(q):
-                row = W[h, j]
-                row[:] = 0.0
-                for a in range(k):
-                    qa = QT[h, a, j]
-                    for i in range(n):
-                        row[i] += qa * KT[h, a, i]
+                w0, w1, v0, v1 = WK[s, h, b, 0], WK[s, h, b, 1], WQ[s, h, b, 0] * c, WQ[s, h, b, 1] * c
+                for i in range(n):
+                    k0[i] += w0 * x[i]
+                    k1[i] += w1 * x[i]
+                for j in range(q):
+                    q0[j] += v0 * x[n + j]
+                    q1[j] += v1 * x[n + j]
+            for j in range(q):                           # the softmax row of query j and the head's estimate
+                row, a0, a1 = W[h, j], q0[j], q1[j]
+                for i in range(n):
+                    row[i] = a0 * k0[i] + a1 * k1[i]
                 top = row[0]
                 for i in range(n):
                     top = max(top, row[i])
@@ -101,44 +91,39 @@ def _grad_split(WQ, WK, alpha, XT, y, n, gWQ, gWK, ga):  # noqa: ANN001 - compil
                 acc = 0.0
                 for i in range(n):
                     row[i] /= tot
-                    acc += row[i] * y[s, i]
+                    acc += row[i] * ys[i]
                 fh[h, j] = acc
-        L = 0.0
-        ga[s] = 0.0
+        loss[s], ga[s] = 0.0, 0.0
         for j in range(q):
-            r = -y[s, n + j]
+            r = -ys[n + j]
             for h in range(H):
                 r += alpha[s, h] * fh[h, j]
-            L += r * r
+            loss[s] += r * r / q
             g[j] = 2.0 * r / q
             for h in range(H):
                 ga[s, h] += g[j] * fh[h, j]
-        loss[s] = L / q
-        for h in range(H):
-            BT[:] = 0.0
+        for h in range(H):                               # G_ji = g_j α_h w_ji (y_i − f̂_h(x_j)): G K and Gᵀ Q
+            B0[:], B1[:] = 0.0, 0.0
             for j in range(q):
-                gam, fj, row = g[j] * alpha[s, h], fh[h, j], W[h, j]
+                gam, fj, row, a0, a1 = g[j] * alpha[s, h], fh[h, j], W[h, j], Q0[h, j], Q1[h, j]
+                s0, s1 = 0.0, 0.0
                 for i in range(n):
-                    G[i] = gam * row[i] * (y[s, i] - fj)
-                for a in range(k):
-                    acc = 0.0
-                    for i in range(n):
-                        acc += G[i] * KT[h, a, i]
-                    AT[a, j] = acc
-                    qa = QT[h, a, j]
-                    for i in range(n):
-                        BT[a, i] += G[i] * qa
+                    G = gam * row[i] * (ys[i] - fj)
+                    s0 += G * K0[h, i]
+                    s1 += G * K1[h, i]
+                    B0[i] += G * a0
+                    B1[i] += G * a1
+                A0[j], A1[j] = s0, s1
             for b in range(d):
                 x = XT[s, b]
-                for a in range(k):
-                    accq = 0.0
-                    for j in range(q):
-                        accq += x[n + j] * AT[a, j]
-                    gWQ[s, h, b, a] = accq * c
-                    acck = 0.0
-                    for i in range(n):
-                        acck += x[i] * BT[a, i]
-                    gWK[s, h, b, a] = acck
+                aq0, aq1, ak0, ak1 = 0.0, 0.0, 0.0, 0.0
+                for j in range(q):
+                    aq0 += x[n + j] * A0[j]
+                    aq1 += x[n + j] * A1[j]
+                for i in range(n):
+                    ak0 += x[i] * B0[i]
+                    ak1 += x[i] * B1[i]
+                gWQ[s, h, b, 0], gWQ[s, h, b, 1], gWK[s, h, b, 0], gWK[s, h, b, 1] = aq0 * c, aq1 * c, ak0, ak1
     return loss
 
 
@@ -178,10 +163,11 @@ def gradient(WQ: np.ndarray, WK: np.ndarray, alpha: np.ndarray, XT: np.ndarray, 
     return loss, np.concatenate([g["WQ"].ravel(), g["WK"].ravel(), g["alpha"].ravel()])
 
 
-def train_split(dgp: Any, *, H: int, d_k: int, n: int, queries: int, lr: float, gain: float, T: int, seeds: int,
-                seed: int, m_conv: int) -> dict[str, np.ndarray]:
-    """Train ``seeds`` runs for 2T Adam steps (module docstring); returns the final ``WQ``, ``WK``
-    ``(seeds, H, d, d_k)`` and ``alpha``, and the held-out MSE and key HDI at steps T and 2T."""
+def train_split(dgp: Any, *, H: int, d_k: int, n: int, queries: int, lr_warm: float, lr: float, gain: float, T0: int,
+                T: int, seeds: int, seed: int, m_conv: int) -> dict[str, np.ndarray]:
+    """Train ``seeds`` runs for ``T0`` Adam steps at ``lr_warm``, then ``2T`` at ``lr`` (module
+    docstring); returns the final ``WQ``, ``WK`` ``(seeds, H, d, d_k)`` and ``alpha``, and the held-out
+    MSE and key HDI after ``T0 + T`` and ``T0 + 2T`` steps."""
     d = dgp.d
     rngs = [[np.random.default_rng(np.random.SeedSequence([seed, s, k])) for k in range(3)] for s in range(seeds)]
     shapes = ((seeds, H, d, d_k), (seeds, H, d, d_k), (seeds, H))
@@ -195,15 +181,15 @@ def train_split(dgp: Any, *, H: int, d_k: int, n: int, queries: int, lr: float, 
     fq = dgp.f(Xq)
     params, state = {"theta": theta}, {}
     out: dict[str, list] = {"mse": [], "hdi": []}
-    for t0 in range(0, 2 * T, CHUNK):
-        size = min(CHUNK, 2 * T - t0)
+    for t0 in range(0, T0 + 2 * T, CHUNK):
+        size = min(CHUNK, T0 + 2 * T - t0)
         X = np.stack([dgp.sample_x(r[1], (size, n + queries)) for r in rngs], axis=1)   # (size, seeds, n + q, d)
         y = dgp.f(X) + dgp.sigma * np.stack([r[1].standard_normal((size, n + queries)) for r in rngs], axis=1)
         XT = np.ascontiguousarray(np.swapaxes(X, -1, -2))
         for i in range(size):
             _, grad = gradient(WQ, WK, alpha, XT[i], y[i], n)
-            adam_step(params, {"theta": grad}, state, lr)
-            if t0 + i + 1 in (T, 2 * T):
+            adam_step(params, {"theta": grad}, state, lr_warm if t0 + i < T0 else lr)
+            if t0 + i + 1 in (T0 + T, T0 + 2 * T):
                 f = forward(WQ, WK, alpha, Xq, Xe, ye)["f"]
                 out["mse"].append(np.mean((f - fq) ** 2, axis=-1))
                 out["hdi"].append(hdi_batch(WK))
@@ -251,9 +237,10 @@ def _design(size: str) -> dict[str, Any]:
         target=(r"the block target over every circle", r"in scope: $H d_k = d$ and every head is needed"),
         noise=(rf"$\sigma = {p['sigma']:g}$", "low noise, so the MSE reflects the heads"),
         n=(p["n"], "keys per training step and per evaluation design"),
-        steps=(2 * z["T"], f"Adam at a held learning rate {p['lr']:g}, {p['queries']} fresh queries a step"),
-        convergence=(f"step {z['T']} against step {2 * z['T']}", "the SPEC's test: a run of twice the length, "
-                     "the learning rate held"),
+        steps=(z["T0"] + 2 * z["T"], f"Adam: {z['T0']} steps at the rate {p['lr_warm']:g}, then {2 * z['T']} held at "
+               f"{p['lr']:g}; {p['queries']} fresh queries a step"),
+        convergence=(f"step {z['T0'] + z['T']} against step {z['T0'] + 2 * z['T']}", "the SPEC's test: twice the "
+                     "length, the learning rate held"),
         seeds=(f"{z['seeds']} training runs, each scored on {z['R']} fresh designs of {z['m']} points",
                "the SE of a move's effect is over training runs"),
         diagnostic=(r"the key $\mathrm{HDI}$ after each move and the paired held-out MSE against the trained heads",
@@ -267,8 +254,8 @@ def trained_experiment(size: str, seed: int) -> dict[str, Any]:
     over runs with their SE."""
     p, z = TRAINED, TRAIN_SIZES[size]
     dgp = make_dgp(p["dgp"], d=p["d"], sigma=p["sigma"], design="torus")
-    tr = train_split(dgp, H=p["H"], d_k=p["d_k"], n=p["n"], queries=p["queries"], lr=p["lr"], gain=p["gain"],
-                     T=z["T"], seeds=z["seeds"], seed=seed, m_conv=z["m_conv"])
+    tr = train_split(dgp, **{k: p[k] for k in ("H", "d_k", "n", "queries", "lr_warm", "lr", "gain")}, T0=z["T0"], T=z["T"],
+                     seeds=z["seeds"], seed=seed, m_conv=z["m_conv"])
     S, R, n, m = z["seeds"], z["R"], p["n"], z["m"]
     X, eps, xe = (np.empty((S, R) + shape) for shape in ((n, p["d"]), (n,), (m, p["d"])))
     for s, r in itertools.product(range(S), range(R)):
@@ -300,7 +287,7 @@ def trained_experiment(size: str, seed: int) -> dict[str, Any]:
                       "z": z_score(diff, dse), "per_run": v}
         rows.append(row)
     (mT, m2T), (hT, h2T) = tr["mse"], tr["hdi"]
-    conv = {"T": z["T"], "mse_T": mean_se(mT), "mse_2T": mean_se(m2T), "hdi_T": mean_se(hT), "hdi_2T": mean_se(h2T),
+    conv = {"T0": z["T0"], "T": z["T"], "mse_T": mean_se(mT), "mse_2T": mean_se(m2T), "hdi_T": mean_se(hT), "hdi_2T": mean_se(h2T),
             "r2_gain": float((mT.mean() - m2T.mean()) / var_f), "hdi_change": float(abs(h2T.mean() - hT.mean())),
             "r2_2T": float(1 - m2T.mean() / var_f)}
     return plain({"regime": p, "sizes": z, "seed": seed, "var_f": var_f, "rows": rows, "convergence": conv,

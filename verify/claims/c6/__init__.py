@@ -28,11 +28,10 @@ from typing import Any
 import numpy as np
 
 import proofs
-from proofs.markup import num, pm, sci
+from proofs.markup import num, sci
 from verify._validate import within
-from verify.claims.c5 import (A_REFIT, A_UNIFORM, CONV_HDI, CONV_R2, GAUSSIAN_SCHEMA, R2_INFORMATIVE, Z_MIN,
-                              controls_record, decides, gap_text, gaussian_evidence, heads, rises, size_of,
-                              trained, trained_undecided)
+from verify.claims.c5 import (A_REFIT, CONV_HDI, CONV_R2, GAUSSIAN_SCHEMA, R2_INFORMATIVE, Z_MIN, gaussian_evidence,
+                              heads, path_evidence, rises, torus_evidence, trained, trained_evidence)
 from verify.claims.c6 import experiments as E
 from verify.claims.c6 import plots
 from verify.experiments.regimes import REGIME_PARAMS, timeless
@@ -238,37 +237,11 @@ def beyond_d(ctx: Context) -> Evidence:
             statement=r"on real NW heads with refit weights, orthogonal key subspaces minimise the MSE also when the "
                       "target depends on one direction")
 def one_direction_torus(ctx: Context) -> Evidence:
-    params = {"size": size_of(ctx), "seed": ctx.seed_for("c6/torus")}
-    out = CLAIM.replays["one-direction-torus"](params)
-    reg = out.figures
-    g, (a, b) = reg["gap"], reg["rows"]
-    r2 = {f"{r['config']}, {w}": r[w]["r2"] for r in reg["rows"] for w in ("uniform", "refit")}
-    undecided = "" if decides(r2, g["uniform"]) else (
-        "the positive control (the weights' effect, known by the population computation) is not measured; more "
-        "replicates would decide")
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
-        r"circle heads on the torus, target $\sin(2 x_1)$: with refit weights, heads that share the signal circle beat "
-        "orthogonal heads of which one reads it"))
-    return Evidence(
-        numeric=Numeric("measured", (
-            f"{a['config']} against {b['config']}, declared before the run: MSE {a['refit']['mse']:.4f} and "
-            f"{b['refit']['mse']:.4f} with {A_REFIT}, orthogonal higher by {gap_text(g['refit'])}; {a['uniform']['mse']:.4f} "
-            f"and {b['uniform']['mse']:.4f} with {A_UNIFORM}, higher by {gap_text(g['uniform'])} (criterion: with refit "
-            f"weights, higher by more than {Z_MIN:g} paired standard errors)"),
-            {k: reg[k] for k in ("rows", "gap", "noise_only", "sizes", "seed")}),
-        counterexample=cx, undecided=undecided, r2=r2, design=reg["design"],
-        controls=controls_record(
-            r"population MSE ($n \to \infty$): with $\alpha = 1/H$ the orthogonal heads dilute the one that reads the "
-            "signal; with refit weights the two reach the same MSE",
-            f"{A_UNIFORM}: {a['uniform']['population_mse']:.4f} against {b['uniform']['population_mse']:.4f}, measured "
-            f"{gap_text(g['uniform'])}; {A_REFIT}: {a['refit']['population_mse']:.4f} both",
-            "noise alone: orthogonal heads have the least variance", f"paired change {gap_text(reg['noise_only'], '.5f')}"),
-        regime=(r"torus, $d = 14$, $H = 3$, $d_k = 4$, $\kappa = 4$, $\sigma = 0.1$, "
-                f"$n = {reg['sizes']['n']}$, $R^2$ {num(min(r2.values()), '.2f')} to {num(max(r2.values()), '.2f')}"),
-        restored_by=("a target every orthogonal head sees alike (additive, radial, or over every direction: the "
-                     r"premise parts); the gap is $n$-dependent variance, zero in the population") if cx else "",
-        finding=(f"one signal direction, torus: orthogonal minus sharing heads, MSE {num(g['refit']['diff'], '+.3f')} "
-                 f"with {A_REFIT}, {num(g['uniform']['diff'], '+.3f')} with {A_UNIFORM}"))
+    return torus_evidence(ctx, CLAIM, "refit", {
+        "description": r"circle heads on the torus, target $\sin(2 x_1)$: with refit weights, heads that share the "
+                       "signal circle beat orthogonal heads of which one reads it",
+        "restored": "a target every orthogonal head sees alike (the premise parts); here the gap is the variance at "
+                    "finite n, zero in the population"})
 
 
 @CLAIM.replay("one-direction-gaussian", schema=GAUSSIAN_SCHEMA, example={"n": 16, "R": 2, "m": 4, "seed": 1})
@@ -278,9 +251,9 @@ def replay_gaussian(p: dict) -> ReplayOutcome:
     ex = E.gaussian_pair(p)
     g = ex["gap"]
     return ReplayOutcome(violates=rises(g["refit"]["diff"], g["refit"]["se"]), figures=ex, summary=(
-        "orthogonal minus sharing on the Gaussian design: MSE " + ", ".join(
-            f"{w} {g[w]['diff']:+.4f} ± {g[w]['se']:.4f}" for w in ("uniform", "refit"))
-        + f"; best R² {max(ex['r2'].values()):.2f}; violation: worse by > {Z_MIN:g} SE with α refit"))
+        "orthogonal minus sharing, Gaussian design: MSE " + ", ".join(f"{w} {g[w]['diff']:+.4f} ± {g[w]['se']:.4f}"
+                                                                       for w in ("uniform", "refit"))
+        + f"; violation: worse by > {Z_MIN:g} SE with α refit"))
 
 
 @CLAIM.part("one-direction-gaussian", Role.SCOPE, experiment=True,
@@ -288,45 +261,26 @@ def replay_gaussian(p: dict) -> ReplayOutcome:
             statement=r"on real NW heads with refit weights, orthogonal key subspaces minimise the MSE for a target on "
                       "one direction, on the Gaussian design at the paper's kernel scale")
 def one_direction_gaussian(ctx: Context) -> Evidence:
-    return gaussian_evidence(ctx, CLAIM.replays["one-direction-gaussian"], "refit", {
+    return gaussian_evidence(ctx, CLAIM, "refit", {
         "description": r"coordinate heads on $\sin(2 x_1)$: with refit weights, heads sharing the signal direction "
-                      "beat orthogonal heads", "heads": "heads sharing the signal direction against orthogonal heads",
+                       "beat orthogonal heads", "heads": "heads sharing the signal direction against orthogonal heads",
         "restored": "a target every orthogonal head sees alike"})
 
 
 @CLAIM.part("in-scope-path", Role.PREMISE, experiment=True, controls=True,
-            label=r"real NW heads in scope: configurations sharing circles against orthogonal heads",
+            label=r"real NW heads in scope: heads sharing circles against orthogonal heads",
             statement=r"where every head is needed ($H d_k = d$, a target over every direction) orthogonal heads have "
                       "the least MSE of real NW heads among heads that share circles, with either weighting")
 def in_scope_path(ctx: Context) -> Evidence:
-    params = {"size": size_of(ctx), "seed": ctx.seed_for("c6/path")}
-    out = CLAIM.replays["in-scope-path"](params)
-    reg = out.figures
-    rows, first = reg["rows"], reg["to_orthogonal"]["refit"][0]
-    r2 = {f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in ("uniform", "refit")}
-    undecided = "" if decides(r2, {"diff": -first["diff"], "se": first["se"]}) else (
-        "the positive control (identical against orthogonal heads, refit weights) is not measured beyond the "
-        "resolution; more replicates would decide")
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
-        "circle heads on the block target: a configuration sharing circles beats the orthogonal heads"))
-    along = {w: ", ".join(f"{pm(r[w]['mse'], r[w]['se'], '.3f')}" for r in rows) for w in ("uniform", "refit")}
-    return Evidence(
-        numeric=Numeric("measured", (
-            f"circles per head {', '.join(r['config'].split()[-1] for r in rows)} ($\\mathrm{{HDI}}$ "
-            f"{', '.join(format(r['hdi'], '.2f') for r in rows)}): MSE with {A_UNIFORM} {along['uniform']}; with {A_REFIT} "
-            f"{along['refit']} (criterion: a configuration below the orthogonal heads by more than {Z_MIN:g} paired "
-            "standard errors)"), {k: reg[k] for k in ("rows", "steps", "to_orthogonal", "noise_only", "sizes", "seed")}),
-        counterexample=cx, undecided=undecided, r2=r2, design=reg["design"],
-        controls=controls_record(
-            r"population MSE with refit weights: identical heads learn one block of four, orthogonal heads all of them",
-            f"{rows[0]['refit']['population_mse']:.3f} $\\to$ {rows[-1]['refit']['population_mse']:.3f}, measured "
-            f"{gap_text(first, '.3f')}", r"noise alone: the variance falls with $\mathrm{HDI}$",
-            ", ".join(gap_text(s, ".5f") for s in reg["noise_only"])),
-        regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\kappa = 4$, $\sigma = 0.1$, "
-                f"$n = {reg['sizes']['n']}$, {reg['sizes']['R']} paired replicates"),
-        finding=(f"in scope: orthogonal heads have the least MSE, {rows[-1]['refit']['mse']:.2f} against "
-                 f"{rows[0]['refit']['mse']:.2f} for identical ones ({A_REFIT})"
-                 if not out.violates else "in scope: a configuration sharing circles beats the orthogonal heads"))
+    def finding(rows: list[dict], violated: bool) -> str:
+        return ("in scope: heads sharing circles beat orthogonal heads" if violated else
+                f"in scope: orthogonal heads have the least MSE, {rows[-1]['refit']['mse']:.2f} against "
+                f"{rows[0]['refit']['mse']:.2f} for identical ones ({A_REFIT})")
+
+    return path_evidence(ctx, CLAIM, "c6/path", {
+        "description": "circle heads on the block target: a configuration sharing circles beats the orthogonal heads",
+        "points": "circles read by the four heads " + ", ".join("".join(map(str, c)) for c in heads.SHARING_PATH),
+        "criterion": "a configuration below the orthogonal heads"}, finding)
 
 
 @CLAIM.part("trained-heads", Role.PREMISE, experiment=True, controls=True,
@@ -334,38 +288,19 @@ def in_scope_path(ctx: Context) -> Evidence:
             statement=r"heads trained to convergence in scope are no better than orthogonal heads: moving their "
                       r"$\mathrm{HDI}$ up to 1 does not raise the MSE of every orthogonal move ($\alpha$ refit)")
 def trained_heads(ctx: Context) -> Evidence:
-    params = {"size": size_of(ctx), "seed": ctx.seed_for("trained-heads")}
-    out = CLAIM.replays["trained-heads"](params)
-    ex = out.figures
-    c, rows = ex["convergence"], {r["config"]: r for r in ex["rows"]}
-    collapse, t = rows["identical"]["refit"], rows["trained"]
-    undecided = trained_undecided(ex)
-    cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=(
-        r"heads trained in scope settle at $\mathrm{HDI}$ below 1 and beat every orthogonal move of them"))
-    ups = [r for r in ex["rows"] if r["direction"] == "up"]
-    return Evidence(
-        numeric=Numeric("measured", (
-            f"trained heads: key $\\mathrm{{HDI}}$ {t['hdi']:.2f}, MSE {pm(t['refit']['mse'], t['refit']['se'])} with "
-            f"{A_REFIT}; " + "; ".join(f"{r['config']} ($\\mathrm{{HDI}}$ {r['hdi']:.2f}): MSE "
-                                       f"{pm(r['refit']['mse'], r['refit']['se'])}, paired change "
-                                       f"{pm(r['refit']['diff'], r['refit']['diff_se'])}" for r in ups)
-            + f" (criterion: every orthogonal move higher by more than {Z_MIN:g} standard errors over runs)"),
-            {k: ex[k] for k in ("rows", "convergence", "sizes", "seed", "regime")}),
-        counterexample=cx, undecided=undecided,
-        r2={f"{r['config']}, {w}": r[w]["r2"] for r in ex["rows"] for w in ("uniform", "refit")}, design=ex["design"],
-        controls=controls_record("collapsing the trained heads onto one (key HDI 0)",
-                           f"the MSE rises {pm(collapse['diff'], collapse['diff_se'])} ($z = {collapse['z']:.1f}$)"),
-        regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\sigma = 0.1$, "
-                f"{ex['sizes']['seeds']} training runs, $R^2$ {num(c['r2_2T'], '.2f')} at the end"),
-        finding=(f"trained heads settle at $\\mathrm{{HDI}}$ {t['hdi']:.2f}: orthogonal moves change the MSE by "
-                 + " and ".join(num(r["refit"]["diff"], "+.2f") for r in ups)))
+    def finding(rows: dict, violated: bool) -> str:
+        ups = " and ".join(num(rows[k]["refit"]["diff"], "+.2f") for k in ("orthogonal keys", "block projection"))
+        return (f"trained heads settle at $\\mathrm{{HDI}}$ {rows['trained']['hdi']:.2f}: orthogonal moves change the "
+                f"MSE by {ups}" + (", every one worse" if violated else ""))
+
+    return trained_evidence(ctx, CLAIM, {
+        "description": r"heads trained in scope settle at $\mathrm{HDI}$ below 1 and beat every orthogonal move of them",
+        "criterion": "every orthogonal move raising the MSE"}, ("orthogonal keys", "block projection"), finding)
 
 
 @CLAIM.summary
 def summary(ctx: Context, parts: tuple) -> str:
     lc, ds = local(ctx), descents(ctx)
-    by = {p.id: p for p in parts}
     return (f"orthogonal heads: {lc['lowering_moves']} of {lc['moves']} moves lower the model MSE; $H d_k > d$: bound "
             f"reached in {ds['reached']} of {ds['starts']} starts; "
-            + "; ".join(f"{by[k].label}: {by[k].outcome}" for k in ("one-direction-torus", "one-direction-gaussian",
-                                                                     "in-scope-path", "trained-heads")))
+            + "; ".join(f"{p.label}: {p.outcome}" for p in parts if p.r2))
