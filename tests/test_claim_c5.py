@@ -97,11 +97,14 @@ def test_learns(r2, want):
 
 
 @pytest.mark.claim(CLAIM, part="scope")
-@pytest.mark.parametrize("r2,diff,want", [
-    ([c5.R2_INFORMATIVE], _up(c5.Z_MIN), True), ([c5.R2_INFORMATIVE], c5.Z_MIN, False),
-    ([float(np.nextafter(c5.R2_INFORMATIVE, 0))], 9.0, False)])
-def test_decides(r2, diff, want):
-    assert c5.decides(r2, {"diff": diff, "se": 1.0}) is want
+@pytest.mark.parametrize("r2,diff,se,want", [
+    ([c5.R2_INFORMATIVE], _up(c5.Z_MIN), 0.0, True), ([c5.R2_INFORMATIVE], c5.Z_MIN, 0.0, False),
+    ([float(np.nextafter(c5.R2_INFORMATIVE, 0))], 9.0, 0.0, False),
+    ([c5.R2_INFORMATIVE], 2 * c5.Z_MIN, 2.0, True), ([c5.R2_INFORMATIVE], 2 * c5.Z_MIN, _up(2.0), False)])
+def test_decides(r2, diff, se, want):
+    """Learns, its positive control measured, and the judged comparison (SE ``se``) resolves the control's
+    effect at Z_MIN standard errors: equality resolves."""
+    assert c5.decides(r2, {"diff": diff, "se": 1.0}, se) is want
 
 
 @pytest.mark.claim(CLAIM, part="premise")
@@ -492,7 +495,7 @@ def test_gaussian_design_by_brute_force(result):
                                           np.sin(2 * X[:, 0]) + eps, xe, np.sin(2 * xe[:, 0]))[:2])
         assert [row["uniform"]["mse"], row["refit"]["mse"]] == pytest.approx(np.mean(got, axis=0), rel=REF_RTOL)
         assert row["uniform"]["r2"] == pytest.approx(1 - row["uniform"]["mse"] / var_f, rel=1e-12)
-    decides = c5.decides([r["uniform"]["r2"] for r in figs["rows"]], figs["gap"]["uniform"])
+    decides = c5.decides([r["uniform"]["r2"] for r in figs["rows"]], figs["gap"]["uniform"], figs["gap"]["uniform"]["se"])
     assert bool(part.undecided) is not decides and (part.counterexample is None or not part.undecided)
 
 

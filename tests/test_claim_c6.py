@@ -306,8 +306,7 @@ def test_gaussian_design_by_brute_force(result):
             X, eps, xe = rng.standard_normal((p["n"], 8)), 0.5 * rng.standard_normal(p["n"]), rng.standard_normal((p["m"], 8))
             got.append(_ensemble_by_loops(W, W, 1 / math.sqrt(2), X, np.sin(2 * X[:, 0]) + eps, xe, np.sin(2 * xe[:, 0]))[:2])
         assert [row["uniform"]["mse"], row["refit"]["mse"]] == pytest.approx(np.mean(got, axis=0), rel=1e-9)
-    decides = c5.learns([r["refit"]["r2"] for r in figs["rows"]]) and c5.rises(figs["gap"]["uniform"]["diff"],
-                                                                              figs["gap"]["uniform"]["se"])
+    decides = c5.decides([r["refit"]["r2"] for r in figs["rows"]], figs["gap"]["uniform"], figs["gap"]["refit"]["se"])
     assert bool(part.undecided) is not decides
 
 

@@ -99,10 +99,11 @@ def learns(r2: Any) -> bool:
     return bool(values) and max(values) >= R2_INFORMATIVE
 
 
-def decides(r2: Any, control: dict) -> bool:
-    """An experiment on real heads can decide: its best configuration learns (:func:`learns`) and its
-    positive control's paired effect (``diff``, ``se``) is measured (:func:`rises`)."""
-    return learns(r2) and rises(control["diff"], control["se"])
+def decides(r2: Any, control: dict, se: float = 0.0) -> bool:
+    """An experiment on real heads can decide: its best configuration learns (:func:`learns`), its
+    positive control's paired effect (``diff``, ``se``) is measured (:func:`rises`), and the judged
+    comparison, of standard error ``se``, resolves an effect that large (Z_MIN·se <= the control's)."""
+    return learns(r2) and rises(control["diff"], control["se"]) and Z_MIN * se <= control["diff"]
 
 
 def converged(mse_T: float, mse_2T: float, hdi_T: float, hdi_2T: float, var_f: float) -> bool:
@@ -394,7 +395,7 @@ def torus_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str, st
     out = claim.replays["one-direction-torus"](params)
     reg = out.figures
     g, (a, b), r2 = reg["gap"], reg["rows"], _r2(reg["rows"])
-    undecided = "" if decides(r2, g["uniform"]) else "the effect of fixed weights is not measured; more replicates"
+    undecided = "" if decides(r2, g["uniform"], g[weights]["se"]) else "the effect of fixed weights is not resolved; more replicates"
     cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
     judged = A_UNIFORM if weights == "uniform" else A_REFIT
     return Evidence(
@@ -436,10 +437,11 @@ def gaussian_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str,
     ex, (a, b), g = out.figures, out.figures["rows"], out.figures["gap"]
     judged_r2 = {k: v for k, v in ex["r2"].items() if k.endswith(weights)}
     best, judged = max(judged_r2.values()), (A_UNIFORM if weights == "uniform" else A_REFIT)
-    undecided = "" if decides(judged_r2, g["uniform"]) else (
+    undecided = "" if decides(judged_r2, g["uniform"], g[weights]["se"]) else (
         f"with {judged} the best configuration learns $R^2$ {num(best, '.2f')} of $\\mathrm{{Var}}\\, f$ (criterion: "
-        f"{R2_INFORMATIVE:g}), and the effect of fixed weights is measured at $z = {g['uniform']['z']:.1f}$: softmax "
-        "heads on this design are tilted averages whose MSE sits near the variance of the target; the torus decides")
+        f"{R2_INFORMATIVE:g}); the judged difference, {pm(g[weights]['diff'], g[weights]['se'])}, cannot resolve an effect "
+        f"the size of the fixed weights' ({g['uniform']['diff']:.3f}) at {Z_MIN:g} standard errors: softmax heads on "
+        "this design are tilted averages; more replicates, or the torus design, decide")
     cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
     return Evidence(
         numeric=Numeric("measured", (
@@ -468,8 +470,10 @@ def path_evidence(ctx: Context, claim: Claim, seed_name: str, texts: dict[str, s
     out = claim.replays["in-scope-path"](params)
     reg = out.figures
     rows, ends, r2 = reg["rows"], reg["to_orthogonal"]["refit"][0], _r2(reg["rows"])
-    undecided = "" if decides(r2, {"diff": -ends["diff"], "se": ends["se"]}) else (
-        "the positive control (identical against orthogonal heads) is not measured; more replicates would decide")
+    judged_se = max(x["se"] for w in ("uniform", "refit") for x in reg[texts["judged"]][w])
+    undecided = "" if decides(r2, {"diff": -ends["diff"], "se": ends["se"]}, judged_se) else (
+        "the positive control (identical against orthogonal heads) is not measured or not resolved; more replicates "
+        "would decide")
     cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
     along = {w: ", ".join(pm(r[w]["mse"], r[w]["se"]) for r in rows) for w in ("uniform", "refit")}
     return Evidence(
@@ -494,11 +498,12 @@ def trained_undecided(ex: dict) -> str:
     MSE measurably: :func:`decides`)."""
     c, collapse = ex["convergence"], next(r for r in ex["rows"] if r["config"] == "identical")["refit"]
     ok = converged(c["mse_T"][0], c["mse_2T"][0], c["hdi_T"][0], c["hdi_2T"][0], ex["var_f"])
-    power = decides([r["refit"]["r2"] for r in ex["rows"]], {"diff": collapse["diff"], "se": collapse["diff_se"]})
+    power = decides([r["refit"]["r2"] for r in ex["rows"]], {"diff": collapse["diff"], "se": collapse["diff_se"]},
+                    max(r["refit"]["diff_se"] for r in ex["rows"] if r["direction"]))
     return "" if ok and power else "; ".join(filter(None, (
         "" if ok else f"not converged: twice the steps learn {num(c['r2_gain'], '.3f')} more of "
                       f"$\\mathrm{{Var}}\\, f$ and move the key $\\mathrm{{HDI}}$ by {c['hdi_change']:.3f}",
-        "" if power else "no power: the heads learn too little or their collapse is not measured",
+        "" if power else "no power: the heads learn too little, or their collapse is not measured or not resolved",
         "longer training (the large run) or more runs would decide")))
 
 
@@ -583,7 +588,7 @@ def in_scope_path(ctx: Context) -> Evidence:
     return path_evidence(ctx, CLAIM, "c5/path", {
         "description": r"rotating heads from a shared circle to orthogonal ones: a step up in $\mathrm{HDI}$ raises "
                        "the MSE", "points": "head $j$ turned from circle 0 to circle $j$",
-        "criterion": r"a step up in $\mathrm{HDI}$ raising the MSE"}, finding)
+        "criterion": r"a step up in $\mathrm{HDI}$ raising the MSE", "judged": "steps"}, finding)
 
 
 @CLAIM.part("trained-heads", Role.PREMISE, experiment=True, controls=True,

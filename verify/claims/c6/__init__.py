@@ -280,7 +280,7 @@ def in_scope_path(ctx: Context) -> Evidence:
     return path_evidence(ctx, CLAIM, "c6/path", {
         "description": "circle heads on the block target: a configuration sharing circles beats the orthogonal heads",
         "points": "circles read by the four heads " + ", ".join("".join(map(str, c)) for c in heads.SHARING_PATH),
-        "criterion": "a configuration below the orthogonal heads"}, finding)
+        "criterion": "a configuration below the orthogonal heads", "judged": "to_orthogonal"}, finding)
 
 
 @CLAIM.part("trained-heads", Role.PREMISE, experiment=True, controls=True,
