@@ -108,8 +108,8 @@ MUTANTS = [
       'return "" if ok or power else',
       (T + '::test_the_undecided_rule_of_trained_heads',)),
     M('c5-gaussian-ungated', C,
-      'the torus decides")\n    cx = None if undecided else ctx.counterexample(',
-      'the torus decides")\n    cx = ctx.counterexample(',
+      'or the torus design, decide")\n    cx = None if undecided else ctx.counterexample(',
+      'or the torus design, decide")\n    cx = ctx.counterexample(',
       (T + '::test_the_undecided_rule_of_the_gaussian_design',)),
     # -- what the finding counts, from which list
     M('c5-below-counts-the-non-violating', E,

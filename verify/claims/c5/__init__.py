@@ -437,11 +437,14 @@ def gaussian_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str,
     ex, (a, b), g = out.figures, out.figures["rows"], out.figures["gap"]
     judged_r2 = {k: v for k, v in ex["r2"].items() if k.endswith(weights)}
     best, judged = max(judged_r2.values()), (A_UNIFORM if weights == "uniform" else A_REFIT)
+    why = [f"with {judged} the best configuration learns $R^2$ {num(best, '.2f')} of $\\mathrm{{Var}}\\, f$ (criterion: "
+           f"{R2_INFORMATIVE:g}): softmax heads on this design are tilted averages" if not learns(judged_r2) else "",
+           "the effect of fixed weights is not measured" if not rises(g["uniform"]["diff"], g["uniform"]["se"]) else "",
+           f"the judged difference, {pm(g[weights]['diff'], g[weights]['se'])}, cannot resolve an effect the size of "
+           f"the fixed weights' ({g['uniform']['diff']:.3f}) at {Z_MIN:g} standard errors"
+           if Z_MIN * g[weights]["se"] > g["uniform"]["diff"] else ""]
     undecided = "" if decides(judged_r2, g["uniform"], g[weights]["se"]) else (
-        f"with {judged} the best configuration learns $R^2$ {num(best, '.2f')} of $\\mathrm{{Var}}\\, f$ (criterion: "
-        f"{R2_INFORMATIVE:g}); the judged difference, {pm(g[weights]['diff'], g[weights]['se'])}, cannot resolve an effect "
-        f"the size of the fixed weights' ({g['uniform']['diff']:.3f}) at {Z_MIN:g} standard errors: softmax heads on "
-        "this design are tilted averages; more replicates, or the torus design, decide")
+        "; ".join(filter(None, why)) + "; more replicates, or the torus design, decide")
     cx = None if undecided else ctx.counterexample(params=params, outcome=out, description=texts["description"])
     return Evidence(
         numeric=Numeric("measured", (
@@ -459,7 +462,7 @@ def gaussian_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str,
             diagnostic=("the paired MSE difference of the declared pair", texts["heads"])),
         regime=rf"Gaussian design, $\sin(2 x_1)$, $d = 8$, $H = 3$, $d_k = 2$, $\sigma = 0.5$, $n = {params['n']}$",
         finding=(f"Gaussian design ($R^2 \\le {best:.2f}$ with {judged}): MSE {a[weights]['mse']:.3f} and "
-                 f"{b[weights]['mse']:.3f}" + (r", too near $\mathrm{Var}\, f$ to decide" if undecided else "")))
+                 f"{b[weights]['mse']:.3f}" + (", undecided" if undecided else "")))
 
 
 def path_evidence(ctx: Context, claim: Claim, seed_name: str, texts: dict[str, str], finding: Any) -> Evidence:
