@@ -287,6 +287,7 @@ def test_one_direction_torus_is_judged_with_refit_weights(result):
     want = "limit" if c6.rises(g["refit"]["diff"], g["refit"]["se"]) else "holds beyond the stated scope"
     assert part.effect.value == ("undecided" if part.undecided else want)
     assert c6.rises(g["uniform"]["diff"], g["uniform"]["se"]) and not part.undecided    # the positive control
+    assert "criterion: with α refit, higher by more than" in to_unicode(part.numeric.summary)
     d = {w: f"{g[w]['diff']:+.3f}".replace("-", "−") for w in ("uniform", "refit")}
     assert to_unicode(part.finding) == (f"one signal direction, torus: orthogonal minus sharing heads, MSE "
                                         f"{d['uniform']} with α = 1/H, {d['refit']} with α refit")
@@ -307,6 +308,7 @@ def test_gaussian_design_by_brute_force(result):
             got.append(_ensemble_by_loops(W, W, 1 / math.sqrt(2), X, np.sin(2 * X[:, 0]) + eps, xe, np.sin(2 * xe[:, 0]))[:2])
         assert [row["uniform"]["mse"], row["refit"]["mse"]] == pytest.approx(np.mean(got, axis=0), rel=1e-9)
     decides = c5.decides([r["refit"]["r2"] for r in figs["rows"]], figs["gap"]["uniform"], figs["gap"]["refit"]["se"])
+    assert "with α refit)" in to_unicode(part.finding)
     assert bool(part.undecided) is not decides
 
 
