@@ -48,24 +48,27 @@ __all__ = ["CLAIM", "LINE_RTOL", "Z_MIN", "CORR_EXCESS_MIN", "R2_INFORMATIVE", "
 
 CLAIM = Claim(proofs.c5_hdi_mse)
 
-LINE_RTOL = Threshold(1e-12, "float64 rounding of a quadratic form over <= 6 heads with entries <= 2 against the "
-                             "line's four operations")
-Z_MIN = Threshold(5.0, "a Monte Carlo effect counts beyond this many standard errors (one-sided normal tail 3e-7)")
+LINE_RTOL = Threshold(1e-12, r"float64 rounding of a quadratic form over at most 6 heads with entries up to 2 against "
+                             "the line's four operations")
+Z_MIN = Threshold(5.0, r"a Monte Carlo effect counts beyond this many standard errors (one-sided normal tail "
+                       r"$3 \times 10^{-7}$)")
 CORR_EXCESS_MIN = Threshold(0.1, "the premise predicts correlation 0 for orthogonal heads; a smaller excess is "
                                  "practically negligible however many standard errors it is")
-R2_INFORMATIVE = Threshold(informativeness.R2_INFORMATIVE, "a comparison decides only when its best configuration "
-                                                           "learns this share of Var f more than the constant "
-                                                           "predictor, which learns nothing")
-CONV_R2 = Threshold(0.05, "converged when twice the steps learn at most this share of Var f more: the fit no "
-                          "longer moves on the scale of the effects the moves are judged on")
-CONV_HDI = Threshold(0.05, "converged when twice the steps move the mean key HDI by at most this, the spread of the "
-                           "key HDI over training runs")
-MAX_REPLAY_WORK = Cap(10**8, "kernel terms batches·R·n·(m·H·d_k + d) of a premise replay, ~10-40 ns each: a few "
-                             "seconds at the cap")
-MAX_REPLAY_REPLICATES = Cap(1024, "engine runs batches·R of a premise replay, up to ~5 ms each: ~1 s at the cap")
-MAX_REPLAY_DIM = Cap(256, "input dimension of a premise replay (the check uses d = 8; memory n·d per replicate)")
-MAX_EXACT_OPS = Cap(10**5, "exact operations pairs·(3 d d_k² + 4 d_k³) of an exact replay, ~10 µs each: ~2 s at "
-                           "the cap")
+R2_INFORMATIVE = Threshold(informativeness.R2_INFORMATIVE, r"a comparison decides only when its best configuration "
+                                                           r"learns this share of $\mathrm{Var}\, f$ more than the "
+                                                           "constant predictor, which learns nothing")
+CONV_R2 = Threshold(0.05, r"converged when twice the steps learn at most this share of $\mathrm{Var}\, f$ more: the "
+                          "fit no longer moves on the scale of the effects the moves are judged on")
+CONV_HDI = Threshold(0.05, r"converged when twice the steps move the mean key $\mathrm{HDI}$ by at most this, the "
+                           "spread of the key HDI over training runs")
+MAX_REPLAY_WORK = Cap(10**8, r"kernel terms $b R n (m H d_k + d)$ of a premise replay of $b$ batches, 10 to 40 ns "
+                             "each: a few seconds at the cap")
+MAX_REPLAY_REPLICATES = Cap(1024, r"engine runs $b R$ of a premise replay, up to 5 ms each: about 1 s at the cap")
+MAX_REPLAY_DIM = Cap(256, r"input dimension of a premise replay (the check uses $d = 8$; memory $n d$ per replicate)")
+MAX_EXACT_OPS = Cap(10**5, r"exact operations, head pairs times $3 d d_k^2 + 4 d_k^3$, of an exact replay, about "
+                           "10 µs each: 2 s at the cap")
+MAX_GAUSSIAN_WORK = Cap(5 * 10**8, r"kernel terms $2 R H n (n + m)$ of a Gaussian-design replay, about 10 ns each: a "
+                                   "few seconds at the cap")
 
 A_UNIFORM, A_REFIT = r"$\alpha = 1/H$", r"$\alpha$ refit"
 
@@ -424,8 +427,7 @@ def gaussian_work(p: dict) -> float:
 
 #: The Gaussian-design pair's replay: its sizes and seed (the regime is fixed, experiments.GAUSSIAN).
 GAUSSIAN_SCHEMA = Schema(n=Int(2, 4096), R=Int(2, 256), m=Int(1, 1024), seed=Seed(), work=gaussian_work,
-                         cap=Cap(5 * 10**8, "kernel terms 2·R·H·n·(n + m) of a Gaussian-design replay, ~10 ns each: a "
-                                            "few seconds at the cap"), work_what="kernel terms 2·R·H·n·(n + m)")
+                         cap=MAX_GAUSSIAN_WORK, work_what="kernel terms 2·R·H·n·(n + m)")
 
 
 def gaussian_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str, str]) -> Evidence:

@@ -49,17 +49,19 @@ __all__ = ["CLAIM", "MOVE_TOL", "MSE_RTOL", "BELOW_TOL", "BOUND_TOL", "ORTH_EPS"
 
 CLAIM = Claim(proofs.c6_orthogonality)
 
-MOVE_TOL = Threshold(1e-14, "float64 rounding of a model MSE of order B² + V <= 3; the second-order increase at "
-                            "t = 1e-4 is ~1e-9, far above")
-MSE_RTOL = Threshold(1e-13, "orthogonal heads' model MSE against the generated c6_min_mse: a few float64 operations")
-BELOW_TOL = Threshold(1e-11, "rounding of Φ = ||S||_F² − H d_k, ~1e-14 per entry of a d × d matrix, d <= 6")
-BOUND_TOL = Threshold(1e-9, "the descent converges linearly to a stop at ~1e-14 in Φ; gaps measured <= 1e-12, slow "
-                            "starts need the margin")
-ORTH_EPS = Threshold(1e-8, "Φ of orthogonal heads is ~1e-31; above this the optimum found is not orthogonal")
-MAX_REPLAY_DIM = Cap(16, "input dimension of a beyond-d replay: each sweep's eigendecompositions of d × d matrices "
-                         "cost ~50 µs (the check uses d <= 8)")
-MAX_REPLAY_EIGH = Cap(2 * 10**5, "eigendecompositions starts·H·MAX_SWEEPS at worst, ~10 s if every descent ran to "
-                                 "the sweep limit (they stop after <= 40 sweeps: <= 0.2 s)")
+MOVE_TOL = Threshold(1e-14, r"float64 rounding of a model MSE of order $B^2 + V \le 3$; the second-order increase at "
+                            r"$t = 10^{-4}$ is about $10^{-9}$, far above")
+MSE_RTOL = Threshold(1e-13, "orthogonal heads' model MSE against the generated `c6_min_mse`: a few float64 operations")
+BELOW_TOL = Threshold(1e-11, r"rounding of $\Phi = \lVert S \rVert_F^2 - H d_k$, about $10^{-14}$ per entry of a "
+                             r"$d \times d$ matrix, $d \le 6$")
+BOUND_TOL = Threshold(1e-9, r"the descent converges linearly to a stop at about $10^{-14}$ in $\Phi$; gaps measured "
+                            r"below $10^{-12}$, slow starts need the margin")
+ORTH_EPS = Threshold(1e-8, r"$\Phi$ of orthogonal heads is about $10^{-31}$; above this the optimum found is not "
+                           "orthogonal")
+MAX_REPLAY_DIM = Cap(16, r"input dimension of a beyond-$d$ replay: each sweep's eigendecompositions of $d \times d$ "
+                         r"matrices cost about 50 µs (the check uses $d \le 8$)")
+MAX_REPLAY_EIGH = Cap(2 * 10**5, r"eigendecompositions, starts times $H$ times the sweep limit, at worst: 10 s if every "
+                                 "descent ran to the limit (they stop after at most 40 sweeps: 0.2 s)")
 
 
 # --------------------------------------------------------------------------- the judges
