@@ -470,7 +470,7 @@ def gaussian_evidence(ctx: Context, claim: Claim, weights: str, texts: dict[str,
 def path_evidence(ctx: Context, claim: Claim, seed_name: str, texts: dict[str, str], finding: Any) -> Evidence:
     """A path of configurations in scope (``claim``'s replay of ``in-scope-path``); it decides when the
     heads learn and the positive control (identical against orthogonal heads, refit weights) is
-    measured; ``finding(rows)`` says what the path shows."""
+    measured; ``finding(reg, violated)`` says what the path shows."""
     params = {"size": size_of(ctx), "seed": ctx.seed_for(seed_name)}
     out = claim.replays["in-scope-path"](params)
     reg = out.figures
@@ -494,7 +494,8 @@ def path_evidence(ctx: Context, claim: Claim, seed_name: str, texts: dict[str, s
             ", ".join(gap_text(s, ".5f") for s in reg["noise_only"])),
         regime=(r"torus, block target, $d = 8$, $H = 4$, $d_k = 2$, $\kappa = 4$, $\sigma = 0.1$, "
                 f"$n = {reg['sizes']['n']}$, {reg['sizes']['R']} paired replicates"),
-        plots=plots.real_heads(ctx, reg, trained_rows(ctx)) if claim is CLAIM else {}, finding=finding(rows, out.violates))
+        plots=plots.real_heads(ctx, reg, trained_rows(ctx)) if claim is CLAIM else {},
+        finding=finding(reg, out.violates and not undecided))
 
 
 def trained_undecided(ex: dict) -> str:
@@ -584,11 +585,16 @@ def one_direction_gaussian(ctx: Context) -> Evidence:
             statement=r"where every head is needed ($H d_k = d$, a target over every direction) the MSE of real NW "
                       r"heads is non-increasing in $\mathrm{HDI}$ along a path of head rotations, with either weighting")
 def in_scope_path(ctx: Context) -> Evidence:
-    def finding(rows: list[dict], violated: bool) -> str:
-        a, b = rows[0], rows[-1]
-        return (("in scope, a step up in $\\mathrm{HDI}$ raises the MSE" if violated else "in scope, along a rotation")
-                + f": MSE {a['refit']['mse']:.2f} $\\to$ {b['refit']['mse']:.2f} with {A_REFIT}, "
-                f"{a['uniform']['mse']:.2f} $\\to$ {b['uniform']['mse']:.2f} with {A_UNIFORM}")
+    def finding(reg: dict, violated: bool) -> str:
+        a, b = reg["rows"][0], reg["rows"][-1]
+        falls = (f"MSE {a['refit']['mse']:.2f} $\\to$ {b['refit']['mse']:.2f} with {A_REFIT}, "
+                 f"{a['uniform']['mse']:.2f} $\\to$ {b['uniform']['mse']:.2f} with {A_UNIFORM}")
+        if not violated:
+            return "in scope, along a rotation: " + falls
+        w, s = max(((w, s) for w, ss in reg["steps"].items() for s in ss), key=lambda ws: ws[1]["z"])
+        return (f"in scope, {s['from']} $\\to$ {s['to'][4:]} raises the MSE by {num(s['diff'], '+.3f')} with "
+                + (A_UNIFORM if w == "uniform" else A_REFIT) + f", while it falls {a['refit']['mse']:.2f} $\\to$ "
+                f"{b['refit']['mse']:.2f} with {A_REFIT}")
 
     return path_evidence(ctx, CLAIM, "c5/path", {
         "description": r"rotating heads from a shared circle to orthogonal ones: a step up in $\mathrm{HDI}$ raises "

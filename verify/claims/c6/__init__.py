@@ -274,7 +274,8 @@ def one_direction_gaussian(ctx: Context) -> Evidence:
             statement=r"where every head is needed ($H d_k = d$, a target over every direction) orthogonal heads have "
                       "the least MSE of real NW heads among heads that share circles, with either weighting")
 def in_scope_path(ctx: Context) -> Evidence:
-    def finding(rows: list[dict], violated: bool) -> str:
+    def finding(reg: dict, violated: bool) -> str:
+        rows = reg["rows"]
         return ("in scope: heads sharing circles beat orthogonal heads" if violated else
                 f"in scope: orthogonal heads have the least MSE, {rows[-1]['refit']['mse']:.2f} against "
                 f"{rows[0]['refit']['mse']:.2f} for identical ones ({A_REFIT})")
