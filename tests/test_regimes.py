@@ -155,35 +155,6 @@ def test_circle_heads_have_equal_key_norms_and_the_stated_concentration():
     assert s == pytest.approx(1.7**2 * 2 * (math.cos(t[0, 1] - t[1, 0]) + math.cos(t[0, 2] - t[1, 2])), rel=1e-12)
 
 
-def _common(r):
-    json.dumps(r, allow_nan=False)                                            # strict JSON for report.json
-    assert set(r["design"]) >= set(G.DESIGN_KEYS)
-    for k, v in r["design"].items():
-        assert v["reason"].strip(), k
-    for row in r["rows"]:
-        assert row["r2"] == pytest.approx(1 - row["mse"] / r["var_f"], rel=1e-12)
-
-
-def test_c5_regime_is_informative_and_has_its_controls():
-    r = G.c5_regime("quick", seed=0)
-    _common(r)
-    rows = {x["config"]: x for x in r["rows"]}
-    assert rows["sharing the signal circle"]["r2"] > 0.6                      # the heads learn the target
-    pos = r["positive_control"]
-    assert pos["population_effect"] > 0.1 and pos["measured"]["z"] > 5      # turning away pays, measured
-    assert abs(pos["measured"]["diff"] - pos["population_effect"]) < 0.05   # and it is the population effect
-    assert r["negative_control"]["mse_falls_with_hdi"]
-
-
-def test_c6_regime_shared_signal_beats_orthogonal_with_controls():
-    r = G.c6_regime("quick", seed=1)
-    _common(r)
-    assert r["shared_vs_orthogonal"]["z"] > 5
-    assert r["positive_control"]["population_effect"] > 0.1
-    assert r["negative_control"]["best"] == "orthogonal, one on the signal"    # noise only: least variance
-    assert r["negative_control"]["orthogonal_minus_sharing"]["diff"] < 0
-
-
 def test_plain_gives_strict_json():
     out = G.plain({1: np.float64(2.5), "a": (np.int64(3), np.array([1.0, np.inf])), "b": np.bool_(True),
                    "c": float("nan")})
@@ -205,8 +176,6 @@ def test_plain_gives_strict_json():
     (lambda: G.paired_mse(make_dgp("zero", d=4), {}, n=1, R=2, m=2, seed=0), "n"),
     (lambda: G.paired_mse(make_dgp("zero", d=4), {"a": (np.ones((1, 4, 1)),) * 2 + (np.ones(1), 1.0)}, n=10**6, R=10**3,
                           m=10, seed=0), "n, R, m"),
-    (lambda: G.c5_regime("huge"), "size"),
-    (lambda: G.c6_regime("quick", seed=1.5), "seed"),
 ])
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(VerifyError) as exc:

@@ -40,25 +40,8 @@ SEED_PARAMS = ("seed",)
 MAX_SEED = 2**64 - 1
 
 
-def _exact_sizes(params: dict) -> dict[str, Any]:
-    """The sizes C5's exact replay reads off its data: H from ``V``, d and d_k from each W_K."""
-    V, configs = params.get("V"), params.get("configs")
-    if not isinstance(V, list) or not isinstance(configs, dict):
-        return {}
-    shapes = set()
-    for c in configs.values():
-        W = c.get("W_K") if isinstance(c, dict) else None
-        if isinstance(W, list):
-            shapes |= {(len(w), len(w[0]) if isinstance(w[0], list) else None)
-                       for w in W if isinstance(w, list) and w}
-    out: dict[str, Any] = {"H": len(V)}
-    if len(shapes) == 1:
-        out["d"], out["d_k"] = next(iter(shapes))
-    return out
-
-
 #: Kind -> the sizes its data imply: a recorded size must equal the implied one.
-DESCRIBED_BY: dict[str, Callable[[dict], dict[str, Any]]] = {"c5.exact-outside-model": _exact_sizes}
+DESCRIBED_BY: dict[str, Callable[[dict], dict[str, Any]]] = {}
 
 
 def check_params(kind: str, params: dict) -> None:

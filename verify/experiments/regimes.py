@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -40,13 +39,12 @@ import numpy as np
 from verify._validate import at_most, fail, finite_number, one_of, positive_int
 from verify._validate import seed as valid_seed
 from verify.numeric.dgp import DGP, TORUS_RADIUS, make_dgp
-from verify.numeric.diversity import hdi
 from verify.numeric.nw import nw_weights
-from verify.numeric.stats import r_squared, target_variance
+from verify.numeric.stats import target_variance
 from verify.schema import Choice, Schema, Seed
 
 __all__ = ["plain", "timeless", "REGIME_PARAMS", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
-           "torus_population_mse", "paired_mse", "c5_regime", "c6_regime", "MAX_REGIME_WORK",
+           "torus_population_mse", "paired_mse", "MAX_REGIME_WORK",
            "QUAD_POINTS"]
 
 #: The design choices every empirical part states, each with a one-line reason.
@@ -264,160 +262,9 @@ def _se(x: np.ndarray) -> float:
     return float(x.std(ddof=1) / math.sqrt(x.size))
 
 
-def _table(reps: dict[str, dict[str, np.ndarray]], var_f: float, pop: dict[str, float],
-           hdis: dict[str, float]) -> list[dict[str, Any]]:
-    rows = []
-    for name, v in reps.items():
-        mse = v["mse"]
-        rows.append({"config": name, "hdi": hdis[name], "mse": float(mse.mean()), "se": _se(mse),
-                     "r2": r_squared(float(mse.mean()), var_f) if var_f > 0 else None,
-                     "noise_part": float(v["noise"].mean()), "population_mse": pop[name],
-                     "population_r2": r_squared(pop[name], var_f) if var_f > 0 else None})
-    return rows
-
-
-def _paired(reps: dict, a: str, b: str) -> dict[str, float]:
-    diff = reps[b]["mse"] - reps[a]["mse"]
-    se = _se(diff)
-    return {"from": a, "to": b, "diff": float(diff.mean()), "se": se, "z": float(diff.mean() / se) if se > 0 else math.inf}
-
-
-# --------------------------------------------------------------------------- C5 and C6
-#: C5/C6 informative regime: the torus design, H = 3 heads of two circles each (d_k = 4), the
-#: paper's scale 1/sqrt(d_k) with head columns of norm GAIN (so κ = GAIN² r²/sqrt(d_k) = 4 per
-#: circle, a von Mises bandwidth ≈ 1/sqrt(κ) = 0.5 rad), today's target sin(2 x_1), σ = 0.1.
-SIGNAL = {"dgp": "single-index", "freq": 2.0, "d": 14, "H": 3, "d_k": 4, "sigma": 0.1, "kappa": 4.0}
-#: n, design replicates R, evaluation points m per replicate, by size.
-SIGNAL_SIZES = {"quick": (128, 12, 32), "default": (256, 16, 48), "large": (1024, 48, 64)}
-#: Circle configurations (0-based circles; circle 0 carries the signal), with their key geometry.
-C5_CONFIGS = {
-    "identical, on the signal": [[0, 1]] * 3,
-    "sharing the signal circle": [[0, 1], [0, 2], [0, 3]],
-    "orthogonal, one on the signal": [[0, 1], [2, 3], [4, 5]],
-    "orthogonal, none on the signal": [[1, 2], [3, 4], [5, 6]],
-}
-C6_CONFIGS = ("identical, on the signal", "sharing the signal circle", "orthogonal, one on the signal")
-
-
+# --------------------------------------------------------------------------- circle heads' scale
 def _gain(kappa: float, d_k: int) -> float:
     """Column norm giving concentration κ = gain² r² / sqrt(d_k) per circle at scale 1/sqrt(d_k)."""
     return math.sqrt(kappa * math.sqrt(d_k)) / TORUS_RADIUS
 
 
-def _signal_experiment(size: str, seed: int, names: tuple[str, ...], dgp_name: str) -> dict[str, Any]:
-    p = SIGNAL
-    n, R, m = SIGNAL_SIZES[size]
-    params = {"freq": p["freq"]} if dgp_name == "single-index" else {}
-    dgp = make_dgp(dgp_name, d=p["d"], sigma=p["sigma"], design="torus", **params)
-    g = _gain(p["kappa"], p["d_k"])
-    s = 1.0 / math.sqrt(p["d_k"])
-    configs, pop, hdis = {}, {}, {}
-    alpha = np.full(p["H"], 1.0 / p["H"])
-    for name in names:
-        WQ, WK = circle_heads(C5_CONFIGS[name], p["d"], gain=g)
-        configs[name] = (WQ, WK, alpha, s)
-        hdis[name] = round(hdi(WK), 12)
-        pairs = [[(b, b) for b in c] for c in C5_CONFIGS[name]]
-        pop[name] = float(torus_population_mse(dgp_name, p["d"], pairs, alpha, p["kappa"], **params))
-    reps = paired_mse(dgp, configs, n=n, R=R, m=m, seed=seed)
-    vf = variance_of_f(dgp_name, p["d"], "torus", **params)
-    return {"rows": _table(reps, vf, pop, hdis), "reps": reps, "var_f": vf, "n": n, "R": R, "m": m}
-
-
-def _signal_design(size: str, seeds_text: str) -> dict[str, Any]:
-    n, R, m = SIGNAL_SIZES[size]
-    p = SIGNAL
-    g = _gain(p["kappa"], p["d_k"])
-    return design_record(
-        head_weights=(r"fixed $\alpha_h = 1/H$", "the uniform weights of the C5 model; the single-index limit of C6 "
-                      "is stated for them"),
-        kernel_scale=(rf"$s = 1/\sqrt{{d_k}}$ with head columns of norm {g:.3f}, so $\kappa = s g^2 r^2 = "
-                      f"{p['kappa']:g}$ per circle", r"a local von Mises smoother of bandwidth about $1/\sqrt{\kappa} = "
-                      r"0.5$ rad; the paper's scale with unit columns gives $\kappa = 1$, a nearly flat kernel"),
-        design_density=(rf"torus: each coordinate pair uniform on a circle of radius $\sqrt{{2}}$, $d = {p['d']}$ "
-                        f"({p['d'] // 2} circles)", "whole-circle heads have keys of equal norm, so the softmax head is "
-                        "a Gaussian NW smoother (C1), not an exponentially tilted average"),
-        target=(rf"$f(x) = \sin({p['freq']:g} x_1) = \sin(2 \sqrt{{2}} \cos \theta_1)$",
-                "the single-index target of the Gaussian regime, on circle 0 only"),
-        noise=(rf"$\sigma = {p['sigma']:g}$, the MSE against the noiseless $f$ with the noise averaged exactly per "
-               "design", "lower noise than the Gaussian regime's, so the bias the subspaces cause is not drowned"),
-        n=(n, "keys per design; the population MSE (infinitely many keys) is shown beside each measurement"),
-        steps=(None, "no training: fixed head configurations"),
-        convergence=(None, "no iteration: the exact fixed-design path has no convergence to check"),
-        seeds=(f"{R} design replicates of {m} evaluation points, paired across configurations", seeds_text),
-        diagnostic=(r"integrated MSE against $f$, $R^2 = 1 - \mathrm{MSE}/\mathrm{Var}\, f$, key $\mathrm{HDI}$",
-                    "the statements of C5 and C6 are about the MSE as a function of the heads' subspaces"))
-
-
-def c5_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
-    """C5's real-head scope part in an informative regime: heads on the torus turned away from
-    the signal circle (``C5_CONFIGS``), HDI 0 → 1/2 → 1 → 1. Positive control: the population
-    MSE (n → ∞, von Mises quadrature) rises from the shared-signal heads (HDI 1/2) to the
-    orthogonal ones (HDI 1) because only one orthogonal head sees the signal; the measured
-    paired difference is the effect. Negative control: the ``zero`` target (noise only), where no
-    subspace changes the bias and the MSE must fall with HDI, as C5's model says.
-
-    Returns ``{"claim", "regime", "design", "var_f", "rows" (config, hdi, mse, se, r2, noise_part,
-    population_mse, population_r2), "pairs" (paired MSE differences along the family),
-    "positive_control", "negative_control", "seconds"}``."""
-    size, seed = _size(size), valid_seed("seed", seed)
-    t0 = time.process_time()
-    names = tuple(C5_CONFIGS)
-    main = _signal_experiment(size, seed, names, "single-index")
-    neg = _signal_experiment(size, seed, names, "zero")
-    rows = {r["config"]: r for r in main["rows"]}
-    a, b = "sharing the signal circle", "orthogonal, one on the signal"
-    pos = {"statement": r"turning heads away from the signal circle raises $\mathrm{HDI}$ and the population MSE",
-           "from": a, "to": b, "hdi": [rows[a]["hdi"], rows[b]["hdi"]],
-           "population_mse": [rows[a]["population_mse"], rows[b]["population_mse"]],
-           "population_effect": float(rows[b]["population_mse"] - rows[a]["population_mse"]),
-           "measured": _paired(main["reps"], a, b)}
-    nrows = {r["config"]: r for r in neg["rows"]}
-    negc = {"statement": r"noise only ($f = 0$): no subspace changes the bias, so the MSE (pure variance) falls with "
-                         r"$\mathrm{HDI}$",
-            "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
-            "pairs": [_paired(neg["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
-            "mse_falls_with_hdi": bool(nrows[names[0]]["mse"] > nrows[names[1]]["mse"] > nrows[names[2]]["mse"])}
-    return plain({"claim": "C5", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
-            "the SE of every difference"), "var_f": main["var_f"], "rows": main["rows"],
-            "pairs": [_paired(main["reps"], x, y) for x, y in zip(names[:-1], names[1:])],
-            "positive_control": pos, "negative_control": negc, "size": size,
-            "seconds": time.process_time() - t0})
-
-
-def c6_regime(size: str = "default", seed: int = 0) -> dict[str, Any]:
-    """C6's single-index scope part in an informative regime: heads sharing the signal circle
-    against orthogonal heads of which one sees it (torus, ``C6_CONFIGS``). Positive control: the
-    population MSE of the shared heads is below the orthogonal heads' (closed form by quadrature);
-    negative control: noise only (f = 0), where orthogonal heads are best (variance only).
-
-    Returns ``{"claim", "regime", "design", "var_f", "rows", "shared_vs_orthogonal" (paired
-    difference orthogonal − best sharing configuration), "positive_control", "negative_control",
-    "seconds"}``."""
-    size, seed = _size(size), valid_seed("seed", seed)
-    t0 = time.process_time()
-    main = _signal_experiment(size, seed, C6_CONFIGS, "single-index")
-    neg = _signal_experiment(size, seed, C6_CONFIGS, "zero")
-    rows = {r["config"]: r for r in main["rows"]}
-    best = min(C6_CONFIGS[:2], key=lambda c: rows[c]["mse"])
-    orth = C6_CONFIGS[2]
-    pos = {"statement": "heads sharing the signal circle have the lower population MSE than orthogonal heads",
-           "from": best, "to": orth, "population_mse": [rows[best]["population_mse"], rows[orth]["population_mse"]],
-           "population_effect": float(rows[orth]["population_mse"] - rows[best]["population_mse"]),
-           "measured": _paired(main["reps"], best, orth)}
-    nrows = {r["config"]: r for r in neg["rows"]}
-    nbest = min(nrows, key=lambda c: nrows[c]["mse"])
-    negc = {"statement": r"noise only ($f = 0$): sharing the signal cannot pay, orthogonal heads have the least variance",
-            "target": "zero", "rows": [{k: r[k] for k in ("config", "hdi", "mse", "se")} for r in neg["rows"]],
-            "best": nbest, "orthogonal_minus_sharing": _paired(neg["reps"], C6_CONFIGS[1], orth)}
-    return plain({"claim": "C6", "regime": _regime_text(main), "design": _signal_design(size, "paired design replicates give "
-            "the SE of every difference"), "var_f": main["var_f"], "rows": main["rows"],
-            "shared_vs_orthogonal": _paired(main["reps"], best, orth), "positive_control": pos,
-            "negative_control": negc, "size": size, "seconds": time.process_time() - t0})
-
-
-def _regime_text(main: dict) -> str:
-    p = SIGNAL
-    return (f"torus design, $f(x) = \\sin({p['freq']:g} x_1)$, $d = {p['d']}$, $H = {p['H']}$, $d_k = {p['d_k']}$, "
-            f"$\\kappa = {p['kappa']:g}$ per circle, $\\sigma = {p['sigma']:g}$, $n = {main['n']}$, {main['R']} design "
-            "replicates")
