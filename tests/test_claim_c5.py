@@ -346,7 +346,7 @@ def test_premise_r2_by_brute_force(result):
                 X = np.random.default_rng(child).standard_normal((p["n"], p["d"]))
                 est = sum(softmax((xe @ U) @ (X @ U).T / math.sqrt(p["d_k"]), axis=1) @ f(X) for U in W) / p["H"]
                 total += float(np.mean((est - f(xe)) ** 2)) / (p["R"] * p["batches"])
-        assert part.r2[f"rho {rho:g}"] == pytest.approx(1 - total / var_f, rel=1e-8)
+        assert part.r2[f"$\\rho = {rho:g}$"] == pytest.approx(1 - total / var_f, rel=1e-8)
 
 
 # -- real heads: leave-one-out estimates and refit weights, by loops -------------------------------
@@ -600,7 +600,7 @@ def test_plots_put_every_line_apart_and_legends_outside(saved):
     from verify.outputs import plots as P
     save = P.save
     try:
-        P.save = lambda fig, p: drawn.append(fig) or str(p)
+        P.save = lambda fig, p, caption="": drawn.append(fig) or str(p)
         ctx = Context(seed=0, quick=True, out=out)
         pr = _part(result, "shared-noise").numeric.figures
         from verify.claims.c5 import plots

@@ -469,7 +469,7 @@ def test_torus_figures_recomputed_here(result):
     assert f["reference_r2"] == pytest.approx([-(1 + 0.01 / var_f) / n for n in ns], rel=1e-12)
     assert f["law_growth"] == pytest.approx((math.log(ns[-1]) / math.log(ns[0])) ** (2 / 20), rel=1e-12)
     assert f["grid_step"] == 2 and f["cap"] == 16
-    assert part.r2 == {f"n = {n}, d_k* = {k}": r for n, k, r in zip(ns, f["best_d_k"], f["best_r2"])}
+    assert part.r2 == {f"$n = {n}$, $d_k^* = {k}$": r for n, k, r in zip(ns, f["best_d_k"], f["best_r2"])}
     lo, hi = (markup.num(g(f["best_r2"]), ".2f") for g in (min, max))
     assert part.finding.startswith("circle heads on the torus: ") and part.finding.endswith(f"best {lo} to {hi}")
     # the decision: a law below one step of the grid is never visible here; the optimum sits at the cap

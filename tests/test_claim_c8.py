@@ -284,7 +284,7 @@ def test_decay_plot_shows_the_closed_forms(saved):
     result, out = saved
     data = loads_json("plot", (out / plot_data_path(result.plots["weighting_decay"])).read_text())
     lines = {ln["label"]: ln for ln in data["axes"][0]["lines"]}
-    for label, scheme in (("uniform", "uniform"), ("geometric r = 1/2", "geom"), ("Fibonacci, best first", "fib_best"),
+    for label, scheme in (("uniform", "uniform"), ("geometric, r = 1/2", "geom"), ("Fibonacci, best first", "fib_best"),
                           ("Fibonacci, worst first", "fib_worst"), ("inverse variance", "inverse")):
         ln = lines[label]
         assert len(ln["x"]) > 10

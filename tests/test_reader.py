@@ -18,11 +18,10 @@ import pytest
 from proofs import CLAIM_IDS, markup
 from verify.outputs import document as D
 from verify.outputs.glossary import GLOSSARY, symbols
+from verify.judgment.verdicts import HEADLINE_MAX
 from verify.outputs.report import document, markdown, table, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The longest headline the terminal shows (issue #35): about four lines of an 80-column table.
-HEADLINE_MAX = 300
 #: A snake_case word in prose is a field or variable name leaking into what a reader reads.
 FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 #: How far a line of the summary PDF may run past the margin (LaTeX's own "Overfull \hbox (x pt)").
@@ -82,7 +81,8 @@ def test_every_text_of_every_view_is_markup_without_names_or_none(doc):
 
 def test_headlines_are_short_and_every_symbol_in_them_is_in_the_glossary(doc):
     for c in doc[0]["claims"]:
-        assert len(markup.render(c["headline"], "unicode")) <= HEADLINE_MAX, (c["id"], c["headline"])
+        assert len(markup.render(c["short_headline"], "unicode")) <= HEADLINE_MAX, (c["id"], c["short_headline"])
+        assert c["short_headline"].startswith(c["verdict"])
         assert set(symbols(c["headline"])) <= set(GLOSSARY), (c["id"], set(symbols(c["headline"])) - set(GLOSSARY))
     glossary = next(b for b in D.walk(doc[0], record=False) if isinstance(b, D.Table) and b.head[0] == "symbol")
     assert {"$\\mathrm{HDI}$", "$\\mathrm{MSE}$"} <= {row[0] for row in glossary.rows}

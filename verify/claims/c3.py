@@ -28,7 +28,7 @@ __all__ = ["CLAIM", "MP_DPS", "MP_RESIDUAL_MAX", "ARB_PREC", "CERTIFIED_RESIDUAL
            "BIAS_FORMS", "stated_mse", "away_from_one", "within_rounding", "certified",
            "mp_row_agrees", "identity_agrees", "identity", "ueda_nakano"]
 
-CLAIM = Claim(proofs.c3_decomposition)
+CLAIM = Claim(proofs.c3_decomposition, figure="c3_ueda_nakano")
 
 #: Digits of the engine's mpmath recomputation (far beyond float64's 16) and bits of its arb one (~77 digits).
 MP_DPS, ARB_PREC = 50, 256
@@ -200,16 +200,18 @@ def _plot(ctx: Context, un: dict[str, Any]) -> dict[str, Any]:
     b2 = np.array([r["integrated"]["bias2"] for r in rows])
     var = np.array([r["integrated"]["var_term"] for r in rows])
     cov = np.array([r["integrated"]["cov_term"] for r in rows])
-    fig, ax = plots.new_figure("C3: uniform NW ensembles, Ueda–Nakano terms (exact path)",
-                               "number of heads H", "integrated MSE")
+    fig, ax = plots.new_figure("C3: uniform NW ensembles, the Ueda–Nakano terms", "number of heads $H$",
+                               "integrated MSE")
     x = np.arange(len(Hs))
-    ax.bar(x, b2, color="C0", label="(mean head bias)²")
-    ax.bar(x, var, bottom=b2, color="C1", label="mean V_h / H")
-    ax.bar(x, cov, bottom=b2 + var, color="C2", label="(1 − 1/H) · mean C_hh' (h ≠ h')")
+    ax.bar(x, b2, color="C0", label=plots.label(r"$\bar{b}^2$, the mean head bias squared"))
+    ax.bar(x, var, bottom=b2, color="C1", label=plots.label(r"$\bar{V}/H$, the mean head variance over $H$"))
+    ax.bar(x, cov, bottom=b2 + var, color="C2", label=plots.label(r"$(1 - 1/H) \bar{C}$, the mean covariance"))
     ax.plot(x, [r["integrated"]["mse"] for r in rows], "kD", label="measured MSE")
     ax.set_xticks(x, [str(h) for h in Hs])
     ax.legend(fontsize=7)
-    return {"c3_ueda_nakano": plots.save(fig, path)}
+    return {"c3_ueda_nakano": plots.save(fig, path, caption=(
+        "The integrated MSE of uniform NW ensembles split into the Ueda–Nakano terms: the bars add up to the "
+        "measured MSE (diamonds) for every $H$"))}
 
 
 # --------------------------------------------------------------------------- the parts

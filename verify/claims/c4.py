@@ -39,7 +39,7 @@ from verify.schema import Float, List, Obj, Schema, Text
 __all__ = ["CLAIM", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "literal_forms_agree", "subspace_agrees",
            "replay_literal", "literal_search", "literal_figures", "subspace"]
 
-CLAIM = Claim(proofs.c4_hdi)
+CLAIM = Claim(proofs.c4_hdi, figure="c4_literal_vs_subspace")
 
 HDI_TOL = Threshold(1e-12, r"HDI from Householder QR and Frobenius sums of matrices with $d \le 8$ (heads times "
                            r"matrices of condition at most $e^2$): about $10^{-15}$ measured, far below every "
@@ -258,16 +258,18 @@ def _plot(ctx: Context, lit: dict[str, Any]) -> dict[str, Any]:
     path = ctx.plot_path("c4_literal_vs_subspace")
     if path is None:
         return {}
-    fig, ax = plots.new_figure("C4: literal HDI vs subspace HDI on seeded head sets",
-                               "subspace HDI = 1 − mean ρ", "literal HDI (raw weights)")
-    for kind, color, label in (("raw", "C3", "raw Gaussian W_K"),
-                               ("matched", "C0", "W_hᵀW_h = sqrt(d_k) I (restoring scale)")):
+    fig, ax = plots.new_figure("C4: the literal HDI against the subspace HDI on seeded head sets",
+                               r"subspace HDI, $1 - \bar{\rho}$", "literal HDI (raw weights)")
+    for kind, color, label in (("raw", "C3", plots.label("raw Gaussian $W_K$")),
+                               ("matched", "C0", plots.label(r"$W_h^\top W_h = \sqrt{d_k} I$ (the restoring scale)"))):
         pts = [(s, lv) for s, lv, k in lit["points"] if k == kind]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=color, ms=4, label=label)
     ax.plot([0, 1], [0, 1], "--", color="gray", lw=0.8, label="equal")
     ax.axhspan(0, 1, color="gray", alpha=0.08)
     ax.legend(fontsize=7)
-    return {"c4_literal_vs_subspace": plots.save(fig, path)}
+    return {"c4_literal_vs_subspace": plots.save(fig, path, caption=(
+        r"The literal HDI on raw weights strays from the subspace HDI and leaves $[0, 1]$ (shaded); with each head "
+        r"scaled to $W_h^\top W_h = \sqrt{d_k} I$ the two agree"))}
 
 
 def _min_literal(ctx: Context) -> float:

@@ -109,9 +109,9 @@ AGREEMENTS = ("rounding", "statistical", "measured", "disagree")
 
 #: A part's ``finding`` goes into the one-line headline; longer text belongs in the evidence.
 HEADLINE_FINDING_MAX = 160
-#: A headline's length as the terminal shows it (Unicode): about four lines of its 80-column table. A
-#: longer one names its corrections, premise findings and limits by their labels (the findings are in
-#: the report), and one still longer counts them.
+#: The short headline's length as the terminal shows it (Unicode): about four lines of its 80-column
+#: table. It names what is beside the verdict by labels, then by counts, then the other readings by
+#: their outcome alone, until it fits (the full headline is in the report).
 HEADLINE_MAX = 300
 
 
@@ -447,13 +447,15 @@ def _items(texts: list[str]) -> str:
     return texts[0] if len(texts) == 1 else ", ".join(f"({i}) {t}" for i, t in enumerate(texts, 1))
 
 
-def headline(result: "ClaimResult") -> str:
+def headline(result: "ClaimResult", *, short: bool = False) -> str:
     """The claim's line in a referee's words, computed from its parts (one place for every view):
     verdict (with the finding of a refuted core, or of a core that rests on a measurement);
-    corrections; premise findings; limits; undecided parts; the other readings' outcomes. At most
-    :data:`HEADLINE_MAX` characters as the terminal shows it: the findings, else the labels, else
-    the counts of what is beside the verdict."""
-    for detail in ("finding", "label", "count"):
+    corrections; premise findings; limits; undecided parts; the other readings' outcomes.
+    ``short``: at most :data:`HEADLINE_MAX` characters as the terminal shows it (labels, then
+    counts, for what is beside the verdict; then the other readings by their outcome alone)."""
+    if not short:
+        return _headline(result, "finding")
+    for detail in ("finding", "label", "count", "outcome"):
         text = _headline(result, detail)
         if len(markup.render(text, "unicode")) <= HEADLINE_MAX:
             break
@@ -476,7 +478,7 @@ def _headline(result: "ClaimResult", detail: str) -> str:
     readings = _readings(result.parts)
     text = verdict.value
     if len(readings) > 1:
-        text += f" (reading {result.reading_label(rid)})"
+        text += f" (reading {rid if detail == 'outcome' else result.reading_label(rid)})"
     cores = readings.get(rid, [])
     failed = [p for p in cores if evidence_verdict(p) is Verdict.REFUTED]
     unchecked = [p for p in cores if evidence_verdict(p) is Verdict.NOT_CHECKABLE]
@@ -491,21 +493,25 @@ def _headline(result: "ClaimResult", detail: str) -> str:
         text += ": " + _items([p.finding for p in measured])
     if unchecked and not failed:
         text += "; not checked: " + _items([p.finding or p.id for p in unchecked])
-    text += _beside(result.corrections_parts, "correction", detail)
+    beside = "count" if detail == "outcome" else detail
+    text += _beside(result.corrections_parts, "correction", beside)
     for p in result.premise_parts:
         effect = "premise undecided" if p.effect is Effect.UNDECIDED else p.effect.value
         text += f"; {effect}" + (f" ({p.finding})" if p.finding and detail == "finding" else "")
-    text += _beside(result.limits_parts, "limit", detail)
+    text += _beside(result.limits_parts, "limit", beside)
     open_ = [p for p in result.undecided_parts if p.role not in (Role.CORE, Role.PREMISE)]
     if open_:
-        text += f"; {len(open_)} undecided" + ("" if detail == "count" else ": " + _items([p.label or p.id
+        text += f"; {len(open_)} undecided" + ("" if beside == "count" else ": " + _items([p.label or p.id
                                                                                             for p in open_]))
     for other, ps in readings.items():
         if other == rid:
             continue
         v = reading_verdict(ps)
         why = [p.finding for p in ps if p.finding and evidence_verdict(p) is v]
-        text += f"; reading {result.reading_label(other)}: {v.value}" + (f" ({why[0]})" if why else "")
+        if detail == "outcome":
+            text += f"; reading {other}: {v.value}"
+        else:
+            text += f"; reading {result.reading_label(other)}: {v.value}" + (f" ({why[0]})" if why else "")
     return text
 
 
@@ -555,6 +561,11 @@ class ClaimResult:
     @property
     def headline(self) -> str:
         return headline(self)
+
+    @property
+    def short_headline(self) -> str:
+        """The headline the terminal shows: at most :data:`HEADLINE_MAX` characters."""
+        return headline(self, short=True)
 
     def _with(self, effect: Effect) -> list[Part]:
         return [p for p in self.parts if p.role is not Role.CORE and part_effect(p) is effect]
@@ -628,6 +639,7 @@ class ClaimResult:
             "stated": self.stated,
             "verdict": self.verdict.value,
             "headline": self.headline,
+            "short_headline": self.short_headline,
             "reading": self.reading,
             "readings": [{"id": r.id, "description": r.description,
                           "verdict": reading_verdict(readings.get(r.id, [])).value} for r in self.readings],

@@ -113,10 +113,12 @@ def verdict_rows(doc: dict) -> list[dict[str, Any]]:
     """Per claim: id, title, verdict, headline and the counts of corrections, premise findings,
     limits and undecided parts; crashed claims included (their error's last line as headline)."""
     rows = [{"id": c["id"], "title": c.get("title", ""), "verdict": c["verdict"], "headline": c["headline"],
+             "short": c.get("short_headline") or c["headline"],
              "corrections": len(c["corrections"]), "premise": len(c["premise"]), "limits": len(c["limits"]),
              "undecided": len(c.get("undecided") or [])}
             for c in doc["claims"]]
     rows += [{"id": k, "title": "", "verdict": "crashed", "headline": (v.strip().splitlines() or [""])[-1],
+              "short": (v.strip().splitlines() or [""])[-1][:300],
               "corrections": 0, "premise": 0, "limits": 0, "undecided": 0} for k, v in doc.get("crashed", {}).items()]
     return rows
 

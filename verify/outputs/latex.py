@@ -73,7 +73,7 @@ __all__ = [
 #: Prose characters outside ASCII, as LaTeX spells them in OT1 (the document stays ASCII, so it
 #: compiles with any input encoding and pulls in no TS1 font).
 _PROSE = {"–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}",
-          "°": r"\ensuremath{^\circ}", "§": r"\S{}", "\u00a0": "~", "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}",
+          "°": r"\ensuremath{^\circ}", "µ": r"\ensuremath{\mu}", "§": r"\S{}", "\u00a0": "~", "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}",
           "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}", "Ø": r"\O{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}"}
 #: Combining accents (after NFD) and their text-mode accent commands.
 _COMBINING = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0304": "=",

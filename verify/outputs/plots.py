@@ -9,25 +9,33 @@ from typing import Any
 
 from verify.io import atomic_write_bytes, write_json
 
-__all__ = ["new_figure", "save", "plotted_data", "data_path", "Plot", "DPI"]
+__all__ = ["new_figure", "save", "plotted_data", "data_path", "label", "Plot", "DPI"]
 
 #: Resolution of the report's PNGs: 5.6 x 4 inches at 96 dpi is 538 x 384 pixels, enough for a
 #: report page; rendering time grows with the pixel count.
 DPI = 96
 
 
+def label(text: str) -> str:
+    """A title, axis label or legend entry written in the package's markup, as the plot shows it
+    (mathematics in Unicode: ``$d_k^{1/4}$`` reads dₖ¹ᐟ⁴, never ASCII maths)."""
+    from proofs.markup import render
+
+    return "\n".join(render(line, "unicode") for line in text.split("\n"))
+
+
 def new_figure(title: str, xlabel: str, ylabel: str, *, size: tuple[float, float] = (5.6, 4.0)) -> tuple[Any, Any]:
-    """A figure with one labelled axis; matplotlib is imported here so that the numeric core
-    never pays for it."""
+    """A figure with one labelled axis, its texts in markup (:func:`label`); matplotlib is imported
+    here so that the numeric core never pays for it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=size, dpi=DPI)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_title(label(title), fontsize=10)
+    ax.set_xlabel(label(xlabel))
+    ax.set_ylabel(label(ylabel))
     ax.grid(True, alpha=0.3)
     return fig, ax
 

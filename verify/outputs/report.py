@@ -99,7 +99,7 @@ def table(doc: dict, *, width: int = TABLE_WIDTH, ascii_only: bool = False) -> s
     lines = [rule, f"{'claim':<6}{'verdict':<20}c/p/l/u", rule]
     for r in verdict_rows(doc):
         lines.append(f"{r['id']:<6}{r['verdict']:<20}{counts(r)}")
-        lines += textwrap.wrap(render(r["headline"], medium) or "-", width - 6, initial_indent=" " * 6,
+        lines += textwrap.wrap(render(r["short"], medium) or "-", width - 6, initial_indent=" " * 6,
                                subsequent_indent=" " * 6, break_on_hyphens=False)
     lines += [rule, *textwrap.wrap("c/p/l/u: corrections (details that are off), premise findings, limits (scope "
                                    "failures), undecided parts; only core parts set a verdict. The full texts: "

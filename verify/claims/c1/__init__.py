@@ -41,7 +41,7 @@ __all__ = ["CLAIM", "MISMATCH_MIN", "NORM_RTOL", "MP_AGREE", "MP_DIGITS_MIN", "F
            "gaussian_agrees", "bandwidth_consistent", "replay_stated_bandwidth", "replay_unequal_norms", "identity",
            "gaussian", "bandwidth_search", "named_case"]
 
-CLAIM = Claim(proofs.c1_softmax_nw)
+CLAIM = Claim(proofs.c1_softmax_nw, figure="c1_bandwidth")
 
 MISMATCH_MIN = Threshold(1e-3, r"a bandwidth is off (or fits no case) when Gaussian NW with it moves the estimate by "
                                r"more than this fraction of $\max_i \lvert v_i \rvert$: about $10^{12}$ times the "

@@ -46,7 +46,7 @@ __all__ = ["CLAIM", "LINE_RTOL", "Z_MIN", "CORR_EXCESS_MIN", "R2_INFORMATIVE", "
            "line_agreement", "premise_violated", "exact_violated", "rises", "learns", "decides", "converged",
            "path_violated", "trained_violated", "trained_undecided"]
 
-CLAIM = Claim(proofs.c5_hdi_mse)
+CLAIM = Claim(proofs.c5_hdi_mse, figure="real_heads")
 
 LINE_RTOL = Threshold(1e-12, r"float64 rounding of a quadratic form over at most 6 heads with entries up to 2 against "
                              "the line's four operations")
@@ -66,7 +66,7 @@ MAX_REPLAY_WORK = Cap(10**8, r"kernel terms $b R n (m H d_k + d)$ of a premise r
 MAX_REPLAY_REPLICATES = Cap(1024, r"engine runs $b R$ of a premise replay, up to 5 ms each: about 1 s at the cap")
 MAX_REPLAY_DIM = Cap(256, r"input dimension of a premise replay (the check uses $d = 8$; memory $n d$ per replicate)")
 MAX_EXACT_OPS = Cap(10**5, r"exact operations, head pairs times $3 d d_k^2 + 4 d_k^3$, of an exact replay, about "
-                           "10 µs each: 2 s at the cap")
+                           "10 microseconds each: 2 s at the cap")
 MAX_GAUSSIAN_WORK = Cap(5 * 10**8, r"kernel terms $2 R H n (n + m)$ of a Gaussian-design replay, about 10 ns each: a "
                                    "few seconds at the cap")
 

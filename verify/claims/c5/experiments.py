@@ -146,7 +146,7 @@ def premise_experiment(base: dict, table: dict) -> dict[str, Any]:
         lv = per_level[str(rho)]
         lv["noise_part"] = lv["mse"] - float(np.mean([b["mse"] for b in
                                                       premise_batches({**base, "sigma": NOISELESS_SIGMA}, rho)]))
-        r2[f"rho {rho:g}"] = r_squared(lv["mse"], var_f, lv["noise_part"])
+        r2[f"$\\rho = {rho:g}$"] = r_squared(lv["mse"], var_f, lv["noise_part"])
     rows = []
     for c in REGIME_SCALES:
         for n in REGIME_NS:

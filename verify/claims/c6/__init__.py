@@ -47,7 +47,7 @@ __all__ = ["CLAIM", "MOVE_TOL", "MSE_RTOL", "BELOW_TOL", "BOUND_TOL", "ORTH_EPS"
            "reaches_bound", "below_bound", "beyond_agreement", "infeasible_violated", "beats_orthogonal",
            "trained_violated", "Z_MIN", "R2_INFORMATIVE", "CONV_R2", "CONV_HDI"]
 
-CLAIM = Claim(proofs.c6_orthogonality)
+CLAIM = Claim(proofs.c6_orthogonality, figure="overlap_optimisation")
 
 MOVE_TOL = Threshold(1e-14, r"float64 rounding of a model MSE of order $B^2 + V \le 3$; the second-order increase at "
                             r"$t = 10^{-4}$ is about $10^{-9}$, far above")
@@ -59,7 +59,7 @@ BOUND_TOL = Threshold(1e-9, r"the descent converges linearly to a stop at about 
 ORTH_EPS = Threshold(1e-8, r"$\Phi$ of orthogonal heads is about $10^{-31}$; above this the optimum found is not "
                            "orthogonal")
 MAX_REPLAY_DIM = Cap(16, r"input dimension of a beyond-$d$ replay: each sweep's eigendecompositions of $d \times d$ "
-                         r"matrices cost about 50 µs (the check uses $d \le 8$)")
+                         r"matrices cost about 50 microseconds (the check uses $d \le 8$)")
 MAX_REPLAY_EIGH = Cap(2 * 10**5, r"eigendecompositions, starts times $H$ times the sweep limit, at worst: 10 s if every "
                                  "descent ran to the limit (they stop after at most 40 sweeps: 0.2 s)")
 

@@ -32,7 +32,7 @@ from verify.schema import Choice, Float, Int, List, Obj, Schema, Seed
 from . import empirical, models, plots
 from .models import GROWTH_CASES, N_GRID
 
-CLAIM = Claim(proofs.c7_scaling)
+CLAIM = Claim(proofs.c7_scaling, figure="mse_vs_heads")
 
 CLOSED_RTOL = Threshold(1e-12, "a float64 closed form (a power of a ratio, a few ulps) against the 30-digit optimiser")
 MP_RTOL = Threshold(1e-22, "a 30-digit optimum against the optimiser (root of a 60-digit central difference, "
@@ -431,7 +431,7 @@ def _optimum_evidence(ctx: Context, params: dict, outcome: ReplayOutcome, where:
                    if reasons else ""),
         derived=f"on {where}: {_dk_text(rec)}, $R^2$ of the best {lo} to {hi}",
         finding=f"{where}: {_dk_text(rec, short=True)}, $R^2$ of the best {lo} to {hi}",
-        r2={f"n = {n}, d_k* = {k}": r for n, k, r in zip(rec["n"], rec["best_d_k"], rec["best_r2"])},
+        r2={f"$n = {n}$, $d_k^* = {k}$": r for n, k, r in zip(rec["n"], rec["best_d_k"], rec["best_r2"])},
         design=rec["design"], regime=regime,
         plots={plot: plots.optimum_plot(path, rec, where)} if path else {}, **extra)
 

@@ -32,7 +32,7 @@ from . import experiments as ex
 from .plots import decay_plot
 from .weights import FLOAT_FIB_MAX_H, SCHEMES
 
-CLAIM = Claim(proofs.c8_weighting, readings=tuple(Reading(rid, text) for rid, text in READINGS))
+CLAIM = Claim(proofs.c8_weighting, readings=tuple(Reading(rid, text) for rid, text in READINGS), figure="weighting_decay")
 
 FLOAT_RTOL = Threshold(1e-12, r"generated float64 closed forms against exact rationals for $H \le 64$: the Binet "
                               r"forms subtract powers of $\varphi^2$ and $q$ up to $10^{30}$ of like size, measured "

@@ -63,7 +63,7 @@ __all__ = ["CLAIM", "T_MIN", "MOVE_SD", "ROOM_SD", "R2_MARGIN", "R2_CONV", "Z_CO
 CLAIM = Claim(proofs.c9_training, readings=(
     Reading("i", "NW-ensemble heads trained in a controlled experiment"),
     Reading("ii", "a pretrained transformer, all-MiniLM-L6-v2"),
-    Reading("iii", "an attention layer trained from scratch")))
+    Reading("iii", "an attention layer trained from scratch")), figure="training_effects")
 
 T_MIN = Threshold(4.0, r"a change counts only beyond this many standard errors over seeds: one-sided t tail "
                        r"$2.6 \cdot 10^{-3}$ at 7 degrees of freedom")

@@ -40,20 +40,25 @@ def training_effects(path: Path, nw: dict[str, Any], layer: dict[str, Any]) -> s
     axes[0].legend(fontsize=7, loc="lower left")
     fig.suptitle("C9: diversity of trained heads, initialisation to half the steps (open) and the end (filled)",
                  fontsize=10)
-    return plots.save(fig, path)
+    return plots.save(fig, path, caption=(
+        "How training changes the diversity of the heads, per target: the key HDI (the paper's diagnostic), the query "
+        "HDI and the score forms, at half the steps and at the end, for NW-ensemble heads and an attention layer"))
 
 
 def checkpoint_layers(path: Path, rows: dict[str, list[dict]], w: dict[str, Any]) -> str:
     """MiniLM's per-layer key and query HDI against the Haar band, and layer 0 in the input geometry."""
-    fig, ax = plots.new_figure("C9: all-MiniLM-L6-v2, per-layer HDI against Haar-random subspaces", "layer", "HDI",
-                               size=(7.0, 4.4))
+    fig, ax = plots.new_figure("C9: all-MiniLM-L6-v2, the HDI of each layer against Haar-random subspaces", "layer",
+                               "HDI", size=(7.0, 4.4))
     mu, sd = rows["keys"][0]["haar_mean"], rows["keys"][0]["haar_sd"]
     ax.axhspan(mu - 2 * sd, mu + 2 * sd, color="gray", alpha=0.3)
     ax.axhline(mu, color="gray", lw=1, label=f"Haar-random heads {mu:.4f} ± 2 SD ({sd:.1e})")
     ax.errorbar([0], [w["weighted_haar_mean"]], yerr=[2 * w["weighted_haar_sd"]], fmt="D", color="gray", mfc="none",
-                capsize=3, label="Σ-weighted Haar baseline (layer 0)")
+                capsize=3, label=plots.label(r"the $\Sigma$-weighted Haar baseline (layer 0)"))
     for tensor, color in (("keys", "C0"), ("queries", "C1")):
         ax.plot([r["layer"] for r in rows[tensor]], [r["hdi"] for r in rows[tensor]], "o-", color=color, label=tensor)
-        ax.plot([0.08], [w[tensor]["weighted_hdi"]], "D", color=color, mfc="none", label=f"{tensor}, Σ-weighted")
+        ax.plot([0.08], [w[tensor]["weighted_hdi"]], "D", color=color, mfc="none",
+                label=plots.label(f"{tensor}, $\\Sigma$-weighted"))
     ax.legend(fontsize=7)
-    return plots.save(fig, path)
+    return plots.save(fig, path, caption=(
+        "The HDI of MiniLM's keys and queries in each layer against Haar-random subspaces of the same sizes (the "
+        "band: 2 SD): every layer lies below chance, in the plain and in the input-weighted inner product"))
