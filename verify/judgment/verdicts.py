@@ -473,6 +473,20 @@ def _beside(parts: list[Part], word: str, detail: str) -> str:
                                  for p in parts])
 
 
+def _premise(parts: list[Part], detail: str) -> str:
+    """The premise findings: each with its finding or label, or their outcomes counted."""
+    def said(p: Part) -> str:
+        return "premise undecided" if p.effect is Effect.UNDECIDED else p.effect.value
+
+    if detail == "count" and len(parts) > 1:
+        tally = {}
+        for p in parts:
+            tally[said(p)] = tally.get(said(p), 0) + 1
+        return "; " + ", ".join(f"{said_} in {n} of {len(parts)} parts" for said_, n in tally.items())
+    return "".join(f"; {said(p)}" + (f" ({p.finding or p.label})" if detail == "finding" and (p.finding or p.label)
+                                     else f" ({p.label})" if detail == "label" and p.label else "") for p in parts)
+
+
 def _headline(result: "ClaimResult", detail: str) -> str:
     verdict, rid = result.verdict, result.reading
     readings = _readings(result.parts)
@@ -495,9 +509,7 @@ def _headline(result: "ClaimResult", detail: str) -> str:
         text += "; not checked: " + _items([p.finding or p.id for p in unchecked])
     beside = "count" if detail == "outcome" else detail
     text += _beside(result.corrections_parts, "correction", beside)
-    for p in result.premise_parts:
-        effect = "premise undecided" if p.effect is Effect.UNDECIDED else p.effect.value
-        text += f"; {effect}" + (f" ({p.finding})" if p.finding and detail == "finding" else "")
+    text += _premise(result.premise_parts, beside)
     text += _beside(result.limits_parts, "limit", beside)
     open_ = [p for p in result.undecided_parts if p.role not in (Role.CORE, Role.PREMISE)]
     if open_:

@@ -111,11 +111,12 @@ def plain_verdict(verdict: str) -> str:
 
 def verdict_rows(doc: dict) -> list[dict[str, Any]]:
     """Per claim: id, title, verdict, headline and the counts of corrections, premise findings,
-    limits and undecided parts; crashed claims included (their error's last line as headline)."""
+    limits and undecided parts beside the core (a core's undecided is its reading's outcome, in the
+    headline); crashed claims included (their error's last line as headline)."""
     rows = [{"id": c["id"], "title": c.get("title", ""), "verdict": c["verdict"], "headline": c["headline"],
              "short": c.get("short_headline") or c["headline"],
              "corrections": len(c["corrections"]), "premise": len(c["premise"]), "limits": len(c["limits"]),
-             "undecided": len(c.get("undecided") or [])}
+             "undecided": sum(u["role"] != "core" for u in c.get("undecided") or [])}
             for c in doc["claims"]]
     rows += [{"id": k, "title": "", "verdict": "crashed", "headline": (v.strip().splitlines() or [""])[-1],
               "short": (v.strip().splitlines() or [""])[-1][:300],
@@ -293,7 +294,7 @@ def walk(doc: dict, *, record: bool = True) -> list[Block]:
         Para(f"Seed {meta.get('seed')}, {size}. Each claim's verdict is set by its core parts alone, read as a fair "
              "referee reads a theorem; a detail that is off is a correction, a failure outside the stated scope a "
              "limit, an experiment that could not have decided is undecided. Counts c/p/l/u: corrections, premise "
-             "findings, limits, undecided parts. Replay any counterexample with `python -m verify replay FILE`."),
+             "findings, limits, undecided parts beside the core. Replay any counterexample with `python -m verify replay FILE`."),
         _verdict_table(doc)]
     for c in doc["claims"]:
         out += _summary(c)

@@ -102,8 +102,8 @@ def table(doc: dict, *, width: int = TABLE_WIDTH, ascii_only: bool = False) -> s
         lines += textwrap.wrap(render(r["short"], medium) or "-", width - 6, initial_indent=" " * 6,
                                subsequent_indent=" " * 6, break_on_hyphens=False)
     lines += [rule, *textwrap.wrap("c/p/l/u: corrections (details that are off), premise findings, limits (scope "
-                                   "failures), undecided parts; only core parts set a verdict. The full texts: "
-                                   "report.html.", width)]
+                                   "failures), undecided parts beside the core; only core parts set a verdict. "
+                                   "The full texts: report.html.", width)]
     return "\n".join(lines)
 
 

