@@ -167,15 +167,15 @@ def build() -> Derivation:
         coord_dom = {x_: (-3, 3) for x_ in (q1, q2, *[c for k in KEYS for c in k])}
         flat_keys = [c for k in KEYS for c in k]
         dv.result("softmax_scale", 1 / sp.sqrt(d_k), args=(d_k,), uses=["head"], domain=dk_dom,
-                  description=r"$s = 1/\sqrt{d_k}$: the factor multiplying $q \cdot k$ (inverse temperature)")
-        dv.result("temperature", sp.sqrt(d_k), args=(d_k,), uses=["head"], domain=dk_dom, codegen=False,
+                  description=r"$s = 1/\sqrt{d_k}$: the factor multiplying $q \cdot k$ (inverse temperature)", codegen=("numpy", "mpmath"))
+        dv.result("temperature", sp.sqrt(d_k), args=(d_k,), uses=["head"], domain=dk_dom,
                   description=r"$\tau = \sqrt{d_k}$: $\exp(q \cdot k/\tau)$")
         dv.result("exp_kernel", sp.exp(s * _dot(q, KEYS[0])), args=(q1, q2, *KEYS[0], s), uses=["head", "nw"],
-                  domain={**coord_dom, s: (0.01, 2)}, codegen=False,
+                  domain={**coord_dom, s: (0.01, 2)},
                   description=r"$K(q, k) = \exp(s q \cdot k)$, $d_k = 2$")
         dv.result("attention_estimate_n3", nw_out, args=(q1, q2, *flat_keys, *Y, s), uses=["head", "nw"],
                   domain={**coord_dom, s: (0.01, 2)},
-                  description=r"$\sum_i \mathrm{softmax}_i(s q \cdot k) y_i$ for $n = 3$ keys in $d_k = 2$")
+                  description=r"$\sum_i \mathrm{softmax}_i(s q \cdot k) y_i$ for $n = 3$ keys in $d_k = 2$", codegen=("numpy", "mpmath"))
     dv.compare("softmax_is_exponential_nw",
                stated="one softmax attention head is exactly a NW estimator with the exponential kernel",
                derived=r"$\mathrm{softmax}(s q \cdot k_i) = \exp(s q \cdot k_i)/\sum_j \exp(s q \cdot k_j)$, the "
@@ -251,21 +251,21 @@ def build() -> Derivation:
             dv.result("gaussian_bandwidth", d_k ** sp.Rational(1, 4), args=(d_k,), domain=dk_dom,
                       uses=["head", "gaussian", "equal_key_norms"],
                       description=r"$b = d_k^{1/4}$: the Gaussian NW bandwidth a softmax head equals (equal key "
-                                  "norms)")
+                                  "norms)", codegen=("numpy", "mpmath"))
             dv.result("bandwidth_from_scale", b_of_s, args=(s,), uses=["gaussian", "equal_key_norms"],
-                      description=r"$b = 1/\sqrt{s}$: the Gaussian bandwidth for softmax scale $s$ (equal key norms)")
+                      description=r"$b = 1/\sqrt{s}$: the Gaussian bandwidth for softmax scale $s$ (equal key norms)", codegen=("numpy", "mpmath"))
 
         qk, ksq = sp.symbols("qk k_sq", real=True)
         dv.result("gaussian_softmax_score", (qk - ksq / 2) / b**2, args=(qk, ksq, b), uses=["nw", "gaussian"],
-                  domain={b: (0.1, 10), ksq: (0, 100)}, codegen=False,
+                  domain={b: (0.1, 10), ksq: (0, 100)},
                   description=r"Gaussian NW is the softmax of $(q \cdot k_i - \lVert k_i \rVert^2/2)/b^2$ (any key "
                               "norms)")
         dv.result("gaussian_kernel", _gauss(q, KEYS[0], b), args=(q1, q2, *KEYS[0], b), uses=["gaussian"],
-                  domain={**coord_dom, b: (0.5, 5)}, codegen=False,
+                  domain={**coord_dom, b: (0.5, 5)},
                   description=r"$\exp(-\lVert q - k \rVert^2/(2 b^2))$, $d_k = 2$")
         dv.result("gaussian_nw_estimate_n3", sum(w * y for w, y in zip(gw, Y)), args=(q1, q2, *flat_keys, *Y, b),
                   uses=["nw", "gaussian"], description=r"Gaussian NW estimate, $n = 3$ keys in $d_k = 2$",
-                  domain={**coord_dom, b: (0.5, 5)})
+                  domain={**coord_dom, b: (0.5, 5)}, codegen=("mpmath",))
         dv.compare("gaussian_reading_equal_norms",
                    stated="the head is a (Gaussian) kernel smoother with a bandwidth",
                    derived=r"with keys of one common norm the head is Gaussian NW with bandwidth "
@@ -360,7 +360,7 @@ def build() -> Derivation:
                 uses=["head", "nw", "gaussian"])
         dv.step("counterexample_differs", gt(est_soft, est_gauss), by="nonneg",
                 why=r"$e/(1 + e) - 1/2 = (e - 1)/(2 (e + 1)) > 0$", uses=["head", "nw", "gaussian"])
-        dv.result("counterexample", sp.Tuple(est_soft, est_gauss), codegen=False, uses=["head", "nw", "gaussian"],
+        dv.result("counterexample", sp.Tuple(est_soft, est_gauss), uses=["head", "nw", "gaussian"],
                   description=r"(softmax estimate, Gaussian NW estimate) for $q = e_1$, $k = (0, 2 e_1)$, "
                               r"$y = (0, 1)$, $d_k = 4$")
     dv.compare("gaussian_needs_equal_key_norms",

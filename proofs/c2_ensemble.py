@@ -140,7 +140,7 @@ def build() -> Derivation:
                     why=r"$s q \cdot (k_i + b_K) = s q \cdot k_i + s q \cdot b_K$; the second term is the same "
                         "for every key",
                     uses=["heads", "real"])
-        dv.result("mha_vector_h2", ens, codegen=False, uses=["heads", "output_projection", "weights_sum_to_one"],
+        dv.result("mha_vector_h2", ens, uses=["heads", "output_projection", "weights_sum_to_one"],
                   description=r"$\sum_h (W_O^h)^\top (W_V^h)^\top \sum_i w_i^h v_i + \sum_h (W_O^h)^\top b_V^h + "
                               r"b_O$, $H = 2$, $d = d_v = d_{out} = 2$")
 
@@ -164,15 +164,15 @@ def build() -> Derivation:
         wv1, wv2, wo1, wo2 = sp.symbols("WV_1 WV_2 WO_1 WO_2", real=True)
         dv.result("head_weight_dv2", wv1 * wo1 + wv2 * wo2, args=(wv1, wv2, wo1, wo2),
                   uses=["heads", "output_projection"],
-                  description=r"$\alpha_h = W_V^h W_O^h$ for scalar values and output, $d_v = 2$")
+                  description=r"$\alpha_h = W_V^h W_O^h$ for scalar values and output, $d_v = 2$", codegen=("numpy",))
         wargs = [x for h in range(2) for x in W[h][:-1]]
         margs = [*wargs, *ys, *[x for h in range(2) for x in WVs[h]], *[x for h in range(2) for x in WOs[h]],
                  *[x for h in range(2) for x in bVm[h]], bO]
         dv.result("mha_scalar_h2_n3", ens_s, args=tuple(margs),
                   uses=["heads", "output_projection", "weights_sum_to_one"],
                   description=r"$\sum_h \alpha_h \hat{f}_h + \beta$, $H = 2$, $n = 3$, $d_v = 2$ "
-                              r"($w_{h3} = 1 - w_{h1} - w_{h2}$)")
-        dv.result("offset_h2", beta, codegen=False, uses=["heads", "output_projection", "weights_sum_to_one"],
+                              r"($w_{h3} = 1 - w_{h1} - w_{h2}$)", codegen=("numpy",))
+        dv.result("offset_h2", beta, uses=["heads", "output_projection", "weights_sum_to_one"],
                   description=r"$\beta = \sum_h (b_V^h)^\top W_O^h + b_O$ (scalar output)")
 
     dv.compare("mha_is_weighted_sum_of_nw",

@@ -142,7 +142,7 @@ def build() -> Derivation:
                     variables=sy["Z"], covariance=sy["C"],
                     why=rf"$E[(\sum_h \alpha_h (\mu_h + Z_h) - f)^2]$ expanded term by term, $H = {H}$, any $\alpha$",
                     uses=["moments", "linearity"])
-            dv.result(f"mse_h{H}", stated_h, args=(*sy["alpha"], *sy["mu"], f, *sy["C_args"]),
+            dv.result(f"mse_h{H}", stated_h, codegen=("numpy",), args=(*sy["alpha"], *sy["mu"], f, *sy["C_args"]),
                       uses=["moments", "linearity"],
                       description=rf"$E[(\sum_h \alpha_h F_h - f)^2]$ for $H = {H}$, any real $\alpha$")
 
@@ -157,7 +157,7 @@ def build() -> Derivation:
                 why=r"$\int \mathrm{MSE}(x) \, dx = \int B^2 + \alpha_1^2 \int V_1 + \alpha_2^2 \int V_2 + "
                     r"2 \alpha_1 \alpha_2 \int C_{12}$ ($\alpha$ free of $x$)",
                 uses=["x_free_weights"])
-        dv.result("mse_matrix", target, codegen=False, uses=["moments", "linearity", "scalar_1x1"],
+        dv.result("mse_matrix", target, uses=["moments", "linearity", "scalar_1x1"],
                   description=r"$(\alpha^\top \mu - f)^2 + \alpha^\top C \alpha$, general $H$")
     dv.compare("decomposition_any_weights",
                stated=r"$\mathrm{MSE}_H = (\text{ensemble bias})^2 + \sum_h \alpha_h^2 V_h + "
@@ -191,7 +191,7 @@ def build() -> Derivation:
                        sum(ai * bi for ai, bi in zip(a, b)).subs(last)),
                     by="expand", why=r"with $\sum_h \alpha_h = 1$ the ensemble bias is $\sum_h \alpha_h b_h$",
                     uses=["head_bias", "weights_sum_to_one"])
-            dv.result(f"ensemble_bias_h{H}", bias_h, args=(*a, *m, f), uses=["moments"],
+            dv.result(f"ensemble_bias_h{H}", bias_h, codegen=("numpy",), args=(*a, *m, f), uses=["moments"],
                       description=rf"$\sum_h \alpha_h \mu_h - f$, $H = {H}$")
 
         # the stated "ensemble bias = Σ α_h b_h" without Σα = 1: an exact case where it fails
@@ -211,7 +211,7 @@ def build() -> Derivation:
         dv.step("bias_correction_nonzero", gt(correction, 0), by="nonneg",
                 why=r"the correction $(\sum_h \alpha_h - 1) f$ is $1 > 0$ in that case: the ensemble bias is not "
                     r"$\sum_h \alpha_h b_h$", uses=["head_bias"])
-        dv.result("ensemble_bias_matrix", bias_rhs, codegen=False, uses=["head_bias"],
+        dv.result("ensemble_bias_matrix", bias_rhs, uses=["head_bias"],
                   description=r"$\alpha^\top b + (\alpha^\top 1 - 1) f$, general $H$")
     dv.compare("ensemble_bias_is_weighted_head_bias",
                stated=r"ensemble bias $= \sum_h \alpha_h b_h$ (the weighted sum of the head biases)",
@@ -262,7 +262,7 @@ def build() -> Derivation:
         dv.result("ueda_nakano", un_form, args=(bias_bar, var_bar, covar_bar, H_sym),
                   domain={H_sym: (2, 64)},
                   uses=["moments", "uniform_weights", "H_at_least_2"],
-                  description=r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ (uniform $\alpha_h = 1/H$)")
+                  description=r"$\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$ (uniform $\alpha_h = 1/H$)", codegen=("numpy",))
     dv.compare("reduces_to_ueda_nakano",
                stated=r"uniform weights give Ueda and Nakano's (1996) $\bar{b}^2 + \bar{V}/H + (1 - 1/H) \bar{C}$",
                derived=r"exact for $\alpha_h = 1/H$ (general $H$ and $H = 1, \ldots, 6$)",

@@ -155,9 +155,9 @@ def build() -> Derivation:
             dv.result("literal_scaled", 1 - c**4 * (1 - hdi), args=(hdi, c), uses=["literal"],
                       domain={hdi: (-10, 1), c: (0.1, 10)},
                       description=r"$\mathrm{HDI}_{\mathrm{lit}}$ of $(c W_1, \ldots, c W_H)$ given "
-                                  r"$\mathrm{HDI}_{\mathrm{lit}}$ of $(W_1, \ldots, W_H)$")
+                                  r"$\mathrm{HDI}_{\mathrm{lit}}$ of $(W_1, \ldots, W_H)$", codegen=("numpy",))
             Wc = sp.Matrix([[2]])                                   # W_1 = W_2 = (2), d = d_k = 1
-            dv.result("counterexample_below_zero", 1 - _frob2(Wc.T * Wc / 1), codegen=False,
+            dv.result("counterexample_below_zero", 1 - _frob2(Wc.T * Wc / 1),
                       uses=["literal"],
                       description=r"$\mathrm{HDI}_{\mathrm{lit}} = -15$ for $H = 2$, $d = d_k = 1$, $W_1 = W_2 = (2)$")
 
@@ -178,7 +178,7 @@ def build() -> Derivation:
                     why=r"that value is above $0$: identical heads do not give $0$", uses=["literal"])
             dv.result("literal_identical_orthonormal", 1 - 1 / d_k, args=(d_k,), uses=["literal"], domain=dk_dom,
                       description=r"$\mathrm{HDI}_{\mathrm{lit}}$ for identical heads with orthonormal columns (the "
-                                  r"stated value is $0$)")
+                                  r"stated value is $0$)", codegen=("numpy",))
 
         # isotropic heads W_h = c U_h: ||G||² = (c⁴/d_k) ρ; literal = subspace iff c = d_k^{1/4}
         with dv.group("restoring_scale", r"for $W_h^\top W_h = c^2 I$ the literal formula is "
@@ -247,17 +247,17 @@ def build() -> Derivation:
             dv.result("literal_isotropic", 1 - c**4 * mrho / d_k, args=(mrho, c, d_k),
                       uses=["literal", "subspace", "isotropic_heads"], domain={mrho: (0, 1), c: (0.1, 10), **dk_dom},
                       description=r"$\mathrm{HDI}_{\mathrm{lit}}$ when $W_h^\top W_h = c^2 I$, in terms of "
-                                  r"$\bar{\rho}$")
+                                  r"$\bar{\rho}$", codegen=("numpy",))
             dv.result("matching_scale", d_k ** sp.Rational(1, 4), args=(d_k,), uses=["isotropic_heads"],
                       domain=dk_dom,
                       description=r"$c$ with $W_h^\top W_h = c^2 I$ at which "
-                                  r"$\mathrm{HDI}_{\mathrm{lit}} = \mathrm{HDI}_{\mathrm{sub}}$")
+                                  r"$\mathrm{HDI}_{\mathrm{lit}} = \mathrm{HDI}_{\mathrm{sub}}$", codegen=("numpy",))
 
         flat = [*Wa, *Wb]
         # well-conditioned heads for sampling: dominant "diagonal" entries, small others (full column rank)
         w_dom = {x: ((2, 3) if (i % 2 == i // 2) else (-0.5, 0.5)) for W_ in (Wa, Wb) for i, x in enumerate(W_)}
         dv.result("literal_hdi_h2_d3dk2", 1 - _frob2(Wa.T * Wb / 2), args=tuple(flat), uses=["literal"],
-                  domain=w_dom, codegen=False,
+                  domain=w_dom,
                   description=r"$\mathrm{HDI}_{\mathrm{lit}}$ for $H = 2$, $d = 3$, $d_k = 2$ (row-major entries of "
                               r"$W_1$, then $W_2$)")
         dv.compare("literal_in_unit_interval", stated=r"$\mathrm{HDI} \in [0, 1]$ ($0$ identical, $1$ orthogonal)",
@@ -358,13 +358,13 @@ def build() -> Derivation:
                 why=r"$\lVert G_{hh'} \rVert = \lVert G_{h'h} \rVert$: both forms are symmetric in each pair, hence "
                     "invariant under permuting heads", uses=["literal", "frobenius"])
         dv.result("rho_dk2", (s1**2 + s2**2) / 2, args=(s1, s2), uses=["subspace"], domain={s1: (0, 1), s2: (0, 1)},
-                  description=r"$\rho$ from the principal-angle cosines ($d_k = 2$)")
+                  description=r"$\rho$ from the principal-angle cosines ($d_k = 2$)", codegen=("numpy",))
         P1, P2 = projector(Wa), projector(Wb)
         w_dom = {x: ((2, 3) if (i % 2 == i // 2) else (-0.5, 0.5)) for W_ in (Wa, Wb) for i, x in enumerate(W_)}
         dv.result("subspace_hdi_h2_d3dk2", 1 - (P1 * P2).trace() / 2, args=tuple([*Wa, *Wb]), uses=["subspace"],
                   domain=w_dom,
                   description=r"$\mathrm{HDI}_{\mathrm{sub}} = 1 - \mathrm{tr}(P_1 P_2)/d_k$ for $H = 2$, $d = 3$, "
-                              r"$d_k = 2$ (full column rank)")
+                              r"$d_k = 2$ (full column rank)", codegen=("mpmath",))
     dv.compare("orthogonal_heads_give_one", stated="HDI $= 1$ for orthogonal heads",
                derived=r"both forms give $1$ when $W_h^\top W_{h'} = 0$ for $h \neq h'$, at any scale",
                supported_by=subspace, uses=["literal", "subspace"])

@@ -278,7 +278,7 @@ def _in_model_line(der: Derivation) -> None:
             der.step("straight_line", eq(sp.Derivative(mse_line, (HDI, 2)), 0),
                      why=r"the second derivative vanishes: affine in $\mathrm{HDI}$", uses=model)
             der.result("slope", slope, args=(V, H),
-                       description=r"$\partial \mathrm{MSE} / \partial \mathrm{HDI} = -V (H - 1)/H \le 0$", uses=model)
+                       description=r"$\partial \mathrm{MSE} / \partial \mathrm{HDI} = -V (H - 1)/H \le 0$", uses=model, codegen=("numpy",))
         der.step("non_increasing", le(slope, 0), by="certificate", certificate=V * (H - 1) / H,
                  why=r"$0 - \mathrm{slope} = V (H - 1)/H \ge 0$ as $V > 0$, $H \ge 1$", uses=model)
         der.step("identical_heads_end", eq(sp.Subs(mse_line, HDI, 0), B ** 2 + V),
@@ -301,7 +301,7 @@ def _in_model_line(der: Derivation) -> None:
                      r"$\int V$", uses=["pointwise_integration", *model])
         der.result("mse_line", mse_line, args=(B, V, H, HDI),
                    description=r"$\mathrm{MSE} = B^2 + V - V (H - 1)/H \cdot \mathrm{HDI}$ under the covariance model "
-                               r"($B^2$ and $V$ integrated over $x$ for the integrated MSE)", uses=full)
+                               r"($B^2$ and $V$ integrated over $x$ for the integrated MSE)", uses=full, codegen=("numpy",))
     der.compare("line_under_model",
                 stated=r"the integrated MSE is a non-increasing straight line in $\mathrm{HDI}$",
                 derived=r"$\mathrm{MSE} = B^2 + V - V (H - 1)/H \cdot \mathrm{HDI}$, slope $-V (H - 1)/H \le 0$, under "
@@ -453,7 +453,6 @@ def _outside_model(der: Derivation) -> None:
                          why="and the higher MSE (the same bias $B$ in both configurations)", uses=uses)
                 der.result(f"cx_{name}", sp.Tuple(exact["A"]["HDI"], exact["B"]["HDI"],
                                                   exact["A"]["mse_minus_bias_sq"], exact["B"]["mse_minus_bias_sq"]),
-                           codegen=False,
                            description=r"$(\mathrm{HDI}_A, \mathrm{HDI}_B, \mathrm{MSE}_A - B^2, \mathrm{MSE}_B - B^2)$; "
                                        "replay data in `proofs.c5_hdi_mse.counterexamples()`", uses=uses)
     der.compare("monotone_in_hdi_outside_model",

@@ -344,13 +344,13 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
         der.result("hdi_bound", bound, args=(H, d_k, d),
                    description=r"upper bound on $\mathrm{HDI}$ over all subspace configurations ($H \ge 2$); attained "
                                r"by orthogonal subspaces ($H d_k \le d$) or a tight fusion frame where one exists",
-                   uses=["subspaces"], domain={H: (2, 64), d_k: (1, 64), d: (64, 128)})
+                   uses=["subspaces"], domain={H: (2, 64), d_k: (1, 64), d: (64, 128)}, codegen=("numpy",))
         rmin = H * sp.Max(0, H * d_k / d - 1)
         der.result("min_overlap_potential", d_k * rmin, args=(H, d_k, d),
                    description=r"lower bound on $\Phi = \sum_{h \ne h'} \lVert U_h^\top U_{h'} \rVert_F^2$: "
                                r"$\max(0, H d_k (H d_k/d - 1))$; the minimum where orthogonal subspaces or a tight "
                                r"fusion frame exist (not always: $(H, d_k, d) = (2, 2, 3)$ has $\min \Phi = 2 > 4/3$)",
-                   uses=["subspaces"])
+                   uses=["subspaces"], codegen=("numpy",))
         min_mse = B ** 2 + V / H + V / H * sp.Max(0, H * d_k / d - 1)
         der.step("min_mse", eq(sp.Subs(mse_r, R, rmin), min_mse), by="expand",
                  why=r"the model MSE at the smallest pair sum", uses=base)
@@ -359,7 +359,7 @@ def _fusion_bound(der: Derivation, mse_r: sp.Expr, base: list[str]) -> None:
                      "of $H$)", uses=base)
         der.result("min_mse", min_mse, args=(B, V, H, d_k, d),
                    description=r"lower bound on the model MSE over subspaces, $B^2 + V \max(1/H, d_k/d)$; attained where "
-                               "`min_overlap_potential` is", uses=base)
+                               "`min_overlap_potential` is", uses=base, codegen=("numpy",))
     e = sp.Symbol("e", positive=True)
     der.step("orthogonality_infeasible", gt((d_k * rmin).subs(d, H * d_k / (1 + e)), 0), by="nonneg",
              why=r"$H d_k > d$, so $\Phi \ge H d_k (H d_k/d - 1) > 0$: no mutually orthogonal configuration (also: "

@@ -238,9 +238,9 @@ def _optimum_steps(der: Derivation, name: str) -> None:
     der.step(f"{name}_stationary", eq(sp.Subs(sp.Derivative(mse, x), (x, n), (X, n_at_X)), 0),
              by="simplify", why=r"$\mathrm{MSE}'(d_k^*) = 0$ ($n$ eliminated through the optimum's defining equation)",
              uses=uses)
-    der.result(f"mse_{name}", mse, args=ARGS,
+    der.result(f"mse_{name}", mse, codegen=("numpy", "mpmath"), args=ARGS,
                description=rf"$\mathrm{{MSE}}(d_k)$ of {model_name(name)}: {sympy_math(mse)}", uses=uses)
-    der.result(f"dk_opt_{name}", xo, args=OPT_ARGS, description=f"the continuous optimum $d_k^*$ of {model_name(name)}",
+    der.result(f"dk_opt_{name}", xo, codegen=("numpy", "mpmath"), args=OPT_ARGS, description=f"the continuous optimum $d_k^*$ of {model_name(name)}",
                uses=uses + ["interior"])
     der.result(f"H_opt_{name}", D / xo, args=OPT_ARGS, description=f"$H^* = D/d_k^*$ of {model_name(name)}",
                uses=uses + ["interior", "budget"])
@@ -321,13 +321,13 @@ def _optima_b(der: Derivation) -> None:
     for ens, (kk, NN) in ENSEMBLES.items():
         uses = base + _ENS_USES[ens]
         mse = c_b / x**2 + c_v * x ** (x / 2 + kk) / (n * NN)
-        der.result(f"mse_b_{ens}", mse, args=ARGS, uses=uses,
+        der.result(f"mse_b_{ens}", mse, codegen=("numpy", "mpmath"), args=ARGS, uses=uses,
                    description=rf"$\mathrm{{MSE}}(d_k)$ of {model_name(f'b_{ens}')}: {sympy_math(mse)}")
-        der.result(f"stationarity_b_{ens}", _residual_b(kk, NN), args=ARGS, uses=uses,
+        der.result(f"stationarity_b_{ens}", _residual_b(kk, NN), codegen=("mpmath",), args=ARGS, uses=uses,
                    description=r"$\mathrm{MSE}'(d_k) \cdot 2 n N d_k^3 / c_v$: one sign change (negative to positive), "
                                r"its root is $d_k^*$")
         Lm = sp.log(4 * c_b * n * NN / c_v)
-        der.result(f"dk_asym_b_{ens}", 2 * Lm / sp.log(Lm), args=OPT_ARGS, uses=uses,
+        der.result(f"dk_asym_b_{ens}", 2 * Lm / sp.log(Lm), codegen=("mpmath",), args=OPT_ARGS, uses=uses,
                    description=r"the leading asymptotic of $d_k^*$: $2L/\log L$, $L = \log(4 c_b n N/c_v)$; the ratio "
                                r"tends to 1")
 
@@ -455,9 +455,9 @@ def _reverse(der: Derivation, groups: dict) -> None:
                      r"N_{\mathrm{eff}}^{1/(a+b)}$; the law needs $N_{\mathrm{eff}} = \log n$ and $a + b = (4+d)/2$")
         der.result("mse_reverse", mse, args=ARGS, uses=uses,
                    description=f"{model_name('reverse')}, reproducing the stated law (effective sample size "
-                               r"$\log n$): " + sympy_math(mse))
+                               r"$\log n$): " + sympy_math(mse), codegen=("numpy", "mpmath"))
         der.result("dk_opt_reverse", xo, args=OPT_ARGS, uses=uses,
-                   description=f"its optimum {sympy_math(xo)}")
+                   description=f"its optimum {sympy_math(xo)}", codegen=("numpy", "mpmath"))
     groups["law_reverse"] = g
 
 

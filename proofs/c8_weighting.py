@@ -179,11 +179,11 @@ def _weights(der: Derivation) -> None:
                                     sp.Matrix([1, 1, 2, 3, 5, 8, 13, 21])), by="expand", uses=["binet"])
     der.result("fibonacci", fib(h), args=(h,), description="$F_h$ by the form of Binet", uses=["binet"])
     der.result("alpha_geom", r ** (h - 1) * (1 - r) / (1 - r**H), args=(h, H, r), uses=["w_geom"],
-               description="geometric weight of head $h$ (best first)")
+               description="geometric weight of head $h$ (best first)", codegen=("numpy",))
     der.result("alpha_fib_best", fib(H + 1 - h) / (fib(H + 2) - 1), args=(h, H), uses=["w_fib_best", "binet"],
-               description="Fibonacci weight $F_{H+1-h}/(F_{H+2}-1)$, largest on head 1")
+               description="Fibonacci weight $F_{H+1-h}/(F_{H+2}-1)$, largest on head 1", codegen=("numpy", "mpmath"))
     der.result("alpha_fib_worst", fib(h) / (fib(H + 2) - 1), args=(h, H), uses=["w_fib_worst", "binet"],
-               description="Fibonacci weight $F_h/(F_{H+2}-1)$, largest on head $H$")
+               description="Fibonacci weight $F_h/(F_{H+2}-1)$, largest on head $H$", codegen=("numpy", "mpmath"))
     der.result("alpha_inv_exp", (q - 1) * q ** (H - h) / (q**H - 1), args=(h, H, q),
                uses=["w_inverse", "profile_exp"], description="inverse-variance weight for $V_h = V_1 q^{h-1}$")
 
@@ -260,9 +260,9 @@ def _inverse_variance(der: Derivation) -> None:
     C2 = sp.Symbol("C_12", real=True)
     V1s, V2s = sp.symbols("V_1 V_2", positive=True)
     der.result("W_opt_cov_H2", (V1s * V2s - C2**2) / (V1s + V2s - 2 * C2), args=(V1s, V2s, C2),
-               description="optimal variance of two heads with covariance $C_{12}$", uses=["pd_cov"])
+               description="optimal variance of two heads with covariance $C_{12}$", uses=["pd_cov"], codegen=("numpy",))
     der.result("alpha1_opt_cov_H2", (V2s - C2) / (V1s + V2s - 2 * C2), args=(V1s, V2s, C2),
-               description="optimal weight of head 1 of two", uses=["pd_cov"])
+               description="optimal weight of head 1 of two", uses=["pd_cov"], codegen=("numpy",))
     C2m = sp.Matrix([[V1s, C2], [C2, V2s]])
     one_row, one_col = sp.ImmutableMatrix(sp.ones(1, 2)), sp.ImmutableMatrix(sp.ones(2, 1))
     w_star = 1 / sp.Trace(sp.MatMul(one_row, sp.Inverse(sp.ImmutableMatrix(C2m)), one_col))   # 1/(1ᵀC⁻¹1)
@@ -304,19 +304,20 @@ def _closed_forms(der: Derivation) -> None:
     argmap = {"W_uniform_exp": (V_1, q, H), "W_geom_exp": (V_1, q, H, r), "W_fib_best_exp": (V_1, q, H),
               "W_fib_worst_exp": (V_1, q, H), "W_inv_exp": (V_1, q, H)}
     for name, (expr, extra) in forms_exp.items():
-        der.result(name, expr, args=argmap[name], uses=ue + extra,
+        der.result(name, expr, codegen=("numpy", "mpmath"), args=argmap[name], uses=ue + extra,
                    description=r"$\sum_h \alpha_h^2 V_h$ for $V_h = V_1 q^{h-1}$ (closed form; removable "
                                r"singularities at $q = 1$, $r^2 q = 1$, $q = \varphi^{\pm 2}$ are excluded)")
     # polynomial profile: finite sums (printable), integer-beta closed forms by induction
     for bb, closed in ((1, lambda Hv, E: Hv * (Hv + 1) / 2), (2, lambda Hv, E: Hv * (Hv + 1) * (2 * Hv + 1) / 6)):
         der.step(f"unif_poly{bb}_sum", eq(sp.Sum(h**bb, (h, 1, H)), closed(H, _normal)), by="induction", uses=up)
-        der.result(f"W_uniform_poly{bb}", V_1 * closed(H, _normal) / H**2, args=(V_1, H), uses=up + ["w_uniform"],
+        der.result(f"W_uniform_poly{bb}", V_1 * closed(H, _normal) / H**2, codegen=("numpy", "mpmath"), args=(V_1, H), uses=up + ["w_uniform"],
                    description=f"uniform weights, $V_h = V_1 h^{bb}$")
     for bb, fn in ((1, _sum_h_geometric), (2, _sum_h2_geometric)):
         closed = lambda Hv, E, fn=fn: fn(Hv, E, r**2)   # noqa: E731
         der.step(f"geom_poly{bb}_sum", eq(sp.Sum(h**bb * r ** (2 * h - 2), (h, 1, H)), closed(H, _normal)),
                  by="induction", uses=up)
-        der.result(f"W_geom_poly{bb}", V_1 * ((1 - r) / (1 - r**H)) ** 2 * closed(H, _normal), args=(V_1, H, r),
+        der.result(f"W_geom_poly{bb}", V_1 * ((1 - r) / (1 - r**H)) ** 2 * closed(H, _normal), codegen=("numpy", "mpmath"),
+                   args=(V_1, H, r),
                    uses=up + ["w_geom"], description=f"geometric weights, $V_h = V_1 h^{bb}$")
     sums = {
         "W_uniform_poly": (V_1 * sp.Sum(h**beta, (h, 1, H)) / H**2, (V_1, beta, H), ["w_uniform"],
@@ -331,16 +332,16 @@ def _closed_forms(der: Derivation) -> None:
                        r"$V_1/\operatorname{harmonic}(H, \beta)$"),
     }
     for name, (expr, args, extra, text) in sums.items():
-        der.result(name, expr, args=args, uses=up + extra,
+        der.result(name, expr, codegen=("numpy", "mpmath"), args=args, uses=up + extra,
                    description=f"{text}: a finite sum over $h = 1, \\ldots, H$ ($H$ a Python int in generated code)")
     der.step("harmonic_forms", eq(sp.Tuple(sp.harmonic(H, -beta), sp.harmonic(H, beta)),
                                   sp.Tuple(sp.Sum(h**beta, (h, 1, H)), sp.Sum(h ** (-beta), (h, 1, H)))),
              by="rewrite", target=sp.Sum,
              why=r"the generalised harmonic numbers: $W_{\mathrm{unif}} = V_1 \operatorname{harmonic}(H, -\beta)/H^2$, "
                  r"$W_{\mathrm{inv}} = V_1/\operatorname{harmonic}(H, \beta)$")
-    der.result("W_uniform_poly_harmonic", V_1 * sp.harmonic(H, -beta) / H**2, args=(V_1, beta, H), codegen=False,
+    der.result("W_uniform_poly_harmonic", V_1 * sp.harmonic(H, -beta) / H**2, args=(V_1, beta, H),
                uses=up + ["w_uniform"], description="`W_uniform_poly` as a generalised harmonic number")
-    der.result("W_inv_poly_harmonic", V_1 / sp.harmonic(H, beta), args=(V_1, beta, H), codegen=False,
+    der.result("W_inv_poly_harmonic", V_1 / sp.harmonic(H, beta), args=(V_1, beta, H),
                uses=up + ["w_inverse"], description="`W_inv_poly` as a generalised harmonic number")
     alpha_g = r ** (h - 1) * (1 - r) / (1 - r**H)
     alpha_f = fib(H + 1 - h) / (fib(H + 2) - 1)
@@ -463,8 +464,7 @@ def _asymptotics(der: Derivation) -> None:
                  why=r"ratio test ($r^2 < 1$) and $r^H \to 0$: $W_{\mathrm{geom}} \to V_1 (1-r)^2 "
                      r"\mathrm{Li}_{-\beta}(r^2)/r^2$",
                  uses=up + ["w_geom", "polylog_def"])
-        der.result("W_geom_poly_limit", W_geom_lim, args=(V_1, beta, r), uses=up + ["w_geom", "polylog_def"],
-                   codegen=False, description=r"$\lim_{H \to \infty} W_{\mathrm{geom}}$ for $V_h = V_1 h^\beta$ "
+        der.result("W_geom_poly_limit", W_geom_lim, args=(V_1, beta, r), uses=up + ["w_geom", "polylog_def"], description=r"$\lim_{H \to \infty} W_{\mathrm{geom}}$ for $V_h = V_1 h^\beta$ "
                                               r"(positive): `mpmath.polylog(-beta, r**2)`")
         der.step("geom_poly1_limit", eq(sp.Subs(W_geom_lim, beta, 1), V_1 / (1 + r) ** 2), by="simplify",
                  why=r"$\mathrm{Li}_{-1}(x) = x/(1-x)^2$", uses=up + ["w_geom", "polylog_def"])
@@ -553,13 +553,13 @@ def _correlated(der: Derivation) -> None:
                (1 - rho) * V_1 * sp.Sum(h**beta, (h, 1, H)) / H**2
                + rho * V_1 * (sp.Sum(h ** (beta / 2), (h, 1, H)) / H) ** 2,
                args=(V_1, beta, H, rho), uses=uses + ["w_uniform"],
-               description=r"uniform weights, $V_h = V_1 h^\beta$, $C_{hh'} = \rho \sqrt{V_h V_{h'}}$")
+               description=r"uniform weights, $V_h = V_1 h^\beta$, $C_{hh'} = \rho \sqrt{V_h V_{h'}}$", codegen=("numpy",))
     ag = r ** (h - 1) * (1 - r) / (1 - r**H)
     der.result("W_geom_poly_corr",
                (1 - rho) * V_1 * sp.Sum(ag**2 * h**beta, (h, 1, H))
                + rho * V_1 * sp.Sum(ag * h ** (beta / 2), (h, 1, H)) ** 2,
                args=(V_1, beta, H, r, rho), uses=uses + ["w_geom"],
-               description=r"geometric weights, $V_h = V_1 h^\beta$, $C_{hh'} = \rho \sqrt{V_h V_{h'}}$")
+               description=r"geometric weights, $V_h = V_1 h^\beta$, $C_{hh'} = \rho \sqrt{V_h V_{h'}}$", codegen=("numpy",))
 
 
 def _fib_int(k: int) -> int:
@@ -609,10 +609,10 @@ def _thresholds(der: Derivation) -> None:
                  r"$\alpha_h^2 - 1/H^2$ decrease through 0 once, so $\sum_h c_h h^\beta$ has at most one root (the rule "
                  r"of signs of Laguerre); $g(0) > 0$, $g(\infty) < 0$, and the stated root (the tables) is bracketed "
                  f"to {THRESHOLD_DPS - 5} digits", uses=uses + ["w_geom", "w_fib_best"])
-    der.result("beta_star_geom_table", sp.Matrix(rows_g), codegen=False, uses=uses + ["w_geom"],
+    der.result("beta_star_geom_table", sp.Matrix(rows_g), uses=uses + ["w_geom"],
                description=r"rows $(H, r, \beta^{*})$: geometric beats uniform iff $\beta > \beta^{*}(H, r)$; "
                            f"{THRESHOLD_DPS} digits")
-    der.result("beta_star_fib_table", sp.Matrix(rows_f), codegen=False, uses=uses + ["w_fib_best"],
+    der.result("beta_star_fib_table", sp.Matrix(rows_f), uses=uses + ["w_fib_best"],
                description=r"rows $(H, \beta^{*}_{\mathrm{F}})$: Fibonacci (best first) beats uniform iff "
                            r"$\beta > \beta^{*}_{\mathrm{F}}(H)$")
 
@@ -651,7 +651,7 @@ def _rates_in_n(der: Derivation) -> None:
              uses=["consistency_rates", "fixed_weights", "w_geom", "w_uniform"],
              why=r"their ratio tends to $(\alpha_H^{\mathrm{geom}} / \alpha_H^{\mathrm{unif}})^2 = ((1/15)/(1/4))^2 "
                  r"= 16/225$: a lower constant, not a faster rate")
-    der.result("rates_geom_over_uniform_H4", ratio, codegen=False, uses=["consistency_rates", "fixed_weights"],
+    der.result("rates_geom_over_uniform_H4", ratio, uses=["consistency_rates", "fixed_weights"],
                description=r"$\lim_n \mathrm{MSE}_{\mathrm{geom}}/\mathrm{MSE}_{\mathrm{unif}}$ for $\gamma = (1, 4/5, "
                            r"3/5, 2/5)$, $c_h = 1$, $r = 1/2$")
 

@@ -204,6 +204,6 @@ def _haar_spread(der: Derivation) -> None:
     der.step("haar_variance_at_k1", sp.Eq(general.subs(d_k, 1), var_line, evaluate=False), by="rational",
              why=r"the general formula $2 (d - d_k)^2 / (d^2 (d - 1)(d + 2))$ at $d_k = 1$ is the line's variance",
              uses=["sphere_moments"])
-    der.result("haar_overlap_variance", general, codegen=False,
+    der.result("haar_overlap_variance", general,
                description="the variance of the overlap of two independent Haar subspaces of dimension $d_k$ "
                            "(checked at $d_k = 1$)", uses=["sphere_moments"])

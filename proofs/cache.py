@@ -242,16 +242,17 @@ def load(claim: str, key: str) -> Any | None:
     return der
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temporary file, fsync, ``os.replace`` (mode 0o644): a reader sees the old file or the new
-    one, never a part (the derivation cache, the generated module)."""
+def atomic_write(path: Path, data: bytes, *, prefix: str = "") -> None:
+    """Temporary file (named ``.<prefix or the file's name>.*.tmp``), fsync, ``os.replace`` (mode
+    0o644): a reader sees the old file or the new one, never a part. Every file the package
+    writes goes through here (``verify.io.atomic_write_bytes`` adds its checks of the target)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{prefix or path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fchmod(fh.fileno(), 0o644)   # as verify.io writes (mkstemp's 0o600 otherwise)
+            os.fchmod(fh.fileno(), 0o644)   # mkstemp's 0o600 otherwise
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:

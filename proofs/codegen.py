@@ -1,8 +1,9 @@
 """Generate ``verify/numeric/formulas.py`` from the derivations: numeric code printed by SymPy.
 
-Every result of every derivation marked ``codegen=True`` becomes two functions:
-``cN_<name>(*args)`` printed by SymPy's ``NumPyPrinter`` and ``cN_<name>_mp(*args)`` printed by
-its ``MpmathPrinter``. The numeric side calls these, never a formula typed by hand.
+A result declared with ``codegen=("numpy", "mpmath")`` (either or both) becomes
+``cN_<name>(*args)`` printed by SymPy's ``NumPyPrinter`` and/or ``cN_<name>_mp(*args)`` printed by
+its ``MpmathPrinter``: only what a check or test calls by name. The numeric side calls these, never
+a formula typed by hand.
 
     python -m proofs codegen            # rewrite verify/numeric/formulas.py
     python -m proofs codegen --check    # exit 1 if the committed file differs
@@ -135,10 +136,12 @@ def render() -> str:
             summary = summary.replace("\\", "/")
             expr_text = sp.sstr(r.expr)
             doc = f"{claim} {r.name}: {summary}\n\n    {expr_text}\n    "
-            for suffix, printer, convert in (
-                ("", _NumPyPrinter({"fully_qualified_modules": True}), "_f"),
-                ("_mp", _MpmathPrinter({"fully_qualified_modules": True}), "_m"),
+            for flavour, suffix, printer, convert in (
+                ("numpy", "", _NumPyPrinter({"fully_qualified_modules": True}), "_f"),
+                ("mpmath", "_mp", _MpmathPrinter({"fully_qualified_modules": True}), "_m"),
             ):
+                if flavour not in r.codegen:
+                    continue
                 chunks.append("\n\n" + _function(fname + suffix, r.args, r.expr, doc, printer, convert))
                 exported.append(fname + suffix)
     chunks.append("\n\n__all__ = [\n" + "".join(f"    {name!r},\n" for name in exported) + "]\n")

@@ -200,7 +200,9 @@ class Result:
     args: tuple = ()
     description: str = ""
     uses: tuple[str, ...] = ()
-    codegen: bool = True
+    #: The generated functions a check or test calls by name: "numpy" (``cN_<name>``) and/or
+    #: "mpmath" (``cN_<name>_mp``); none by default (nothing generated that nothing calls).
+    codegen: tuple[str, ...] = ()
     #: Where the result is meant to be evaluated, ``{symbol: (low, high)}``; symbols not listed
     #: range over what their SymPy assumptions allow. Tests sample the generated code here.
     domain: dict = field(default_factory=dict)
@@ -1270,17 +1272,21 @@ class Derivation:
         args: Sequence = (),
         description: str = "",
         uses: Iterable[str] = (),
-        codegen: bool = True,
+        codegen: tuple[str, ...] = (),
         domain: dict | None = None,
     ) -> Result:
-        """Name a derived expression. ``args`` fixes the argument order of its generated code
-        and must cover every free symbol."""
+        """Name a derived expression. ``codegen`` names the generated functions the numeric side
+        calls ("numpy", "mpmath"); ``args`` fixes their argument order and must cover every free
+        symbol."""
         if not name.isidentifier():
             raise DefinitionError(f"result name must be a Python identifier, got {name!r}")
         uses = tuple(uses)
         self._check_uses(name, uses)
         self._text(f"{self.claim}/{name}: description", description)
         args = tuple(args)
+        codegen = tuple(codegen)
+        if not set(codegen) <= {"numpy", "mpmath"} or len(set(codegen)) != len(codegen):
+            raise DefinitionError(f"result {name!r}: codegen names \"numpy\" and/or \"mpmath\", got {codegen}")
         if codegen:
             free = getattr(expr, "free_symbols", set())
             missing = set(free) - set(args)

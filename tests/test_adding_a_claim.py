@@ -63,7 +63,7 @@ def test_the_worked_example_is_checked_judged_and_reported(project, capsys):
     assert "(not defined)" not in text and "alpha*: the head weights αₕ" in text
     result = x1_check.CLAIM.check(Context(seed=0, quick=True))
     assert result.id == "X1" and result.verdict is Verdict.HOLDS_UNDER_MODEL
-    assert [(p.id, p.role) for p in result.parts] == [("no reduction", Role.CORE)]
+    assert [(p.id, p.role) for p in result.parts] == [("no-reduction", Role.CORE)]
     assert {"identical", "weights_sum_to_one"} <= {a.name for a in der.model_assumptions()}
     # the figure the finding quotes, recomputed: the ensemble of identical heads is one head
     fig = result.parts[0].numeric.figures

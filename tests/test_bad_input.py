@@ -40,8 +40,6 @@ from verify.experiments.checkpoint import (
     analyze_checkpoint,
     open_checkpoint,
 )
-from verify.judgment.claim import Replay
-from verify.judgment.counterexamples import replayer_for
 from verify.numeric import nw
 from verify.numeric.attention import MultiHeadNW, from_torch
 from verify.numeric.dgp import DGP, head_projections, make_dgp
@@ -289,12 +287,6 @@ DROP = object()
 def rp(which: str, /, **change: Any) -> Callable[[], Any]:
     """``python -m verify replay`` on BASES[which] with ``change`` (see _cx)."""
     return _cli(["replay", "{d}/cx.json"], {"cx.json": _cx(which, **change)})
-
-
-def api_rp(which: str, /, **change: Any) -> Callable[[], Any]:
-    """The registered replayer of ``which`` called directly (``replayer_for``, a public entry that
-    does not pass through ``verify.replay``'s checks) on BASES[which]'s params with ``change``."""
-    return lambda: replayer_for(which)(_cx(which, **change)["params"])
 
 
 def rp_doc(doc: Any) -> Callable[[], Any]:
@@ -926,10 +918,6 @@ CASES = [
     pytest.param(rp("c6.beyond-d", starts=10**7), ("params", "at most 200,000", "eigendecompositions"),
                  id="cli-replay-c6-starts-1e7"),
     pytest.param(rp("c6.beyond-d", d_k=3), ("params.d_k", "3", "d_k <= d = 2"), id="cli-replay-c6-dk-above-d"),
-    # --- every replayer with a seed checks it itself when called directly
-    *(pytest.param(api_rp(kind, seed=bad), ("params.seed", shown), id=f"api-replay-{kind}-seed-{name}")
-      for kind in sorted(k for k, (_, p) in BASES.items() if "seed" in p and not isinstance(replayer_for(k), Replay))
-      for name, bad, shown in (("fraction", 1.5, "1.5"), ("string", "abc", "'abc'"), ("negative", -1, "-1"))),
     # --- replay C7 (the schema's own rows are tests/test_claims.py's): cross-field checks, the nested cases, the cap
     pytest.param(rp("c7.stated-law", n2=100.0), ("params.n2", "100.0", "> n1 = 1000.0"), id="cli-replay-c7-n2-below-n1"),
     pytest.param(rp("c7.stated-law", cases=[{"model": "a_corr", "d": 8, "D": 64}] * 129), ("params.cases", "1 to 128 items"),

@@ -113,8 +113,9 @@ def _differences(a, b, path="") -> list[str]:
     if isinstance(a, float) and isinstance(b, float):
         close = math.isclose(a, b, rel_tol=SAME_SEED_RTOL, abs_tol=SAME_SEED_RTOL * 1e-3)
         return [] if close else [f"{path}: {a!r} != {b!r}"]
-    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
-        return [d for k in a for d in _differences(a[k], b[k], f"{path}/{k}")]
+    if isinstance(a, dict) and isinstance(b, dict):
+        only = [f"{path}: key {k!r} only in the {'first' if k in a else 'second'}" for k in a.keys() ^ b.keys()]
+        return only + [d for k in a if k in b for d in _differences(a[k], b[k], f"{path}/{k}")]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
     return [] if a == b and type(a) is type(b) else [f"{path}: {a!r:.200} != {b!r:.200}"]

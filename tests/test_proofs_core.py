@@ -367,7 +367,9 @@ def test_bad_step_calls_are_refused():
 def test_assumptions_must_exist_and_results_cover_their_symbols():
     d = fresh()
     with pytest.raises(DefinitionError, match="miss free symbols"):
-        d.result("r", x + y, args=(x,))
+        d.result("r", x + y, args=(x,), codegen=("numpy",))
+    with pytest.raises(DefinitionError, match='codegen names "numpy" and/or "mpmath"'):
+        d.result("r", x + y, args=(x, y), codegen=("cuda",))
     res = d.result("r", x + y, args=(x, y), uses=["model"])
     assert d.model_assumptions(res.uses)[0].name == "model"
 

@@ -14,6 +14,7 @@ from scipy.special import iv, jv
 
 from verify.errors import VerifyError
 from verify.experiments import regimes as G
+from verify.io import jsonable
 from verify.numeric.dgp import make_dgp
 
 Z_MC = 5.0
@@ -155,9 +156,9 @@ def test_circle_heads_have_equal_key_norms_and_the_stated_concentration():
     assert s == pytest.approx(1.7**2 * 2 * (math.cos(t[0, 1] - t[1, 0]) + math.cos(t[0, 2] - t[1, 2])), rel=1e-12)
 
 
-def test_plain_gives_strict_json():
-    out = G.plain({1: np.float64(2.5), "a": (np.int64(3), np.array([1.0, np.inf])), "b": np.bool_(True),
-                   "c": float("nan")})
+def test_jsonable_finite_gives_strict_json():
+    out = jsonable({1: np.float64(2.5), "a": (np.int64(3), np.array([1.0, np.inf])), "b": np.bool_(True),
+                   "c": float("nan")}, finite=True)
     assert out == {"1": 2.5, "a": [3, [1.0, None]], "b": True, "c": None}
     json.dumps(out, allow_nan=False)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from verify.cli import main as verify_cli
-from verify.experiments import scaling, sweep
+from verify.experiments import scaling
 from verify.numeric.dgp import head_projections, make_dgp
 
 # A few dozen float64 operations per term, against math.fsum on the same draws.

@@ -54,6 +54,7 @@ import ctypes
 import errno
 import hashlib
 import json
+import math
 import os
 import secrets
 import shutil
@@ -66,6 +67,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from proofs.cache import atomic_write
 from verify.errors import VerifyError
 
 __all__ = [
@@ -249,24 +251,9 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, name: str | None = None
     target = write_target(name or "output file", path)
     try:
         _make_folders(target.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{_side(target.name)}.", suffix=".tmp", dir=target.parent)
+        atomic_write(target, data, prefix=_side(target.name))
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), FILE_MODE)
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError):
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
     return Path(path)
 
 
@@ -275,24 +262,27 @@ def atomic_write_text(path: Path | str, text: str, *, encoding: str = "utf-8", n
     return atomic_write_bytes(path, text.encode(encoding), name=name)
 
 
-def jsonable(x: Any) -> Any:
-    """``x`` with numpy scalars and arrays turned into Python numbers and lists (numpy is not
-    imported here: where it was never imported, no value can be one of its types)."""
+def jsonable(x: Any, *, finite: bool = False) -> Any:
+    """``x`` with numpy scalars and arrays turned into Python numbers and lists, tuples into lists
+    and dict keys into strings; with ``finite``, non-finite floats into None (strict JSON, as
+    report.json needs: an infinite z of a zero standard error becomes None). numpy is not imported
+    here: where it was never imported, no value can be one of its types."""
     if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v, finite=finite) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
+        return [jsonable(v, finite=finite) for v in x]
     np = sys.modules.get("numpy")
-    if np is None:
-        return x
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist())
-    if isinstance(x, np.bool_):
-        return bool(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
+    if np is not None:
+        if isinstance(x, np.ndarray):
+            return jsonable(x.tolist(), finite=finite)
+        if isinstance(x, np.bool_):
+            return bool(x)
+        if isinstance(x, np.integer):
+            return int(x)
+        if isinstance(x, np.floating):
+            x = float(x)
+    if finite and isinstance(x, float) and not math.isfinite(x):
+        return None
     return x
 
 

@@ -43,7 +43,7 @@ from verify.numeric.nw import nw_weights
 from verify.numeric.stats import target_variance
 from verify.schema import Choice, Schema, Seed
 
-__all__ = ["plain", "timeless", "REGIME_PARAMS", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
+__all__ = ["timeless", "REGIME_PARAMS", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
            "torus_population_mse", "paired_mse", "MAX_REGIME_WORK",
            "QUAD_POINTS"]
 
@@ -82,26 +82,6 @@ def design_record(**entries: Any) -> dict[str, dict[str, Any]]:
             raise fail(f"design.{k}", repr(v)[:80], "a (value, reason) pair with a non-empty reason")
         out[k] = {"value": v[0], "reason": v[1]}
     return out
-
-
-def plain(obj: Any) -> Any:
-    """``obj`` with numpy scalars and arrays turned into Python numbers and lists, tuples into
-    lists, dict keys into strings, and non-finite floats into None: strict JSON, as report.json
-    needs (an infinite z of a zero standard error becomes None)."""
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return plain(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    return obj
 
 
 def timeless(reg: dict[str, Any]) -> dict[str, Any]:

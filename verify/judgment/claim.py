@@ -160,25 +160,17 @@ class Context:
             return str(path)
 
     def counterexample(self, *, params: dict, description: str, statement: str = "",
-                       outcome: "counterexamples.ReplayOutcome | None" = None, claim: str = "", part: str = "",
-                       kind: str = "") -> Counterexample | None:
+                       outcome: "counterexamples.ReplayOutcome | None" = None) -> Counterexample | None:
         """Run the current part's replay on ``params`` (or take its ``outcome``, already computed
         by the caller from the same params); if it violates the part's statement (or
-        ``statement``), save it (when the run has an output folder) and return the counterexample.
-        ``claim``, ``part`` and ``kind`` name another part's replay (checks not yet declared with
-        :meth:`Claim.replay`)."""
-        if kind:
-            func = counterexamples.replayer_for(kind)
-            if func is None:
-                raise ValueError(f"no replayer registered for kind {kind!r}")
-        else:
-            owner, spec = self.current
-            func = owner.replays.get(spec.id)
-            if func is None:
-                raise DefinitionError(f"{owner.id} part {spec.id!r}: a counterexample needs the part's replay "
-                                      "(CLAIM.replay)")
-            claim, part, kind = owner.id, spec.id, func.kind
-            statement = statement or spec.statement
+        ``statement``), save it (when the run has an output folder) and return the counterexample."""
+        owner, spec = self.current
+        func = owner.replays.get(spec.id)
+        if func is None:
+            raise DefinitionError(f"{owner.id} part {spec.id!r}: a counterexample needs the part's replay "
+                                  "(CLAIM.replay)")
+        claim, part, kind = owner.id, spec.id, func.kind
+        statement = statement or spec.statement
         if outcome is None:
             outcome = func(params)
         if not outcome.violates:
@@ -265,7 +257,7 @@ class PartSpec:
                     restored_by=ev.restored_by, reason=ev.reason, finding=ev.finding, stated=self.stated,
                     derived=ev.derived, regime=ev.regime or self.regime, reading=self.reading, r2=dict(ev.r2),
                     design=dict(ev.design), controls=dict(ev.controls), markup=True,
-                    label=self.label or (self.id.replace("-", " ") if PART_ID.fullmatch(self.id) else ""),
+                    label=self.label or self.id.replace("-", " "),
                     undecided=ev.undecided, instead=ev.instead or self.instead)
 
 
@@ -321,7 +313,7 @@ class Claim:
         its name as a reader sees it."""
         role = Role(role)
         where = f"{self.id} part {id!r}"
-        if label and not PART_ID.fullmatch(id):
+        if not PART_ID.fullmatch(id):
             raise DefinitionError(f"{where}: a part id is hyphenated lower-case words, e.g. 'premise-nw-heads'")
         if any(p.id == id for p in self.parts):
             raise DefinitionError(f"{where}: declared twice")
@@ -356,7 +348,6 @@ class Claim:
                     raise DefinitionError(f"{self.id} part {part!r}: its replay is declared twice")
                 rp = Replay(self.id, part, schema, func, example)
                 self.replays[part] = rp
-                counterexamples.register(rp.kind, rp)
                 first = first or rp
             return first
 

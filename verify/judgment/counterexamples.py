@@ -1,7 +1,7 @@
 """Counterexamples as small JSON files that anyone can re-run and re-judge.
 
 A claim check that finds a counterexample saves it with :func:`save`: the *kind* names the
-replay function (registered with :func:`replayer` next to the check that found it), ``params``
+part's replay (``<claim>.<part>``, declared with ``CLAIM.replay`` beside the part), ``params``
 holds everything needed to recompute it (seeds included) and ``expected`` what was found.
 ``python -m verify replay FILE`` (:mod:`verify.replay`) recomputes from ``params`` alone and
 judges again.
@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from verify._validate import printable, received
 from verify.errors import VerifyError
 from verify.io import jsonable, read_json, write_json
 
-__all__ = ["ReplayOutcome", "register", "replayer", "replayer_for", "registered_kinds", "save", "load", "FORMAT", "VERSION",
-           "MAX_FILE_BYTES", "shown"]
+__all__ = ["ReplayOutcome", "save", "load", "FORMAT", "VERSION", "MAX_FILE_BYTES", "shown"]
 
 FORMAT = "mha-nw-verify/counterexample"
 VERSION = 1
@@ -29,9 +28,6 @@ MAX_NAME_CHARS = 200
 #: The longest statement printed whole (the package's are under 300 characters); longer text is cut.
 MAX_SHOWN_CHARS = 1000
 
-_REPLAYERS: dict[str, Callable[[dict], "ReplayOutcome"]] = {}
-
-
 @dataclass
 class ReplayOutcome:
     """``violates`` is True when the recomputed case still contradicts the statement."""
@@ -41,35 +37,9 @@ class ReplayOutcome:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
-def register(kind: str, func: Callable[[dict], ReplayOutcome]) -> None:
-    """Register ``func(params) -> ReplayOutcome`` as the replay of counterexamples of ``kind``."""
-    _REPLAYERS[kind] = func
-
-
-def replayer(kind: str) -> Callable:
-    """Decorator form of :func:`register`."""
-
-    def register_(func: Callable[[dict], ReplayOutcome]) -> Callable[[dict], ReplayOutcome]:
-        register(kind, func)
-        return func
-
-    return register_
-
-
-def replayer_for(kind: str) -> Callable[[dict], ReplayOutcome] | None:
-    """The registered replay of ``kind`` (None if no imported claim module registered it)."""
-    return _REPLAYERS.get(kind)
-
-
-def registered_kinds() -> list[str]:
-    return sorted(_REPLAYERS)
-
-
 def save(directory: Path | str, *, claim: str, part: str, kind: str, statement: str, params: dict,
          outcome: ReplayOutcome) -> Path:
     """Write ``<directory>/<claim>-<part>.json`` atomically and return its path."""
-    if kind not in _REPLAYERS:
-        raise ValueError(f"no replayer registered for kind {kind!r}")
     from verify import __version__
 
     doc = {

@@ -128,25 +128,6 @@ def c1_bandwidth_from_scale_mp(s):
     s = _m(s)
     return 1/mpmath.sqrt(s)
 
-def c1_gaussian_nw_estimate_n3(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, b):
-    """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in dₖ = 2
-
-    y_1*exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))) + y_2*exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))) + y_3*exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2))/(exp((-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/(2*b**2)) + exp((-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/(2*b**2)) + exp((-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/(2*b**2)))
-    """
-    q_1 = _f(q_1)
-    q_2 = _f(q_2)
-    k_11 = _f(k_11)
-    k_12 = _f(k_12)
-    k_21 = _f(k_21)
-    k_22 = _f(k_22)
-    k_31 = _f(k_31)
-    k_32 = _f(k_32)
-    y_1 = _f(y_1)
-    y_2 = _f(y_2)
-    y_3 = _f(y_3)
-    b = _f(b)
-    return y_1*numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2)/(numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2)) + y_2*numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2)/(numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2)) + y_3*numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2)/(numpy.exp((1/2)*(-(-k_11 + q_1)**2 - (-k_12 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_21 + q_1)**2 - (-k_22 + q_2)**2)/b**2) + numpy.exp((1/2)*(-(-k_31 + q_1)**2 - (-k_32 + q_2)**2)/b**2))
-
 def c1_gaussian_nw_estimate_n3_mp(q_1, q_2, k_11, k_12, k_21, k_22, k_31, k_32, y_1, y_2, y_3, b):
     """C1 gaussian_nw_estimate_n3: Gaussian NW estimate, n = 3 keys in dₖ = 2
 
@@ -178,17 +159,6 @@ def c2_head_weight_dv2(WV_1, WV_2, WO_1, WO_2):
     WO_2 = _f(WO_2)
     return WO_1*WV_1 + WO_2*WV_2
 
-def c2_head_weight_dv2_mp(WV_1, WV_2, WO_1, WO_2):
-    """C2 head_weight_dv2: αₕ = W_Vʰ W_Oʰ for scalar values and output, dᵥ = 2
-
-    WO_1*WV_1 + WO_2*WV_2
-    """
-    WV_1 = _m(WV_1)
-    WV_2 = _m(WV_2)
-    WO_1 = _m(WO_1)
-    WO_2 = _m(WO_2)
-    return WO_1*WV_1 + WO_2*WV_2
-
 def c2_mha_scalar_h2_n3(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV1_12, WV2_11, WV2_12, WO1_11, WO1_21, WO2_11, WO2_21, bV1_1, bV1_2, bV2_1, bV2_2, b_O):
     """C2 mha_scalar_h2_n3: Σₕ αₕ f̂ₕ + β, H = 2, n = 3, dᵥ = 2 (wₕ₃ = 1 − wₕ₁ − wₕ₂)
 
@@ -215,33 +185,6 @@ def c2_mha_scalar_h2_n3(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV1_1
     bV2_2 = _f(bV2_2)
     b_O = _f(b_O)
     return WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
-
-def c2_mha_scalar_h2_n3_mp(w_1_1, w_1_2, w_2_1, w_2_2, y_1, y_2, y_3, WV1_11, WV1_12, WV2_11, WV2_12, WO1_11, WO1_21, WO2_11, WO2_21, bV1_1, bV1_2, bV2_1, bV2_2, b_O):
-    """C2 mha_scalar_h2_n3: Σₕ αₕ f̂ₕ + β, H = 2, n = 3, dᵥ = 2 (wₕ₃ = 1 − wₕ₁ − wₕ₂)
-
-    WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
-    """
-    w_1_1 = _m(w_1_1)
-    w_1_2 = _m(w_1_2)
-    w_2_1 = _m(w_2_1)
-    w_2_2 = _m(w_2_2)
-    y_1 = _m(y_1)
-    y_2 = _m(y_2)
-    y_3 = _m(y_3)
-    WV1_11 = _m(WV1_11)
-    WV1_12 = _m(WV1_12)
-    WV2_11 = _m(WV2_11)
-    WV2_12 = _m(WV2_12)
-    WO1_11 = _m(WO1_11)
-    WO1_21 = _m(WO1_21)
-    WO2_11 = _m(WO2_11)
-    WO2_21 = _m(WO2_21)
-    bV1_1 = _m(bV1_1)
-    bV1_2 = _m(bV1_2)
-    bV2_1 = _m(bV2_1)
-    bV2_2 = _m(bV2_2)
-    b_O = _m(b_O)
-    return WO1_11*bV1_1 + WO1_21*bV1_2 + WO2_11*bV2_1 + WO2_21*bV2_2 + b_O + (WO1_11*WV1_11 + WO1_21*WV1_12)*(w_1_1*y_1 + w_1_2*y_2 + y_3*(-w_1_1 - w_1_2 + 1)) + (WO2_11*WV2_11 + WO2_21*WV2_12)*(w_2_1*y_1 + w_2_2*y_2 + y_3*(-w_2_1 - w_2_2 + 1))
 # --- C3: Bias-variance-covariance decomposition of the ensemble MSE (Thm 3.1) ---
 
 def c3_mse_h1(alpha_1, mu_1, f, C_11):
@@ -253,17 +196,6 @@ def c3_mse_h1(alpha_1, mu_1, f, C_11):
     mu_1 = _f(mu_1)
     f = _f(f)
     C_11 = _f(C_11)
-    return C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
-
-def c3_mse_h1_mp(alpha_1, mu_1, f, C_11):
-    """C3 mse_h1: E[(Σₕ αₕ Fₕ − f)²] for H = 1, any real α
-
-    C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
-    """
-    alpha_1 = _m(alpha_1)
-    mu_1 = _m(mu_1)
-    f = _m(f)
-    C_11 = _m(C_11)
     return C_11*alpha_1**2 + (alpha_1*mu_1 - f)**2
 
 def c3_mse_h2(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
@@ -279,21 +211,6 @@ def c3_mse_h2(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
     C_11 = _f(C_11)
     C_12 = _f(C_12)
     C_22 = _f(C_22)
-    return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
-
-def c3_mse_h2_mp(alpha_1, alpha_2, mu_1, mu_2, f, C_11, C_12, C_22):
-    """C3 mse_h2: E[(Σₕ αₕ Fₕ − f)²] for H = 2, any real α
-
-    C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    f = _m(f)
-    C_11 = _m(C_11)
-    C_12 = _m(C_12)
-    C_22 = _m(C_22)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + C_22*alpha_2**2 + (alpha_1*mu_1 + alpha_2*mu_2 - f)**2
 
 def c3_mse_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_13, C_22, C_23, C_33):
@@ -314,26 +231,6 @@ def c3_mse_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_13, 
     C_22 = _f(C_22)
     C_23 = _f(C_23)
     C_33 = _f(C_33)
-    return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
-
-def c3_mse_h3_mp(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f, C_11, C_12, C_13, C_22, C_23, C_33):
-    """C3 mse_h3: E[(Σₕ αₕ Fₕ − f)²] for H = 3, any real α
-
-    C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    f = _m(f)
-    C_11 = _m(C_11)
-    C_12 = _m(C_12)
-    C_13 = _m(C_13)
-    C_22 = _m(C_22)
-    C_23 = _m(C_23)
-    C_33 = _m(C_33)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + C_33*alpha_3**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f)**2
 
 def c3_mse_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, C_11, C_12, C_13, C_14, C_22, C_23, C_24, C_33, C_34, C_44):
@@ -360,32 +257,6 @@ def c3_mse_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, C_1
     C_33 = _f(C_33)
     C_34 = _f(C_34)
     C_44 = _f(C_44)
-    return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
-
-def c3_mse_h4_mp(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f, C_11, C_12, C_13, C_14, C_22, C_23, C_24, C_33, C_34, C_44):
-    """C3 mse_h4: E[(Σₕ αₕ Fₕ − f)²] for H = 4, any real α
-
-    C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    f = _m(f)
-    C_11 = _m(C_11)
-    C_12 = _m(C_12)
-    C_13 = _m(C_13)
-    C_14 = _m(C_14)
-    C_22 = _m(C_22)
-    C_23 = _m(C_23)
-    C_24 = _m(C_24)
-    C_33 = _m(C_33)
-    C_34 = _m(C_34)
-    C_44 = _m(C_44)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + C_44*alpha_4**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f)**2
 
 def c3_mse_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f, C_11, C_12, C_13, C_14, C_15, C_22, C_23, C_24, C_25, C_33, C_34, C_35, C_44, C_45, C_55):
@@ -419,39 +290,6 @@ def c3_mse_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_
     C_44 = _f(C_44)
     C_45 = _f(C_45)
     C_55 = _f(C_55)
-    return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
-
-def c3_mse_h5_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f, C_11, C_12, C_13, C_14, C_15, C_22, C_23, C_24, C_25, C_33, C_34, C_35, C_44, C_45, C_55):
-    """C3 mse_h5: E[(Σₕ αₕ Fₕ − f)²] for H = 5, any real α
-
-    C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    alpha_5 = _m(alpha_5)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    mu_5 = _m(mu_5)
-    f = _m(f)
-    C_11 = _m(C_11)
-    C_12 = _m(C_12)
-    C_13 = _m(C_13)
-    C_14 = _m(C_14)
-    C_15 = _m(C_15)
-    C_22 = _m(C_22)
-    C_23 = _m(C_23)
-    C_24 = _m(C_24)
-    C_25 = _m(C_25)
-    C_33 = _m(C_33)
-    C_34 = _m(C_34)
-    C_35 = _m(C_35)
-    C_44 = _m(C_44)
-    C_45 = _m(C_45)
-    C_55 = _m(C_55)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + C_55*alpha_5**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f)**2
 
 def c3_mse_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f, C_11, C_12, C_13, C_14, C_15, C_16, C_22, C_23, C_24, C_25, C_26, C_33, C_34, C_35, C_36, C_44, C_45, C_46, C_55, C_56, C_66):
@@ -495,47 +333,6 @@ def c3_mse_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, 
     C_66 = _f(C_66)
     return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
 
-def c3_mse_h6_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f, C_11, C_12, C_13, C_14, C_15, C_16, C_22, C_23, C_24, C_25, C_26, C_33, C_34, C_35, C_36, C_44, C_45, C_46, C_55, C_56, C_66):
-    """C3 mse_h6: E[(Σₕ αₕ Fₕ − f)²] for H = 6, any real α
-
-    C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    alpha_5 = _m(alpha_5)
-    alpha_6 = _m(alpha_6)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    mu_5 = _m(mu_5)
-    mu_6 = _m(mu_6)
-    f = _m(f)
-    C_11 = _m(C_11)
-    C_12 = _m(C_12)
-    C_13 = _m(C_13)
-    C_14 = _m(C_14)
-    C_15 = _m(C_15)
-    C_16 = _m(C_16)
-    C_22 = _m(C_22)
-    C_23 = _m(C_23)
-    C_24 = _m(C_24)
-    C_25 = _m(C_25)
-    C_26 = _m(C_26)
-    C_33 = _m(C_33)
-    C_34 = _m(C_34)
-    C_35 = _m(C_35)
-    C_36 = _m(C_36)
-    C_44 = _m(C_44)
-    C_45 = _m(C_45)
-    C_46 = _m(C_46)
-    C_55 = _m(C_55)
-    C_56 = _m(C_56)
-    C_66 = _m(C_66)
-    return C_11*alpha_1**2 + 2*C_12*alpha_1*alpha_2 + 2*C_13*alpha_1*alpha_3 + 2*C_14*alpha_1*alpha_4 + 2*C_15*alpha_1*alpha_5 + 2*C_16*alpha_1*alpha_6 + C_22*alpha_2**2 + 2*C_23*alpha_2*alpha_3 + 2*C_24*alpha_2*alpha_4 + 2*C_25*alpha_2*alpha_5 + 2*C_26*alpha_2*alpha_6 + C_33*alpha_3**2 + 2*C_34*alpha_3*alpha_4 + 2*C_35*alpha_3*alpha_5 + 2*C_36*alpha_3*alpha_6 + C_44*alpha_4**2 + 2*C_45*alpha_4*alpha_5 + 2*C_46*alpha_4*alpha_6 + C_55*alpha_5**2 + 2*C_56*alpha_5*alpha_6 + C_66*alpha_6**2 + (alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f)**2
-
 def c3_ensemble_bias_h1(alpha_1, mu_1, f):
     """C3 ensemble_bias_h1: Σₕ αₕ μₕ − f, H = 1
 
@@ -544,16 +341,6 @@ def c3_ensemble_bias_h1(alpha_1, mu_1, f):
     alpha_1 = _f(alpha_1)
     mu_1 = _f(mu_1)
     f = _f(f)
-    return alpha_1*mu_1 - f
-
-def c3_ensemble_bias_h1_mp(alpha_1, mu_1, f):
-    """C3 ensemble_bias_h1: Σₕ αₕ μₕ − f, H = 1
-
-    alpha_1*mu_1 - f
-    """
-    alpha_1 = _m(alpha_1)
-    mu_1 = _m(mu_1)
-    f = _m(f)
     return alpha_1*mu_1 - f
 
 def c3_ensemble_bias_h2(alpha_1, alpha_2, mu_1, mu_2, f):
@@ -568,18 +355,6 @@ def c3_ensemble_bias_h2(alpha_1, alpha_2, mu_1, mu_2, f):
     f = _f(f)
     return alpha_1*mu_1 + alpha_2*mu_2 - f
 
-def c3_ensemble_bias_h2_mp(alpha_1, alpha_2, mu_1, mu_2, f):
-    """C3 ensemble_bias_h2: Σₕ αₕ μₕ − f, H = 2
-
-    alpha_1*mu_1 + alpha_2*mu_2 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 - f
-
 def c3_ensemble_bias_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
     """C3 ensemble_bias_h3: Σₕ αₕ μₕ − f, H = 3
 
@@ -592,20 +367,6 @@ def c3_ensemble_bias_h3(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
     mu_2 = _f(mu_2)
     mu_3 = _f(mu_3)
     f = _f(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
-
-def c3_ensemble_bias_h3_mp(alpha_1, alpha_2, alpha_3, mu_1, mu_2, mu_3, f):
-    """C3 ensemble_bias_h3: Σₕ αₕ μₕ − f, H = 3
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    f = _m(f)
     return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 - f
 
 def c3_ensemble_bias_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f):
@@ -624,22 +385,6 @@ def c3_ensemble_bias_h4(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu
     f = _f(f)
     return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
 
-def c3_ensemble_bias_h4_mp(alpha_1, alpha_2, alpha_3, alpha_4, mu_1, mu_2, mu_3, mu_4, f):
-    """C3 ensemble_bias_h4: Σₕ αₕ μₕ − f, H = 4
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 - f
-
 def c3_ensemble_bias_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f):
     """C3 ensemble_bias_h5: Σₕ αₕ μₕ − f, H = 5
 
@@ -656,24 +401,6 @@ def c3_ensemble_bias_h5(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2,
     mu_4 = _f(mu_4)
     mu_5 = _f(mu_5)
     f = _f(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
-
-def c3_ensemble_bias_h5_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, mu_1, mu_2, mu_3, mu_4, mu_5, f):
-    """C3 ensemble_bias_h5: Σₕ αₕ μₕ − f, H = 5
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    alpha_5 = _m(alpha_5)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    mu_5 = _m(mu_5)
-    f = _m(f)
     return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 - f
 
 def c3_ensemble_bias_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f):
@@ -696,26 +423,6 @@ def c3_ensemble_bias_h6(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu
     f = _f(f)
     return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
 
-def c3_ensemble_bias_h6_mp(alpha_1, alpha_2, alpha_3, alpha_4, alpha_5, alpha_6, mu_1, mu_2, mu_3, mu_4, mu_5, mu_6, f):
-    """C3 ensemble_bias_h6: Σₕ αₕ μₕ − f, H = 6
-
-    alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
-    """
-    alpha_1 = _m(alpha_1)
-    alpha_2 = _m(alpha_2)
-    alpha_3 = _m(alpha_3)
-    alpha_4 = _m(alpha_4)
-    alpha_5 = _m(alpha_5)
-    alpha_6 = _m(alpha_6)
-    mu_1 = _m(mu_1)
-    mu_2 = _m(mu_2)
-    mu_3 = _m(mu_3)
-    mu_4 = _m(mu_4)
-    mu_5 = _m(mu_5)
-    mu_6 = _m(mu_6)
-    f = _m(f)
-    return alpha_1*mu_1 + alpha_2*mu_2 + alpha_3*mu_3 + alpha_4*mu_4 + alpha_5*mu_5 + alpha_6*mu_6 - f
-
 def c3_ueda_nakano(bias_bar, var_bar, covar_bar, H):
     """C3 ueda_nakano: b̄² + V̄/H + (1 − 1/H) C̄ (uniform αₕ = 1/H)
 
@@ -725,17 +432,6 @@ def c3_ueda_nakano(bias_bar, var_bar, covar_bar, H):
     var_bar = _f(var_bar)
     covar_bar = _f(covar_bar)
     H = _f(H)
-    return bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
-
-def c3_ueda_nakano_mp(bias_bar, var_bar, covar_bar, H):
-    """C3 ueda_nakano: b̄² + V̄/H + (1 − 1/H) C̄ (uniform αₕ = 1/H)
-
-    bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
-    """
-    bias_bar = _m(bias_bar)
-    var_bar = _m(var_bar)
-    covar_bar = _m(covar_bar)
-    H = _m(H)
     return bias_bar**2 + covar_bar*(1 - 1/H) + var_bar/H
 # --- C4: Head Diversity Index: literal formula vs subspace form ----------------
 
@@ -748,29 +444,12 @@ def c4_literal_scaled(hdi, c):
     c = _f(c)
     return -c**4*(1 - hdi) + 1
 
-def c4_literal_scaled_mp(hdi, c):
-    """C4 literal_scaled: HDIₗᵢₜ of (c W₁, …, c W_H) given HDIₗᵢₜ of (W₁, …, W_H)
-
-    -c**4*(1 - hdi) + 1
-    """
-    hdi = _m(hdi)
-    c = _m(c)
-    return -c**4*(1 - hdi) + 1
-
 def c4_literal_identical_orthonormal(d_k):
     """C4 literal_identical_orthonormal: HDIₗᵢₜ for identical heads with orthonormal columns (the stated value is 0)
 
     1 - 1/d_k
     """
     d_k = _f(d_k)
-    return 1 - 1/d_k
-
-def c4_literal_identical_orthonormal_mp(d_k):
-    """C4 literal_identical_orthonormal: HDIₗᵢₜ for identical heads with orthonormal columns (the stated value is 0)
-
-    1 - 1/d_k
-    """
-    d_k = _m(d_k)
     return 1 - 1/d_k
 
 def c4_literal_isotropic(mean_rho, c, d_k):
@@ -783,16 +462,6 @@ def c4_literal_isotropic(mean_rho, c, d_k):
     d_k = _f(d_k)
     return -c**4*mean_rho/d_k + 1
 
-def c4_literal_isotropic_mp(mean_rho, c, d_k):
-    """C4 literal_isotropic: HDIₗᵢₜ when Wₕᵀ Wₕ = c² I, in terms of ρ̄
-
-    -c**4*mean_rho/d_k + 1
-    """
-    mean_rho = _m(mean_rho)
-    c = _m(c)
-    d_k = _m(d_k)
-    return -c**4*mean_rho/d_k + 1
-
 def c4_matching_scale(d_k):
     """C4 matching_scale: c with Wₕᵀ Wₕ = c² I at which HDIₗᵢₜ = HDI_(sub)
 
@@ -800,14 +469,6 @@ def c4_matching_scale(d_k):
     """
     d_k = _f(d_k)
     return d_k**(1/4)
-
-def c4_matching_scale_mp(d_k):
-    """C4 matching_scale: c with Wₕᵀ Wₕ = c² I at which HDIₗᵢₜ = HDI_(sub)
-
-    d_k**(1/4)
-    """
-    d_k = _m(d_k)
-    return d_k**(mpmath.mpf(1)/mpmath.mpf(4))
 
 def c4_rho_dk2(sigma_1, sigma_2):
     """C4 rho_dk2: ρ from the principal-angle cosines (dₖ = 2)
@@ -817,34 +478,6 @@ def c4_rho_dk2(sigma_1, sigma_2):
     sigma_1 = _f(sigma_1)
     sigma_2 = _f(sigma_2)
     return (1/2)*sigma_1**2 + (1/2)*sigma_2**2
-
-def c4_rho_dk2_mp(sigma_1, sigma_2):
-    """C4 rho_dk2: ρ from the principal-angle cosines (dₖ = 2)
-
-    sigma_1**2/2 + sigma_2**2/2
-    """
-    sigma_1 = _m(sigma_1)
-    sigma_2 = _m(sigma_2)
-    return (mpmath.mpf(1)/mpmath.mpf(2))*sigma_1**2 + (mpmath.mpf(1)/mpmath.mpf(2))*sigma_2**2
-
-def c4_subspace_hdi_h2_d3dk2(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
-    """C4 subspace_hdi_h2_d3dk2: HDI_(sub) = 1 − tr(P₁ P₂)/dₖ for H = 2, d = 3, dₖ = 2 (full column rank)
-
-    -(Wa_11*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_11*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_11*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_21*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - (Wa_31*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/(2*(Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) + 1
-    """
-    Wa_11 = _f(Wa_11)
-    Wa_12 = _f(Wa_12)
-    Wa_21 = _f(Wa_21)
-    Wa_22 = _f(Wa_22)
-    Wa_31 = _f(Wa_31)
-    Wa_32 = _f(Wa_32)
-    Wb_11 = _f(Wb_11)
-    Wb_12 = _f(Wb_12)
-    Wb_21 = _f(Wb_21)
-    Wb_22 = _f(Wb_22)
-    Wb_31 = _f(Wb_31)
-    Wb_32 = _f(Wb_32)
-    return -1/2*(Wa_11*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_11*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_11*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_12*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_11*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_12*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_11*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_12*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_21*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_21*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_21*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_22*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_21*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_22*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_21*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_22*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_31*(Wa_11*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_12*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_11*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_12*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_11*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_12*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_31*(Wa_21*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_22*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_21*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_22*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_21*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_22*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) - 1/2*(Wa_31*(Wa_31*(Wa_12**2 + Wa_22**2 + Wa_32**2) + Wa_32*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32)) + Wa_32*(Wa_31*(-Wa_11*Wa_12 - Wa_21*Wa_22 - Wa_31*Wa_32) + Wa_32*(Wa_11**2 + Wa_21**2 + Wa_31**2)))*(Wb_31*(Wb_31*(Wb_12**2 + Wb_22**2 + Wb_32**2) + Wb_32*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32)) + Wb_32*(Wb_31*(-Wb_11*Wb_12 - Wb_21*Wb_22 - Wb_31*Wb_32) + Wb_32*(Wb_11**2 + Wb_21**2 + Wb_31**2)))/((Wa_11**2*Wa_22**2 + Wa_11**2*Wa_32**2 - 2*Wa_11*Wa_12*Wa_21*Wa_22 - 2*Wa_11*Wa_12*Wa_31*Wa_32 + Wa_12**2*Wa_21**2 + Wa_12**2*Wa_31**2 + Wa_21**2*Wa_32**2 - 2*Wa_21*Wa_22*Wa_31*Wa_32 + Wa_22**2*Wa_31**2)*(Wb_11**2*Wb_22**2 + Wb_11**2*Wb_32**2 - 2*Wb_11*Wb_12*Wb_21*Wb_22 - 2*Wb_11*Wb_12*Wb_31*Wb_32 + Wb_12**2*Wb_21**2 + Wb_12**2*Wb_31**2 + Wb_21**2*Wb_32**2 - 2*Wb_21*Wb_22*Wb_31*Wb_32 + Wb_22**2*Wb_31**2)) + 1
 
 def c4_subspace_hdi_h2_d3dk2_mp(Wa_11, Wa_12, Wa_21, Wa_22, Wa_31, Wa_32, Wb_11, Wb_12, Wb_21, Wb_22, Wb_31, Wb_32):
     """C4 subspace_hdi_h2_d3dk2: HDI_(sub) = 1 − tr(P₁ P₂)/dₖ for H = 2, d = 3, dₖ = 2 (full column rank)
@@ -875,15 +508,6 @@ def c5_slope(V, H):
     H = _f(H)
     return -V*(H - 1)/H
 
-def c5_slope_mp(V, H):
-    """C5 slope: ∂ MSE / ∂ HDI = −V (H − 1)/H ≤ 0
-
-    -V*(H - 1)/H
-    """
-    V = _m(V)
-    H = _m(H)
-    return -V*(H - 1)/H
-
 def c5_mse_line(B, V, H, HDI):
     """C5 mse_line: MSE = B² + V − V (H − 1)/H · HDI under the covariance model (B² and V integrated over x for the integrated MSE)
 
@@ -894,39 +518,6 @@ def c5_mse_line(B, V, H, HDI):
     H = _f(H)
     HDI = _f(HDI)
     return B**2 + V - HDI*V*(H - 1)/H
-
-def c5_mse_line_mp(B, V, H, HDI):
-    """C5 mse_line: MSE = B² + V − V (H − 1)/H · HDI under the covariance model (B² and V integrated over x for the integrated MSE)
-
-    B**2 + V - HDI*V*(H - 1)/H
-    """
-    B = _m(B)
-    V = _m(V)
-    H = _m(H)
-    HDI = _m(HDI)
-    return B**2 + V - HDI*V*(H - 1)/H
-
-def c5_mse_wdi(B, Q, S, WDI):
-    """C5 mse_wdi: MSE = B² + Q + S (1 − WDI), Q = Σₕ αₕ² Vₕ, S = Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)), WDI = 1 − Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)) ρ_(hh′) / S
-
-    B**2 + Q + S*(1 - WDI)
-    """
-    B = _f(B)
-    Q = _f(Q)
-    S = _f(S)
-    WDI = _f(WDI)
-    return B**2 + Q + S*(1 - WDI)
-
-def c5_mse_wdi_mp(B, Q, S, WDI):
-    """C5 mse_wdi: MSE = B² + Q + S (1 − WDI), Q = Σₕ αₕ² Vₕ, S = Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)), WDI = 1 − Σ_(h ≠ h′) αₕ α_(h′) √(Vₕ V_(h′)) ρ_(hh′) / S
-
-    B**2 + Q + S*(1 - WDI)
-    """
-    B = _m(B)
-    Q = _m(Q)
-    S = _m(S)
-    WDI = _m(WDI)
-    return B**2 + Q + S*(1 - WDI)
 # --- C6: Orthogonal heads are optimal (Thm 5.1) --------------------------------
 
 def c6_hdi_bound(H, d_k, d):
@@ -939,16 +530,6 @@ def c6_hdi_bound(H, d_k, d):
     d = _f(d)
     return 1 - functools.reduce(numpy.maximum, [0, (H*d_k/d - 1)/(H - 1)])
 
-def c6_hdi_bound_mp(H, d_k, d):
-    """C6 hdi_bound: upper bound on HDI over all subspace configurations (H ≥ 2); attained by orthogonal subspaces (H dₖ ≤ d) or a tight fusion frame where one exists
-
-    1 - Max(0, (H*d_k/d - 1)/(H - 1))
-    """
-    H = _m(H)
-    d_k = _m(d_k)
-    d = _m(d)
-    return 1 - max(0, (H*d_k/d - 1)/(H - 1))
-
 def c6_min_overlap_potential(H, d_k, d):
     """C6 min_overlap_potential: lower bound on Φ = Σ_(h ≠ h′) ‖Uₕᵀ U_(h′) ‖_F²: max(0, H dₖ (H dₖ/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, dₖ, d) = (2, 2, 3) has min Φ = 2 > 4/3)
 
@@ -958,16 +539,6 @@ def c6_min_overlap_potential(H, d_k, d):
     d_k = _f(d_k)
     d = _f(d)
     return H*d_k*functools.reduce(numpy.maximum, [0, H*d_k/d - 1])
-
-def c6_min_overlap_potential_mp(H, d_k, d):
-    """C6 min_overlap_potential: lower bound on Φ = Σ_(h ≠ h′) ‖Uₕᵀ U_(h′) ‖_F²: max(0, H dₖ (H dₖ/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, dₖ, d) = (2, 2, 3) has min Φ = 2 > 4/3)
-
-    H*d_k*Max(0, H*d_k/d - 1)
-    """
-    H = _m(H)
-    d_k = _m(d_k)
-    d = _m(d)
-    return H*d_k*max(0, H*d_k/d - 1)
 
 def c6_min_mse(B, V, H, d_k, d):
     """C6 min_mse: lower bound on the model MSE over subspaces, B² + V max(1/H, dₖ/d); attained where min_overlap_potential is
@@ -980,18 +551,6 @@ def c6_min_mse(B, V, H, d_k, d):
     d_k = _f(d_k)
     d = _f(d)
     return B**2 + V*functools.reduce(numpy.maximum, [0, H*d_k/d - 1])/H + V/H
-
-def c6_min_mse_mp(B, V, H, d_k, d):
-    """C6 min_mse: lower bound on the model MSE over subspaces, B² + V max(1/H, dₖ/d); attained where min_overlap_potential is
-
-    B**2 + V*Max(0, H*d_k/d - 1)/H + V/H
-    """
-    B = _m(B)
-    V = _m(V)
-    H = _m(H)
-    d_k = _m(d_k)
-    d = _m(d)
-    return B**2 + V*max(0, H*d_k/d - 1)/H + V/H
 # --- C7: Heads versus head size at a fixed budget (Thm 6.1) --------------------
 
 def c7_mse_a_corr(d_k, n, D, d, c_b, c_v):
@@ -1044,30 +603,6 @@ def c7_dk_opt_a_corr_mp(n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return (4*c_b*n/(c_v*d))**(2/(d + 4))
 
-def c7_H_opt_a_corr(n, D, d, c_b, c_v):
-    """C7 H_opt_a_corr: H* = D/dₖ* of model (a), correlated heads
-
-    D/(4*c_b*n/(c_v*d))**(2/(d + 4))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return D*(4*c_b*n/(c_v*d))**(-2/(d + 4))
-
-def c7_H_opt_a_corr_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_a_corr: H* = D/dₖ* of model (a), correlated heads
-
-    D/(4*c_b*n/(c_v*d))**(2/(d + 4))
-    """
-    n = _m(n)
-    D = _m(D)
-    d = _m(d)
-    c_b = _m(c_b)
-    c_v = _m(c_v)
-    return D*(4*c_b*n/(c_v*d))**(-2/(d + 4))
-
 def c7_mse_a_orth(d_k, n, D, d, c_b, c_v):
     """C7 mse_a_orth: MSE(dₖ) of model (a), orthogonal heads: c_b/dₖ² + (cᵥ dₖ^(d/2 + 1))/(D n)
 
@@ -1117,30 +652,6 @@ def c7_dk_opt_a_orth_mp(n, D, d, c_b, c_v):
     c_b = _m(c_b)
     c_v = _m(c_v)
     return (4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
-
-def c7_H_opt_a_orth(n, D, d, c_b, c_v):
-    """C7 H_opt_a_orth: H* = D/dₖ* of model (a), orthogonal heads
-
-    D/(4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return D*(4*D*c_b*n/(c_v*(d + 2)))**(-2/(d + 6))
-
-def c7_H_opt_a_orth_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_a_orth: H* = D/dₖ* of model (a), orthogonal heads
-
-    D/(4*D*c_b*n/(c_v*(d + 2)))**(2/(d + 6))
-    """
-    n = _m(n)
-    D = _m(D)
-    d = _m(d)
-    c_b = _m(c_b)
-    c_v = _m(c_v)
-    return D*(4*D*c_b*n/(c_v*(d + 2)))**(-2/(d + 6))
 
 def c7_mse_a_frame(d_k, n, D, d, c_b, c_v):
     """C7 mse_a_frame: MSE(dₖ) of model (a), fusion-frame heads: c_b/dₖ² + (cᵥ dₖ^(d/2 + 1))/(d n)
@@ -1192,30 +703,6 @@ def c7_dk_opt_a_frame_mp(n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return (4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
 
-def c7_H_opt_a_frame(n, D, d, c_b, c_v):
-    """C7 H_opt_a_frame: H* = D/dₖ* of model (a), fusion-frame heads
-
-    D/(4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return D*(4*c_b*d*n/(c_v*(d + 2)))**(-2/(d + 6))
-
-def c7_H_opt_a_frame_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_a_frame: H* = D/dₖ* of model (a), fusion-frame heads
-
-    D/(4*c_b*d*n/(c_v*(d + 2)))**(2/(d + 6))
-    """
-    n = _m(n)
-    D = _m(D)
-    d = _m(d)
-    c_b = _m(c_b)
-    c_v = _m(c_v)
-    return D*(4*c_b*d*n/(c_v*(d + 2)))**(-2/(d + 6))
-
 def c7_mse_b_corr(d_k, n, D, d, c_b, c_v):
     """C7 mse_b_corr: MSE(dₖ) of model (b), correlated heads: c_b/dₖ² + (cᵥ dₖ^(dₖ/2))/n
 
@@ -1242,19 +729,6 @@ def c7_mse_b_corr_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k)/n
 
-def c7_stationarity_b_corr(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_corr: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
-
-    -4*c_b*n/c_v + d_k**(d_k/2 + 3)*(log(d_k) + 1)
-    """
-    d_k = _f(d_k)
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return -4*c_b*n/c_v + d_k**((1/2)*d_k + 3)*(numpy.log(d_k) + 1)
-
 def c7_stationarity_b_corr_mp(d_k, n, D, d, c_b, c_v):
     """C7 stationarity_b_corr: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
@@ -1267,18 +741,6 @@ def c7_stationarity_b_corr_mp(d_k, n, D, d, c_b, c_v):
     c_b = _m(c_b)
     c_v = _m(c_v)
     return -4*c_b*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 3)*(mpmath.log(d_k) + 1)
-
-def c7_dk_asym_b_corr(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_corr: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
-
-    2*log(4*c_b*n/c_v)/log(log(4*c_b*n/c_v))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return 2*numpy.log(4*c_b*n/c_v)/numpy.log(numpy.log(4*c_b*n/c_v))
 
 def c7_dk_asym_b_corr_mp(n, D, d, c_b, c_v):
     """C7 dk_asym_b_corr: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
@@ -1318,19 +780,6 @@ def c7_mse_b_orth_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 1)/(D*n)
 
-def c7_stationarity_b_orth(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_orth: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
-
-    -4*D*c_b*n/c_v + d_k**(d_k/2 + 4)*(log(d_k) + 1 + 2/d_k)
-    """
-    d_k = _f(d_k)
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return -4*D*c_b*n/c_v + d_k**((1/2)*d_k + 4)*(numpy.log(d_k) + 1 + 2/d_k)
-
 def c7_stationarity_b_orth_mp(d_k, n, D, d, c_b, c_v):
     """C7 stationarity_b_orth: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
@@ -1343,18 +792,6 @@ def c7_stationarity_b_orth_mp(d_k, n, D, d, c_b, c_v):
     c_b = _m(c_b)
     c_v = _m(c_v)
     return -4*D*c_b*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 4)*(mpmath.log(d_k) + 1 + 2/d_k)
-
-def c7_dk_asym_b_orth(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_orth: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
-
-    2*log(4*D*c_b*n/c_v)/log(log(4*D*c_b*n/c_v))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return 2*numpy.log(4*D*c_b*n/c_v)/numpy.log(numpy.log(4*D*c_b*n/c_v))
 
 def c7_dk_asym_b_orth_mp(n, D, d, c_b, c_v):
     """C7 dk_asym_b_orth: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
@@ -1394,19 +831,6 @@ def c7_mse_b_frame_mp(d_k, n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return c_b/d_k**2 + c_v*d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 1)/(d*n)
 
-def c7_stationarity_b_frame(d_k, n, D, d, c_b, c_v):
-    """C7 stationarity_b_frame: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
-
-    -4*c_b*d*n/c_v + d_k**(d_k/2 + 4)*(log(d_k) + 1 + 2/d_k)
-    """
-    d_k = _f(d_k)
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return -4*c_b*d*n/c_v + d_k**((1/2)*d_k + 4)*(numpy.log(d_k) + 1 + 2/d_k)
-
 def c7_stationarity_b_frame_mp(d_k, n, D, d, c_b, c_v):
     """C7 stationarity_b_frame: MSE′(dₖ) · 2 n N dₖ³ / cᵥ: one sign change (negative to positive), its root is dₖ*
 
@@ -1419,18 +843,6 @@ def c7_stationarity_b_frame_mp(d_k, n, D, d, c_b, c_v):
     c_b = _m(c_b)
     c_v = _m(c_v)
     return -4*c_b*d*n/c_v + d_k**((mpmath.mpf(1)/mpmath.mpf(2))*d_k + 4)*(mpmath.log(d_k) + 1 + 2/d_k)
-
-def c7_dk_asym_b_frame(n, D, d, c_b, c_v):
-    """C7 dk_asym_b_frame: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
-
-    2*log(4*c_b*d*n/c_v)/log(log(4*c_b*d*n/c_v))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return 2*numpy.log(4*c_b*d*n/c_v)/numpy.log(numpy.log(4*c_b*d*n/c_v))
 
 def c7_dk_asym_b_frame_mp(n, D, d, c_b, c_v):
     """C7 dk_asym_b_frame: the leading asymptotic of dₖ*: 2L/log L, L = log(4 c_b n N/cᵥ); the ratio tends to 1
@@ -1494,30 +906,6 @@ def c7_dk_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*d/(c_b*n))**(4/(d + 4))
 
-def c7_H_opt_gauss_a_corr(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_corr: H* = D/dₖ* of Gaussian model (a), correlated heads
-
-    D/(c_v*d/(4*c_b*n))**(4/(d + 4))
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return D*((1/4)*c_v*d/(c_b*n))**(-4/(d + 4))
-
-def c7_H_opt_gauss_a_corr_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_corr: H* = D/dₖ* of Gaussian model (a), correlated heads
-
-    D/(c_v*d/(4*c_b*n))**(4/(d + 4))
-    """
-    n = _m(n)
-    D = _m(D)
-    d = _m(d)
-    c_b = _m(c_b)
-    c_v = _m(c_v)
-    return D*((mpmath.mpf(1)/mpmath.mpf(4))*c_v*d/(c_b*n))**(-4/(d + 4))
-
 def c7_mse_gauss_a_orth(d_k, n, D, d, c_b, c_v):
     """C7 mse_gauss_a_orth: MSE(dₖ) of Gaussian model (a), orthogonal heads: c_b dₖ + (cᵥ dₖ^(1 − d/4))/(D n)
 
@@ -1568,30 +956,6 @@ def c7_dk_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
     c_v = _m(c_v)
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(D*c_b*n))**(4/d)
 
-def c7_H_opt_gauss_a_orth(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_orth: H* = D/dₖ* of Gaussian model (a), orthogonal heads
-
-    D/(c_v*(d - 4)/(4*D*c_b*n))**(4/d)
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return D*((1/4)*c_v*(d - 4)/(D*c_b*n))**(-4/d)
-
-def c7_H_opt_gauss_a_orth_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_orth: H* = D/dₖ* of Gaussian model (a), orthogonal heads
-
-    D/(c_v*(d - 4)/(4*D*c_b*n))**(4/d)
-    """
-    n = _m(n)
-    D = _m(D)
-    d = _m(d)
-    c_b = _m(c_b)
-    c_v = _m(c_v)
-    return D*((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(D*c_b*n))**(-4/d)
-
 def c7_mse_gauss_a_frame(d_k, n, D, d, c_b, c_v):
     """C7 mse_gauss_a_frame: MSE(dₖ) of Gaussian model (a), fusion-frame heads: c_b dₖ + (cᵥ dₖ^(1 − d/4))/(d n)
 
@@ -1641,30 +1005,6 @@ def c7_dk_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
     c_b = _m(c_b)
     c_v = _m(c_v)
     return ((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(c_b*d*n))**(4/d)
-
-def c7_H_opt_gauss_a_frame(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_frame: H* = D/dₖ* of Gaussian model (a), fusion-frame heads
-
-    D/(c_v*(d - 4)/(4*c_b*d*n))**(4/d)
-    """
-    n = _f(n)
-    D = _f(D)
-    d = _f(d)
-    c_b = _f(c_b)
-    c_v = _f(c_v)
-    return D*((1/4)*c_v*(d - 4)/(c_b*d*n))**(-4/d)
-
-def c7_H_opt_gauss_a_frame_mp(n, D, d, c_b, c_v):
-    """C7 H_opt_gauss_a_frame: H* = D/dₖ* of Gaussian model (a), fusion-frame heads
-
-    D/(c_v*(d - 4)/(4*c_b*d*n))**(4/d)
-    """
-    n = _m(n)
-    D = _m(D)
-    d = _m(d)
-    c_b = _m(c_b)
-    c_v = _m(c_v)
-    return D*((mpmath.mpf(1)/mpmath.mpf(4))*c_v*(d - 4)/(c_b*d*n))**(-4/d)
 
 def c7_mse_reverse(d_k, n, D, d, c_b, c_v):
     """C7 mse_reverse: the reverse-engineered model, reproducing the stated law (effective sample size log n): c_b/dₖ² + (cᵥ dₖ^(d/2))/log(n)
@@ -1717,22 +1057,6 @@ def c7_dk_opt_reverse_mp(n, D, d, c_b, c_v):
     return (4*c_b*mpmath.log(n)/(c_v*d))**(2/(d + 4))
 # --- C8: Structured head weights versus uniform averaging (Thm 7.1) ------------
 
-def c8_fibonacci(h):
-    """C8 fibonacci: Fₕ by the form of Binet
-
-    sqrt(5)*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)/5
-    """
-    h = _f(h)
-    return (1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**h + (1/2 + (1/2)*numpy.sqrt(5))**h)
-
-def c8_fibonacci_mp(h):
-    """C8 fibonacci: Fₕ by the form of Binet
-
-    sqrt(5)*(-(1/2 - sqrt(5)/2)**h + (1/2 + sqrt(5)/2)**h)/5
-    """
-    h = _m(h)
-    return (mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**h + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**h)
-
 def c8_alpha_geom(h, H, r):
     """C8 alpha_geom: geometric weight of head h (best first)
 
@@ -1741,16 +1065,6 @@ def c8_alpha_geom(h, H, r):
     h = _f(h)
     H = _f(H)
     r = _f(r)
-    return r**(h - 1)*(1 - r)/(1 - r**H)
-
-def c8_alpha_geom_mp(h, H, r):
-    """C8 alpha_geom: geometric weight of head h (best first)
-
-    r**(h - 1)*(1 - r)/(1 - r**H)
-    """
-    h = _m(h)
-    H = _m(H)
-    r = _m(r)
     return r**(h - 1)*(1 - r)/(1 - r**H)
 
 def c8_alpha_fib_best(h, H):
@@ -1789,26 +1103,6 @@ def c8_alpha_fib_worst_mp(h, H):
     H = _m(H)
     return (mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**h + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**h)/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)
 
-def c8_alpha_inv_exp(h, H, q):
-    """C8 alpha_inv_exp: inverse-variance weight for Vₕ = V₁ qʰ⁻¹
-
-    q**(H - h)*(q - 1)/(q**H - 1)
-    """
-    h = _f(h)
-    H = _f(H)
-    q = _f(q)
-    return q**(H - h)*(q - 1)/(q**H - 1)
-
-def c8_alpha_inv_exp_mp(h, H, q):
-    """C8 alpha_inv_exp: inverse-variance weight for Vₕ = V₁ qʰ⁻¹
-
-    q**(H - h)*(q - 1)/(q**H - 1)
-    """
-    h = _m(h)
-    H = _m(H)
-    q = _m(q)
-    return q**(H - h)*(q - 1)/(q**H - 1)
-
 def c8_W_opt_cov_H2(V_1, V_2, C_12):
     """C8 W_opt_cov_H2: optimal variance of two heads with covariance C₁₂
 
@@ -1819,16 +1113,6 @@ def c8_W_opt_cov_H2(V_1, V_2, C_12):
     C_12 = _f(C_12)
     return (-C_12**2 + V_1*V_2)/(-2*C_12 + V_1 + V_2)
 
-def c8_W_opt_cov_H2_mp(V_1, V_2, C_12):
-    """C8 W_opt_cov_H2: optimal variance of two heads with covariance C₁₂
-
-    (-C_12**2 + V_1*V_2)/(-2*C_12 + V_1 + V_2)
-    """
-    V_1 = _m(V_1)
-    V_2 = _m(V_2)
-    C_12 = _m(C_12)
-    return (-C_12**2 + V_1*V_2)/(-2*C_12 + V_1 + V_2)
-
 def c8_alpha1_opt_cov_H2(V_1, V_2, C_12):
     """C8 alpha1_opt_cov_H2: optimal weight of head 1 of two
 
@@ -1837,16 +1121,6 @@ def c8_alpha1_opt_cov_H2(V_1, V_2, C_12):
     V_1 = _f(V_1)
     V_2 = _f(V_2)
     C_12 = _f(C_12)
-    return (-C_12 + V_2)/(-2*C_12 + V_1 + V_2)
-
-def c8_alpha1_opt_cov_H2_mp(V_1, V_2, C_12):
-    """C8 alpha1_opt_cov_H2: optimal weight of head 1 of two
-
-    (-C_12 + V_2)/(-2*C_12 + V_1 + V_2)
-    """
-    V_1 = _m(V_1)
-    V_2 = _m(V_2)
-    C_12 = _m(C_12)
     return (-C_12 + V_2)/(-2*C_12 + V_1 + V_2)
 
 def c8_W_uniform_exp(V_1, q, H):
@@ -2129,100 +1403,6 @@ def c8_W_inv_poly_mp(V_1, beta, H):
     H = _m(H)
     return V_1/(builtins.sum(h**(-beta) for h in _range_m(1, H)))
 
-def c8_threshold_geom_poly(beta, H, r):
-    """C8 threshold_geom_poly: W_(geom) − W_(unif) divided by V₁ for Vₕ = V₁ hᵝ; its unique root in β is the finite-H threshold β*(H, r) (geometric wins above it)
-
-    Sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2), (h, 1, H))
-    """
-    beta = _f(beta)
-    H = _f(H)
-    r = _f(r)
-    return (builtins.sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2) for h in _range_f(1, H)))
-
-def c8_threshold_geom_poly_mp(beta, H, r):
-    """C8 threshold_geom_poly: W_(geom) − W_(unif) divided by V₁ for Vₕ = V₁ hᵝ; its unique root in β is the finite-H threshold β*(H, r) (geometric wins above it)
-
-    Sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2), (h, 1, H))
-    """
-    beta = _m(beta)
-    H = _m(H)
-    r = _m(r)
-    return (builtins.sum(h**beta*(r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 - 1/H**2) for h in _range_m(1, H)))
-
-def c8_threshold_fib_poly(beta, H):
-    """C8 threshold_fib_poly: (W_(fib) − W_(unif))/V₁ for Vₕ = V₁ hᵝ; unique root β_F*(H) for H ≥ 3
-
-    Sum(h**beta*((-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))**2/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2) - 1/H**2), (h, 1, H))
-    """
-    beta = _f(beta)
-    H = _f(H)
-    return (builtins.sum(h**beta*((1/5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H - h + 1) + (1/2 + (1/2)*numpy.sqrt(5))**(H - h + 1))**2/((1/5)*numpy.sqrt(5)*(-(1/2 - 1/2*numpy.sqrt(5))**(H + 2) + (1/2 + (1/2)*numpy.sqrt(5))**(H + 2)) - 1)**2 - 1/H**2) for h in _range_f(1, H)))
-
-def c8_threshold_fib_poly_mp(beta, H):
-    """C8 threshold_fib_poly: (W_(fib) − W_(unif))/V₁ for Vₕ = V₁ hᵝ; unique root β_F*(H) for H ≥ 3
-
-    Sum(h**beta*((-(1/2 - sqrt(5)/2)**(H - h + 1) + (1/2 + sqrt(5)/2)**(H - h + 1))**2/(5*(sqrt(5)*(-(1/2 - sqrt(5)/2)**(H + 2) + (1/2 + sqrt(5)/2)**(H + 2))/5 - 1)**2) - 1/H**2), (h, 1, H))
-    """
-    beta = _m(beta)
-    H = _m(H)
-    return (builtins.sum(h**beta*((mpmath.mpf(1)/mpmath.mpf(5))*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H - h + 1) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H - h + 1))**2/((mpmath.mpf(1)/mpmath.mpf(5))*mpmath.sqrt(5)*(-(mpmath.mpf(1)/mpmath.mpf(2) - mpmath.mpf(1)/mpmath.mpf(2)*mpmath.sqrt(5))**(H + 2) + (mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**(H + 2)) - 1)**2 - 1/H**2) for h in _range_m(1, H)))
-
-def c8_W_geom_exp_limit(V_1, q, r):
-    """C8 W_geom_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
-
-    V_1*(1 - r)**2/(-q*r**2 + 1)
-    """
-    V_1 = _f(V_1)
-    q = _f(q)
-    r = _f(r)
-    return V_1*(1 - r)**2/(-q*r**2 + 1)
-
-def c8_W_geom_exp_limit_mp(V_1, q, r):
-    """C8 W_geom_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
-
-    V_1*(1 - r)**2/(-q*r**2 + 1)
-    """
-    V_1 = _m(V_1)
-    q = _m(q)
-    r = _m(r)
-    return V_1*(1 - r)**2/(-q*r**2 + 1)
-
-def c8_W_fib_best_exp_limit(V_1, q):
-    """C8 W_fib_best_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
-
-    V_1/((1/2 + sqrt(5)/2)**4*(-q/(1/2 + sqrt(5)/2)**2 + 1))
-    """
-    V_1 = _f(V_1)
-    q = _f(q)
-    return V_1/((1/2 + (1/2)*numpy.sqrt(5))**4*(-q/(1/2 + (1/2)*numpy.sqrt(5))**2 + 1))
-
-def c8_W_fib_best_exp_limit_mp(V_1, q):
-    """C8 W_fib_best_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
-
-    V_1/((1/2 + sqrt(5)/2)**4*(-q/(1/2 + sqrt(5)/2)**2 + 1))
-    """
-    V_1 = _m(V_1)
-    q = _m(q)
-    return V_1/((mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**4*(-q/(mpmath.mpf(1)/mpmath.mpf(2) + (mpmath.mpf(1)/mpmath.mpf(2))*mpmath.sqrt(5))**2 + 1))
-
-def c8_W_inv_exp_limit(V_1, q):
-    """C8 W_inv_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
-
-    V_1*(1 - 1/q)
-    """
-    V_1 = _f(V_1)
-    q = _f(q)
-    return V_1*(1 - 1/q)
-
-def c8_W_inv_exp_limit_mp(V_1, q):
-    """C8 W_inv_exp_limit: lim_(H → ∞) W (exponential profile; geometric needs r² q < 1, Fibonacci q < φ², inverse q > 1)
-
-    V_1*(1 - 1/q)
-    """
-    V_1 = _m(V_1)
-    q = _m(q)
-    return V_1*(1 - 1/q)
-
 def c8_W_uniform_poly_corr(V_1, beta, H, rho):
     """C8 W_uniform_poly_corr: uniform weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
 
@@ -2233,17 +1413,6 @@ def c8_W_uniform_poly_corr(V_1, beta, H, rho):
     H = _f(H)
     rho = _f(rho)
     return V_1*rho*(builtins.sum(h**((1/2)*beta) for h in _range_f(1, H)))**2/H**2 + V_1*(1 - rho)*(builtins.sum(h**beta for h in _range_f(1, H)))/H**2
-
-def c8_W_uniform_poly_corr_mp(V_1, beta, H, rho):
-    """C8 W_uniform_poly_corr: uniform weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
-
-    V_1*rho*Sum(h**(beta/2), (h, 1, H))**2/H**2 + V_1*(1 - rho)*Sum(h**beta, (h, 1, H))/H**2
-    """
-    V_1 = _m(V_1)
-    beta = _m(beta)
-    H = _m(H)
-    rho = _m(rho)
-    return V_1*rho*(builtins.sum(h**((mpmath.mpf(1)/mpmath.mpf(2))*beta) for h in _range_m(1, H)))**2/H**2 + V_1*(1 - rho)*(builtins.sum(h**beta for h in _range_m(1, H)))/H**2
 
 def c8_W_geom_poly_corr(V_1, beta, H, r, rho):
     """C8 W_geom_poly_corr: geometric weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
@@ -2257,18 +1426,6 @@ def c8_W_geom_poly_corr(V_1, beta, H, r, rho):
     rho = _f(rho)
     return V_1*rho*(builtins.sum(h**((1/2)*beta)*r**(h - 1)*(1 - r)/(1 - r**H) for h in _range_f(1, H)))**2 + V_1*(1 - rho)*(builtins.sum(h**beta*r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 for h in _range_f(1, H)))
 
-def c8_W_geom_poly_corr_mp(V_1, beta, H, r, rho):
-    """C8 W_geom_poly_corr: geometric weights, Vₕ = V₁ hᵝ, C_(hh′) = ρ √(Vₕ V_(h′))
-
-    V_1*rho*Sum(h**(beta/2)*r**(h - 1)*(1 - r)/(1 - r**H), (h, 1, H))**2 + V_1*(1 - rho)*Sum(h**beta*r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2, (h, 1, H))
-    """
-    V_1 = _m(V_1)
-    beta = _m(beta)
-    H = _m(H)
-    r = _m(r)
-    rho = _m(rho)
-    return V_1*rho*(builtins.sum(h**((mpmath.mpf(1)/mpmath.mpf(2))*beta)*r**(h - 1)*(1 - r)/(1 - r**H) for h in _range_m(1, H)))**2 + V_1*(1 - rho)*(builtins.sum(h**beta*r**(2*h - 2)*(1 - r)**2/(1 - r**H)**2 for h in _range_m(1, H)))
-
 __all__ = [
     'c1_softmax_scale',
     'c1_softmax_scale_mp',
@@ -2278,134 +1435,80 @@ __all__ = [
     'c1_gaussian_bandwidth_mp',
     'c1_bandwidth_from_scale',
     'c1_bandwidth_from_scale_mp',
-    'c1_gaussian_nw_estimate_n3',
     'c1_gaussian_nw_estimate_n3_mp',
     'c2_head_weight_dv2',
-    'c2_head_weight_dv2_mp',
     'c2_mha_scalar_h2_n3',
-    'c2_mha_scalar_h2_n3_mp',
     'c3_mse_h1',
-    'c3_mse_h1_mp',
     'c3_mse_h2',
-    'c3_mse_h2_mp',
     'c3_mse_h3',
-    'c3_mse_h3_mp',
     'c3_mse_h4',
-    'c3_mse_h4_mp',
     'c3_mse_h5',
-    'c3_mse_h5_mp',
     'c3_mse_h6',
-    'c3_mse_h6_mp',
     'c3_ensemble_bias_h1',
-    'c3_ensemble_bias_h1_mp',
     'c3_ensemble_bias_h2',
-    'c3_ensemble_bias_h2_mp',
     'c3_ensemble_bias_h3',
-    'c3_ensemble_bias_h3_mp',
     'c3_ensemble_bias_h4',
-    'c3_ensemble_bias_h4_mp',
     'c3_ensemble_bias_h5',
-    'c3_ensemble_bias_h5_mp',
     'c3_ensemble_bias_h6',
-    'c3_ensemble_bias_h6_mp',
     'c3_ueda_nakano',
-    'c3_ueda_nakano_mp',
     'c4_literal_scaled',
-    'c4_literal_scaled_mp',
     'c4_literal_identical_orthonormal',
-    'c4_literal_identical_orthonormal_mp',
     'c4_literal_isotropic',
-    'c4_literal_isotropic_mp',
     'c4_matching_scale',
-    'c4_matching_scale_mp',
     'c4_rho_dk2',
-    'c4_rho_dk2_mp',
-    'c4_subspace_hdi_h2_d3dk2',
     'c4_subspace_hdi_h2_d3dk2_mp',
     'c5_slope',
-    'c5_slope_mp',
     'c5_mse_line',
-    'c5_mse_line_mp',
-    'c5_mse_wdi',
-    'c5_mse_wdi_mp',
     'c6_hdi_bound',
-    'c6_hdi_bound_mp',
     'c6_min_overlap_potential',
-    'c6_min_overlap_potential_mp',
     'c6_min_mse',
-    'c6_min_mse_mp',
     'c7_mse_a_corr',
     'c7_mse_a_corr_mp',
     'c7_dk_opt_a_corr',
     'c7_dk_opt_a_corr_mp',
-    'c7_H_opt_a_corr',
-    'c7_H_opt_a_corr_mp',
     'c7_mse_a_orth',
     'c7_mse_a_orth_mp',
     'c7_dk_opt_a_orth',
     'c7_dk_opt_a_orth_mp',
-    'c7_H_opt_a_orth',
-    'c7_H_opt_a_orth_mp',
     'c7_mse_a_frame',
     'c7_mse_a_frame_mp',
     'c7_dk_opt_a_frame',
     'c7_dk_opt_a_frame_mp',
-    'c7_H_opt_a_frame',
-    'c7_H_opt_a_frame_mp',
     'c7_mse_b_corr',
     'c7_mse_b_corr_mp',
-    'c7_stationarity_b_corr',
     'c7_stationarity_b_corr_mp',
-    'c7_dk_asym_b_corr',
     'c7_dk_asym_b_corr_mp',
     'c7_mse_b_orth',
     'c7_mse_b_orth_mp',
-    'c7_stationarity_b_orth',
     'c7_stationarity_b_orth_mp',
-    'c7_dk_asym_b_orth',
     'c7_dk_asym_b_orth_mp',
     'c7_mse_b_frame',
     'c7_mse_b_frame_mp',
-    'c7_stationarity_b_frame',
     'c7_stationarity_b_frame_mp',
-    'c7_dk_asym_b_frame',
     'c7_dk_asym_b_frame_mp',
     'c7_mse_gauss_a_corr',
     'c7_mse_gauss_a_corr_mp',
     'c7_dk_opt_gauss_a_corr',
     'c7_dk_opt_gauss_a_corr_mp',
-    'c7_H_opt_gauss_a_corr',
-    'c7_H_opt_gauss_a_corr_mp',
     'c7_mse_gauss_a_orth',
     'c7_mse_gauss_a_orth_mp',
     'c7_dk_opt_gauss_a_orth',
     'c7_dk_opt_gauss_a_orth_mp',
-    'c7_H_opt_gauss_a_orth',
-    'c7_H_opt_gauss_a_orth_mp',
     'c7_mse_gauss_a_frame',
     'c7_mse_gauss_a_frame_mp',
     'c7_dk_opt_gauss_a_frame',
     'c7_dk_opt_gauss_a_frame_mp',
-    'c7_H_opt_gauss_a_frame',
-    'c7_H_opt_gauss_a_frame_mp',
     'c7_mse_reverse',
     'c7_mse_reverse_mp',
     'c7_dk_opt_reverse',
     'c7_dk_opt_reverse_mp',
-    'c8_fibonacci',
-    'c8_fibonacci_mp',
     'c8_alpha_geom',
-    'c8_alpha_geom_mp',
     'c8_alpha_fib_best',
     'c8_alpha_fib_best_mp',
     'c8_alpha_fib_worst',
     'c8_alpha_fib_worst_mp',
-    'c8_alpha_inv_exp',
-    'c8_alpha_inv_exp_mp',
     'c8_W_opt_cov_H2',
-    'c8_W_opt_cov_H2_mp',
     'c8_alpha1_opt_cov_H2',
-    'c8_alpha1_opt_cov_H2_mp',
     'c8_W_uniform_exp',
     'c8_W_uniform_exp_mp',
     'c8_W_geom_exp',
@@ -2434,18 +1537,6 @@ __all__ = [
     'c8_W_fib_worst_poly_mp',
     'c8_W_inv_poly',
     'c8_W_inv_poly_mp',
-    'c8_threshold_geom_poly',
-    'c8_threshold_geom_poly_mp',
-    'c8_threshold_fib_poly',
-    'c8_threshold_fib_poly_mp',
-    'c8_W_geom_exp_limit',
-    'c8_W_geom_exp_limit_mp',
-    'c8_W_fib_best_exp_limit',
-    'c8_W_fib_best_exp_limit_mp',
-    'c8_W_inv_exp_limit',
-    'c8_W_inv_exp_limit_mp',
     'c8_W_uniform_poly_corr',
-    'c8_W_uniform_poly_corr_mp',
     'c8_W_geom_poly_corr',
-    'c8_W_geom_poly_corr_mp',
 ]

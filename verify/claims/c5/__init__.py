@@ -36,7 +36,6 @@ from verify.experiments.regimes import REGIME_PARAMS, design_record, timeless
 from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
 from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Role
-from verify.numeric import informativeness
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, head_projections, make_dgp
 from verify.numeric.exact import rational
 from verify.numeric.stats import z_score
@@ -54,9 +53,8 @@ Z_MIN = Threshold(5.0, r"a Monte Carlo effect counts beyond this many standard e
                        r"$3 \times 10^{-7}$)")
 CORR_EXCESS_MIN = Threshold(0.1, "the premise predicts correlation 0 for orthogonal heads; a smaller excess is "
                                  "practically negligible however many standard errors it is")
-R2_INFORMATIVE = Threshold(informativeness.R2_INFORMATIVE, r"a comparison decides only when its best configuration "
-                                                           r"learns this share of $\mathrm{Var}\, f$ more than the "
-                                                           "constant predictor, which learns nothing")
+R2_INFORMATIVE = Threshold(0.25, r"a comparison decides only when its best configuration learns this share of "
+                                 r"$\mathrm{Var}\, f$: several times the sampling error of $R^2$ here (0.01 to 0.03)")
 CONV_R2 = Threshold(0.05, r"converged when twice the steps learn at most this share of $\mathrm{Var}\, f$ more: the "
                           "fit no longer moves on the scale of the effects the moves are judged on")
 CONV_HDI = Threshold(0.05, r"converged when twice the steps move the mean key $\mathrm{HDI}$ by at most this, the "

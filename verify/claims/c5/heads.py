@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from verify.io import jsonable
 from verify.experiments.regimes import (
     QUAD_POINTS,
     circle_heads,
     design_record,
-    plain,
     torus_population_mse,
     variance_of_f,
     von_mises_smooth,
@@ -216,14 +216,14 @@ def signal_pair(size: str, seed: int) -> dict[str, Any]:
                   for w in ("uniform", "refit")} for name, c in SIGNAL_PAIR.items()}
     a, b = SIGNAL_PAIR
     noise = paired(reps[a]["noise_only"], reps[b]["noise_only"])
-    return plain({
+    return jsonable({
         "regime": p, "sizes": {"n": n, "R": R, "m": m}, "seed": seed, "var_f": var_f,
         "rows": _rows(reps, var_f, {k: round(hdi(W[1]), 12) for k, W in configs.items()}, pop),
         "gap": {w: _step(reps, a, b, w) for w in ("uniform", "refit")},
         "noise_only": {"diff": noise[0], "se": noise[1], "z": z_score(*noise)},
         "design": _design(p, r"$\sin(2 x_1) = \sin(2 \sqrt{2} \cos \theta_1)$ on circle 0", (n, R, m),
                           "C5 and C6 are statements about the MSE as a function of the subspaces",
-                          "the paired MSE difference, orthogonal minus sharing, with each weighting")})
+                          "the paired MSE difference, orthogonal minus sharing, with each weighting")}, finite=True)
 
 
 def rotation_heads(h: float, d: int = 8, H: int = 4, gain: float = 1.0) -> np.ndarray:
@@ -248,7 +248,7 @@ def _path(size: str, seed: int, heads: dict[str, np.ndarray], circles: dict[str,
     pop = {k: {w: population_mse(p["dgp"], p["d"], c, p["kappa"], refit=w == "refit") for w in ("uniform", "refit")}
            for k, c in circles.items()}
     names = list(heads)
-    return plain({
+    return jsonable({
         "regime": p, "sizes": {"n": n, "R": R, "m": m}, "seed": seed, "var_f": var_f,
         "rows": _rows(reps, var_f, {k: round(hdi(W), 12) for k, W in heads.items()}, pop),
         "steps": {w: [_step(reps, a, b, w) for a, b in zip(names, names[1:])] for w in ("uniform", "refit")},
@@ -256,7 +256,7 @@ def _path(size: str, seed: int, heads: dict[str, np.ndarray], circles: dict[str,
         "noise_only": [_step({k: {"x": v["noise_only"]} for k, v in reps.items()}, a, b, "x")
                        for a, b in zip(names, names[1:])],
         "design": _design(p, r"the block target $\sum_b x_{2b-1} x_{2b}/2 = \sum_b \sin(2 \theta_b)/2$ over every "
-                          "circle", (n, R, m), "in scope: every head is needed to learn the target", diagnostic)})
+                          "circle", (n, R, m), "in scope: every head is needed to learn the target", diagnostic)}, finite=True)
 
 
 @functools.lru_cache(maxsize=8)

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from verify.claims.c5.heads import head_outputs, refit_alpha
-from verify.experiments.regimes import design_record, plain, variance_of_f
+from verify.io import jsonable
+from verify.experiments.regimes import design_record, variance_of_f
 from verify.experiments.training import adam_step, forward, loss_and_grad
 from verify.numeric.baseline import hdi_batch
 from verify.numeric.dgp import make_dgp
@@ -301,5 +302,5 @@ def trained_experiment(size: str, seed: int) -> dict[str, Any]:
     conv = {"T0": z["T0"], "T": z["T"], "mse_T": mean_se(mT), "mse_2T": mean_se(m2T), "hdi_T": mean_se(hT), "hdi_2T": mean_se(h2T),
             "r2_gain": float((mT.mean() - m2T.mean()) / var_f), "hdi_change": float(abs(h2T.mean() - hT.mean())),
             "r2_2T": float(1 - m2T.mean() / var_f)}
-    return plain({"regime": p, "sizes": z, "seed": seed, "var_f": var_f, "rows": rows, "convergence": conv,
-                  "heads": {k: tr[k] for k in ("WQ", "WK", "alpha")}, "design": _design(size)})
+    return jsonable({"regime": p, "sizes": z, "seed": seed, "var_f": var_f, "rows": rows, "convergence": conv,
+                  "heads": {k: tr[k] for k in ("WQ", "WK", "alpha")}, "design": _design(size)}, finite=True)

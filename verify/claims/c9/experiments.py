@@ -25,7 +25,8 @@ from verify._validate import seed as valid_seed
 from verify.claims.c9.forms import DIAGNOSTICS, diagnostics, haar_baselines
 from verify.claims.c9.layer import LayerSetting, train_layers
 from verify.claims.c9.population import positive_control
-from verify.experiments.regimes import SIZES, design_record, plain, variance_of_f
+from verify.io import jsonable
+from verify.experiments.regimes import SIZES, design_record, variance_of_f
 from verify.experiments.training import TrainSetting, effect, train_many
 from verify.numeric.stats import mean_se
 
@@ -125,8 +126,8 @@ def nw_heads(size: str, seed: int, select: Any = None) -> dict[str, Any]:
     z = NW_SIZES[size]
     pcs = [positive_control(g, ds, n=z["n"], seed=seed) for g, ds, k in TARGETS
            if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
-    return plain({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
-                  "design": _design(size, "nw"), "seconds": time.process_time() - t0})
+    return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
+                  "design": _design(size, "nw"), "seconds": time.process_time() - t0}, finite=True)
 
 
 def attention_layer(size: str, seed: int, select: Any = None) -> dict[str, Any]:
@@ -140,8 +141,8 @@ def attention_layer(size: str, seed: int, select: Any = None) -> dict[str, Any]:
     z = LAYER_SIZES[size]
     pcs = [positive_control(g, ds, n=z["n"], seed=seed) for g, ds, k in TARGETS
            if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
-    return plain({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
-                  "design": _design(size, "layer"), "seconds": time.process_time() - t0})
+    return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
+                  "design": _design(size, "layer"), "seconds": time.process_time() - t0}, finite=True)
 
 
 def _design(size: str, which: str) -> dict[str, Any]:
