@@ -1,7 +1,7 @@
 """tools/mutants.py decides 'killed' only from a test that fails because of the mutant: on a tiny
 repository of its own (one function, its test), a mutant the test catches is killed, one it misses
 survives, one that breaks the import is an error, and tests that fail without any mutant stop the
-run before a mutant counts."""
+run before a mutant counts; and every listed mutant still applies to today's code."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-#: Each test runs pytest a few times in a subprocess (about 8 s in all): the slow tier, beside the
-#: mutation run it checks.
-pytestmark = pytest.mark.slow
+#: The tests of ``run`` start pytest a few times in a subprocess (about 8 s in all): the slow tier,
+#: beside the mutation run they check. ``stale`` reads files only: the default tier.
+slow = pytest.mark.slow
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
@@ -39,6 +39,7 @@ def _mutant(mutants, name: str, new: str):
     return mutants.Mutant(name, "lib.py", "return 2 * x", new, ("tests/test_lib.py",))
 
 
+@slow
 def test_caught_missed_and_broken_mutants(mutants, tmp_path, capsys):
     root = _repo(tmp_path / "repo", "assert double(2) == 4")
     code = mutants.run([_mutant(mutants, "caught", "return 3 * x"),
@@ -50,8 +51,25 @@ def test_caught_missed_and_broken_mutants(mutants, tmp_path, capsys):
     assert "killed 1 / 3" in out and code == 1
 
 
+@slow
 def test_tests_failing_without_a_mutant_stop_the_run(mutants, tmp_path, capsys):
     root = _repo(tmp_path / "repo", "assert double(2) == 5")
     code = mutants.run([_mutant(mutants, "caught", "return 3 * x")], sys.executable, root)
     out = capsys.readouterr().out
     assert code == 2 and "fail without any mutant" in out and "killed" not in out
+
+
+@pytest.mark.parametrize("old, tests, found", [
+    ("return 2 * x", ("tests/test_lib.py",), []),
+    ("return 4 * x", ("tests/test_lib.py",), ["m: the edit matches 0 times in lib.py"]),
+    ("return 2 * x", ("tests/test_gone.py",), ["m: no test file tests/test_gone.py"])],
+    ids=["applies", "edit-gone", "test-gone"])
+def test_stale_finds_the_mutants_that_no_longer_apply(mutants, tmp_path, old, tests, found):
+    root = _repo(tmp_path / "repo", "assert double(2) == 4")
+    assert mutants.stale([mutants.Mutant("m", "lib.py", old, "return 3 * x", tests)], root) == found
+
+
+def test_every_listed_mutant_still_applies(mutants):
+    """After a refactoring the lists follow the code: each edit matches once, each test file exists
+    (``python tools/mutants.py --stale``)."""
+    assert mutants.stale(mutants.all_mutants()) == []

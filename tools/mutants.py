@@ -146,10 +146,25 @@ def run(mutants: list[Mutant], python: str, root: Path = ROOT) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def stale(mutants: list[Mutant], root: Path = ROOT) -> list[str]:
+    """The mutants that no longer apply: the edit does not match exactly once, or a test file is
+    gone (seconds, no test run: for after a refactoring)."""
+    out = []
+    for m in mutants:
+        path = root / m.file
+        count = path.read_text().count(m.old) if path.is_file() else -1
+        if count != 1:
+            out.append(f"{m.name}: {'no file ' + m.file if count < 0 else f'the edit matches {count} times in {m.file}'}")
+        out += [f"{m.name}: no test file {t.split('::')[0]}" for t in m.tests if not (root / t.split("::")[0]).is_file()]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default=None, help="comma-separated mutant names")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument("--stale", action="store_true", help="list the mutants whose edit no longer applies, and exit "
+                                                        "(1 if any)")
     p.add_argument("--changed", nargs="?", const="HEAD", default=None, metavar="REF",
                    help="only the mutants of files (code or tests) that differ from REF (default HEAD)")
     args = p.parse_args(argv)
@@ -164,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.changed is not None:
         files = changed_files(args.changed)
         chosen = [m for m in chosen if m.file in files or any(t.split("::")[0] in files for t in m.tests)]
+    if args.stale:
+        found = stale(chosen)
+        print("\n".join(found) or f"every one of {len(chosen)} mutants applies")
+        return 1 if found else 0
     if args.list:
         for m in chosen:
             print(f"{m.name:<34} {m.file:<28} {' '.join(m.tests)}")

@@ -303,4 +303,4 @@ def trained_experiment(size: str, seed: int) -> dict[str, Any]:
             "r2_gain": float((mT.mean() - m2T.mean()) / var_f), "hdi_change": float(abs(h2T.mean() - hT.mean())),
             "r2_2T": float(1 - m2T.mean() / var_f)}
     return jsonable({"regime": p, "sizes": z, "seed": seed, "var_f": var_f, "rows": rows, "convergence": conv,
-                  "heads": {k: tr[k] for k in ("WQ", "WK", "alpha")}, "design": _design(size)}, finite=True)
+                     "heads": {k: tr[k] for k in ("WQ", "WK", "alpha")}, "design": _design(size)}, finite=True)

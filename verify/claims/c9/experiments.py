@@ -127,7 +127,7 @@ def nw_heads(size: str, seed: int, select: Any = None) -> dict[str, Any]:
     pcs = [positive_control(g, ds, n=z["n"], seed=seed) for g, ds, k in TARGETS
            if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
     return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
-                  "design": _design(size, "nw"), "seconds": time.process_time() - t0}, finite=True)
+                     "design": _design(size, "nw"), "seconds": time.process_time() - t0}, finite=True)
 
 
 def attention_layer(size: str, seed: int, select: Any = None) -> dict[str, Any]:
@@ -142,7 +142,7 @@ def attention_layer(size: str, seed: int, select: Any = None) -> dict[str, Any]:
     pcs = [positive_control(g, ds, n=z["n"], seed=seed) for g, ds, k in TARGETS
            if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
     return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
-                  "design": _design(size, "layer"), "seconds": time.process_time() - t0}, finite=True)
+                     "design": _design(size, "layer"), "seconds": time.process_time() - t0}, finite=True)
 
 
 def _design(size: str, which: str) -> dict[str, Any]:
