@@ -1,14 +1,9 @@
 """C6 (Thm 5.1): when is the MSE minimised by mutually orthogonal key subspaces?
 
-Under the C5 model the MSE is ``B² + V/H + V Φ / (H² d_k)`` with the overlap potential
-``Φ = Σ_{h≠h'} ||U_hᵀ U_h'||_F²`` (group ``potential``), so minimising the MSE over subspaces is
-minimising Φ ≥ 0. Mutually orthogonal subspaces give Φ = 0, a stationary global minimum (group
-``feasible``), but exist only when ``H d_k ≤ d``. For any sizes the fusion-frame bound
-``Σ_{h,h'} tr(P_h P_h') ≥ (H d_k)²/d`` holds, with equality exactly for tight fusion frames
-(``Σ_h P_h = (H d_k/d) I``), giving ``HDI ≤ 1 − max(0, (H d_k/d − 1)/(H − 1))`` (group
-``fusion_bound``); beyond ``H d_k > d`` orthogonality is infeasible and exact tight frames reach
-the bound (group ``beyond_d``); it is not always reached: two planes in R³ (group
-``not_attained``).
+Under the C5 model the MSE increases with the overlap potential ``Φ = Σ_{h≠h'} ||U_hᵀ U_h'||_F²``.
+Orthogonal subspaces give Φ = 0, a stationary global minimum, but exist only when ``H d_k ≤ d``. For
+any sizes the fusion-frame bound ``Σ_{h,h'} tr(P_h P_h') ≥ (H d_k)²/d`` gives ``HDI ≤ 1 − max(0,
+(H d_k/d − 1)/(H − 1))``, reached by tight fusion frames where they exist, not always (two planes in R³).
 """
 
 from __future__ import annotations

@@ -72,22 +72,23 @@ def _range_m(a, b):
 '''
 
 
-class _NumPyPrinter(NumPyPrinter):
-    """Sums run over float64 indices (``_range_f``), never Python ints."""
+class _SumsOver:
+    """Sums run over ``RANGE``'s indices (float64 or mpf, never Python ints: no integer division)."""
+
+    RANGE = ""
 
     def _print_Sum(self, expr):
-        loops = " ".join(f"for {self._print(i)} in _range_f({self._print(a)}, {self._print(b)})"
+        loops = " ".join(f"for {self._print(i)} in {self.RANGE}({self._print(a)}, {self._print(b)})"
                          for i, a, b in expr.limits)
         return f"(builtins.sum({self._print(expr.function)} {loops}))"
 
 
-class _MpmathPrinter(MpmathPrinter):
-    """Sums run over mpf indices (``_range_m``), so ``1/h`` stays at mpmath precision."""
+class _NumPyPrinter(_SumsOver, NumPyPrinter):
+    RANGE = "_range_f"
 
-    def _print_Sum(self, expr):
-        loops = " ".join(f"for {self._print(i)} in _range_m({self._print(a)}, {self._print(b)})"
-                         for i, a, b in expr.limits)
-        return f"(builtins.sum({self._print(expr.function)} {loops}))"
+
+class _MpmathPrinter(_SumsOver, MpmathPrinter):
+    RANGE = "_range_m"
 
 
 def function_name(claim: str, result: str) -> str:
