@@ -33,9 +33,7 @@ TIGHT_FRAMES = ((3, 1, 2), (3, 2, 3), (3, 2, 4))
 #: (H, d_k, d) with H d_k <= d whose orthogonal coordinate blocks are checked explicitly.
 ORTHOGONAL_BLOCKS = ((2, 2, 4), (3, 1, 3), (2, 1, 3), (3, 2, 7))
 
-# How the module's multi-letter symbol prints (proofs.notation.spell). Matrix entries are named
-# x^(h)_k (the entry k of head h's matrix), which SymPy itself prints as x^{(h)}_{k}, also where
-# a substitution binds them.
+# how MSE prints (matrix entries are named x^(h)_k, which prints as x^{(h)}_{k} by itself)
 spell(MSE=r"\mathrm{MSE}")
 
 
@@ -142,11 +140,9 @@ def _glossary(der: Derivation) -> None:
         U_=r"the orthonormal basis $U_h$ of head $h$",
         A_=r"an invertible $d_k \times d_k$ matrix $A_h$ with $W_K^h = U_h A_h$",
         Delta_=r"a tangent direction $\Delta_h$ at $U_h$",
-        **{"u^(1)_": r"the entries of the basis $U_1$", "u^(2)_": r"the entries of the basis $U_2$",
-           "delta^(1)_": r"the entries of the direction $\Delta_1$",
-           "delta^(2)_": r"the entries of the direction $\Delta_2$",
-           "delta^(3)_": r"the entries of the direction $\Delta_3$",
-           "G^(1)_": r"the entries of $G_1 = (M_1^\top M_1)^{-1}$", "G^(2)_": r"the entries of $G_2 = (M_2^\top M_2)^{-1}$",
+        **{"u^(1)_": r"the entries of the basis $U_1$", "u^(2)_": r"the entries of the basis $U_2$"},
+        **{f"delta^({h})_": rf"the entries of the direction $\Delta_{h}$" for h in (1, 2, 3)},
+        **{"G^(1)_": r"the entries of $G_1 = (M_1^\top M_1)^{-1}$", "G^(2)_": r"the entries of $G_2 = (M_2^\top M_2)^{-1}$",
            "p^(1)_": r"the entries of a symmetric $2 \times 2$ matrix $P_1$", "p^(2)_": r"the entries of $P_2$",
            "p^(3)_": r"the entries of $P_3$"},
         g=r"the pair term $\mathrm{tr}(G_1 N G_2 N^\top) / t^2$ along the curve, a smooth function of $t$",

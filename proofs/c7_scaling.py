@@ -98,9 +98,7 @@ def _assumptions(der: Derivation) -> None:
     der.assume("bias_rate", "the squared bias of each head is $c_b h^4$ (the standard NW rate)",
                expr=c_b * sp.Symbol("h") ** 4)
     der.assume("variance_rate", "the variance of each head is $V = c_v / (n h^s)$ (the standard NW rate)")
-    # C1 shows that, written as a Gaussian kernel (equal key norms), the softmax kernel has bandwidth
-    # d_k^(1/4), not d_k^(-1/2). Models a/b follow the summary's h = d_k^(-1/2) as SPEC asks (finding
-    # "bandwidth_convention"); models gauss_a derive the variant with h = d_k^(1/4).
+    # models a and b take the summary's h = d_k^(-1/2) as SPEC asks; gauss_a C1's Gaussian bandwidth d_k^(1/4)
     der.assume("bandwidth_summary", r"$h = d_k^{-1/2}$, the bandwidth of the summary (SPEC, C1)")
     der.assume("bandwidth_gauss", r"$h = d_k^{1/4}$: the Gaussian bandwidth of the softmax kernel with equal key "
                r"norms (C1), $\exp(\langle q, k \rangle/\sqrt{d_k}) \propto \exp(-\lVert q - k \rVert^2 / "

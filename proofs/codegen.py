@@ -91,6 +91,10 @@ class _MpmathPrinter(_SumsOver, MpmathPrinter):
     RANGE = "_range_m"
 
 
+#: per flavour of generated code: the function name's suffix, the printer, the argument conversion
+_FLAVOURS = {"numpy": ("", _NumPyPrinter, "_f"), "mpmath": ("_mp", _MpmathPrinter, "_m")}
+
+
 def function_name(claim: str, result: str) -> str:
     return f"{claim.lower()}_{result}"
 
@@ -137,13 +141,10 @@ def render() -> str:
             summary = summary.replace("\\", "/")
             expr_text = sp.sstr(r.expr)
             doc = f"{claim} {r.name}: {summary}\n\n    {expr_text}\n    "
-            for flavour, suffix, printer, convert in (
-                ("numpy", "", _NumPyPrinter({"fully_qualified_modules": True}), "_f"),
-                ("mpmath", "_mp", _MpmathPrinter({"fully_qualified_modules": True}), "_m"),
-            ):
-                if flavour not in r.codegen:
-                    continue
-                chunks.append("\n\n" + _function(fname + suffix, r.args, r.expr, doc, printer, convert))
+            for flavour in r.codegen:
+                suffix, printer, convert = _FLAVOURS[flavour]
+                chunks.append("\n\n" + _function(fname + suffix, r.args, r.expr, doc,
+                                                  printer({"fully_qualified_modules": True}), convert))
                 exported.append(fname + suffix)
     chunks.append("\n\n__all__ = [\n" + "".join(f"    {name!r},\n" for name in exported) + "]\n")
     return "".join(chunks)

@@ -216,8 +216,7 @@ class Group:
                 "results": list(self.results), "comparisons": list(self.comparisons), "proved": self.proved}
 
 
-# =============================================================================================
-# Evaluation helpers shared by the methods
+# -- Evaluation helpers shared by the methods ------------------------------------------------------
 
 
 def _value(expr: Any) -> Any:
@@ -401,8 +400,7 @@ def expect_matexpr(expr: Any, Z: sp.MatrixSymbol, C: sp.MatrixSymbol) -> Any:
     return sp.MatAdd(*out).doit() if out else sp.ZeroMatrix(*e.shape)
 
 
-# ---------------------------------------------------------------------------------------------
-# powers of an integer symbol as independent symbols
+# -- powers of an integer symbol as independent symbols --------------------------------------------
 
 
 def _generators(base: Any, bases: dict) -> dict:
@@ -500,8 +498,7 @@ def _power_identity_zero(expr: Any, ks: Sequence, bases: dict) -> bool:
     return True
 
 
-# ---------------------------------------------------------------------------------------------
-# random rational points
+# -- random rational points ------------------------------------------------------------------------
 
 
 def _draw(sym: sp.Symbol, rng: random.Random) -> sp.Rational:
@@ -577,8 +574,7 @@ def _rational_zero(diff: Any, rng: random.Random) -> tuple[bool, str]:
     return True, f"exactly zero at {done} random points of {', '.join(map(str, syms))}"
 
 
-# =============================================================================================
-# The check methods
+# -- The check methods -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -653,7 +649,7 @@ def _m_trace_cyclic(rel, p, rng):
 def _m_expectation(rel, p, rng):
     lhs, rhs = _sides(rel, "expectation")
     Z, C = p["variables"], p["covariance"]
-    op = p.get("operator", sp.Function("E"))
+    op = sp.Function("E")
     matrix = isinstance(Z, sp.MatrixSymbol)
 
     def ev(node):
@@ -890,9 +886,7 @@ def _m_cited(rel, p, rng):
 
 def _m_convex_bound(rel, p, rng):
     big, small, strict = _inequality(rel, "convex_bound")
-    x = p.get("var")
-    if x is None:
-        (x,) = big.free_symbols
+    (x,) = big.free_symbols
     f2 = sp.simplify(sp.diff(big, x, 2))
     if not f2.is_positive:
         return False, f"f'' = {_short(f2)} not shown > 0"
@@ -1011,7 +1005,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
                            "reordering", _m_trace_cyclic, ("assumptions",)),
     Method("expectation", "E(...) evaluated by linearity, E Z = 0, E Z Zᵀ = C (degree <= 2); then "
                           "equal to the rhs by expansion", _m_expectation,
-           ("variables", "covariance", "operator"), ("variables", "covariance")),
+           ("variables", "covariance"), ("variables", "covariance")),
     Method("solve", "SymPy's solve of the stated equation(s) gives exactly the rhs", _m_solve,
            ("equation", "unknowns"), ("equation",)),
     Method("limit", "every Limit evaluated by SymPy's limit (after the stated change of variable); "
@@ -1031,7 +1025,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("cited", "the rhs is a result of another derivation, which is proved", _m_cited,
            ("derivation", "result"), ("derivation", "result")),
     Method("convex_bound", "f'' > 0, f' = 0 at exactly one point, f there >= the bound: f >= bound",
-           _m_convex_bound, ("var",)),
+           _m_convex_bound),
     Method("piecewise", "Min/Max rewritten as Piecewise; the difference simplifies to 0 on every piece",
            _m_piecewise),
     Method("descartes_root", "for each instance: the coefficients of sum c_b b^x change sign once "

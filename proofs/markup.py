@@ -38,8 +38,7 @@ CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 #: The longest code span (a name, an option with its value, a short command).
 MAX_CODE = 200
 
-# ------------------------------------------------------------------------------------------------
-# The mathematics: a tree of nodes
+# -- The mathematics: a tree of nodes --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -99,8 +98,7 @@ SPACE = Sp()
 
 Node = Union[Char, Cmd, Group, Script, Fence, Env, Sp]
 
-# ------------------------------------------------------------------------------------------------
-# Commands: name -> (kind, arity, unicode, ascii)
+# -- Commands: name -> (kind, arity, unicode, ascii) -----------------------------------------------
 
 _GREEK = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "zeta": "ζ",
@@ -160,8 +158,7 @@ COMMANDS: dict[str, str] = {
     "limits": "noop", "displaystyle": "noop", "quad": "space", "qquad": "space",
 }
 
-# ------------------------------------------------------------------------------------------------
-# Parsing the mathematics (recursive descent, one pass)
+# -- Parsing the mathematics (recursive descent, one pass) -----------------------------------------
 
 
 class _MathParser:
@@ -434,8 +431,7 @@ def parse_math(src: str, where: str = "math") -> tuple:
     return nodes
 
 
-# ------------------------------------------------------------------------------------------------
-# The prose
+# -- The prose -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -539,8 +535,7 @@ def check(text: str, where: str = "text") -> str:
     return text
 
 
-# ------------------------------------------------------------------------------------------------
-# Rendering the mathematics
+# -- Rendering the mathematics ---------------------------------------------------------------------
 
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ"))
 _SUPER = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzTβγδφχ",
@@ -759,8 +754,7 @@ def math_to_latex(nodes: tuple, *, markdown: bool = False) -> str:
     return re.sub(r" +", " ", _tex_nodes(nodes, markdown)).strip()
 
 
-# ------------------------------------------------------------------------------------------------
-# Rendering a text
+# -- Rendering a text ------------------------------------------------------------------------------
 
 _LATEX_TEXT = {"&": r"\&", "%": r"\%", "#": r"\#", "[": "[", "]": "]"}
 _LATEX_CODE = {"_": r"\_", "#": r"\#", "%": r"\%", "&": r"\&", "$": r"\$", "{": r"\{", "}": r"\}",
@@ -854,8 +848,7 @@ def render(text: Any, medium: str, *, table: bool = False) -> str:
     return _RENDERERS[medium](spans)
 
 
-# ------------------------------------------------------------------------------------------------
-# Writing marked-up text from code
+# -- Writing marked-up text from code --------------------------------------------------------------
 
 
 def num(x: float, spec: str = ".3g") -> str:

@@ -10,7 +10,6 @@ import random
 from fractions import Fraction
 from itertools import combinations
 
-import mpmath
 import numpy as np
 import pytest
 import sympy as sp

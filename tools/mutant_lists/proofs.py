@@ -31,7 +31,7 @@ MUTANTS = [
     M('checker-descartes-upper-end-only', 'proofs/core.py',
       '                if not (gm(r - eps) > 0 > gm(r + eps)):',
       '                if not 0 > gm(r + eps):',
-      ('tests/test_proofs_core.py::test_each_soundness_rule_alone',)),
+      ('tests/test_proofs_core.py::test_methods_at_their_resolution',)),
     M('checker-descartes-no-g0', 'proofs/core.py',
       '            if not (changes == 1 and seq[0] > 0 and sum(seq) > 0):',
       '            if not (changes == 1 and seq[0] > 0):',
