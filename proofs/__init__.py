@@ -17,19 +17,8 @@ from types import ModuleType
 from . import cache
 from .core import Assumption, Comparison, Derivation, DerivationError, Result, Step
 
-__all__ = [
-    "DERIVATIONS",
-    "CLAIM_IDS",
-    "claim_number",
-    "derivation",
-    "all_derivations",
-    "Derivation",
-    "DerivationError",
-    "Assumption",
-    "Step",
-    "Result",
-    "Comparison",
-]
+__all__ = ["DERIVATIONS", "CLAIM_IDS", "claim_number", "derivation", "all_derivations", "Derivation", "DerivationError",
+           "Assumption", "Step", "Result", "Comparison"]
 
 #: A derivation module's name: ``c<number>_<words>.py`` in this folder (``c5_hdi_mse``).
 MODULE_NAME = re.compile(r"c(\d+)_\w+")

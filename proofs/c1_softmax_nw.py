@@ -1,32 +1,21 @@
 """C1: one softmax attention head is a Nadaraya-Watson (NW) estimator; when it is a *Gaussian* one.
 
-With ``q = W_Qᵀ x``, ``k_i = W_Kᵀ x_i`` and the scale ``s = 1/sqrt(d_k)``, the attention weights
-``exp(s q·k_i) / Σ_j exp(s q·k_j)`` are the NW weights of the exponential kernel
-``K(q, k) = exp(s q·k)`` - an identity, not an approximation. The Gaussian kernel factors as
-``exp(-|q-k|²/(2b²)) = exp(-|q|²/(2b²)) exp(q·k/b²) exp(-|k|²/(2b²))``; the q-factor cancels in
-every NW weight, the k-factor only when all keys have the same norm. Then softmax with scale s is
-Gaussian NW with ``b² = 1/s``, i.e. ``b = d_k^{1/4}``: the summary's "bandwidth 1/sqrt(d_k)" is the
-scale (inverse temperature), not a bandwidth. Unequal key norms break the Gaussian identity
-(exact counterexample below); in general Gaussian NW is softmax of the shifted scores
-``(q·k_i - |k_i|²/2)/b²``.
-
-Checked twice: with explicit symbols (n = 3 keys in d_k = 2, symbolic coordinates) and for
-general n (SymPy ``Sum`` over an ``IndexedBase``) and general d_k (polarisation identity).
-
-Groups (what each part of the check rests on): ``exponential_kernel`` (the identity),
-``gaussian_reading`` with its nested ``derived_bandwidth`` (equal key norms: Gaussian NW with
-``b = d_k^{1/4}``), ``stated_bandwidth`` (the stated ``1/sqrt(d_k)`` is no bandwidth, at a named
-configuration in closed form), ``unequal_norms`` (no Gaussian reading for keys of unequal norms).
+With ``q = W_Qᵀ x``, ``k_i = W_Kᵀ x_i`` and the scale ``s = 1/sqrt(d_k)``, the attention weights are
+exactly the NW weights of the kernel ``K(q, k) = exp(s q·k)``. The Gaussian kernel's q-factor cancels
+in every NW weight, its k-factor only when all keys have one norm: then softmax with scale s is
+Gaussian NW with ``b = d_k^{1/4}``, and the summary's "bandwidth 1/sqrt(d_k)" is the scale (inverse
+temperature), not a bandwidth. Unequal key norms break the Gaussian reading (an exact case). Checked
+with explicit symbols (n = 3 keys, d_k = 2) and for general n (``Sum`` over an ``IndexedBase``) and d_k.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from .core import Derivation, eq, gt, identically_zero
-from .notation import d_k, spell
+from .core import Derivation, eq, gt
+from .notation import d_k, entries, normalised, spell
 
-__all__ = ["build", "CLAIM", "TITLE", "STATED", "identically_zero", "NAMED_CASE"]
+__all__ = ["build", "CLAIM", "TITLE", "STATED", "NAMED_CASE"]
 
 CLAIM = "C1"
 TITLE = "A softmax attention head is a Nadaraya-Watson estimator with the exponential kernel"
@@ -76,11 +65,6 @@ def _gauss(q, k, bw):
     return sp.exp(-_sq([a - c for a, c in zip(q, k)]) / (2 * bw**2))
 
 
-def _normalise(vals):
-    tot = sum(vals)
-    return [v / tot for v in vals]
-
-
 def _gsum(expr, idx=j_):
     return sp.Sum(expr, (idx, 1, n_keys))
 
@@ -124,8 +108,7 @@ def build() -> Derivation:
         # the score is a bilinear form of the raw inputs: the head sees x only through its projections
         x = sp.Matrix(sp.symbols("x_1:4", real=True))
         xi = sp.Matrix(sp.symbols("xi_1:4", real=True))
-        WQ = sp.Matrix(3, 2, lambda a, c: sp.Symbol(f"WQ_{a+1}{c+1}", real=True))
-        WK = sp.Matrix(3, 2, lambda a, c: sp.Symbol(f"WK_{a+1}{c+1}", real=True))
+        WQ, WK = entries("WQ", 3, 2), entries("WK", 3, 2)
         score = s * ((WQ.T * x).T * (WK.T * xi))[0, 0]
         dv.step("score_bilinear", eq(score, s * (x.T * WQ * WK.T * xi)[0, 0]), by="expand",
                 why=r"$s (W_Q^\top x) \cdot (W_K^\top x_i) = s x^\top W_Q W_K^\top x_i$ ($d = 3$, $d_k = 2$, "
@@ -134,9 +117,9 @@ def build() -> Derivation:
 
         # softmax (torch's stable form, any shift) = NW weights of K(q,k) = exp(s q·k), n = 3 explicit
         scores = [s * _dot(q, k) for k in KEYS]
-        soft = _normalise([sp.exp(z - shift) for z in scores])
+        soft = normalised([sp.exp(z - shift) for z in scores])
         kexp = [sp.exp(s * _dot(q, k)) for k in KEYS]
-        nw = _normalise(kexp)
+        nw = normalised(kexp)
         for i in range(3):
             dv.step(f"softmax_is_exp_nw_w{i+1}", eq(soft[i], nw[i]), by="identically_zero",
                     why=r"$\exp(z_i - m)/\sum_j \exp(z_j - m) = K_i/\sum_j K_j$ with $K_i = \exp(s q \cdot k_i)$ "
@@ -206,8 +189,8 @@ def build() -> Derivation:
                     r"$m_j = \lVert k_j \rVert^2$", uses=["gaussian", "real"])
 
         # Gaussian NW = softmax of the shifted scores (q·k_i - |k_i|²/2)/b², any key norms
-        gw = _normalise([_gauss(q, k, b) for k in KEYS])
-        shifted = _normalise([sp.exp((_dot(q, k) - _sq(k) / 2) / b**2) for k in KEYS])
+        gw = normalised([_gauss(q, k, b) for k in KEYS])
+        shifted = normalised([sp.exp((_dot(q, k) - _sq(k) / 2) / b**2) for k in KEYS])
         for i in range(3):
             dv.step(f"gaussian_nw_is_shifted_softmax_w{i+1}", eq(gw[i], shifted[i]), by="identically_zero",
                     why=r"the query factor $\exp(-\lVert q \rVert^2/(2 b^2))$ cancels; the key factor stays "
@@ -224,8 +207,8 @@ def build() -> Derivation:
         u = sp.symbols("u_1:4", real=True)
         circle = [(u[0], sp.sqrt(r**2 - u[0] ** 2)), (u[1], sp.sqrt(r**2 - u[1] ** 2)),
                   (u[2], -sp.sqrt(r**2 - u[2] ** 2))]
-        gw_eq = _normalise([_gauss(q, k, b) for k in circle])
-        sm_eq = _normalise([sp.exp(_dot(q, k) / b**2) for k in circle])
+        gw_eq = normalised([_gauss(q, k, b) for k in circle])
+        sm_eq = normalised([sp.exp(_dot(q, k) / b**2) for k in circle])
         for i in range(3):
             dv.step(f"equal_norms_gaussian_is_softmax_w{i+1}", eq(gw_eq[i], sm_eq[i]), by="identically_zero",
                     why=r"keys on the circle $\lVert k \rVert = r$ (coordinates $(u, \pm \sqrt{r^2 - u^2})$): the "
@@ -342,8 +325,8 @@ def build() -> Derivation:
         qc = (1, 0, 0, 0)
         kc = [(0, 0, 0, 0), (2, 0, 0, 0)]
         yc = (0, 1)
-        soft_c = _normalise([sp.exp(s4 * _dot(qc, k)) for k in kc])
-        gauss_c = _normalise([_gauss(qc, k, b4) for k in kc])
+        soft_c = normalised([sp.exp(s4 * _dot(qc, k)) for k in kc])
+        gauss_c = normalised([_gauss(qc, k, b4) for k in kc])
         est_soft = sp.simplify(sum(w * y for w, y in zip(soft_c, yc)))
         est_gauss = sp.simplify(sum(w * y for w, y in zip(gauss_c, yc)))
         # the two estimates for n = 2 keys on the q-axis (only the first coordinate is non-zero)

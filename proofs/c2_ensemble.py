@@ -1,16 +1,9 @@
 """C2: multi-head attention is a weighted sum (ensemble) of H Nadaraya-Watson heads.
 
-Each head h computes the NW weights ``w_i^h`` of its own exponential kernel (C1), which sees the
-inputs only through ``(W_Q^h)ᵀx`` and ``(W_K^h)ᵀx_i``. The output projection applied to the
-concatenated heads equals the sum over the row blocks ``W_O^h`` (block multiplication, checked for
-symbolic sizes and H = 1..6), and because ``Σ_i w_i^h = 1`` the value bias passes through once per
-head:
-
-    MHA(x) = Σ_h (W_O^h)ᵀ (W_V^h)ᵀ Σ_i w_i^h v_i + Σ_h (W_O^h)ᵀ b_V^h + b_O.
-
-With scalar values ``y_i`` and a scalar output, ``(W_O^h)ᵀ (W_V^h)ᵀ`` is a number ``α_h`` and
-``MHA = Σ_h α_h f̂_h + β``: an ensemble with free real weights (no simplex constraint) plus an
-offset. A key bias shifts every score of a head by the same amount and cancels.
+The output projection of the concatenated heads is the sum over its row blocks ``W_O^h`` (symbolic
+sizes, H = 1..6), and as ``Σ_i w_i^h = 1`` the value bias passes through once per head:
+``MHA(x) = Σ_h (W_O^h)ᵀ (W_V^h)ᵀ Σ_i w_i^h v_i + Σ_h (W_O^h)ᵀ b_V^h + b_O``. For scalar values and
+output this is ``Σ_h α_h f̂_h + β`` with free real weights ``α_h``; a key bias cancels.
 """
 
 from __future__ import annotations
@@ -18,6 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .core import Derivation, eq
+from .notation import entries
 
 __all__ = ["build", "CLAIM", "TITLE", "STATED", "MAX_H"]
 
@@ -34,10 +28,6 @@ s = sp.Symbol("s", positive=True)
 q1, q2 = sp.symbols("q_1 q_2", real=True)
 KEYS = [sp.symbols(f"k_{i}1 k_{i}2", real=True) for i in (1, 2, 3)]
 BK = sp.symbols("bK_1 bK_2", real=True)
-
-
-def _mat(name: str, rows: int, cols: int) -> sp.Matrix:
-    return sp.Matrix(rows, cols, lambda a, c: sp.Symbol(f"{name}_{a+1}{c+1}", real=True))
 
 
 def _weights(h: int, n: int):
@@ -97,8 +87,8 @@ def build() -> Derivation:
         a_, c_ = sp.symbols("a c", real=True)
         w_i = kap[i_] / sp.Sum(kap[j_], (j_, 1, n_keys))
         n = 3
-        WVm = [_mat(f"WV{h}", 2, 2) for h in (1, 2)]
-        WOm = [_mat(f"WO{h}", 2, 2) for h in (1, 2)]
+        WVm = [entries(f"WV{h}", 2, 2) for h in (1, 2)]
+        WOm = [entries(f"WO{h}", 2, 2) for h in (1, 2)]
         bVm = [sp.Matrix(sp.symbols(f"bV{h}_1:3", real=True)) for h in (1, 2)]
         bOm = sp.Matrix(sp.symbols("bO_1:3", real=True))
         vs = [sp.Matrix(sp.symbols(f"v_{i}1 v_{i}2", real=True)) for i in range(1, n + 1)]
@@ -148,8 +138,8 @@ def build() -> Derivation:
     with dv.group("scalar_weights", r"with scalar values and output, $\mathrm{MHA} = \sum_h \alpha_h \hat{f}_h + "
                                     r"\beta$ with free weights $\alpha_h = W_V^h W_O^h$"):
         ys = sp.symbols("y_1:4", real=True)
-        WVs = [_mat(f"WV{h}", 1, 2) for h in (1, 2)]
-        WOs = [_mat(f"WO{h}", 2, 1) for h in (1, 2)]
+        WVs = [entries(f"WV{h}", 1, 2) for h in (1, 2)]
+        WOs = [entries(f"WO{h}", 2, 1) for h in (1, 2)]
         bO = sp.Symbol("b_O", real=True)
         heads_s = [sum((W[h][i] * (WVs[h].T * ys[i] + bVm[h]) for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
         mha_s = (sp.Matrix.vstack(*WOs).T * sp.Matrix.vstack(*heads_s))[0, 0] + bO

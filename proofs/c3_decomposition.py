@@ -1,32 +1,21 @@
 """C3 (Thm 3.1): bias-variance-covariance decomposition of the ensemble MSE, for any weights.
 
-At a point x the head estimates are random: ``F = μ + Z`` with ``E Z = 0`` and ``E Z Zᵀ = C``
-(``μ_h = E f̂_h``, ``V_h = C_hh``, ``C_hh' = Cov(f̂_h, f̂_h')``). For every real weight vector α
-
-    E[(αᵀF - f)²] = (αᵀμ - f)² + αᵀCα
-                  = (Σ α_h μ_h - f)² + Σ α_h² V_h + Σ_{h≠h'} α_h α_h' C_hh'.
-
-Checked (i) for general H with MatrixSymbols of symbolic size H and an explicit expectation
-operator (linearity; terms linear in Z vanish; Z Zᵀ -> C); (ii) term by term for H = 1..6 on
-polynomials in Z_1..Z_H. (iii) The ensemble bias in head biases ``b_h = μ_h - f`` is
-``Σ α_h b_h + (Σ α_h - 1) f``: "ensemble bias = Σ α_h b_h" needs Σ α = 1. (iv) For α_h = 1/H it
-reduces to Ueda-Nakano (1996): ``bias̄² + var̄/H + (1 - 1/H) covar̄``. The identity holds at
-every x, so it integrates term by term (x-independent α).
-
-Groups: ``decomposition`` (the theorem, any α), ``ensemble_bias`` (the ensemble bias in head
-biases, and the exact case where Σ α_h b_h is not it), ``ueda_nakano`` (uniform weights).
+At a point x the head estimates are ``F = μ + Z`` with ``E Z = 0``, ``E Z Zᵀ = C``; for every real α,
+``E[(αᵀF - f)²] = (αᵀμ - f)² + αᵀCα``: checked for general H (MatrixSymbols and an expectation
+operator) and term by term for H = 1..6, pointwise and integrated. The ensemble bias in head biases
+``b_h = μ_h - f`` is ``Σ α_h b_h + (Σ α_h - 1) f``, so "ensemble bias = Σ α_h b_h" needs Σ α = 1;
+for α_h = 1/H it reduces to Ueda-Nakano (1996).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from .core import Derivation, eq, expect_matexpr, expect_poly, gt
+from .core import Derivation, eq, gt
 from .notation import H as H_sym
 from .notation import spell
 
-__all__ = ["build", "CLAIM", "TITLE", "STATED", "MAX_H", "head_symbols", "expect_poly", "expect_matexpr",
-           "BIAS_CASE"]
+__all__ = ["build", "CLAIM", "TITLE", "STATED", "MAX_H", "head_symbols", "BIAS_CASE"]
 
 CLAIM = "C3"
 TITLE = "Bias-variance-covariance decomposition of the ensemble MSE (Thm 3.1)"

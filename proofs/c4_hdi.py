@@ -1,35 +1,21 @@
 """C4: the Head Diversity Index - the literal formula versus the subspace form.
 
-Literal (as the summary writes it): ``HDI_lit = 1 - 2/(H(H-1)) Σ_{h<h'} ||G_hh'||_F²`` with
-``G_hh' = W_hᵀ W_h' / d_k`` on the raw key projections ``W_h ∈ R^{d x d_k}``.
+Literal: ``HDI_lit = 1 - 2/(H(H-1)) Σ_{h<h'} ||W_hᵀ W_h' / d_k||_F²`` on the raw key projections.
 Subspace form: ``HDI_sub = 1 - mean_{h<h'} ρ_hh'``, ``ρ_hh' = ||U_hᵀ U_h'||_F² / d_k`` with U_h an
-orthonormal basis of Range(W_h).
-
-Derived: ``||W_hᵀW_h'||_F²`` is invariant under ``W_h -> W_h Q`` (Q orthogonal) but scales by c⁴
-under ``W -> cW``, so HDI_lit is scale dependent and not in [0, 1] (it is always <= 1); identical
-heads with orthonormal columns give HDI_lit = 1 - 1/d_k, not 0. For isotropic heads
-``W_hᵀW_h = c² I`` one has ``HDI_lit = 1 - (c⁴/d_k) mean ρ``: the literal and subspace forms agree
-exactly when ``c = d_k^{1/4}``, i.e. ``W_hᵀW_h = sqrt(d_k) I`` (not ``d_k I``, which gives
-1 - d_k mean ρ). ρ = mean cos² of the principal angles lies in [0, 1] (I - MᵀM is a Gram matrix),
-and ρ depends only on the subspaces (projectors unchanged by W -> WA, A invertible).
-
-General sizes are checked with MatrixSymbols (``Trace._normalize`` for cyclicity, ``refine`` with
-``Q.orthogonal``, substitution ``UᵀU -> I``); small explicit sizes independently with entries.
-
-Groups: ``literal`` (the formula as written) with its nested ``literal_range`` (not in [0, 1]),
-``literal_identical`` (not 0 for identical heads) and ``restoring_scale`` (equal to the subspace
-form exactly when ``W_hᵀW_h = sqrt(d_k) I``); ``subspace`` (the subspace form's range, extremes
-and invariances).
+orthonormal basis of Range(W_h). The literal form scales by c⁴ under ``W -> cW``, leaves [0, 1] and
+is ``1 - 1/d_k`` for identical orthonormal heads; for ``W_hᵀW_h = c² I`` it is the subspace form
+exactly when ``c = d_k^{1/4}``. ρ lies in [0, 1] and depends only on the subspaces. General sizes
+are checked with MatrixSymbols, small explicit sizes independently with entries.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from .core import Derivation, eq, ge, gt, lt, trace_equal
-from .notation import d, d_k, spell
+from .core import Derivation, eq, ge, gt, lt
+from .notation import d, d_k, entries, spell
 
-__all__ = ["build", "CLAIM", "TITLE", "STATED", "rotation2", "projector", "trace_equal", "RESTORING_GRAM"]
+__all__ = ["build", "CLAIM", "TITLE", "STATED", "rotation2", "projector", "RESTORING_GRAM"]
 
 CLAIM = "C4"
 TITLE = "Head Diversity Index: literal formula vs subspace form"
@@ -61,10 +47,6 @@ def projector(W: sp.Matrix) -> sp.Matrix:
 
 def _frob2(X: sp.Matrix):
     return sum(e**2 for e in X)
-
-
-def _mat(name: str, rows: int, cols: int) -> sp.Matrix:
-    return sp.Matrix(rows, cols, lambda a, b: sp.Symbol(f"{name}_{a+1}{b+1}", real=True))
 
 
 def _define(dv: Derivation) -> None:
@@ -113,7 +95,7 @@ def build() -> Derivation:
     Id = sp.Identity(dk_i)
     U1, U2 = sp.MatrixSymbol("U1", d, dk_i), sp.MatrixSymbol("U2", d, dk_i)
     t1, t2 = sp.symbols("t_1 t_2", real=True)
-    Wa, Wb = _mat("Wa", 3, 2), _mat("Wb", 3, 2)
+    Wa, Wb = entries("Wa", 3, 2), entries("Wb", 3, 2)
     hdi, mrho = sp.symbols("hdi mean_rho", real=True)
     dk_dom = {d_k: (1, 1024)}
 
@@ -169,7 +151,7 @@ def build() -> Derivation:
                         r"$\lVert G \rVert^2 = d_k/d_k^2 = 1/d_k$, $\mathrm{HDI}_{\mathrm{lit}} = 1 - 1/d_k$",
                     uses=["literal", "frobenius"])
             I2 = sp.eye(2)
-            A2, B2 = _mat("A", 2, 2), _mat("B", 2, 2)
+            A2, B2 = entries("A", 2, 2), entries("B", 2, 2)
             lit_i2 = sp.Subs(1 - _frob2(A2.T * B2 / 2), (*A2, *B2), (*I2, *I2))  # HDI_lit(A, B) at A = B = I_2
             dv.step("identical_counterexample", eq(lit_i2, sp.Rational(1, 2)), by="expand",
                     why=r"$d = d_k = 2$, $W_1 = W_2 = I_2$: $\mathrm{HDI}_{\mathrm{lit}} = 1/2$ (subspace form: $0$)",
@@ -286,7 +268,7 @@ def build() -> Derivation:
                 by="trace_cyclic", assumptions=orth,
                 why=r"$\lVert Q_1^\top M Q_2 \rVert^2 = \lVert M \rVert^2$ for orthogonal $Q_1$, $Q_2$ (symbolic "
                     r"$d_k$)", uses=["frobenius", "orthogonal"])
-        M2 = _mat("M", 2, 2)
+        M2 = entries("M", 2, 2)
         refl = sp.diag(1, -1)
         for nm, A, B in (("rotations", rotation2(t1), rotation2(t2)),
                          ("reflection", rotation2(t1) * refl, rotation2(t2))):
@@ -299,7 +281,7 @@ def build() -> Derivation:
                 why=r"$\rho = \lVert U^\top U \rVert^2/d_k = \lVert I \rVert^2/d_k = 1$, "
                     r"$\mathrm{HDI}_{\mathrm{sub}} = 0$",
                 uses=["subspace", "frobenius"])
-        G2 = _mat("G", 2, 2)
+        G2 = entries("G", 2, 2)
         dv.step("orthogonal_heads_literal_and_subspace", eq(sp.Subs(1 - _frob2(G2), tuple(G2), (0,) * 4), 1),
                 by="expand",
                 why=r"$U_h^\top U_{h'} = 0$ (or $W_h^\top W_{h'} = 0$): $G = 0$, $\rho = 0$, both forms give $1$ at "

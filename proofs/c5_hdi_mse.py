@@ -1,16 +1,12 @@
 """C5 (Thm 4.2): the MSE as a function of the head diversity index.
 
 Under an explicit covariance model (head correlation = subspace overlap, equal head variances,
-uniform weights, a bias that does not depend on the subspaces) the C3 decomposition becomes the
-exact line ``MSE = B² + V − V (H−1)/H · HDI`` (group ``line``; its affine form, group
-``straight_line``). For any weights it is affine in a weighted diversity index
-``WDI = 1 − Σ_{h≠h'} α_h α_h' sqrt(V_h V_h') ρ_hh' / S`` with slope ``−S``,
-``S = Σ_{h≠h'} α_h α_h' sqrt(V_h V_h')`` (group ``weighted``), non-increasing only while
-``S ≥ 0`` (group ``mixed_sign``: α = (2, −1) gives a rising line). Equal scaled weights
-``α_h sqrt(V_h) = β`` restore a line in HDI for any variances (group ``restored``). Outside the
-model the plain HDI does not govern the MSE (group ``outside_model``: two exact counterexamples,
-replayable from :func:`counterexamples`), and the model's premise fails for NW heads that share
-the noise (group ``shared_noise``).
+uniform weights, a bias free of the subspaces) the C3 decomposition is the exact line ``MSE = B² +
+V − V (H−1)/H · HDI``. For any weights the MSE is affine in a weighted index ``WDI`` with slope
+``−S``, non-increasing only while ``S ≥ 0``; equal scaled weights ``α_h sqrt(V_h) = β`` restore a
+line in HDI for any variances. Outside the model HDI does not govern the MSE (two exact
+counterexamples, replayable from :func:`counterexamples`), and the model's premise fails for NW
+heads that share the noise.
 """
 
 from __future__ import annotations
@@ -42,9 +38,7 @@ W = sp.Symbol("W", real=True)               # Σ_{h≠h'} α_h α_h' sqrt(V_h V_
 WDI = sp.Symbol("WDI", real=True)           # weighted diversity index
 beta = sp.Symbol("beta", positive=True)     # common scaled weight α_h sqrt(V_h)
 
-# How the module's multi-letter and two-index symbols print (proofs.notation.spell).
-# (The NW weights are named w_i^h, which SymPy itself prints as w^{h}_{i}, also where a
-# substitution binds them.)
+# how the multi-letter symbols print (the NW weights w_i^h print as w^{h}_{i} by themselves)
 spell(WDI=r"\mathrm{WDI}", x_lo=r"x_{\mathrm{lo}}", x_hi=r"x_{\mathrm{hi}}")
 
 # Counterexamples outside the model: H = 3 heads, d = 3, d_k = 1; each head's W_K is one
@@ -112,6 +106,11 @@ def _rho_lines(dim: int) -> tuple[list, list, sp.Expr]:
     v = sp.Matrix(sp.symbols(f"v_1:{dim + 1}", real=True))
     pu, pv = u * u.T / u.dot(u), v * v.T / v.dot(v)
     return list(u), list(v), sp.factor((pu * pv).trace())
+
+
+def _pair_sum(weight: sp.Expr) -> sp.Sum:
+    """Σ_{h≠h'} weight · ρ_hh' over general H."""
+    return sp.Sum(sp.Sum(weight * _rho[_h, _hp] * (1 - sp.KroneckerDelta(_h, _hp)), (_hp, 1, H)), (_h, 1, H))
 
 
 def _at(expr: sp.Expr, values: dict) -> sp.Subs:
@@ -249,10 +248,8 @@ def _in_model_line(der: Derivation) -> None:
         diag = sp.Sum((1 / H) ** 2 * V, (_h, 1, H))
         der.step("diagonal_term", eq(diag, V / H), by="simplify",
                  why=r"$\sum_h (1/H)^2 V = V/H$", uses=["c3_decomposition", "uniform_weights", "equal_variance"])
-        off = 1 - sp.KroneckerDelta(_h, _hp)
-        cross = sp.Sum(sp.Sum((1 / H) * (1 / H) * _rho[_h, _hp] * sp.sqrt(V * V) * off, (_hp, 1, H)), (_h, 1, H))
-        pair_sum = sp.Sum(sp.Sum(_rho[_h, _hp] * off, (_hp, 1, H)), (_h, 1, H))
-        der.step("cross_term", eq(cross, V / H ** 2 * pair_sum), by="identically_zero",
+        der.step("cross_term", eq(_pair_sum((1 / H) * (1 / H) * sp.sqrt(V * V)), V / H ** 2 * _pair_sum(1)),
+                 by="identically_zero",
                  why=r"$\sum_{h \ne h'} \alpha_h \alpha_{h'} \rho_{hh'} \sqrt{V_h V_{h'}} = (V/H^2) "
                      r"\sum_{h \ne h'} \rho_{hh'}$", uses=["c3_decomposition", *model])
         der.step("pair_sum_from_hdi", eq(R, H * (H - 1) * (1 - HDI)), by="solve",
@@ -380,10 +377,7 @@ def _restoring_assumption(der: Derivation) -> None:
     uses = ["c3_decomposition", "hdi_definition", "covariance_model", "equal_scaled_weights"]
     with der.group("restored", r"equal scaled weights $\alpha_h \sqrt{V_h} = \beta$ make the MSE a non-increasing "
                                r"line in $\mathrm{HDI}$ for any variances, and for $H \ge 3$ they are needed") as rest:
-        off = 1 - sp.KroneckerDelta(_h, _hp)
-        cross = sp.Sum(sp.Sum(beta ** 2 * _rho[_h, _hp] * off, (_hp, 1, H)), (_h, 1, H))
-        pair_sum = sp.Sum(sp.Sum(_rho[_h, _hp] * off, (_hp, 1, H)), (_h, 1, H))
-        der.step("scaled_cross_term", eq(cross, beta ** 2 * pair_sum), by="identically_zero",
+        der.step("scaled_cross_term", eq(_pair_sum(beta ** 2), beta ** 2 * _pair_sum(1)), by="identically_zero",
                  why=r"the constant $\beta^2$ leaves the sums",
                  uses=["c3_decomposition", "covariance_model", "equal_scaled_weights"])
         line = B ** 2 + H * beta ** 2 + beta ** 2 * H * (H - 1) * (1 - HDI)

@@ -1,14 +1,9 @@
 """C6 (Thm 5.1): when is the MSE minimised by mutually orthogonal key subspaces?
 
-Under the C5 model the MSE is ``B² + V/H + V Φ / (H² d_k)`` with the overlap potential
-``Φ = Σ_{h≠h'} ||U_hᵀ U_h'||_F²`` (group ``potential``), so minimising the MSE over subspaces is
-minimising Φ ≥ 0. Mutually orthogonal subspaces give Φ = 0, a stationary global minimum (group
-``feasible``), but exist only when ``H d_k ≤ d``. For any sizes the fusion-frame bound
-``Σ_{h,h'} tr(P_h P_h') ≥ (H d_k)²/d`` holds, with equality exactly for tight fusion frames
-(``Σ_h P_h = (H d_k/d) I``), giving ``HDI ≤ 1 − max(0, (H d_k/d − 1)/(H − 1))`` (group
-``fusion_bound``); beyond ``H d_k > d`` orthogonality is infeasible and exact tight frames reach
-the bound (group ``beyond_d``); it is not always reached: two planes in R³ (group
-``not_attained``).
+Under the C5 model the MSE increases with the overlap potential ``Φ = Σ_{h≠h'} ||U_hᵀ U_h'||_F²``.
+Orthogonal subspaces give Φ = 0, a stationary global minimum, but exist only when ``H d_k ≤ d``. For
+any sizes the fusion-frame bound ``Σ_{h,h'} tr(P_h P_h') ≥ (H d_k)²/d`` gives ``HDI ≤ 1 − max(0,
+(H d_k/d − 1)/(H − 1))``, reached by tight fusion frames where they exist, not always (two planes in R³).
 """
 
 from __future__ import annotations
@@ -38,9 +33,7 @@ TIGHT_FRAMES = ((3, 1, 2), (3, 2, 3), (3, 2, 4))
 #: (H, d_k, d) with H d_k <= d whose orthogonal coordinate blocks are checked explicitly.
 ORTHOGONAL_BLOCKS = ((2, 2, 4), (3, 1, 3), (2, 1, 3), (3, 2, 7))
 
-# How the module's multi-letter symbol prints (proofs.notation.spell). Matrix entries are named
-# x^(h)_k (the entry k of head h's matrix), which SymPy itself prints as x^{(h)}_{k}, also where
-# a substitution binds them.
+# how MSE prints (matrix entries are named x^(h)_k, which prints as x^{(h)}_{k} by itself)
 spell(MSE=r"\mathrm{MSE}")
 
 
@@ -147,11 +140,9 @@ def _glossary(der: Derivation) -> None:
         U_=r"the orthonormal basis $U_h$ of head $h$",
         A_=r"an invertible $d_k \times d_k$ matrix $A_h$ with $W_K^h = U_h A_h$",
         Delta_=r"a tangent direction $\Delta_h$ at $U_h$",
-        **{"u^(1)_": r"the entries of the basis $U_1$", "u^(2)_": r"the entries of the basis $U_2$",
-           "delta^(1)_": r"the entries of the direction $\Delta_1$",
-           "delta^(2)_": r"the entries of the direction $\Delta_2$",
-           "delta^(3)_": r"the entries of the direction $\Delta_3$",
-           "G^(1)_": r"the entries of $G_1 = (M_1^\top M_1)^{-1}$", "G^(2)_": r"the entries of $G_2 = (M_2^\top M_2)^{-1}$",
+        **{"u^(1)_": r"the entries of the basis $U_1$", "u^(2)_": r"the entries of the basis $U_2$"},
+        **{f"delta^({h})_": rf"the entries of the direction $\Delta_{h}$" for h in (1, 2, 3)},
+        **{"G^(1)_": r"the entries of $G_1 = (M_1^\top M_1)^{-1}$", "G^(2)_": r"the entries of $G_2 = (M_2^\top M_2)^{-1}$",
            "p^(1)_": r"the entries of a symmetric $2 \times 2$ matrix $P_1$", "p^(2)_": r"the entries of $P_2$",
            "p^(3)_": r"the entries of $P_3$"},
         g=r"the pair term $\mathrm{tr}(G_1 N G_2 N^\top) / t^2$ along the curve, a smooth function of $t$",

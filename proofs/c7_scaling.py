@@ -1,25 +1,12 @@
 """C7 (Thm 6.1): the optimal split of a fixed budget ``D = H d_k`` into heads and head size.
 
-The summary states ``d_k* ~ (log n)^{2/(4+d)}`` and ``H*`` nearly linear in ``D`` but gives no
-MSE model. Every candidate model is therefore written out as ``model`` assumptions:
-
-* kernel rates ``bias^2 = c_b h^4``, per-head variance ``V = c_v / (n h^s)``;
-* bandwidth ``h = d_k^{-1/2}`` (the summary's) or ``h = d_k^{1/4}`` (the Gaussian bandwidth of
-  the softmax kernel with equal key norms, see C1);
-* ``s = d`` (kernel acting in input space, models "a") or ``s = d_k`` (kernel in the head's own
-  space, models "b");
-* ensemble variance from the C5 model (uniform weights, equal ``V``, ``C_hh' = rho_hh' V``):
-  ``corr`` fully correlated heads (``V``), ``orth`` orthogonal heads (``V/H``, needs ``D <= d``),
-  ``frame`` the best overlap for ``D > d`` (fusion-frame bound, ``V d_k / d``).
-
-Each model has one display name (:data:`MODEL_NAMES`, markup), used by every text of C7.
-
-Groups: ``ensemble_variance``, ``lemma``, ``optima_a``, ``optima_b``, ``optima_gauss`` (the optimum
-of each model); ``bandwidth`` (the Gaussian bandwidth differs from the summary's);
-``dk_grows_in_n`` with one ``law_<model>`` group per model with the summary's bandwidth, and
-``dk_falls_in_n`` with those of the Gaussian models (each refutes the stated law for its model);
-``power_vs_loglog``; ``law_reverse`` (the reverse-engineered model reproduces the law);
-``growth_in_D`` with ``H_nearly_linear`` inside (the exponent of ``D`` in ``H*``).
+The summary states ``d_k* ~ (log n)^{2/(4+d)}`` and ``H*`` nearly linear in ``D`` but gives no MSE
+model, so every candidate is written out as ``model`` assumptions: kernel rates ``bias^2 = c_b h^4``
+and ``V = c_v / (n h^s)``; bandwidth ``h = d_k^{-1/2}`` (the summary's) or ``h = d_k^{1/4}`` (the
+Gaussian bandwidth of the softmax kernel, C1); ``s = d`` (models "a") or ``s = d_k`` (models "b"); the
+ensemble variance of C5's model for fully correlated (``corr``), orthogonal (``orth``, needs
+``D <= d``) or fusion-frame heads (``frame``, the best overlap for ``D > d``). Each model has one
+display name (:data:`MODEL_NAMES`, markup), used by every text of C7.
 """
 
 from __future__ import annotations
@@ -76,11 +63,6 @@ MODEL_NAMES: dict[str, str] = {
     **{f"gauss_a_{e}": f"Gaussian model (a), {t}" for e, t in _ENSEMBLE_NAMES.items()},
     "reverse": "the reverse-engineered model",
 }
-#: What each family assumes (markup), for the texts that explain a model.
-FAMILIES = {"a": r"$h = d_k^{-1/2}$, variance $c_v/(n h^d)$: the kernel smooths in the input space",
-            "b": r"$h = d_k^{-1/2}$, variance $c_v/(n h^{d_k})$: the kernel smooths in the head's own space",
-            "gauss_a": r"$h = d_k^{1/4}$ (the Gaussian bandwidth of the softmax kernel), variance $c_v/(n h^d)$"}
-
 
 def model_name(model: str) -> str:
     """The display name of ``model`` (markup), e.g. "model (a), correlated heads"."""
@@ -116,9 +98,7 @@ def _assumptions(der: Derivation) -> None:
     der.assume("bias_rate", "the squared bias of each head is $c_b h^4$ (the standard NW rate)",
                expr=c_b * sp.Symbol("h") ** 4)
     der.assume("variance_rate", "the variance of each head is $V = c_v / (n h^s)$ (the standard NW rate)")
-    # C1 shows that, written as a Gaussian kernel (equal key norms), the softmax kernel has bandwidth
-    # d_k^(1/4), not d_k^(-1/2). Models a/b follow the summary's h = d_k^(-1/2) as SPEC asks (finding
-    # "bandwidth_convention"); models gauss_a derive the variant with h = d_k^(1/4).
+    # models a and b take the summary's h = d_k^(-1/2) as SPEC asks; gauss_a C1's Gaussian bandwidth d_k^(1/4)
     der.assume("bandwidth_summary", r"$h = d_k^{-1/2}$, the bandwidth of the summary (SPEC, C1)")
     der.assume("bandwidth_gauss", r"$h = d_k^{1/4}$: the Gaussian bandwidth of the softmax kernel with equal key "
                r"norms (C1), $\exp(\langle q, k \rangle/\sqrt{d_k}) \propto \exp(-\lVert q - k \rVert^2 / "
@@ -401,44 +381,38 @@ def _law_gauss(der: Derivation, name: str) -> None:
              why=r"$d_k^*$ decreases with $n$, where the stated law has it grow", uses=CLOSED[name]["uses"])
 
 
-def _laws(der: Derivation, groups: dict) -> None:
+def _laws(der: Derivation) -> None:
     with der.group("dk_grows_in_n", r"with the summary's bandwidth $h = d_k^{-1/2}$, $d_k^*$ grows with $n$: as a power "
-                                    r"of $n$ (models a), as $2 \log n/\log \log n$ (models b)") as g:
+                                    r"of $n$ (models a), as $2 \log n/\log \log n$ (models b)"):
         for name in MODELS_A:
             with der.group(f"law_{name}", rf"{model_name(name)}: $d_k^* \propto n^{{{sp.latex(EXPONENT_N[name])}}}$, "
-                                          r"a power of $n$, not $(\log n)^{2/(4+d)}$") as gl:
+                                          r"a power of $n$, not $(\log n)^{2/(4+d)}$"):
                 _law_a(der, name)
-            groups[gl.name] = gl
         with der.group("law_b_corr", r"models b: $d_k^* \sim 2 \log n / \log \log n$, $\log d_k^*/\log \log n \to 1$, "
-                                     r"not $2/(4+d)$") as g1, \
+                                     r"not $2/(4+d)$"), \
                 der.group("law_b_orth", r"models b: $d_k^* \sim 2 \log(nD) / \log \log(nD)$, $\log d_k^*/\log \log n "
-                                        r"\to 1$") as g2, \
+                                        r"\to 1$"), \
                 der.group("law_b_frame", r"models b: $d_k^* \sim 2 \log(nd) / \log \log(nd)$, $\log d_k^*/\log \log n "
-                                         r"\to 1$") as g3:
+                                         r"\to 1$"):
             _law_b(der)
-        groups.update({gg.name: gg for gg in (g1, g2, g3)})
-    groups["dk_grows_in_n"] = g
     with der.group("dk_falls_in_n", r"with the Gaussian bandwidth $h = d_k^{1/4}$, $d_k^*$ falls with $n$ (so $H^*$ "
-                                    "grows)") as g:
+                                    "grows)"):
         for name in MODELS_GAUSS:
             with der.group(f"law_{name}", rf"{model_name(name)}: $d_k^* \propto n^{{{sp.latex(EXPONENT_N[name])}}}$ "
-                                          "decreases with $n$") as gl:
+                                          "decreases with $n$"):
                 _law_gauss(der, name)
-            groups[gl.name] = gl
-    groups["dk_falls_in_n"] = g
-    with der.group("power_vs_loglog", r"a power of $n$ outgrows every power of $\log n$") as g:
+    with der.group("power_vs_loglog", r"a power of $n$ outgrows every power of $\log n$"):
         der.step("power_beats_loglog", eq(sp.Limit((p * sp.log(n) + C0) / sp.log(sp.log(n)), n, sp.oo), sp.oo),
                  by="limit",
                  why=r"for $d_k^* = C n^p$, $\log d_k^*/\log \log n \to \infty$: no polynomial model has a $\log n$ law")
-    groups["power_vs_loglog"] = g
 
 
-def _reverse(der: Derivation, groups: dict) -> None:
+def _reverse(der: Derivation) -> None:
     uses = ["budget", "bias_rate", "bandwidth_summary", "s_input", "c5_model", "ens_corr", "n_eff_log"]
     mse = c_b / x**2 + c_v * x ** (d / 2) / sp.log(n)
     xo = (4 * c_b * sp.log(n) / (d * c_v)) ** (2 / (d + 4))
     with der.group("law_reverse", r"the reverse-engineered model (effective sample size $\log n$, no variance "
-                                  r"reduction across heads) reproduces the stated law exactly") as g:
+                                  r"reduction across heads) reproduces the stated law exactly"):
         lemma_at = sp.Subs(_lemma_optimum(A, a, B, b), (A, a, B, b), (c_b, 2, c_v / sp.log(n), d / 2))
         der.step("reverse_optimum", eq(xo, lemma_at), by="simplify",
                  why=r"variance $c_v/(\log n \cdot h^d)$, no $1/H$ reduction: the lemma gives $(\log n)^{2/(d+4)}$",
@@ -458,14 +432,13 @@ def _reverse(der: Derivation, groups: dict) -> None:
                                r"$\log n$): " + sympy_math(mse), codegen=("numpy", "mpmath"))
         der.result("dk_opt_reverse", xo, args=OPT_ARGS, uses=uses,
                    description=f"its optimum {sympy_math(xo)}", codegen=("numpy", "mpmath"))
-    groups["law_reverse"] = g
 
 
-def _growth_in_D(der: Derivation, groups: dict) -> None:
-    with der.group("growth_in_D", r"the exponent of $D$ in $H^* = D/d_k^*$ per model") as g:
+def _growth_in_D(der: Derivation) -> None:
+    with der.group("growth_in_D", r"the exponent of $D$ in $H^* = D/d_k^*$ per model"):
         with der.group("H_nearly_linear", r"$H^*$ is linear in $D$, or $D^{(d+4)/(d+6)}$ with an exponent below 1 that "
                                           r"tends to 1 as $d$ grows (models a and b with correlated or fusion-frame "
-                                          r"heads, and model (a) with orthogonal heads)") as gl:
+                                          r"heads, and model (a) with orthogonal heads)"):
             for name in MODELS_A:
                 _exponent_D_step(der, name)
             e = EXPONENT_D["a_orth"]
@@ -480,10 +453,8 @@ def _growth_in_D(der: Derivation, groups: dict) -> None:
                      why="the stationarity residuals of model (b) with correlated and with fusion-frame heads do not "
                          r"involve $D$: $d_k^*$ is free of $D$ and $H^* = D/d_k^*$ exactly linear",
                      uses=_B_BASE + ["c5_model"])
-        groups["H_nearly_linear"] = gl
         for name in MODELS_GAUSS:
             _exponent_D_step(der, name)
-    groups["growth_in_D"] = g
 
 
 _LAW_TEXTS = {
@@ -502,7 +473,8 @@ _LAW_DETAIL = {"a": r"$\lim \log d_k^*/\log \log n = \infty$ (stated $2/(4+d)$)"
                "gauss_a": r"$d_k^*$ falls with $n$ (stated: it grows as $(\log n)^{2/(4+d)}$)"}
 
 
-def _compare(der: Derivation, groups: dict) -> None:
+def _compare(der: Derivation) -> None:
+    groups = der.groups
     stated = (r"$d_k^* \sim (\log n)^{2/(4+d)}$ and $H^*$ nearly linear in $D$ (Thm 6.1)")
     der.compare("bandwidth_convention", stated=r"bandwidth $h = 1/\sqrt{d_k}$",
                 derived=r"written as a Gaussian kernel (equal key norms) the softmax kernel has $h = d_k^{1/4}$",
@@ -539,21 +511,17 @@ def build() -> Derivation:
     der = Derivation(CLAIM, TITLE, STATED, markup=True)
     _assumptions(der)
     _define(der)
-    groups: dict = {}
-    for name, text, fn in (
-            ("ensemble_variance", (r"the ensemble variance of the C5 model: $V$, $V/H$, and $V d_k/d$ at the "
-                                   "fusion-frame bound"), _ensemble_variance),
-            ("lemma", r"the minimiser of $A x^{-a} + B x^b$: unique, $x^* = (a A/(b B))^{1/(a+b)}$", _lemma),
-            ("optima_a", r"models (a): closed-form optima ($h = d_k^{-1/2}$, variance exponent $d$)", _optima_a),
-            ("optima_b", (r"models (b): the optimum is the unique root of a stationarity residual ($h = d_k^{-1/2}$, "
-                          r"variance exponent $d_k$)"), _optima_b),
-            ("optima_gauss", r"Gaussian models (a): closed-form optima ($h = d_k^{1/4}$)", _optima_gauss),
-            ("bandwidth", r"the Gaussian bandwidth $d_k^{1/4}$ differs from the summary's $d_k^{-1/2}$", _bandwidth)):
-        with der.group(name, text) as g:
-            fn(der)
-        groups[name] = g
-    _laws(der, groups)
-    _reverse(der, groups)
-    _growth_in_D(der, groups)
-    _compare(der, groups)
+    der.in_groups(
+        ("ensemble_variance", (r"the ensemble variance of the C5 model: $V$, $V/H$, and $V d_k/d$ at the "
+                               "fusion-frame bound"), _ensemble_variance),
+        ("lemma", r"the minimiser of $A x^{-a} + B x^b$: unique, $x^* = (a A/(b B))^{1/(a+b)}$", _lemma),
+        ("optima_a", r"models (a): closed-form optima ($h = d_k^{-1/2}$, variance exponent $d$)", _optima_a),
+        ("optima_b", (r"models (b): the optimum is the unique root of a stationarity residual ($h = d_k^{-1/2}$, "
+                      r"variance exponent $d_k$)"), _optima_b),
+        ("optima_gauss", r"Gaussian models (a): closed-form optima ($h = d_k^{1/4}$)", _optima_gauss),
+        ("bandwidth", r"the Gaussian bandwidth $d_k^{1/4}$ differs from the summary's $d_k^{-1/2}$", _bandwidth))
+    _laws(der)
+    _reverse(der)
+    _growth_in_D(der)
+    _compare(der)
     return der

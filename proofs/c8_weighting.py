@@ -1,24 +1,12 @@
 """C8 (Thm 7.1): structured (geometric, Fibonacci) head weights versus uniform averaging.
 
-The variance part of the ensemble MSE (C3) for weights with ``sum alpha_h = 1`` is
-``W(alpha) = sum alpha_h^2 V_h + sum_{h != h'} alpha_h alpha_h' C_hh'``. With heads ordered best
-first and two quality profiles (``model`` assumptions) -- polynomial ``V_h = V_1 h^beta`` and
-exponential ``V_h = V_1 q^(h-1)`` -- this module derives the closed forms of ``W`` for uniform,
-geometric, Fibonacci and inverse-variance weights, their orders in ``H``, the optimality of
-inverse-variance weights (Lagrange) and of uniform weights for equal variances, and the
-conditions under which geometric/Fibonacci weights beat uniform ones; reading ii (rates in n)
-follows at the end.
-
-Closed forms in ``H`` are proved by induction (method ``induction``): ``S(0) = 0`` and
-``S(H) - c S(H-1) = t(H)``, checked with every power ``b^H`` replaced by an independent symbol
-(so the check holds for all H).
-
-Groups (what each part of the check rests on): ``weights`` and ``closed_forms`` (the closed
-forms); ``uniform_equal_V`` and ``inverse_variance`` (the converse facts); ``uniform_wins_mild``
-with its inner ``uniform_orders``, ``geometric_floor`` and ``fibonacci_floor`` (mild
-heterogeneity, and the floors that refute "decay"); ``inverse_orders``, ``structured_limits``,
-``beta1_threshold``, ``exp_profile``, ``correlated`` and ``thresholds`` (when structured weights
-win); ``rates_in_n`` (reading ii). Every comparison is decided by one of them.
+The variance part of the ensemble MSE (C3) for weights summing to one is ``W(alpha) = sum alpha_h^2
+V_h + sum_{h != h'} alpha_h alpha_h' C_hh'``. For heads ordered best first and two quality profiles
+(``model`` assumptions), polynomial ``V_h = V_1 h^beta`` and exponential ``V_h = V_1 q^(h-1)``: the
+closed forms of ``W`` for uniform, geometric, Fibonacci and inverse-variance weights (by induction,
+every power ``b^H`` an independent symbol), their orders in ``H``, the optimality of inverse-variance
+weights (and of uniform ones for equal variances), and when geometric/Fibonacci weights beat
+uniform ones; then reading ii (rates in n). Every comparison is decided by one group.
 """
 
 from __future__ import annotations
@@ -85,42 +73,24 @@ def fib(k):
     return (PHI**k - PSI**k) / sp.sqrt(5)
 
 
-# ----------------------------------------------------------------------------------------------
-# closed forms written as f(Hv, E) with E(base, s) = base^(H + s) (``_normal``); the step method
-# ``induction`` checks them with every power b^H an independent symbol.
-
-def _normal(b, s):
-    return b ** (H + s)
-
-
-def _sum_geometric(Hv, E, x):
-    """sum_{h=1}^{H} x^(h-1) = (x^H - 1)/(x - 1)."""
-    return (E(x, 0) - 1) / (x - 1)
-
-
-def _sum_h_geometric(Hv, E, x):
+# Closed forms of sums over h = 1..H, which the method ``induction`` checks for every H.
+def _sum_h_geometric(x):
     """sum_{h=1}^{H} h x^(h-1)."""
-    return (1 - (Hv + 1) * E(x, 0) + Hv * E(x, 1)) / (1 - x) ** 2
+    return (1 - (H + 1) * x**H + H * x ** (H + 1)) / (1 - x) ** 2
 
 
-def _sum_h2_geometric(Hv, E, x):
+def _sum_h2_geometric(x):
     """sum_{h=1}^{H} h^2 x^(h-1)."""
-    return (1 + x - (Hv + 1) ** 2 * E(x, 0) + (2 * Hv**2 + 2 * Hv - 1) * E(x, 1) - Hv**2 * E(x, 2)) / (1 - x) ** 3
+    return (1 + x - (H + 1) ** 2 * x**H + (2 * H**2 + 2 * H - 1) * x ** (H + 1) - H**2 * x ** (H + 2)) / (1 - x) ** 3
 
 
-def _fib_best_exp_sum(Hv, E):
-    """sum_{k=1}^{H} F_k^2 q^(H-k) = sum_h F_{H+1-h}^2 q^(h-1)."""
-    return (PHI2 * (E(PHI2, 0) - E(q, 0)) / (PHI2 - q) + PSI2 * (E(PSI2, 0) - E(q, 0)) / (PSI2 - q)
-            - 2 * (E(-1, 0) - E(q, 0)) / (1 + q)) / 5
+#: sum_{k=1}^{H} F_k^2 q^(H-k) = sum_h F_{H+1-h}^2 q^(h-1)
+FIB_BEST_EXP_SUM = (PHI2 * (PHI2**H - q**H) / (PHI2 - q) + PSI2 * (PSI2**H - q**H) / (PSI2 - q)
+                    - 2 * ((-1) ** H - q**H) / (1 + q)) / 5
+#: sum_{h=1}^{H} F_h^2 q^(h-1)
+FIB_WORST_EXP_SUM = (PHI2 * (PHI2**H * q**H - 1) / (PHI2 * q - 1) + PSI2 * (PSI2**H * q**H - 1) / (PSI2 * q - 1)
+                     - 2 * ((-1) ** H * q**H - 1) / (q + 1)) / 5
 
-
-def _fib_worst_exp_sum(Hv, E):
-    """sum_{h=1}^{H} F_h^2 q^(h-1)."""
-    return (PHI2 * (E(PHI2, 0) * E(q, 0) - 1) / (PHI2 * q - 1) + PSI2 * (E(PSI2, 0) * E(q, 0) - 1) / (PSI2 * q - 1)
-            - 2 * (E(-1, 0) * E(q, 0) - 1) / (q + 1)) / 5
-
-
-# ----------------------------------------------------------------------------------------------
 
 def _assumptions(der: Derivation) -> None:
     der.assume("weights_affine", r"weights sum to one: $\sum_h \alpha_h = 1$ ($H$ heads)", kind="setting")
@@ -279,44 +249,42 @@ def _closed_forms(der: Derivation) -> None:
     der.step("geom_exp_sum", eq(sp.Sum(x2q ** (h - 1), (h, 1, H)), (x2q**H - 1) / (x2q - 1)), by="induction",
              why=r"$\alpha_h^2 V_h = ((1-r)/(1-r^H))^2 V_1 (r^2 q)^{h-1}$", uses=ue + ["w_geom"])
     der.step("fib_best_exp_sum", eq(sp.Sum(fib(H + 1 - h) ** 2 * q ** (h - 1), (h, 1, H)),
-                                    _fib_best_exp_sum(H, _normal)), by="induction", coeff=q, bases=FIB_BASES,
+                                    FIB_BEST_EXP_SUM), by="induction", coeff=q, bases=FIB_BASES,
              why=r"$S(H) = \sum_k F_k^2 q^{H-k} = q S(H-1) + F_H^2$ (step `binet_square`); valid for "
                  r"$q \ne \varphi^2, \psi^2$",
              uses=ue + ["w_fib_best", "binet"])
     der.step("fib_worst_exp_sum", eq(sp.Sum(fib(h) ** 2 * q ** (h - 1), (h, 1, H)),
-                                     _fib_worst_exp_sum(H, _normal)), by="induction", bases=FIB_BASES,
+                                     FIB_WORST_EXP_SUM), by="induction", bases=FIB_BASES,
              why=r"geometric sums in $\varphi^2 q$, $\psi^2 q$, $-q$; valid for $q \ne 1/\varphi^2, 1/\psi^2$",
              uses=ue + ["w_fib_worst", "binet"])
-    inv_sum = lambda Hv, E: _sum_geometric(Hv, E, 1 / q)   # noqa: E731
-    der.step("inv_exp_sum", eq(sp.Sum(q ** (1 - h), (h, 1, H)), inv_sum(H, _normal)), by="induction",
+    inv_sum = ((1 / q) ** H - 1) / (1 / q - 1)
+    der.step("inv_exp_sum", eq(sp.Sum(q ** (1 - h), (h, 1, H)), inv_sum), by="induction",
              uses=ue + ["w_inverse"])
     W_inv_exp = (q - 1) * q ** (H - 1) * V_1 / (q**H - 1)
-    der.step("inv_exp_closed", eq(V_1 / inv_sum(H, _normal), W_inv_exp), by="simplify",
+    der.step("inv_exp_closed", eq(V_1 / inv_sum, W_inv_exp), by="simplify",
              why=r"$W = 1/\sum_h (1/V_h)$ (the Lagrange optimum)", uses=ue + ["w_inverse"])
     den_fib = (fib(H + 2) - 1) ** 2
     forms_exp = {
         "W_uniform_exp": (V_1 * (q**H - 1) / ((q - 1) * H**2), ["w_uniform"]),
         "W_geom_exp": (V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1), ["w_geom"]),
-        "W_fib_best_exp": (V_1 * _fib_best_exp_sum(H, _normal) / den_fib, ["w_fib_best", "binet"]),
-        "W_fib_worst_exp": (V_1 * _fib_worst_exp_sum(H, _normal) / den_fib, ["w_fib_worst", "binet"]),
+        "W_fib_best_exp": (V_1 * FIB_BEST_EXP_SUM / den_fib, ["w_fib_best", "binet"]),
+        "W_fib_worst_exp": (V_1 * FIB_WORST_EXP_SUM / den_fib, ["w_fib_worst", "binet"]),
         "W_inv_exp": (W_inv_exp, ["w_inverse"]),
     }
-    argmap = {"W_uniform_exp": (V_1, q, H), "W_geom_exp": (V_1, q, H, r), "W_fib_best_exp": (V_1, q, H),
-              "W_fib_worst_exp": (V_1, q, H), "W_inv_exp": (V_1, q, H)}
     for name, (expr, extra) in forms_exp.items():
-        der.result(name, expr, codegen=("numpy", "mpmath"), args=argmap[name], uses=ue + extra,
+        args = (V_1, q, H, r) if name == "W_geom_exp" else (V_1, q, H)
+        der.result(name, expr, codegen=("numpy", "mpmath"), args=args, uses=ue + extra,
                    description=r"$\sum_h \alpha_h^2 V_h$ for $V_h = V_1 q^{h-1}$ (closed form; removable "
                                r"singularities at $q = 1$, $r^2 q = 1$, $q = \varphi^{\pm 2}$ are excluded)")
     # polynomial profile: finite sums (printable), integer-beta closed forms by induction
-    for bb, closed in ((1, lambda Hv, E: Hv * (Hv + 1) / 2), (2, lambda Hv, E: Hv * (Hv + 1) * (2 * Hv + 1) / 6)):
-        der.step(f"unif_poly{bb}_sum", eq(sp.Sum(h**bb, (h, 1, H)), closed(H, _normal)), by="induction", uses=up)
-        der.result(f"W_uniform_poly{bb}", V_1 * closed(H, _normal) / H**2, codegen=("numpy", "mpmath"), args=(V_1, H), uses=up + ["w_uniform"],
+    for bb, closed in ((1, H * (H + 1) / 2), (2, H * (H + 1) * (2 * H + 1) / 6)):
+        der.step(f"unif_poly{bb}_sum", eq(sp.Sum(h**bb, (h, 1, H)), closed), by="induction", uses=up)
+        der.result(f"W_uniform_poly{bb}", V_1 * closed / H**2, codegen=("numpy", "mpmath"), args=(V_1, H), uses=up + ["w_uniform"],
                    description=f"uniform weights, $V_h = V_1 h^{bb}$")
-    for bb, fn in ((1, _sum_h_geometric), (2, _sum_h2_geometric)):
-        closed = lambda Hv, E, fn=fn: fn(Hv, E, r**2)   # noqa: E731
-        der.step(f"geom_poly{bb}_sum", eq(sp.Sum(h**bb * r ** (2 * h - 2), (h, 1, H)), closed(H, _normal)),
-                 by="induction", uses=up)
-        der.result(f"W_geom_poly{bb}", V_1 * ((1 - r) / (1 - r**H)) ** 2 * closed(H, _normal), codegen=("numpy", "mpmath"),
+    for bb, closed in ((1, _sum_h_geometric(r**2)), (2, _sum_h2_geometric(r**2))):
+        der.step(f"geom_poly{bb}_sum", eq(sp.Sum(h**bb * r ** (2 * h - 2), (h, 1, H)), closed), by="induction",
+                 uses=up)
+        der.result(f"W_geom_poly{bb}", V_1 * ((1 - r) / (1 - r**H)) ** 2 * closed, codegen=("numpy", "mpmath"),
                    args=(V_1, H, r),
                    uses=up + ["w_geom"], description=f"geometric weights, $V_h = V_1 h^{bb}$")
     sums = {
@@ -355,14 +323,12 @@ def _closed_forms(der: Derivation) -> None:
                            r"$\beta^{*}_{\mathrm{F}}(H)$ for $H \ge 3$")
 
 
-def _uniform_wins_mild(der: Derivation) -> dict:
+def _uniform_wins_mild(der: Derivation) -> None:
     """0 < beta < 1: uniform weights decay like H^(beta-1) while geometric and best-first Fibonacci
-    weights keep a positive floor (groups ``uniform_orders``, ``geometric_floor``, ``fibonacci_floor``
-    inside ``uniform_wins_mild``). Returns the inner groups."""
+    weights keep a positive floor (groups ``uniform_orders``, ``geometric_floor``, ``fibonacci_floor``)."""
     up = ["variance_part", "zero_cov", "profile_poly"]
-    out = {}
     with der.group("uniform_orders", r"uniform weights: $W_{\mathrm{unif}} \sim V_1 H^{\beta-1}/(\beta+1)$, "
-                                     r"so $W_{\mathrm{unif}} \to 0$ for $\beta < 1$") as g:
+                                     r"so $W_{\mathrm{unif}} \to 0$ for $\beta < 1$"):
         der.step("stolz_power_sum", eq(sp.Tuple(sp.Limit(sp.Sum(h**s_, (h, 1, H)) / H ** (s_ + 1), H, sp.oo),
                                                 sp.Limit(sp.Sum(h ** (u - 1), (h, 1, H)) / H**u, H, sp.oo)),
                                        sp.Tuple(1 / (s_ + 1), 1 / u)), by="stolz_cesaro",
@@ -380,9 +346,8 @@ def _uniform_wins_mild(der: Derivation) -> dict:
         der.step("uniform_poly_decays_mild", eq(sp.Limit(V_1 * H ** (-u) / (2 - u), H, sp.oo), 0), by="limit",
                  why=r"$\beta = 1 - u < 1$: the order $V_1 H^{\beta-1}/(\beta+1) = V_1 H^{-u}/(2-u)$ tends to 0, so "
                      r"$W_{\mathrm{unif}} \to 0$", uses=up + ["w_uniform"])
-        out["uniform_orders"] = g
     with der.group("geometric_floor", r"for fixed $r$, $W_{\mathrm{geom}} \ge (1-r)^2 V_1 > 0$ for every $H$ and "
-                                      "every profile: no decay to 0") as g:
+                                      "every profile: no decay to 0"):
         der.step("geom_first_weight_floor",
                  ge(((1 - r) / (1 - 1 / (1 + z))) ** 2, (1 - r) ** 2), by="certificate",
                  certificate=(1 - r) ** 2 * (1 + 2 * z) / z**2,
@@ -392,10 +357,9 @@ def _uniform_wins_mild(der: Derivation) -> dict:
         der.step("geom_floor_positive", gt(((1 - r) ** 2 * V_1).subs(r, 1 / (1 + t)), 0), by="nonneg",
                  why=r"the floor is positive: with $r = 1/(1+t)$ in $(0, 1)$, $(1-r)^2 V_1 = t^2 V_1/(1+t)^2 > 0$",
                  uses=["w_geom"])
-        out["geometric_floor"] = g
     with der.group("fibonacci_floor", r"best-first Fibonacci weights tend to the geometric ones with $r = 1/\varphi$: "
                                       r"$W_{\mathrm{fib}} \ge \alpha_1^2 V_1 \to V_1/\varphi^4 > 0$; worst-first ones "
-                                      r"grow like $H^\beta$") as g:
+                                      r"grow like $H^\beta$"):
         der.step("psi_is_minus_inverse_phi", eq(PSI, -1 / PHI), by="simplify", uses=["binet"])
         der.step("fib_weight_limit", eq(sp.Limit(fib(H + 1 - h) / (fib(H + 2) - 1), H, sp.oo), PHI ** (-h - 1)),
                  by="power_limit", bases={PSI: -1 / PHI},
@@ -427,8 +391,6 @@ def _uniform_wins_mild(der: Derivation) -> dict:
                  why=r"$\alpha_H = F_H/(F_{H+2}-1) \ge \varphi^{H-2}/\varphi^{H+1}$: $W_{\mathrm{fib,worst}} \ge "
                      r"\varphi^{-6} V_1 H^\beta$, growing faster than $W_{\mathrm{unif}} \sim H^{\beta-1}/(\beta+1)$",
                  uses=["w_fib_worst", "binet", "profile_poly"])
-        out["fibonacci_floor"] = g
-    return out
 
 
 def _asymptotics(der: Derivation) -> None:
@@ -455,7 +417,7 @@ def _asymptotics(der: Derivation) -> None:
     x2q = r**2 * q
     W_geom_lim = V_1 * (1 - r) ** 2 * sp.polylog(-beta, r**2) / r**2
     W_geom_exp_lim = V_1 * (1 - r) ** 2 / (1 - x2q)
-    W_fib_exp = V_1 * _fib_best_exp_sum(H, _normal) / (fib(H + 2) - 1) ** 2
+    W_fib_exp = V_1 * FIB_BEST_EXP_SUM / (fib(H + 2) - 1) ** 2
     with der.group("structured_limits", r"the limits in $H$ of geometric and best-first Fibonacci weights: positive "
                                         "constants"):
         der.step("geom_poly_series_converges",
@@ -656,9 +618,10 @@ def _rates_in_n(der: Derivation) -> None:
                            r"3/5, 2/5)$, $c_h = 1$, $r = 1/2$")
 
 
-def _compare(der: Derivation, g: dict) -> None:
+def _compare(der: Derivation) -> None:
     """Findings, each decided by the group of checked steps that proves it (supported_by) or proves
     the statement false (refuted_by)."""
+    g = der.groups
     stated = ("geometric (or Fibonacci) weights give a faster MSE decay than uniform averaging when head "
               "quality is heterogeneous")
     large_H = stated + " (read as: lower MSE for large $H$)"
@@ -721,39 +684,22 @@ def build() -> Derivation:
                "(heads ordered by consistency rate), independent head errors")
     der.assume("fixed_weights", "the weights $a_h > 0$ do not depend on $n$", kind="setting")
     _define(der)
-    groups: dict = {}
-    with der.group("weights", "the four weightings sum to one; Fibonacci numbers by the form of Binet") as g:
-        _weights(der)
-    groups["weights"] = g
-    with der.group("uniform_equal_V", "uniform weights are optimal for equal variances and zero covariance") as g:
-        _uniform_equal_V(der)
-    groups["uniform_equal_V"] = g
-    with der.group("inverse_variance", r"inverse-variance weights are optimal among all weights summing to one; "
-                                       r"with covariance $\alpha^* = C^{-1} 1/(1^\top C^{-1} 1)$") as g:
-        _inverse_variance(der)
-    groups["inverse_variance"] = g
-    with der.group("closed_forms", r"closed forms of $W = \sum_h \alpha_h^2 V_h$ for both profiles") as g:
-        _closed_forms(der)
-    groups["closed_forms"] = g
-    with der.group("uniform_wins_mild", r"for $0 < \beta < 1$ uniform weights decay to 0 while geometric and "
-                                        "best-first Fibonacci weights keep positive floors: uniform wins") as g:
-        groups.update(_uniform_wins_mild(der))
-    groups["uniform_wins_mild"] = g
+    der.in_groups(
+        ("weights", "the four weightings sum to one; Fibonacci numbers by the form of Binet", _weights),
+        ("uniform_equal_V", "uniform weights are optimal for equal variances and zero covariance", _uniform_equal_V),
+        ("inverse_variance", r"inverse-variance weights are optimal among all weights summing to one; "
+                             r"with covariance $\alpha^* = C^{-1} 1/(1^\top C^{-1} 1)$", _inverse_variance),
+        ("closed_forms", r"closed forms of $W = \sum_h \alpha_h^2 V_h$ for both profiles", _closed_forms),
+        ("uniform_wins_mild", r"for $0 < \beta < 1$ uniform weights decay to 0 while geometric and "
+                              "best-first Fibonacci weights keep positive floors: uniform wins", _uniform_wins_mild))
     _asymptotics(der)
-    for name in ("inverse_orders", "structured_limits", "beta1_threshold", "exp_profile"):
-        groups[name] = der.groups[name]
-    with der.group("correlated", r"with a constant correlation $\rho > 0$ uniform weights grow like $H^\beta$ while "
-                                 "geometric ones stay bounded") as g:
-        _correlated(der)
-    groups["correlated"] = g
-    with der.group("thresholds", r"the finite-$H$ thresholds $\beta^{*}$: one root each, bracketed") as g:
-        _thresholds(der)
-    groups["thresholds"] = g
-    with der.group("rates_in_n", r"reading ii: fixed weights decay at the worst head's rate $n^{-\min \gamma}$, "
-                                 r"geometric weights only lower the constant ($\times 16/225$)") as g:
-        _rates_in_n(der)
-    groups["rates_in_n"] = g
-    _compare(der, groups)
+    der.in_groups(
+        ("correlated", r"with a constant correlation $\rho > 0$ uniform weights grow like $H^\beta$ while "
+                       "geometric ones stay bounded", _correlated),
+        ("thresholds", r"the finite-$H$ thresholds $\beta^{*}$: one root each, bracketed", _thresholds),
+        ("rates_in_n", r"reading ii: fixed weights decay at the worst head's rate $n^{-\min \gamma}$, "
+                       r"geometric weights only lower the constant ($\times 16/225$)", _rates_in_n))
+    _compare(der)
     _set_domains(der)
     return der
 

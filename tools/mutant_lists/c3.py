@@ -89,7 +89,7 @@ MUTANTS = [
     M('c3-spelling', 'proofs/c3_decomposition.py',
       'spell(bias_bar=r"\\bar{b}", var_bar=r"\\bar{V}", covar_bar=r"\\bar{C}")',
       'spell(var_bar=r"\\bar{V}", covar_bar=r"\\bar{C}")',
-      (P + '::test_symbols_print_as_mathematics',)),
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
     # the figures the summary quotes (tests/test_headlines.py)
     M('c3-summary-worst-min', 'verify/claims/c3.py',
       'worst = max(ident["max_pointwise"], ident["max_integrated"])',

@@ -85,7 +85,7 @@ MUTANTS = [
     M('c4-spelling', 'proofs/c4_hdi.py',
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}", hdi=r"\\mathrm{HDI}_{\\mathrm{lit}}")',
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}")',
-      (P + '::test_symbols_print_as_mathematics',)),
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
     # the figures the summary quotes (tests/test_headlines.py)
     M('c4-summary-worst-min', 'verify/claims/c4.py',
       'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',

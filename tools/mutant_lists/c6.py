@@ -74,7 +74,7 @@ MUTANTS = [
     M('c6-spell-mse', 'proofs/c6_orthogonality.py',
       'spell(MSE=r"\\mathrm{MSE}")',
       'spell()',
-      (P + '::test_symbol_names_do_not_leak_into_formulas',)),
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
     M('c6-beyond-decided-by', 'proofs/c6_orthogonality.py',
       'refuted_by=beyond,',
       'supported_by=beyond,',
