@@ -72,11 +72,11 @@ MUTANTS = [
     M('c4-criterion-literal', 'verify/claims/c4.py',
       'f"{_sci(lit[\'dk_identity_gram_vs_c4_literal_isotropic\'])} (criterion: {_LITERAL_CRITERION})",',
       'f"{_sci(lit[\'dk_identity_gram_vs_c4_literal_isotropic\'])}",',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     M('c4-criterion-subspace', 'verify/claims/c4.py',
       'f"(criterion: {_SUBSPACE_CRITERION})", sub),',
       'f"", sub),',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     # the derivation
     M('c4-range-decision', 'proofs/c4_hdi.py',
       'refuted_by=lit_range, uses=["literal"])',
@@ -86,9 +86,9 @@ MUTANTS = [
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}", hdi=r"\\mathrm{HDI}_{\\mathrm{lit}}")',
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}")',
       (P + '::test_symbols_print_as_mathematics',)),
-    # the figures the summary quotes (tests/test_headlines.py)
+    # the figures the summary quotes
     M('c4-summary-worst-min', 'verify/claims/c4.py',
       'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
       'worst = min(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
-      ('tests/test_headlines.py::test_c4_headline_summary_and_subspace_range_recomputed',)),
+      (T + '::test_c4_headline_summary_and_subspace_range_recomputed',)),
 ]
