@@ -199,9 +199,10 @@ def test_core_finding_figure_recomputed(result):
 
 def _gaussian_figure():
     """max relative error of softmax (nw_estimate) and of nw_estimate's Gaussian kernel against an
-    mpmath Gaussian NW loop, on the check's seeded equal-norm quick inputs (c1.experiments.gaussian)."""
+    mpmath Gaussian NW loop, on the check's seeded equal-norm quick inputs (c1.experiments.gaussian);
+    and the largest gap of torch's softmax from that Gaussian NW when each key is rescaled (unequal norms)."""
     ctx = Context(seed=0, quick=True)
-    worst = 0.0
+    worst = unequal = 0.0
     for i, (m, n, d_k, p) in enumerate([(2, 6, 2, 1), (3, 12, 4, 2)]):
         seed = ctx.seed_for(f"c1/gaussian/{i}")
         rng = np.random.default_rng(seed + 1)
@@ -216,8 +217,11 @@ def _gaussian_figure():
             vs = float(np.max(np.abs(v)))
             worst = max(worst, _rel(nw_estimate(q, k, v, scale=s), ref, vs),
                         _rel(nw_estimate(q, k, v, kernel="gaussian", bandwidth=1 / math.sqrt(s)), ref, vs))
-            rng.uniform(0.5, 2.0, size=(n, 1))              # the check's unequal-norm rescaling draw
-    return worst
+            k2 = k * rng.uniform(0.5, 2.0, size=(n, 1))      # the check's unequal-norm rescaling
+            soft = torch.softmax(torch.from_numpy(q @ k2.T) * s, dim=-1).numpy() @ v
+            with mpmath.workdps(DPS):
+                unequal = max(unequal, _rel(soft, _nw_loop(q, k2, v, _gauss_kernel(mpmath.mpf(1 / math.sqrt(s)))), vs))
+    return worst, unequal
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -225,8 +229,10 @@ def test_gaussian_finding_figure_recomputed(result):
     """The Gaussian detail's finding quotes the largest relative error of softmax against Gaussian NW
     with b = 1/sqrt(s) on equal-norm keys: recomputed here with an mpmath loop."""
     part = _part(result, "gaussian-equal-norms")
-    fig = _gaussian_figure()
+    fig, unequal = _gaussian_figure()
     assert fig == pytest.approx(part.numeric.figures["max_rel_error"], rel=FIGURE_RTOL, abs=0)
+    assert unequal == pytest.approx(part.numeric.figures["unequal_norms_max_discrepancy"], rel=1e-9)
+    assert f"discrepancy up to {num(unequal, '.2f')} of" in _part(result, "unequal-norms").numeric.summary
     assert sci(fig, 0) in part.finding and sci(fig) in part.numeric.summary
     assert sci(fig, 0) in result.summary
 

@@ -21,7 +21,7 @@ from proofs.markup import num, sci
 from verify.claims import Context, c4
 from verify.io import loads_json
 from verify.judgment.verdicts import Role
-from verify.numeric.dgp import head_projections
+from verify.numeric.dgp import haar_frame, head_projections
 from verify.numeric.subspace_reference import (
     mp_hdi,
     mp_principal_angles,
@@ -302,9 +302,20 @@ def test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations(saved)
     set outside [0, 1], in the search's order (d, then d_k, then the scales 1, 2, 1/2)."""
     result, out = saved
     part = _part(result, "literal-formula")
-    fig = part.numeric.figures
-    assert (f"{fig['sets']} raw Gaussian sets: literal down to {num(fig['raw_gaussian_min_literal'], '.2f')}, up to "
-            f"{num(fig['raw_gaussian_max_literal_minus_subspace'], '.2f')} from the subspace form") in part.numeric.summary
+    rng = Context(seed=0, quick=True).rng("c4/literal/forms")           # the check's draws, in its order
+    for dk in range(1, 5):
+        haar_frame(rng, dk + 1, dk)
+    lowest, gap = np.inf, 0.0
+    for _ in range(6):
+        H, d_k = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+        raw = rng.standard_normal((H, int(rng.integers(d_k + 1, 9)), d_k))
+        lit = float(_literal_loops(raw.tolist()))
+        lowest, gap = min(lowest, lit), max(gap, abs(lit - _hdi_scipy(raw)))
+        rng.uniform(0.3, 3.0)
+        head_projections("random", H, raw.shape[1], d_k, rng=rng)
+        [haar_frame(rng, d_k, d_k) for _ in range(H)]
+    assert (f"6 raw Gaussian sets: literal down to {num(lowest, '.2f')}, up to {num(gap, '.2f')} from the subspace "
+            "form") in part.numeric.summary
     assert f"$d_k$ in {list(range(1, 5))}" in part.numeric.summary
     first = {}
     for d in (1, 2, 3):

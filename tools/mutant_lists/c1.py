@@ -139,4 +139,9 @@ MUTANTS = [
       'worst_derived = max(r["diff_derived"] for r in table)',
       'worst_derived = min(r["diff_derived"] for r in table)',
       (T + '::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
+    # the limit's seeded discrepancy (recomputed in test_gaussian_finding_figure_recomputed)
+    M('c1-unequal-discrepancy-halved', E,
+      'unequal_max = max(unequal_max, float(np.max(d_un)) / vs)',
+      'unequal_max = max(unequal_max, float(np.max(d_un)) / vs / 2)',
+      (T + '::test_gaussian_finding_figure_recomputed',)),
 ]

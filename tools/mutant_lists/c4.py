@@ -91,4 +91,9 @@ MUTANTS = [
       'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
       'worst = min(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
       (T + '::test_c4_headline_summary_and_subspace_range_recomputed',)),
+    # the raw sets the correction quotes (recomputed by loops and scipy)
+    M('c4-raw-gap-halved', 'verify/claims/c4.py',
+      'raw_gap, raw_min = max(raw_gap, abs(lit - sub)), min(raw_min, lit)',
+      'raw_gap, raw_min = max(raw_gap, abs(lit - sub) / 2), min(raw_min, lit)',
+      (T + '::test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations',)),
 ]
