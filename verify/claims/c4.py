@@ -285,7 +285,7 @@ def _min_literal(ctx: Context) -> float:
                     r"\lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ on the raw weights, in $[0, 1]$"),
             instead=(r"Define $\mathrm{HDI} = 1 - \mathrm{mean}_{h < h'} \rho_{hh'}$, with $\rho_{hh'}$ the mean "
                      r"$\cos^2$ of the principal angles between the key subspaces: it lies in $[0, 1]$, and the "
-                     "literal formula on raw weights equals it only when " + RESTORING_GRAM + " for every head."))
+                     "literal formula on raw weights equals it for heads with " + RESTORING_GRAM + ", not in general."))
 def literal_formula(ctx: Context) -> Evidence:
     """The literal formula: the smallest identical-head violations, the closed forms, the restoring scale."""
     search, lit = literal_search(ctx), literal_figures(ctx)

@@ -555,9 +555,9 @@ def trained_evidence(ctx: Context, claim: Claim, texts: dict[str, str], moves: t
             label="real NW heads, a target on one direction (torus)",
             statement=r"the MSE of real NW heads with the model's weights $\alpha = 1/H$ is non-increasing in "
                       r"$\mathrm{HDI}$, also for a target on one direction",
-            instead=r"With weights $\alpha = 1/H$ the MSE of real NW heads falls with $\mathrm{HDI}$ only where every "
-                    r"head is needed: for a target on one direction, heads turned away from it raise both $\mathrm{HDI}$ "
-                    "and the MSE, while refit weights leave the MSE almost unchanged.")
+            instead=r"With weights $\alpha = 1/H$ the MSE of real NW heads need not fall with $\mathrm{HDI}$: for a "
+                    r"target on one direction, heads turned away from it raise both $\mathrm{HDI}$ and the MSE, while "
+                    "refit weights leave the MSE almost unchanged.")
 def one_direction_torus(ctx: Context) -> Evidence:
     return torus_evidence(ctx, CLAIM, "uniform", {
         "description": r"circle heads on the torus, target $\sin(2 x_1)$: turned away from the signal circle they "
@@ -577,9 +577,9 @@ def replay_gaussian(p: dict) -> ReplayOutcome:
             label="real NW heads, a target on one direction (Gaussian design)",
             statement=r"the MSE of real NW heads with $\alpha = 1/H$ is non-increasing in $\mathrm{HDI}$, on the "
                       "Gaussian design at the paper's kernel scale",
-            instead=r"With weights $\alpha = 1/H$ the MSE of real NW heads falls with $\mathrm{HDI}$ only where every "
-                    r"head is needed: on the Gaussian design, heads turned away from a target on one direction raise "
-                    r"both $\mathrm{HDI}$ and the MSE.")
+            instead=r"With weights $\alpha = 1/H$ the MSE of real NW heads need not fall with $\mathrm{HDI}$: on the "
+                    r"Gaussian design, heads turned away from a target on one direction raise both $\mathrm{HDI}$ and "
+                    "the MSE.")
 def one_direction_gaussian(ctx: Context) -> Evidence:
     return gaussian_evidence(ctx, CLAIM, "uniform", {
         "description": r"aligned heads on $\sin(2 x_1)$: turned away from the signal they raise $\mathrm{HDI}$ and "
