@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from scipy.linalg import polar, subspace_angles
 from scipy.special import iv, j0, jv, softmax
 
-from proofs.markup import to_unicode
-from verify.claims import Context, c5, run_claim
+from proofs.markup import num, pm, sci, to_unicode
+from verify.claims import Context, c5
 from verify.claims.c5 import experiments as E
 from verify.claims.c5 import heads, trained
 from verify.judgment.claim import Evidence
@@ -282,40 +282,81 @@ def test_exact_limits_match_sympy(result, pid, label, want):
     assert rb < ra and part.numeric.figures["restored"]["B_mse_minus_bias_sq"] == str(rb)
 
 
-# -- the premise: correlation of orthogonal heads, by the law of total covariance -------------
-def _corr_at_rho0(p, batch=0):
-    """Integrated head-output correlation of batch ``batch``'s orthogonal heads (the engine's
-    documented draws) by softmax, loops and the law of total covariance."""
+# -- the premise: correlation of heads, by the law of total covariance -----------------------------
+def _bump(x):
+    return np.exp(-np.sum(x * x, axis=-1) / 2)                  # the bump target, width 1
+
+
+def _premise_batch(p, batch, rho):
+    """Batch ``batch`` of premise run ``p`` at overlap ``rho`` from the documented draws (heads from
+    SeedSequence([seed, batch]), then the engine's x_eval and designs), by softmax and loops: each head
+    pair's (ρ from scipy, integrated correlation by the law of total covariance), and the noiseless MSE
+    of α = 1/H averaged over the replicates."""
     head_seed, engine_seed = np.random.SeedSequence([p["seed"], batch]).generate_state(2)
-    W = head_projections("orthogonal", p["H"], p["d"], p["d_k"], rng=np.random.default_rng(int(head_seed)))
-    f = lambda x: np.exp(-np.sum(x * x, axis=-1) / 2)  # noqa: E731  (bump, width 1)
+    kind = "orthogonal" if rho == 0.0 else "identical" if rho == 1.0 else "overlap"
+    W = head_projections(kind, p["H"], p["d"], p["d_k"], rng=np.random.default_rng(int(head_seed)),
+                         rho=rho if kind == "overlap" else None)
     scale, H, R = p.get("scale_factor", 1.0) / math.sqrt(p["d_k"]), p["H"], p["R"]
     x_eval = np.random.default_rng(np.random.SeedSequence(int(engine_seed))).standard_normal((p["m"], p["d"]))
-    means, cond = np.empty((R, H, p["m"])), np.zeros((H, H, p["m"]))
+    means, cond, mse = np.empty((R, H, p["m"])), np.zeros((H, H, p["m"])), 0.0
     for r, child in enumerate(np.random.SeedSequence(int(engine_seed)).spawn(R)):
         X = np.random.default_rng(child).standard_normal((p["n"], p["d"]))
         w = [softmax(scale * (x_eval @ W[h]) @ (X @ W[h]).T, axis=1) for h in range(H)]
         for h in range(H):
-            means[r, h] = w[h] @ f(X)
+            means[r, h] = w[h] @ _bump(X)
             for g in range(H):
                 cond[h, g] += p["sigma"] ** 2 * np.sum(w[h] * w[g], axis=1) / R
+        mse += float(np.mean((means[r].mean(axis=0) - _bump(x_eval)) ** 2)) / R
     dev = means - means.mean(axis=0)
     C = (cond + np.einsum("rhm,rgm->hgm", dev, dev) / R).mean(axis=-1)
-    return float(np.mean([C[i, j] / math.sqrt(C[i, i] * C[j, j]) for i in range(H) for j in range(i + 1, H)]))
+    rho_pairs = _rho_scipy(list(W))
+    pairs = [(rho_pairs[i][j], C[i, j] / math.sqrt(C[i, i] * C[j, j])) for i in range(H) for j in range(i + 1, H)]
+    return pairs, mse
+
+
+_BATCHES: dict = {}
+
+
+def _batches(p, rho=0.0):
+    """Every batch of premise run ``p`` at ``rho`` (:func:`_premise_batch`), computed once per test run."""
+    key = (repr(sorted(p.items())), rho)
+    if key not in _BATCHES:
+        _BATCHES[key] = [_premise_batch(p, k, rho) for k in range(p["batches"])]
+    return _BATCHES[key]
+
+
+def _corr(batches):
+    """The batches' correlations (each the mean over its pairs)."""
+    return [math.fsum(c for _, c in pairs) / len(pairs) for pairs, _ in batches]
+
+
+def _mean_se(values):
+    """Mean and standard error (sample standard deviation, divisor n − 1, over √n), by sums."""
+    n = len(values)
+    mean = math.fsum(values) / n
+    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1) / n)
+
+
+def _regime_cells(result):
+    """The regime table recomputed here: (scale factor, n, σ) -> (mean, SE) of the batches' correlations."""
+    cells = {}
+    for row in _part(result, "shared-noise").numeric.figures["rows"]:
+        vals = _corr(_batches(row["params"]))
+        assert np.allclose(vals, row["batch_values"], rtol=REF_RTOL, atol=0)
+        cells[(row["scale_factor"], row["n"], row["sigma"])] = _mean_se(vals)
+    return cells
 
 
 @pytest.mark.claim(CLAIM, part="premise")
 def test_premise_finding_by_brute_force(result):
     """Every cell of the regime table recomputed here (all batches), mean and SE, and the counts and
-    trends the finding states, against the finding's text."""
+    trends the finding and the summary state (cells violating the premise: above CORR_EXCESS_MIN and
+    more than Z_MIN standard errors; below it), against their texts."""
     part = _part(result, "shared-noise")
-    cells = {}
-    for row in part.numeric.figures["rows"]:
-        vals = [_corr_at_rho0(row["params"], k) for k in range(row["params"]["batches"])]
-        assert np.allclose(vals, row["batch_values"], rtol=REF_RTOL, atol=0)
-        cells[(row["scale_factor"], row["n"], row["sigma"])] = (np.mean(vals), np.std(vals, ddof=1) / math.sqrt(len(vals)))
+    cells = _regime_cells(result)
     corr = [m for m, _ in cells.values()]
     below = sum(m < c5.CORR_EXCESS_MIN for m in corr)
+    violating = sum(m > c5.CORR_EXCESS_MIN and m / se > c5.Z_MIN for m, se in cells.values())
     flatter = all(cells[(a, n, s)][0] > cells[(b, n, s)][0] for a, b in zip(E.REGIME_SCALES, E.REGIME_SCALES[1:])
                   for n in E.REGIME_NS for s in E.REGIME_SIGMAS)
     smaller_n = all(cells[(c, 64, s)][0] > cells[(c, 256, s)][0] for c in E.REGIME_SCALES for s in E.REGIME_SIGMAS)
@@ -323,30 +364,84 @@ def test_premise_finding_by_brute_force(result):
     assert part.finding == (f"shared noise: orthogonal heads correlate {min(corr):.2f}..{max(corr):.2f} over "
                             f"{len(cells)} regimes{trend if flatter or smaller_n else ''}, below "
                             f"{c5.CORR_EXCESS_MIN:g} in {below}")
+    assert (f"over {len(cells)} regimes: correlation {min(corr):.2f} to {max(corr):.2f}, premise violated in "
+            f"{violating} of {len(cells)} (criterion") in part.numeric.summary
+    assert f"), below {c5.CORR_EXCESS_MIN:g} in {below}. Base regime" in part.numeric.summary
     p0 = part.counterexample.data["params"]
-    assert abs(_corr_at_rho0(p0) - part.counterexample.data["figures"]["batch_values"][0]) <= REF_RTOL
+    assert np.allclose(_corr(_batches(p0))[:1], part.counterexample.data["figures"]["batch_values"][:1], rtol=REF_RTOL)
 
 
 @pytest.mark.claim(CLAIM, part="premise")
-def test_premise_r2_by_brute_force(result):
-    """R² = 1 − (MSE − noise part)/Var f at ρ = 0 and 1: the noiseless MSE by loops, Var f of the
-    bump in closed form (1 + 2/w²)^(−d/2) − (1 + 1/w²)^(−d)."""
+def test_premise_fit_and_r2_by_brute_force(result):
+    """At the base regime, every overlap level's batches recomputed here: the level means, the least-squares
+    line of the pairs' correlation on ρ with its R² (by sums), the correlation at ρ = 0 with its SE and z,
+    and R² = 1 − (noiseless MSE)/Var f at ρ = 0 and 1 with Var f of the bump in closed form
+    (1 + 2/w²)^(−d/2) − (1 + 1/w²)^(−d); against the figures and the text."""
     part = _part(result, "shared-noise")
-    p = part.numeric.figures["params"]
+    fig, text = part.numeric.figures, part.numeric.summary
+    p = fig["params"]
+    xs, ys, noiseless = [], [], {}
+    for rho in E.RHO_LEVELS:
+        batches = _batches(p, rho)
+        assert fig["levels"][str(rho)]["corr"] == pytest.approx(np.mean(_corr(batches)), rel=REF_RTOL)
+        xs += [x for pairs, _ in batches for x, _ in pairs]
+        ys += [y for pairs, _ in batches for _, y in pairs]
+        noiseless[rho] = math.fsum(mse for _, mse in batches) / len(batches)
+    mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+    slope = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.fsum((x - mx) ** 2 for x in xs)
+    intercept = my - slope * mx
+    r2 = 1 - math.fsum((y - slope * x - intercept) ** 2 for x, y in zip(xs, ys)) / math.fsum((y - my) ** 2 for y in ys)
+    assert (fig["slope"], fig["intercept"], fig["fit_r2"]) == pytest.approx((slope, intercept, r2), rel=1e-8)
+    assert (f"correlation ${intercept:.3f} {'+' if slope >= 0 else '-'} {abs(slope):.3f} \\rho$ against $\\rho$ "
+            f"(fit $R^2 = {r2:.3f}$)") in text
+    mean, se = _mean_se(_corr(_batches(p)))
+    assert f"at $\\rho = 0$ {pm(mean, se)} ($z = {mean / se:.1f}$)" in text
     var_f = 3 ** (-p["d"] / 2) - 2.0 ** (-p["d"])
-    f = lambda x: np.exp(-np.sum(x * x, axis=-1) / 2)  # noqa: E731
     for rho in (0.0, 1.0):
-        total = 0.0
-        for k in range(p["batches"]):
-            head_seed, engine_seed = np.random.SeedSequence([p["seed"], k]).generate_state(2)
-            W = head_projections("orthogonal" if rho == 0 else "identical", p["H"], p["d"], p["d_k"],
-                                 rng=np.random.default_rng(int(head_seed)))
-            xe = np.random.default_rng(np.random.SeedSequence(int(engine_seed))).standard_normal((p["m"], p["d"]))
-            for child in np.random.SeedSequence(int(engine_seed)).spawn(p["R"]):
-                X = np.random.default_rng(child).standard_normal((p["n"], p["d"]))
-                est = sum(softmax((xe @ U) @ (X @ U).T / math.sqrt(p["d_k"]), axis=1) @ f(X) for U in W) / p["H"]
-                total += float(np.mean((est - f(xe)) ** 2)) / (p["R"] * p["batches"])
-        assert part.r2[f"$\\rho = {rho:g}$"] == pytest.approx(1 - total / var_f, rel=1e-8)
+        assert part.r2[f"$\\rho = {rho:g}$"] == pytest.approx(1 - noiseless[rho] / var_f, rel=1e-8)
+
+
+def test_c5_line_and_summary_recomputed(result):
+    """The counts and figures of the line's text and of the summary: the random head sets (line_sets'
+    draws replayed here, ρ by scipy, the model MSE B² + Σ ρ V/H² by sums), their HDI range and the
+    largest rise of the MSE between sets ordered by HDI; the correlation range over the recomputed
+    regime table; every part with R² by its outcome."""
+    rng = Context(seed=0, quick=True).rng("c5/in-model")
+    hdis, rise = [], -math.inf
+    for H in (2, 3, 4):                                                 # the quick run's H, 8 sets each, d = 8
+        B, V = float(rng.uniform(-1, 1)), float(rng.uniform(0.1, 2.0))
+        pts = []
+        for j in range(8):
+            d_k = int(rng.integers(1, 8 // (H + 1) + 1))
+            W = (head_projections("overlap", H, 8, d_k, rng=rng, rho=float(rng.uniform())) if j % 2 else
+                 head_projections("random", H, 8, d_k, rng=rng))
+            rho = _rho_scipy(list(W))
+            pts.append((1 - sum(rho[i][k] for i in range(H) for k in range(i + 1, H)) / math.comb(H, 2),
+                        B * B + sum(rho[i][k] * V / H**2 for i in range(H) for k in range(H))))
+        pts.sort()
+        rise = max(rise, max(b[1] - a[1] for a, b in zip(pts, pts[1:])) / (B * B + V))
+        hdis += [h for h, _ in pts]
+    line = _part(result, "in-model-line").numeric
+    assert (f"{len(hdis)} random head sets ($H$ in [2, 3, 4], $\\mathrm{{HDI}}$ {min(hdis):.2f} to {max(hdis):.2f})"
+            in line.summary and f"is {num(rise, '.2g')} of $B^2 + V$" in line.summary)
+    corr = [mean for mean, _ in _regime_cells(result).values()]
+    assert result.summary == (
+        f"line to {sci(line.figures['max_rel_error'], 0)} on {len(hdis)} sets; orthogonal NW heads correlate "
+        f"{min(corr):.2f} to {max(corr):.2f} over {len(corr)} regimes; "
+        + "; ".join(f"{p.label}: {p.outcome}" for p in result.parts if p.r2 and p.id != "shared-noise"))
+
+
+def test_texts_print_a_range_once_and_no_standard_error_as_zero():
+    """A range whose ends print alike prints once; an SE that rounds to 0 at the printed precision gets
+    the digits to show two of its own (the figure with it)."""
+    reg = {"min": 0.0085, "max": 0.0085, "cells": 4, "falls_with_sharper_attention": False,
+           "falls_with_larger_n": False, "below_excess_min": 4}
+    assert c5.premise_finding(reg) == f"shared noise: orthogonal heads correlate 0.01 over 4 regimes, below " \
+                                      f"{c5.CORR_EXCESS_MIN:g} in 4"
+    assert c5.span("0.0085", "0.0085") == "0.0085" and c5.span("0.01", "0.02", "..") == "0.01..0.02"
+    assert c5.gap_text({"diff": -0.00021, "se": 4.2e-7, "z": -500.0}, ".5f") == \
+        r"$-0.00021000 \pm 0.00000042$ ($z = -500.0$)"
+    assert c5.pm(0.5, 0.0123) == r"$0.500 \pm 0.012$" and c5.pm(0.5, 0.0) == r"$0.500 \pm 0.000$"
 
 
 # -- real heads: leave-one-out estimates and refit weights, by loops -------------------------------
@@ -389,6 +484,16 @@ def _xy(t):
     x = np.empty((len(t), 2 * t.shape[1]))
     x[:, 0::2], x[:, 1::2] = RADIUS * np.cos(t), RADIUS * np.sin(t)
     return x
+
+
+def _block(x):
+    return np.sum(x[:, 0::2] * x[:, 1::2], axis=1) / 2             # the block target
+
+
+def _gap(a, b, spec):
+    """The paired change b − a over replicates (or runs) as a text prints it: mean ± SE ($z$), by sums."""
+    diff, se = _mean_se([float(y - x) for x, y in zip(a, b)])
+    return f"{pm(diff, se, spec)} ($z = {diff / se:.1f}$)"
 
 
 def _jacobi_anger(beta=None):
@@ -436,6 +541,10 @@ def test_one_direction_torus_by_brute_force(result):
     for name in (a, b):
         assert rows[name]["refit"]["population_mse"] == pytest.approx(_jacobi_anger(), abs=SERIES_TOL)
     assert figs["noise_only"]["diff"] == pytest.approx((mse[b][:, 2] - mse[a][:, 2]).mean(), rel=1e-8)
+    for k, w in enumerate(("uniform", "refit")):                        # the paired gaps as printed
+        assert f"{mse[a][:, k].mean():.4f} and {mse[b][:, k].mean():.4f} with" in part.numeric.summary
+        assert _gap(mse[a][:, k], mse[b][:, k], ".4f") in part.numeric.summary
+    assert part.controls["negative"]["effect"] == f"paired change {_gap(mse[a][:, 2], mse[b][:, 2], '.5f')}"
     g = {w: f"{figs['gap'][w]['diff']:+.3f}".replace("-", "−") for w in ("uniform", "refit")}
     assert to_unicode(part.finding) == (f"one signal direction, torus: orthogonal minus sharing heads, MSE "
                                         f"{g['uniform']} with α = 1/H, {g['refit']} with α refit")
@@ -456,18 +565,29 @@ def test_rotation_path_by_brute_force(result):
         rho = _rho_scipy(list(W))
         assert 1 - sum(rho[i][j] for i in range(4) for j in range(i + 1, 4)) / 6 == pytest.approx(h, abs=1e-12)
         assert np.allclose([np.linalg.norm(W[j], axis=0) for j in range(4)], gain)
-    mse = np.empty((len(pts), R, 2))
+    mse = np.empty((len(pts), R, 3))                                    # α = 1/H, α refit, the noise alone
     for r in range(R):
         tk, eps, tq = _torus_draws(figs["seed"], r, n, m, 8, 0.1)
         X, xe = _xy(tk), _xy(tq)
-        f = lambda x: np.sum(x[:, 0::2] * x[:, 1::2], axis=1) / 2  # noqa: E731
         for i, W in enumerate(pts):
-            mse[i, r] = _ensemble_by_loops(W, W, 1 / math.sqrt(2), X, f(X) + eps, xe, f(xe))[:2]
-    for i, row in enumerate(figs["rows"]):
-        assert [row["uniform"]["mse"], row["refit"]["mse"]] == pytest.approx(mse[i].mean(axis=0), rel=REF_RTOL)
+            mse[i, r, :2] = _ensemble_by_loops(W, W, 1 / math.sqrt(2), X, _block(X) + eps, xe, _block(xe))[:2]
+            mse[i, r, 2] = _ensemble_by_loops(W, W, 1 / math.sqrt(2), X, eps, xe, 0 * _block(xe))[0]
+    text = part.numeric.summary
     for k, w in enumerate(("uniform", "refit")):
+        points = [_mean_se(mse[i, :, k]) for i in range(len(pts))]
+        for row, (mean, se) in zip(figs["rows"], points):
+            assert (row[w]["mse"], row[w]["se"]) == pytest.approx((mean, se), rel=REF_RTOL)
+        assert ", ".join(pm(mean, se) for mean, se in points) in text
         for i, step in enumerate(figs["steps"][w]):
             assert step["diff"] == pytest.approx((mse[i + 1, :, k] - mse[i, :, k]).mean(), rel=1e-7, abs=1e-12)
+            diff, se = _mean_se(mse[i + 1, :, k] - mse[i, :, k])
+            assert step["z"] == pytest.approx(diff / se, rel=1e-6)
+    assert part.controls["positive"]["effect"].endswith(f"measured {_gap(mse[0, :, 1], mse[-1, :, 1], '.3f')}")
+    assert part.controls["negative"]["effect"] == ", ".join(_gap(mse[i, :, 2], mse[i + 1, :, 2], ".5f")
+                                                            for i in range(len(pts) - 1))
+    u, rf = mse[:, :, 0].mean(axis=1), mse[:, :, 1].mean(axis=1)
+    assert part.finding == (f"in scope, along a rotation: MSE {rf[0]:.2f} $\\to$ {rf[-1]:.2f} with $\\alpha$ refit, "
+                            f"{u[0]:.2f} $\\to$ {u[-1]:.2f} with $\\alpha = 1/H$")
     a2 = iv(2, KAPPA) / iv(0, KAPPA)
     first, last = figs["rows"][0], figs["rows"][-1]
     assert first["uniform"]["population_mse"] == pytest.approx((1 - a2) ** 2 / 8 + 3 / 8, abs=SERIES_TOL)
@@ -486,6 +606,7 @@ def test_gaussian_design_by_brute_force(result):
     for name, rho in E.GAUSSIAN_PAIR.items():
         c, s = rho ** 0.25, math.sqrt(1 - math.sqrt(rho))
         W[name] = np.stack([c * np.eye(8)[:, :2] + s * np.eye(8)[:, 2 * h + 2:2 * h + 4] for h in range(3)])
+    got_rows = []
     for row in figs["rows"]:
         got = []
         for r in range(p["R"]):
@@ -495,6 +616,9 @@ def test_gaussian_design_by_brute_force(result):
                                           np.sin(2 * X[:, 0]) + eps, xe, np.sin(2 * xe[:, 0]))[:2])
         assert [row["uniform"]["mse"], row["refit"]["mse"]] == pytest.approx(np.mean(got, axis=0), rel=REF_RTOL)
         assert row["uniform"]["r2"] == pytest.approx(1 - row["uniform"]["mse"] / var_f, rel=1e-12)
+        got_rows.append(np.array(got))
+    for k in range(2):                                                  # the paired gaps as printed
+        assert _gap(got_rows[0][:, k], got_rows[-1][:, k], ".4f") in part.numeric.summary
     decides = c5.decides([r["uniform"]["r2"] for r in figs["rows"]], figs["gap"]["uniform"], figs["gap"]["uniform"]["se"])
     assert bool(part.undecided) is not decides and (part.counterexample is None or not part.undecided)
 
@@ -554,7 +678,6 @@ def test_trained_moves_by_brute_force(result):
     z, seed = figs["sizes"], figs["seed"]
     hd = {k: np.array(v) for k, v in figs["heads"].items()}
     rows = {r["config"]: r for r in figs["rows"]}
-    f = lambda x: np.sum(x[:, 0::2] * x[:, 1::2], axis=1) / 2  # noqa: E731
     per_run = {name: np.zeros((z["seeds"], 2)) for name in trained.MOVES}
     for s in range(z["seeds"]):
         moved = _moves_here(hd["WQ"][s], hd["WK"][s])
@@ -564,7 +687,8 @@ def test_trained_moves_by_brute_force(result):
             eps = 0.1 * rng.standard_normal(128)
             X, xe = _xy(tk), _xy(rng.uniform(0, 2 * math.pi, (z["m"], 4)))
             for name, (WQ, WK) in moved.items():
-                per_run[name][s] += np.array(_ensemble_by_loops(WQ, WK, 1 / math.sqrt(2), X, f(X) + eps, xe, f(xe))[:2]) / z["R"]
+                per_run[name][s] += np.array(_ensemble_by_loops(WQ, WK, 1 / math.sqrt(2), X, _block(X) + eps, xe,
+                                                                _block(xe))[:2]) / z["R"]
     for name in trained.MOVES:
         hdis = []
         for s in range(z["seeds"]):
@@ -579,6 +703,14 @@ def test_trained_moves_by_brute_force(result):
                 assert rows[name][w]["diff"] == pytest.approx(d.mean(), rel=1e-8, abs=1e-12)
                 assert rows[name][w]["diff_se"] == pytest.approx(d.std(ddof=1) / math.sqrt(len(d)), rel=1e-6)
     assert rows["orthogonal keys"]["hdi"] == rows["block projection"]["hdi"] == pytest.approx(1.0, abs=1e-12)
+    change = {name: _mean_se(per_run[name][:, 1] - per_run["trained"][:, 1]) for name in trained.MOVES}
+    for name in list(trained.MOVES)[1:]:                                # the paired changes as printed
+        assert f"{name} ($\\mathrm{{HDI}}$ {rows[name]['hdi']:.2f}) {pm(*change[name])}" in part.numeric.summary
+    assert f"MSE {pm(*_mean_se(per_run['trained'][:, 1]))} with $\\alpha$ refit" in part.numeric.summary
+    assert part.finding.startswith(
+        f"trained heads ($\\mathrm{{HDI}}$ {rows['trained']['hdi']:.2f}): moving $\\mathrm{{HDI}}$ up changes the "
+        f"MSE by {num(change['orthogonal keys'][0], '+.2f')} and {num(change['block projection'][0], '+.2f')}, "
+        f"collapsing it by {num(change['identical'][0], '+.2f')}")
     c = figs["convergence"]                  # Var f of the block target on the torus: 4 circles of Var sin(2θ)/2 = 1/8
     assert c["r2_gain"] == pytest.approx((c["mse_T"][0] - c["mse_2T"][0]) / 0.5, rel=1e-12)
     assert bool(part.undecided) is not (c5.converged(c["mse_T"][0], c["mse_2T"][0], c["hdi_T"][0], c["hdi_2T"][0], 0.5)
@@ -617,10 +749,3 @@ def test_plots_put_every_line_apart_and_legends_outside(saved):
         assert len(styles) == len(set(styles)), ax.get_title()
         fig.canvas.draw()
         assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
-
-
-@pytest.mark.slow   # re-runs a claim end to end (seconds)
-def test_same_seed_same_figures(result):
-    again = run_claim("C5", Context(seed=0, quick=True))
-    assert again.headline == result.headline
-    assert [a.numeric.figures for a in result.parts] == [b.numeric.figures for b in again.parts]

@@ -112,11 +112,11 @@ MUTANTS = [
     M('c1-criterion-words', C,
       'f"{sci(MISMATCH_MIN, 0)} of $\\\\max_i \\\\lvert v_i \\\\rvert$ (`MISMATCH_MIN`))",',
       'f"the threshold)",',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     M('c1-criterion-identity', C,
-      '(criterion: every error within its first-order "',
-      '(every error within its first-order "',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      '(criterion: every error within its "',
+      '(every error within its "',
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     # the derivation: comparisons decided by groups, the norm's notation
     M('c1-stated-bandwidth-decision', 'proofs/c1_softmax_nw.py',
       'refuted_by=stated_group, uses=["head", "gaussian", "equal_key_norms"])',
@@ -130,13 +130,18 @@ MUTANTS = [
       'key_norm=r"\\lVert k_i \\rVert"',
       'key_norm=r"\\lvert k_i \\rvert"',
       (P,)),
-    # the figures the correction quotes (tests/test_headlines.py)
+    # the figures the correction quotes
     M('c1-violation-count-wrong-list', C,
       'viol = [r for r in table if r["violates"]]',
       'viol = [r for r in table if not r["violates"]]',
-      ('tests/test_headlines.py::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
+      (T + '::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
     M('c1-worst-derived-min', C,
       'worst_derived = max(r["diff_derived"] for r in table)',
       'worst_derived = min(r["diff_derived"] for r in table)',
-      ('tests/test_headlines.py::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
+      (T + '::test_c1_correction_counts_and_worst_derived_bandwidth_recomputed',)),
+    # the limit's seeded discrepancy (recomputed in test_gaussian_finding_figure_recomputed)
+    M('c1-unequal-discrepancy-halved', E,
+      'unequal_max = max(unequal_max, float(np.max(d_un)) / vs)',
+      'unequal_max = max(unequal_max, float(np.max(d_un)) / vs / 2)',
+      (T + '::test_gaussian_finding_figure_recomputed',)),
 ]

@@ -53,8 +53,8 @@ MUTANTS = [
       (T + '::test_figures_quoted_are_the_figures',)),
     # the correction (Σα − 1) f and the texts that carry it
     M('c3-correction-figure', 'verify/claims/c3.py',
-      'bias_gap = max(bias_gap, float(np.max(np.abs(eb - weighted))))',
-      'bias_gap = max(bias_gap, float(np.max(np.abs(eb - weighted))) / 2)',
+      'bias_gap.append(float(np.max(np.abs(eb - weighted))))',
+      'bias_gap.append(float(np.max(np.abs(eb - weighted))) / 2)',
       (T + '::test_correction_recomputed_in_exact_rationals',)),
     M('c3-correction-form', 'verify/claims/c3.py',
       '_BIAS = r"$\\sum_h \\alpha_h b_h + (\\sum_h \\alpha_h - 1) f$"',
@@ -68,11 +68,11 @@ MUTANTS = [
     M('c3-criterion-identity', 'verify/claims/c3.py',
       'f"{_ROUNDING}, the mpmath residual at most {sci(MP_RESIDUAL_MAX, 0)} and the certified one at "',
       'f"{_ROUNDING}, the recomputations agree and the certified one at "',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     M('c3-criterion-ueda', 'verify/claims/c3.py',
       'f"bound) (criterion: every gap {_ROUNDING})", un),',
       'f"bound)", un),',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     # the derivation
     M('c3-bias-decision', 'proofs/c3_decomposition.py',
       'refuted_by=bias_group, uses=["head_bias"])',
@@ -90,13 +90,13 @@ MUTANTS = [
       'spell(bias_bar=r"\\bar{b}", var_bar=r"\\bar{V}", covar_bar=r"\\bar{C}")',
       'spell(var_bar=r"\\bar{V}", covar_bar=r"\\bar{C}")',
       ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
-    # the figures the summary quotes (tests/test_headlines.py)
+    # the figures the summary quotes
     M('c3-summary-worst-min', 'verify/claims/c3.py',
       'worst = max(ident["max_pointwise"], ident["max_integrated"])',
       'worst = min(ident["max_pointwise"], ident["max_integrated"])',
-      ('tests/test_headlines.py::test_c3_headline_and_summary_exactly',)),
+      (T + '::test_c3_headline_and_summary_exactly',)),
     M('c3-ueda-gap-min', 'verify/claims/c3.py',
       '"max_gap": max(max(r[f"gap_{k}"]',
       '"max_gap": min(max(r[f"gap_{k}"]',
-      ('tests/test_headlines.py::test_c3_headline_and_summary_exactly',)),
+      (T + '::test_c3_headline_and_summary_exactly',)),
 ]

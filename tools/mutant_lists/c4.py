@@ -72,11 +72,11 @@ MUTANTS = [
     M('c4-criterion-literal', 'verify/claims/c4.py',
       'f"{_sci(lit[\'dk_identity_gram_vs_c4_literal_isotropic\'])} (criterion: {_LITERAL_CRITERION})",',
       'f"{_sci(lit[\'dk_identity_gram_vs_c4_literal_isotropic\'])}",',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     M('c4-criterion-subspace', 'verify/claims/c4.py',
       'f"(criterion: {_SUBSPACE_CRITERION})", sub),',
       'f"", sub),',
-      (T + '::test_every_numeric_part_states_its_criterion',)),
+      ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     # the derivation
     M('c4-range-decision', 'proofs/c4_hdi.py',
       'refuted_by=lit_range, uses=["literal"])',
@@ -86,9 +86,14 @@ MUTANTS = [
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}", hdi=r"\\mathrm{HDI}_{\\mathrm{lit}}")',
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}")',
       ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
-    # the figures the summary quotes (tests/test_headlines.py)
+    # the figures the summary quotes
     M('c4-summary-worst-min', 'verify/claims/c4.py',
       'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
       'worst = min(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
-      ('tests/test_headlines.py::test_c4_headline_summary_and_subspace_range_recomputed',)),
+      (T + '::test_c4_headline_summary_and_subspace_range_recomputed',)),
+    # the raw sets the correction quotes (recomputed by loops and scipy)
+    M('c4-raw-gap-halved', 'verify/claims/c4.py',
+      'raw_gap, raw_min = max(raw_gap, abs(lit - sub)), min(raw_min, lit)',
+      'raw_gap, raw_min = max(raw_gap, abs(lit - sub) / 2), min(raw_min, lit)',
+      (T + '::test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations',)),
 ]

@@ -18,17 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from proofs import CLAIM_IDS, claim_number
+from proofs.markup import sci
 from verify.errors import DefinitionError
 from verify.judgment.claim import Claim, Context
 from verify.judgment.verdicts import ClaimResult
 
-__all__ = ["CLAIMS", "Context", "run_claim", "by_cost", "COSTS_FILE"]
+__all__ = ["CLAIMS", "Context", "run_claim", "by_cost", "COSTS_FILE", "agreement"]
 
 #: A check's module name: ``c`` and the claim's number.
 MODULE_NAME = re.compile(r"c(\d+)")
 #: Seconds per claim of the default run ("check") and of a first derivation ("derive"), recorded by
 #: ``python -m verify snapshot --write`` on the machine that wrote it: only their order matters.
 COSTS_FILE = Path(__file__).with_name("costs.json")
+
+
+def agreement(x: float) -> str:
+    """"to x" for an agreement figure, "exactly" where it is 0 (markup; the claims' texts share it)."""
+    return "exactly" if x == 0 else f"to {sci(x, 0)}"
 
 
 def _discover() -> dict[str, Claim]:

@@ -1,17 +1,8 @@
-"""C2: multi-head attention is a weighted sum (ensemble) of H NW estimators, one per subspace.
+"""C2: multi-head attention is a weighted sum (ensemble) of H NW estimators, one per subspace (SPEC, C2).
 
-Parts (SPEC, C2):
-
-1. ``ensemble-identity`` (core): :class:`verify.numeric.attention.MultiHeadNW` (H NW heads, each through its own
-   ``W_O^h`` block, summed, plus ``b_O``) against the standard concatenate-then-project multi-head
-   attention written here as a loop in mpmath at :data:`MP_DPS` digits (full ``W_q``, ``W_k``,
-   ``W_v`` sliced per head, softmax attention, concatenation, one output projection), on seeded
-   random modules with biases, several H, d_k, d_v, kdim, vdim and a batch axis. A key bias
-   shifts every score of a head equally and cancels: measured too.
-2. ``free-weights`` (detail): with scalar values and output, ``MHA = Σ_h α_h f̂_h + β`` with
-   ``α_h = W_V^h W_O^h`` and ``β = Σ_h b_V^h W_O^h + b_O``; confirmed with the generated
-   ``c2_head_weight_dv2`` / ``c2_mha_scalar_h2_n3`` and in mpmath. The α_h of random modules are
-   free reals (a finding, not a refutation: the summary says "weighted sum", not "average").
+The core compares :class:`verify.numeric.attention.MultiHeadNW` (H NW heads, each through its own ``W_O^h``,
+summed) with concatenate-then-project attention written in mpmath (:func:`mp_mha`); the detail finds the
+scalar weights ``α_h = W_V^h W_O^h`` free reals (a correction: the paper says "weighted sum", not "average").
 """
 
 from __future__ import annotations
@@ -25,6 +16,7 @@ import numpy as np
 import proofs
 from proofs.markup import num, sci
 from verify._validate import as_array, fail
+from verify.claims import agreement
 from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
 from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Role
@@ -32,8 +24,8 @@ from verify.numeric import formulas
 from verify.numeric.attention import EPS, MP_DPS, MultiHeadNW, rounding_bound
 from verify.schema import Float, List, Schema
 
-__all__ = ["CLAIM", "random_module", "mp_mha", "scalar_weights", "replay_free_weights", "ensemble", "scalar",
-           "SIMPLEX_TOL", "MAX_REPLAY_HEADS", "on_simplex", "ensemble_agrees", "scalar_agrees"]
+__all__ = ["CLAIM", "random_module", "mp_mha", "scale_and_bound", "scalar_weights", "replay_free_weights", "ensemble",
+           "scalar", "SIMPLEX_TOL", "MAX_REPLAY_HEADS", "on_simplex", "ensemble_agrees", "scalar_agrees"]
 
 CLAIM = Claim(proofs.c2_ensemble)
 
@@ -50,15 +42,14 @@ def on_simplex(alpha: np.ndarray) -> bool:
 
 
 def ensemble_agrees(worst_ratio: float, key_bias_ratio: float) -> bool:
-    """Part 1 agrees to rounding: every module's error within its float64 rounding bound
-    (``worst_ratio`` = largest error / bound <= 1), and a random key bias moves the output by at most
-    the rounding bound (``key_bias_ratio`` <= 1)."""
+    """The core agrees to rounding: every module's error (``worst_ratio``: the largest error / bound) and
+    the move a random key bias makes (``key_bias_ratio``) within the float64 rounding bound."""
     return bool(worst_ratio <= 1.0 and key_bias_ratio <= 1.0)
 
 
 def scalar_agrees(worst_ratio: float, closed_err: float, closed_bound: float, alpha_gap: float) -> bool:
-    """Part 2 agrees to rounding: every module within its rounding bound, the generated
-    ``c2_mha_scalar_h2_n3`` within its own, and the generated α_h within 4 ulps of W_V^h W_O^h."""
+    """The detail agrees to rounding: every module and the generated ``c2_mha_scalar_h2_n3`` within their
+    rounding bounds, the generated α_h within 4 ulps of W_V^h W_O^h."""
     return bool(worst_ratio <= 1.0 and closed_err <= closed_bound and alpha_gap <= 4 * EPS)
 
 
@@ -80,15 +71,20 @@ def _affine(X: list[list[Any]], W: list[list[Any]], b: list[Any]) -> list[list[A
     return [[mpmath.fdot(x, c) + bc for c, bc in zip(cols, b)] for x in X]
 
 
+def _mp_nw(q: list[Any], K: list[list[Any]], V: list[list[Any]], s: Any) -> list[Any]:
+    """``Σ_j exp(s q·k_j) v_j / Σ_j exp(s q·k_j)`` for one query, each column of ``V`` (mpmath)."""
+    e = [mpmath.exp(s * mpmath.fdot(q, k)) for k in K]
+    z = mpmath.fsum(e)
+    return [mpmath.fdot(e, col) / z for col in V]
+
+
 def mp_mha(module: MultiHeadNW, query: Any, key: Any, value: Any, dps: int = MP_DPS) -> np.ndarray:
     """Standard multi-head attention in mpmath, concatenate-then-project: with the full projections
     ``W_q = [W_Q^1 ... W_Q^H]`` (d, H d_k) etc., ``Q = x W_q + b_q``; head h uses columns
     ``h d_k:(h+1) d_k``: ``softmax(Q_h K_hᵀ / sqrt(d_k)) V_h``; the heads are concatenated
     (L, H d_v) and projected once, ``concat · W_o + b_o`` with ``W_o`` (H d_v, d_out).
     Inputs ``(L, ·)`` or ``(N, L, ·)``; returns float64 of the same leading shape."""
-    q = as_array("query", query, keep_float32=False)
-    k = as_array("key", key, keep_float32=False)
-    v = as_array("value", value, keep_float32=False)
+    q, k, v = (as_array(nm, a, keep_float32=False) for nm, a in (("query", query), ("key", key), ("value", value)))
     if q.ndim == 2:
         return mp_mha(module, q[None], k[None], v[None], dps)[0]
     if not (q.ndim == k.ndim == v.ndim == 3) or not (q.shape[0] == k.shape[0] == v.shape[0]):
@@ -108,16 +104,14 @@ def mp_mha(module: MultiHeadNW, query: Any, key: Any, value: Any, dps: int = MP_
             Q, K, V = _affine(_mpm(x), Wq, bq), _affine(_mpm(xk), Wk, bk), _affine(_mpm(xv), Wv, bv)
             concat = [[] for _ in Q]
             for h in range(H):
-                qs, vs = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)
+                qs, cols = slice(h * d_k, (h + 1) * d_k), [[vj[c] for vj in V] for c in range(h * d_v, (h + 1) * d_v)]
                 for i, qi in enumerate(Q):
-                    e = [mpmath.exp(s * mpmath.fdot(qi[qs], kj[qs])) for kj in K]
-                    z = mpmath.fsum(e)
-                    concat[i] += [mpmath.fdot(e, [vj[c] for vj in V]) / z for c in range(vs.start, vs.stop)]
+                    concat[i] += _mp_nw(qi[qs], [kj[qs] for kj in K], cols, s)
             out.append([[float(t) for t in row] for row in _affine(concat, Wo, bo)])
     return np.array(out)
 
 
-def _scales(module: MultiHeadNW, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[float, float]:
+def scale_and_bound(module: MultiHeadNW, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[float, float]:
     """(the output's scale Σ|head||W_O| + |b_O|, the rounding bound) of one batch of inputs."""
     A, va_max = 0.0, 0.0
     for h in range(module.H):
@@ -145,20 +139,19 @@ def ensemble(ctx: Context) -> dict[str, Any]:
         mod = random_module(rng, H, d, kdim, vdim, d_k, d_v, d_out)
         x, xk, xv = rng.standard_normal((N, L, d)), rng.standard_normal((N, S, kdim)), rng.standard_normal((N, S, vdim))
         ours, ref = mod(x, xk, xv), mp_mha(mod, x, xk, xv)
-        scale, bound = _scales(mod, x, xk, xv)
+        scale, bound = scale_and_bound(mod, x, xk, xv)
         err = float(np.max(np.abs(ours - ref))) / scale
         # a key bias shifts all scores of a head by s q·b_K: the output must not move
         moved = MultiHeadNW(mod.W_Q, mod.W_K, mod.W_V, mod.W_O, b_Q=mod.b_Q,
                             b_K=mod.b_K + rng.standard_normal(mod.b_K.shape), b_V=mod.b_V, b_O=mod.b_O)
         kb = float(np.max(np.abs(moved(x, xk, xv) - ours))) / scale
-        _, bound_moved = _scales(moved, x, xk, xv)
+        _, bound_moved = scale_and_bound(moved, x, xk, xv)
         rows.append({"H": H, "d": d, "kdim": kdim, "vdim": vdim, "d_k": d_k, "d_v": d_v, "d_out": d_out,
                      "N": N, "L": L, "S": S, "rel_error": err, "bound": bound, "key_bias_shift": kb})
         worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
         key_bias = max(key_bias, kb / (bound + bound_moved))
     return {"cases": rows, "max_rel_error": worst, "max_error_over_bound": worst_ratio,
-            "max_key_bias_shift_over_bound": key_bias, "dps": MP_DPS,
-            "ok": ensemble_agrees(worst_ratio, key_bias)}
+            "max_key_bias_shift_over_bound": key_bias, "dps": MP_DPS, "ok": ensemble_agrees(worst_ratio, key_bias)}
 
 
 # --------------------------------------------------------------------------- part 2
@@ -180,11 +173,7 @@ def _mp_heads_scalar(module: MultiHeadNW, x: np.ndarray, xk: np.ndarray, y: np.n
     for h in range(module.H):
         Q = _affine(_mpm(x), _mpm(module.W_Q[h]), [mpmath.mpf(float(t)) for t in module.b_Q[h]])
         K = _affine(_mpm(xk), _mpm(module.W_K[h]), [mpmath.mpf(float(t)) for t in module.b_K[h]])
-        rows = []
-        for qi in Q:
-            e = [mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K]
-            rows.append(mpmath.fdot(e, Y) / mpmath.fsum(e))
-        out.append(rows)
+        out.append([_mp_nw(qi, K, [Y], s)[0] for qi in Q])
     return out
 
 
@@ -203,12 +192,11 @@ def scalar(ctx: Context) -> dict[str, Any]:
             fh = _mp_heads_scalar(mod, x, xk, y[:, 0])
             ref = np.array([float(mpmath.fdot([mpmath.mpf(float(a)) for a in alpha], [fh[h][l] for h in range(H)])
                                   + mpmath.mpf(beta)) for l in range(L)])
-        scale, bound = _scales(mod, x, xk, y)
+        scale, bound = scale_and_bound(mod, x, xk, y)
         err = float(np.max(np.abs(ours - ref))) / scale
         rows.append({"H": H, "d_k": d_k, "d_v": d_v, "alpha": alpha.tolist(), "sum_alpha": float(alpha.sum()),
                      "W_V": [mod.W_V[h][0].tolist() for h in range(H)], "W_O": [mod.W_O[h][:, 0].tolist() for h in range(H)],
-                     "beta": beta, "rel_error": err, "bound": bound,
-                     "on_simplex": on_simplex(alpha)})
+                     "beta": beta, "rel_error": err, "bound": bound, "on_simplex": on_simplex(alpha)})
         worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
     # the generated closed forms: H = 2, n = 3, d_v = 2 (w_h3 = 1 - w_h1 - w_h2 built in)
     rng = ctx.rng("c2/scalar/h2n3")
@@ -220,7 +208,7 @@ def scalar(ctx: Context) -> dict[str, Any]:
     closed = float(formulas.c2_mha_scalar_h2_n3(w[0, 0], w[0, 1], w[1, 0], w[1, 1], *y[:, 0],
                                                 *mod.W_V[0][0], *mod.W_V[1][0], *mod.W_O[0][:, 0], *mod.W_O[1][:, 0],
                                                 *mod.b_V[0], *mod.b_V[1], mod.b_O[0]))
-    scale, bound = _scales(mod, x, xk, y)
+    scale, bound = scale_and_bound(mod, x, xk, y)
     closed_err = abs(closed - float(mod(x, xk, y)[0, 0])) / scale
     alpha_gap = float(np.max(np.abs(np.array(alpha_gen) - alpha)) / np.max(np.abs(alpha)))
     sums = [r["sum_alpha"] for r in rows]
@@ -256,11 +244,6 @@ def replay_free_weights(params: dict) -> ReplayOutcome:
     return ReplayOutcome(violates=not on, summary=summary, figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
 
 
-def _to(x: float) -> str:
-    """"to x" for an agreement figure, "exactly" where it is 0 (markup)."""
-    return "exactly" if x == 0 else f"to {sci(x, 0)}"
-
-
 # --------------------------------------------------------------------------- the parts
 @CLAIM.part("ensemble-identity", Role.CORE, groups=("ensemble",), label="ensemble identity",
             statement=r"multi-head attention is the sum over heads of each head's NW estimate through its "
@@ -285,7 +268,10 @@ def ensemble_identity(ctx: Context) -> Evidence:
             statement=r"with scalar values and output, $\mathrm{MHA} = \sum_h \alpha_h \hat{f}_h + \beta$ with "
                       r"$\alpha_h = W_V^h W_O^h$ and $\beta = \sum_h b_V^h W_O^h + b_O$; the $\alpha_h$ are free "
                       "real weights (no simplex constraint)",
-            stated="a weighted sum (ensemble) of $H$ NW estimators")
+            stated="a weighted sum (ensemble) of $H$ NW estimators",
+            instead=r"With scalar values and output, multi-head attention is $\sum_h \alpha_h \hat{f}_h + \beta$: a "
+                    r"sum of $H$ NW estimators with free real weights $\alpha_h = W_V^h W_O^h$ (any sign and sum) and an "
+                    r"offset $\beta = \sum_h b_V^h W_O^h + b_O$, not an average of them.")
 def scalar_ensemble_weights(ctx: Context) -> Evidence:
     """The scalar case against mpmath, and whether random modules' α lie on the simplex."""
     sc = scalar(ctx)
@@ -304,7 +290,7 @@ def scalar_ensemble_weights(ctx: Context) -> Evidence:
                         f"{sc['modules']} seeded modules: MultiHeadNW against "
                         r"$\sum_h \alpha_h \hat{f}_h + \beta$ in mpmath, max relative error "
                         f"{sci(sc['max_rel_error'])}; the generated `c2_mha_scalar_h2_n3` agrees "
-                        f"{_to(sc['closed_form_h2_n3_rel_error'])}. $\\sum_h \\alpha_h$ ranges over "
+                        f"{agreement(sc['closed_form_h2_n3_rel_error'])}. $\\sum_h \\alpha_h$ ranges over "
                         f"{num(lo, '.2f')} to {num(hi, '.2f')}, the smallest $\\alpha_h$ is "
                         f"{num(sc['min_alpha'], '.2f')}; {sc['modules_on_simplex']} of {sc['modules']} random "
                         "modules have their weights on the simplex", sc),

@@ -1,10 +1,8 @@
-"""C4: the Head Diversity Index - the literal formula against the subspace form.
+"""C4: the Head Diversity Index, the literal formula against the subspace form (SPEC, C4).
 
-The check (SPEC, C4): the literal formula on raw weights judged against its own stated properties (0 for
-identical heads, values in [0, 1]) on the smallest seeded identical-head sets, with the generated closed
-forms and the restoring scale ``W_hᵀW_h = sqrt(d_k) I``; the subspace form ``1 − mean_{h<h'} ρ_hh'`` (range,
-extremes, invariances) against mpmath at 50 digits (:mod:`verify.numeric.subspace_reference`) and the
-generated forms.
+The literal formula on raw weights against its stated properties on the smallest identical-head sets, its
+closed forms and the restoring scale ``W_hᵀW_h = sqrt(d_k) I``; the subspace form ``1 − mean_{h<h'} ρ_hh'``
+against mpmath (:mod:`verify.numeric.subspace_reference`) and the generated forms.
 """
 
 from __future__ import annotations
@@ -284,7 +282,10 @@ def _min_literal(ctx: Context) -> float:
                       r"$G_{hh'} = (W_K^h)^\top W_K^{h'}/d_k$ on the raw weights, is $0$ for identical heads, $1$ for "
                       r"orthogonal ones and lies in $[0, 1]$",
             stated=(r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} "
-                    r"\lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ on the raw weights, in $[0, 1]$"))
+                    r"\lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ on the raw weights, in $[0, 1]$"),
+            instead=(r"Define $\mathrm{HDI} = 1 - \mathrm{mean}_{h < h'} \rho_{hh'}$, with $\rho_{hh'}$ the mean "
+                     r"$\cos^2$ of the principal angles between the key subspaces: it lies in $[0, 1]$, and the "
+                     "literal formula on raw weights equals it for heads with " + RESTORING_GRAM + ", not in general."))
 def literal_formula(ctx: Context) -> Evidence:
     """The literal formula: the smallest identical-head violations, the closed forms, the restoring scale."""
     search, lit = literal_search(ctx), literal_figures(ctx)

@@ -1,8 +1,6 @@
-"""C1: one softmax attention head is a Nadaraya-Watson estimator; when it is a Gaussian one.
+"""C1: one softmax attention head is a Nadaraya-Watson estimator; when it is a Gaussian one (SPEC, C1).
 
-The check: its thresholds and caps, its judges, the replays of its two counterexamples and its four
-parts (SPEC, C1). The computations are in :mod:`.experiments`, the literal mpmath estimates they
-compare with in :mod:`.reference`, the plot in :mod:`.plots`.
+The check; the computations in :mod:`.experiments`, their mpmath references in :mod:`.reference`.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ import proofs
 from proofs.c1_softmax_nw import NAMED_CASE
 from proofs.markup import num, sci
 from verify._validate import as_array, fail
+from verify.claims import agreement
 from verify.claims.c1 import experiments
 from verify.claims.c1.experiments import equal_norm_case
 from verify.claims.c1.plots import bandwidth_plot
@@ -61,8 +60,7 @@ MAX_REPLAY_TERMS = Cap(20_000, r"mpmath terms $m n (d_k + p + 1)$ of up to 8 lit
 MAX_REPLAY_ABS = Threshold(1e100, r"largest absolute entry of a replayed case: the scores $q \cdot k$ and "
                                   r"$\lVert q - k \rVert^2$ stay far inside float64 within `MAX_REPLAY_TERMS`")
 
-#: The stated bandwidth at the derivation's named configuration: d_k = 4, q = e_1, unit keys ±e_1,
-#: values (1, 0). The head gives 1/(1 + e^{-1}), Gaussian NW with b = 1/2 gives 1/(1 + e^{-8}).
+#: The derivation's named case as a replay: the head gives 1/(1 + e^{-1}), Gaussian NW with b = 1/2 1/(1 + e^{-8}).
 NAMED_BANDWIDTH_CASE = {"d_k": NAMED_CASE["d_k"], "queries": [[float(x) for x in NAMED_CASE["q"]]],
                         "keys": [[float(x) for x in k] for k in NAMED_CASE["keys"]],
                         "values": [[float(v)] for v in NAMED_CASE["values"]]}
@@ -145,9 +143,8 @@ def _arrays(p: dict, equal_norms: bool) -> tuple[int, np.ndarray, np.ndarray, np
 
 @CLAIM.replay("stated-bandwidth", schema=_CASE, example=NAMED_BANDWIDTH_CASE)
 def replay_stated_bandwidth(params: dict) -> ReplayOutcome:
-    """Softmax with s = 1/sqrt(d_k) against Gaussian NW with the stated b = 1/sqrt(d_k) on keys of one
-    norm, in float64 and in mpmath; violated when the mpmath estimates differ by more than MISMATCH_MIN
-    of max |v|. Also: b = d_k^{1/4} (derived) and softmax with scale d_k (what the stated b computes)."""
+    """Softmax (s = 1/sqrt(d_k)) against Gaussian NW with the stated b = 1/sqrt(d_k), keys of one norm;
+    violated when they differ by more than MISMATCH_MIN of max |v| (mpmath). Also b = d_k^{1/4}."""
     d_k, q, k, v = _arrays(params, equal_norms=True)
     vs = float(np.max(np.abs(v))) or 1.0
     b_stated, b_quarter = float(c1_softmax_scale(d_k)), float(c1_gaussian_bandwidth(d_k))
@@ -176,8 +173,8 @@ def replay_stated_bandwidth(params: dict) -> ReplayOutcome:
 
 @CLAIM.replay("unequal-norms", schema=_CASE, example=UNEQUAL_NORMS_CASE)
 def replay_unequal_norms(params: dict) -> ReplayOutcome:
-    """The softmax head against Gaussian NW at every bandwidth of UNEQUAL_BANDWIDTHS and at d_k^{1/4}, in
-    mpmath, on keys of unequal norms; violated when no bandwidth comes within MISMATCH_MIN of max |v|."""
+    """The head against Gaussian NW at UNEQUAL_BANDWIDTHS and d_k^{1/4} (mpmath), keys of unequal norms;
+    violated when no bandwidth comes within MISMATCH_MIN of max |v|."""
     d_k, q, k, v = _arrays(params, equal_norms=False)
     vs = float(np.max(np.abs(v))) or 1.0
     soft = mp_exp_nw(q, k, v)
@@ -234,11 +231,6 @@ def named_case(ctx: Context) -> dict[str, Any]:
                                                      CERTIFIED_EQUAL)}
 
 
-def _to(x: float) -> str:
-    """"to x" for an agreement figure, "exactly" where it is 0 (markup)."""
-    return "exactly" if x == 0 else f"to {sci(x, 0)}"
-
-
 # --------------------------------------------------------------------------- the parts
 @CLAIM.part("exponential-kernel", Role.CORE, groups=("exponential_kernel",), label="exponential-kernel identity",
             statement=r"one softmax attention head is exactly the NW estimator with the kernel "
@@ -251,8 +243,8 @@ def exponential_kernel_identity(ctx: Context) -> Evidence:
                         f"the literal NW estimate in mpmath at {MP_DPS} digits: max relative error "
                         f"{sci(ident['max_rel_error'])}, at most {num(ident['max_error_over_bound'], '.2g')} of the "
                         "float64 rounding bound; the derivation's closed form for $n = 3$ agrees "
-                        f"{_to(ident['n3_closed_form_rel_error'])} (criterion: every error within its first-order "
-                        "float64 rounding bound, relative to the largest value averaged)", ident),
+                        f"{agreement(ident['n3_closed_form_rel_error'])} (criterion: every error within its "
+                        "first-order float64 rounding bound, relative to the largest value averaged)", ident),
         finding=f"the head is the exponential-kernel NW estimator to {sci(ident['max_rel_error'], 0)} (mpmath, "
                 f"{MP_DPS} digits)")
 
@@ -278,7 +270,10 @@ def gaussian_reading(ctx: Context) -> Evidence:
 
 @CLAIM.part("stated-bandwidth", Role.DETAIL, groups=("derived_bandwidth", "stated_bandwidth"),
             label="bandwidth as stated", statement=r"the head's bandwidth is $h = 1/\sqrt{d_k}$",
-            stated=r"bandwidth $h = 1/\sqrt{d_k}$")
+            stated=r"bandwidth $h = 1/\sqrt{d_k}$",
+            instead=r"Softmax attention with scale $1/\sqrt{d_k}$ is a Nadaraya-Watson estimator with the exponential "
+                    r"kernel at inverse temperature $1/\sqrt{d_k}$; for keys of one norm it is a Gaussian NW smoother "
+                    r"with bandwidth $d_k^{1/4}$.")
 def bandwidth_as_stated(ctx: Context) -> Evidence:
     table, named = bandwidth_search(ctx)["table"], named_case(ctx)
     cx = ctx.counterexample(
@@ -295,8 +290,8 @@ def bandwidth_as_stated(ctx: Context) -> Evidence:
                         f"$b = 1/2$ gives {num(named['stated_bandwidth_estimate'], '.5f')} $= 1/(1 + e^{{-8}})$, the "
                         f"head {num(named['head'], '.5f')} $= 1/(1 + e^{{-1}})$, a difference of "
                         f"{num(named['difference'], '.5f')} (the closed forms agree "
-                        f"{_to(named['closed_form_error'])}); in {len(viol)} of {len(table)} seeded equal-norm cases "
-                        "with $d_k$ in "
+                        f"{agreement(named['closed_form_error'])}); in {len(viol)} of {len(table)} seeded "
+                        "equal-norm cases with $d_k$ in "
                         f"{sorted({r['d_k'] for r in table})} the stated $b$ is off (never at $d_k = 1$, where the two "
                         r"coincide), while $b = d_k^{1/4}$ stays within "
                         f"{sci(worst_derived, 0)}; certified in {certify.PREC}-bit arb: the stated $b$ is off, "
@@ -317,7 +312,10 @@ def bandwidth_as_stated(ctx: Context) -> Evidence:
 
 @CLAIM.part("unequal-norms", Role.SCOPE, groups=("unequal_norms",), label="Gaussian reading with unequal key norms",
             statement="softmax attention is a Gaussian-kernel NW estimator also when the keys' norms differ",
-            regime="keys of unequal norms (any bandwidth)")
+            regime="keys of unequal norms (any bandwidth)",
+            instead=r"Softmax attention is a Gaussian-kernel NW smoother only for keys of one norm; with unequal key "
+                    r"norms Gaussian NW is the softmax of $(q \cdot k_i - \lVert k_i \rVert^2/2)/b^2$, which differs "
+                    r"from attention by the key-norm term.")
 def unequal_key_norms(ctx: Context) -> Evidence:
     g, un = gaussian(ctx), replay_unequal_norms(UNEQUAL_NORMS_CASE)
     cx = ctx.counterexample(

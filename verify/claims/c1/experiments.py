@@ -14,9 +14,9 @@ import mpmath
 import numpy as np
 
 from verify.claims.c1.reference import abs_score, exp_nw_rows, gauss_abs_score, mp_exp_nw, mp_gaussian_nw
-from verify.claims.c2 import mp_mha, random_module
+from verify.claims.c2 import mp_mha, random_module, scale_and_bound
 from verify.numeric import certify
-from verify.numeric.attention import MP_DPS, MultiHeadNW, rounding_bound
+from verify.numeric.attention import MP_DPS, rounding_bound
 from verify.numeric.formulas import (
     c1_attention_estimate_n3,
     c1_attention_estimate_n3_mp,
@@ -42,17 +42,6 @@ def equal_norm_case(seed: int, m: int, n: int, d_k: int, p: int, norm: float) ->
     return {"q": q, "k": k, "v": rng.standard_normal((n, p))}
 
 
-def _head_error(head: MultiHeadNW, x: np.ndarray, xk: np.ndarray, xv: np.ndarray) -> tuple[float, float]:
-    """(error of the head against mpmath relative to its output's scale, the rounding bound)."""
-    qa = np.abs(x) @ np.abs(head.W_Q[0]) + np.abs(head.b_Q[0])
-    ka = np.abs(xk) @ np.abs(head.W_K[0]) + np.abs(head.b_K[0])
-    va = np.abs(xv) @ np.abs(head.W_V[0]) + np.abs(head.b_V[0])
-    out_scale = float(np.max(va) * np.max(np.sum(np.abs(head.W_O[0]), axis=0)) + np.max(np.abs(head.b_O)))
-    err = float(np.max(np.abs(head(x, xk, xv) - mp_mha(head, x, xk, xv))) / out_scale)
-    return err, rounding_bound(abs_score(qa, ka, head.scale), head.d + head.kdim + head.vdim + head.d_k
-                               + xk.shape[0] + head.d_v)
-
-
 def identity(shapes: list[tuple[tuple, np.random.Generator]], heads: list[tuple[tuple, np.random.Generator]],
              rng_n3: np.random.Generator) -> dict[str, Any]:
     """``nw_estimate`` on (m, n, d_k, p) cases and single heads with biases, (d, kdim, vdim, d_k, d_v,
@@ -67,7 +56,9 @@ def identity(shapes: list[tuple[tuple, np.random.Generator]], heads: list[tuple[
         worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)
     for (d, kdim, vdim, d_k, d_v, d_out, L, S), rng in heads:
         head = random_module(rng, 1, d, kdim, vdim, d_k, d_v, d_out)
-        err, bound = _head_error(head, *(rng.standard_normal(sh) for sh in ((L, d), (S, kdim), (S, vdim))))
+        x, xk, xv = (rng.standard_normal(sh) for sh in ((L, d), (S, kdim), (S, vdim)))
+        scale, bound = scale_and_bound(head, x, xk, xv)
+        err = float(np.max(np.abs(head(x, xk, xv) - mp_mha(head, x, xk, xv))) / scale)
         rows.append({"what": "MultiHeadNW, H = 1", "d": d, "kdim": kdim, "vdim": vdim, "d_k": d_k, "d_v": d_v,
                      "d_out": d_out, "L": L, "S": S, "rel_error": err, "bound": bound})
         worst, worst_ratio = max(worst, err), max(worst_ratio, err / bound)

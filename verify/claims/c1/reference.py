@@ -1,11 +1,8 @@
-"""C1's high-precision references of the NW estimators (mpmath), with the conditioning figures their
-float64 rounding bounds need.
+"""C1's mpmath references of the NW estimators and the conditioning figures of their rounding bounds.
 
-Each reference writes its estimator out literally, ``Σ_j K(q, k_j) v_j / Σ_j K(q, k_j)`` with no
-max shift, at ``dps`` digits (default :data:`verify.numeric.attention.MP_DPS` = 50), so that it is
-exact for a float64 comparison. Inputs are converted exactly (every float64 is an mpf). Independent
-of :mod:`verify.numeric.nw`, whose fast estimates they check; one head with its projections is C2's
-concatenate-then-project reference (:func:`verify.claims.c2.mp_mha`) with H = 1.
+Each writes its estimator out literally, ``Σ_j K(q, k_j) v_j / Σ_j K(q, k_j)`` with no max shift, at
+``dps`` digits (default ``MP_DPS`` = 50) from exactly converted inputs: independent of
+:mod:`verify.numeric.nw`, whose fast estimates they check (a head with projections: :func:`verify.claims.c2.mp_mha`).
 """
 
 from __future__ import annotations
@@ -33,10 +30,6 @@ def _nw_rows(kernel_rows: list[list[Any]], V: list[list[Any]]) -> list[list[Any]
     return [[mpmath.fdot(K, c) / mpmath.fsum(K) for c in cols] for K in kernel_rows]
 
 
-def _to_float(rows: list[list[Any]]) -> np.ndarray:
-    return np.array([[float(x) for x in row] for row in rows])
-
-
 def _qkv(q: Any, k: Any, v: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     q, k, v = (as_array(nm, x, ndim=2, keep_float32=False) for nm, x in (("q", q), ("k", k), ("v", v)))
     if k.shape[1] != q.shape[1] or v.shape[0] != k.shape[0]:
@@ -51,26 +44,23 @@ def exp_nw_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, s: Any) -> list[lis
     return _nw_rows([[mpmath.exp(s * mpmath.fdot(qi, kj)) for kj in K] for qi in Q], V)
 
 
-def _gaussian_nw_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, b: Any) -> list[list[Any]]:
-    Q, K, V = _mp(q), _mp(k), _mp(v)
-    return _nw_rows([[mpmath.exp(-mpmath.fsum((a - c) ** 2 for a, c in zip(qi, kj)) / (2 * b * b)) for kj in K]
-                     for qi in Q], V)
-
-
 def mp_exp_nw(q: Any, k: Any, v: Any, scale: Any = None, dps: int = MP_DPS) -> np.ndarray:
     """The NW estimate with the exponential kernel ``K = exp(scale <q, k>)``, literally (no shift),
     at ``dps`` digits; ``scale`` None means the exact ``1/sqrt(d_k)``. Returns float64 ``(m, p)``."""
     q, k, v = _qkv(q, k, v)
     with mpmath.workdps(dps):
         s = formulas.c1_softmax_scale_mp(q.shape[1]) if scale is None else mpmath.mpmathify(scale)
-        return _to_float(exp_nw_rows(q, k, v, s))
+        return np.array(exp_nw_rows(q, k, v, s), dtype=float)
 
 
 def mp_gaussian_nw(q: Any, k: Any, v: Any, bandwidth: Any, dps: int = MP_DPS) -> np.ndarray:
     """The Gaussian NW estimate ``K = exp(-|q - k|² / (2 b²))``, literally, at ``dps`` digits."""
-    q, k, v = _qkv(q, k, v)
+    Q, K, V = (_mp(a) for a in _qkv(q, k, v))
     with mpmath.workdps(dps):
-        return _to_float(_gaussian_nw_rows(q, k, v, mpmath.mpmathify(bandwidth)))
+        b = mpmath.mpmathify(bandwidth)
+        kernel = [[mpmath.exp(-mpmath.fsum((a - c) ** 2 for a, c in zip(qi, kj)) / (2 * b * b)) for kj in K]
+                  for qi in Q]
+        return np.array(_nw_rows(kernel, V), dtype=float)
 
 
 def abs_score(q: np.ndarray, k: np.ndarray, scale: float) -> float:

@@ -1,20 +1,13 @@
-"""Real NW heads on the torus design, for C5 and C6: hand-built heads with the head weights fixed at
-``α = 1/H`` and refit in closed form, their measured and population MSE.
+"""Hand-built real NW heads on the torus, for C5 and C6: their MSE with ``α = 1/H`` and ``α`` refit, measured
+and in the population.
 
-On the torus (:mod:`verify.numeric.dgp`) whole-circle heads have keys of equal norm: a softmax head is
-a von Mises smoother of concentration ``κ`` per circle (:mod:`verify.experiments.regimes`) and learns
-the target. ``SIGNAL``: a target on one direction, the declared pair sharing the signal circle
-against orthogonal heads. ``BLOCK``: a target over every circle (``H d_k = d``), paths from identical
-heads (HDI 0) to orthogonal ones (HDI 1).
-
-Replicate r (``SeedSequence([seed, r])``: design, its noise, evaluation points; the same for every
-configuration, so differences are paired): each head's leave-one-out estimate at the design and its
-estimate at the evaluation points. ``α`` refit: least squares of y on the leave-one-out estimates at
-the design (the training data, no point fitting itself), scored on the fresh points against the
-noiseless f. Population (n → ∞) MSE of circle heads by quadrature: with ``f = Σ_b g_b(θ_b)``, g_b
-centred, head h tends to ``Σ_{b read} P_κ g_b``; the least squares in function space has the Gram
-matrix ``G_hh' = Σ_{b read by both} ⟨P g_b, P g_b⟩`` and ``c_h = Σ_{b read} ⟨g_b, P g_b⟩``, so
-``MSE = Var f − cᵀ G⁺ c`` (:func:`population_mse`).
+Whole-circle heads have keys of equal norm: a softmax head is a von Mises smoother of concentration ``κ``
+per circle (:mod:`verify.experiments.regimes`). ``SIGNAL``: a target on one direction; ``BLOCK``: a target
+over every circle (``H d_k = d``). Replicate r (``SeedSequence([seed, r])``: design, noise, evaluation
+points) is shared by every configuration, so differences are paired. ``α`` refit: least squares of y on
+the heads' leave-one-out estimates at the design, scored on fresh points against the noiseless f.
+Population MSE: with ``f = Σ_b g_b(θ_b)`` head h tends to ``Σ_{b read} P_κ g_b``; refit, ``Var f − cᵀ G⁺ c``
+with ``G_hh' = Σ_{b read by both} ⟨P g_b, P g_b⟩``, ``c_h = Σ_{b read} ⟨g_b, P g_b⟩``.
 """
 
 from __future__ import annotations
@@ -41,7 +34,7 @@ from verify.numeric.stats import mean_se, paired, r_squared, z_score
 
 __all__ = ["SIGNAL", "BLOCK", "SIZES", "SIGNAL_PAIR", "ROTATION_HDI", "SHARING_PATH", "head_outputs", "refit_alpha",
            "ensemble_mse", "population_mse", "circle_terms", "signal_pair", "rotation_heads", "rotation_path",
-           "sharing_path", "path_summary", "compare"]
+           "sharing_path", "path_summary", "compare", "r2_by_config", "WEIGHTS"]
 
 #: One direction: sin(2 x_1) on circle 0 of a 7-circle torus, three heads of two circles each, the
 #: paper's scale 1/sqrt(d_k) with head columns giving κ = 4 per circle (a bandwidth of about 0.5 rad).
@@ -55,6 +48,8 @@ BLOCK = {"dgp": "block", "d": 8, "H": 4, "d_k": 2, "sigma": 0.1, "kappa": 4.0}
 ROTATION_HDI = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: The circle-sharing path: the circle each head reads, from one shared circle to four.
 SHARING_PATH = ((0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 1, 1), (0, 0, 1, 2), (0, 1, 2, 3))
+#: The two weightings: α = 1/H (the model's) and α refit.
+WEIGHTS = ("uniform", "refit")
 #: (n keys, R design replicates, m evaluation points) by size and regime.
 SIZES = {"signal": {"quick": (128, 24, 32), "default": (128, 64, 32), "large": (256, 128, 64)},
          "block": {"quick": (128, 12, 48), "default": (128, 24, 64), "large": (256, 64, 128)}}
@@ -153,7 +148,7 @@ def _rows(reps: dict, var_f: float, hdis: dict, pop: dict | None = None) -> list
     rows = []
     for name, v in reps.items():
         row = {"config": name, "hdi": hdis[name]}
-        for w in ("uniform", "refit"):
+        for w in WEIGHTS:
             mse, se = mean_se(v[w])
             row[w] = {"mse": mse, "se": se, "r2": r_squared(mse, var_f)}
             if pop is not None and name in pop:
@@ -170,8 +165,8 @@ def _step(reps: dict, a: str, b: str, weights: str) -> dict[str, Any]:
     return {"from": a, "to": b, "weights": weights, "diff": diff, "se": se, "z": z_score(diff, se)}
 
 
-def _design(regime: dict, target: str, sizes: tuple, heads: str, diagnostic: str) -> dict[str, Any]:
-    n, R, m = sizes
+def _design(regime: dict, target: str, sizes: dict, heads: str, diagnostic: str) -> dict[str, Any]:
+    n, R, m = sizes["n"], sizes["R"], sizes["m"]
     return design_record(
         head_weights=(r"$\alpha = 1/H$ and $\alpha$ refit by least squares of $y$ on the heads' leave-one-out "
                       "estimates at the design, scored on fresh points", "the model's weights beside the weights a "
@@ -198,30 +193,40 @@ def compare(dgp: Any, heads: dict[str, np.ndarray], scale: float, *, n: int, R: 
     reps = ensemble_mse(dgp, {k: (W, W) for k, W in heads.items()}, scale, n=n, R=R, m=m, seed=seed)
     rows = _rows(reps, var_f, {k: round(hdi(W), 12) for k, W in heads.items()})
     a, b = list(heads)[0], list(heads)[-1]
-    return {"rows": rows, "gap": {w: _step(reps, a, b, w) for w in ("uniform", "refit")}, "var_f": var_f,
-            "r2": {f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in ("uniform", "refit")}}
+    return {"rows": rows, "gap": {w: _step(reps, a, b, w) for w in WEIGHTS}, "var_f": var_f, "r2": r2_by_config(rows)}
+
+
+def r2_by_config(rows: list[dict]) -> dict[str, float]:
+    """R² by configuration and weighting (``"<config>, <weights>"``)."""
+    return {f"{r['config']}, {w}": r[w]["r2"] for r in rows for w in WEIGHTS}
+
+
+def _torus_run(p: dict, sizes: tuple, seed: int, configs: dict, circles: dict) -> tuple[dict, dict]:
+    """``configs`` (name -> (W_Q, W_K)) on the torus regime ``p`` at ``sizes`` (n, R, m): the replicates'
+    MSEs (:func:`ensemble_mse`) and the record's common part, with the population MSE of ``circles``."""
+    (n, R, m), freq = sizes, {"freq": p["freq"]} if "freq" in p else {}
+    dgp = make_dgp(p["dgp"], d=p["d"], sigma=p["sigma"], design="torus", **freq)
+    reps = ensemble_mse(dgp, configs, 1 / math.sqrt(p["d_k"]), n=n, R=R, m=m, seed=seed)
+    var_f = variance_of_f(p["dgp"], p["d"], "torus", **freq)
+    pop = {k: {w: population_mse(p["dgp"], p["d"], c, p["kappa"], refit=w == "refit", **freq) for w in WEIGHTS}
+           for k, c in circles.items()}
+    rows = _rows(reps, var_f, {k: round(hdi(W[1]), 12) for k, W in configs.items()}, pop)
+    return reps, {"regime": p, "sizes": {"n": n, "R": R, "m": m}, "seed": seed, "var_f": var_f, "rows": rows}
 
 
 @functools.lru_cache(maxsize=8)
 def signal_pair(size: str, seed: int) -> dict[str, Any]:
     """The single-direction regime: the declared pair (SIGNAL_PAIR) with both weightings, the
     population MSE of each (positive control) and the noise alone (negative control)."""
-    p, (n, R, m) = SIGNAL, SIZES["signal"][size]
-    dgp = make_dgp(p["dgp"], d=p["d"], sigma=p["sigma"], design="torus", freq=p["freq"])
-    g = _gain(p["kappa"], p["d_k"])
-    configs = {name: circle_heads(c, p["d"], gain=g) for name, c in SIGNAL_PAIR.items()}
-    reps = ensemble_mse(dgp, configs, 1 / math.sqrt(p["d_k"]), n=n, R=R, m=m, seed=seed)
-    var_f = variance_of_f(p["dgp"], p["d"], "torus", freq=p["freq"])
-    pop = {name: {w: population_mse(p["dgp"], p["d"], c, p["kappa"], refit=w == "refit", freq=p["freq"])
-                  for w in ("uniform", "refit")} for name, c in SIGNAL_PAIR.items()}
+    g = _gain(SIGNAL["kappa"], SIGNAL["d_k"])
+    configs = {name: circle_heads(c, SIGNAL["d"], gain=g) for name, c in SIGNAL_PAIR.items()}
+    reps, rec = _torus_run(SIGNAL, SIZES["signal"][size], seed, configs, SIGNAL_PAIR)
     a, b = SIGNAL_PAIR
     noise = paired(reps[a]["noise_only"], reps[b]["noise_only"])
     return jsonable({
-        "regime": p, "sizes": {"n": n, "R": R, "m": m}, "seed": seed, "var_f": var_f,
-        "rows": _rows(reps, var_f, {k: round(hdi(W[1]), 12) for k, W in configs.items()}, pop),
-        "gap": {w: _step(reps, a, b, w) for w in ("uniform", "refit")},
+        **rec, "gap": {w: _step(reps, a, b, w) for w in WEIGHTS},
         "noise_only": {"diff": noise[0], "se": noise[1], "z": z_score(*noise)},
-        "design": _design(p, r"$\sin(2 x_1) = \sin(2 \sqrt{2} \cos \theta_1)$ on circle 0", (n, R, m),
+        "design": _design(SIGNAL, r"$\sin(2 x_1) = \sin(2 \sqrt{2} \cos \theta_1)$ on circle 0", rec["sizes"],
                           "C5 and C6 are statements about the MSE as a function of the subspaces",
                           "the paired MSE difference, orthogonal minus sharing, with each weighting")}, finite=True)
 
@@ -240,23 +245,16 @@ def rotation_heads(h: float, d: int = 8, H: int = 4, gain: float = 1.0) -> np.nd
 
 
 def _path(size: str, seed: int, heads: dict[str, np.ndarray], circles: dict[str, Any], diagnostic: str) -> dict:
-    p, (n, R, m) = BLOCK, SIZES["block"][size]
-    dgp = make_dgp(p["dgp"], d=p["d"], sigma=p["sigma"], design="torus")
-    reps = ensemble_mse(dgp, {k: (W, W) for k, W in heads.items()}, 1 / math.sqrt(p["d_k"]), n=n, R=R, m=m,
-                        seed=seed)
-    var_f = variance_of_f(p["dgp"], p["d"], "torus")
-    pop = {k: {w: population_mse(p["dgp"], p["d"], c, p["kappa"], refit=w == "refit") for w in ("uniform", "refit")}
-           for k, c in circles.items()}
+    reps, rec = _torus_run(BLOCK, SIZES["block"][size], seed, {k: (W, W) for k, W in heads.items()}, circles)
     names = list(heads)
     return jsonable({
-        "regime": p, "sizes": {"n": n, "R": R, "m": m}, "seed": seed, "var_f": var_f,
-        "rows": _rows(reps, var_f, {k: round(hdi(W), 12) for k, W in heads.items()}, pop),
-        "steps": {w: [_step(reps, a, b, w) for a, b in zip(names, names[1:])] for w in ("uniform", "refit")},
-        "to_orthogonal": {w: [_step(reps, a, names[-1], w) for a in names[:-1]] for w in ("uniform", "refit")},
+        **rec, "steps": {w: [_step(reps, a, b, w) for a, b in zip(names, names[1:])] for w in WEIGHTS},
+        "to_orthogonal": {w: [_step(reps, a, names[-1], w) for a in names[:-1]] for w in WEIGHTS},
         "noise_only": [_step({k: {"x": v["noise_only"]} for k, v in reps.items()}, a, b, "x")
                        for a, b in zip(names, names[1:])],
-        "design": _design(p, r"the block target $\sum_b x_{2b-1} x_{2b}/2 = \sum_b \sin(2 \theta_b)/2$ over every "
-                          "circle", (n, R, m), "in scope: every head is needed to learn the target", diagnostic)}, finite=True)
+        "design": _design(BLOCK, r"the block target $\sum_b x_{2b-1} x_{2b}/2 = \sum_b \sin(2 \theta_b)/2$ over every "
+                          "circle", rec["sizes"], "in scope: every head is needed to learn the target", diagnostic)},
+        finite=True)
 
 
 @functools.lru_cache(maxsize=8)

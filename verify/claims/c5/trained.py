@@ -1,23 +1,17 @@
-"""Trained NW heads for C5 and C6: heads trained in scope (the block target on the torus, ``H d_k = d``),
-then their key HDI moved down and up along declared paths (:data:`MOVES`), each moved ensemble scored
-with ``α`` refit and ``α = 1/H`` against the trained heads on the same fresh draws.
+"""Trained NW heads for C5 and C6: heads trained in scope (the block target on the torus, ``H d_k = d``), their
+key HDI then moved down and up (:data:`MOVES`), each move scored with ``α`` refit and ``α = 1/H`` against the
+trained heads on the same fresh draws.
 
-Training is C9's model (:mod:`verify.experiments.training`): free ``W_Q, W_K, α`` from Gaussian
-initialisation, ``n`` fresh keys and ``queries`` fresh queries every step (a stochastic gradient of
-the population risk: no training set to overfit), Adam (``adam_step``) at a held learning rate for
-``T0`` steps at ``lr_warm``, then ``2T`` held at ``lr``; the gradient is ``loss_and_grad``'s (checked
-against torch), compiled here for ``d_k = 2`` (:func:`gradient`: the package's trainer lacks a compiled
-split-mode gradient). The run with ``2T`` held steps passes through the one with ``T``, so convergence
-(SPEC: against twice the length, the learning rate held) compares steps ``T0 + T`` and ``T0 + 2T``,
-each averaged over the last fifth of its segment (:data:`WINDOW`). Run s draws its initial heads from ``SeedSequence([seed, s, 0])``, its training
-stream from ``[seed, s, 1]``, its convergence set from ``[seed, s, 2]`` and evaluation replicate r
-from ``[seed, s, 3, r]`` (design, noise, evaluation points).
+Training is C9's model (:mod:`verify.experiments.training`): free ``W_Q, W_K, α``, fresh keys and queries
+every step (no training set to overfit), Adam for ``T0`` steps at ``lr_warm``, then ``2T`` held at ``lr``,
+with ``loss_and_grad``'s gradient compiled here for ``d_k = 2`` (:func:`gradient`). Convergence (SPEC: twice
+the length, the learning rate held) compares steps ``T0 + T`` and ``T0 + 2T``, each averaged over the last
+fifth of its segment. Run s draws its heads from ``SeedSequence([seed, s, 0])``, its training stream from
+``[seed, s, 1]``, its convergence set from ``[seed, s, 2]`` and evaluation replicate r from ``[seed, s, 3, r]``.
 
-Moves (each run's heads): down, *blend* (every head half way, then all the way, to head 0) and
-*shared keys* (every key projection head 0's, queries kept); up, *orthogonal keys* (``c·U Vᵀ`` from
-the SVD of the stacked ``d × H d_k`` keys, ``c`` the mean singular value: the nearest keys with
-orthogonal columns up to scale, queries kept) and *block projection* (each head's queries and keys
-restricted to one circle, assigned one-to-one to keep the most key energy).
+Moves: down, *blend* (every head half way, then all the way, to head 0) and *shared keys* (head 0's keys);
+up, *orthogonal keys* (the nearest keys with orthogonal columns up to scale, ``c·U Vᵀ``) and *block
+projection* (each head restricted to one circle, assigned one-to-one to keep the most key energy).
 """
 
 from __future__ import annotations
