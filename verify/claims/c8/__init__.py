@@ -1,14 +1,10 @@
 """C8 (Thm 7.1): do geometric or Fibonacci head weights give a faster MSE decay than uniform ones?
 
-The quantity is the variance part of the ensemble MSE (C3), ``W(α) = Σ α_h² V_h`` (zero covariance) for
-weights summing to one, with heads ordered best first under two quality profiles: polynomial
-``V_h = V_1 h^β`` and exponential ``V_h = V_1 q^(h−1)`` (:mod:`.weights`; the computations are
-:mod:`.experiments`). Two readings (SPEC, C8), each a core: reading i, in H (the closed forms against
-exact sums and a Monte Carlo; when structured weights win for large H, measured against the derived
-conditions, the β = 1 threshold certified in arb); reading ii, in n (heads with MSE_h = c_h n^(−γ_h):
-every weighting fixed in n decays at the worst head's rate, saved). Beside them: the optimal weights,
-the word "decay" (geometric weights level off at a floor) and the limit of mild heterogeneity (β < 1:
-uniform wins, saved).
+The quantity is ``W(α) = Σ α_h² V_h`` (C3's variance part, zero covariance) with heads ordered best
+first, ``V_h = V_1 h^β`` or ``V_1 q^(h−1)`` (:mod:`.weights`, :mod:`.experiments`). Reading i, in H:
+the closed forms, and who wins for large H against the derived conditions; reading ii, in n (heads
+with ``MSE_h = c_h n^(−γ_h)``): every weighting fixed in n decays at the worst head's rate. Beside
+them: the optimal weights, the word "decay" (a floor) and mild heterogeneity (β < 1: uniform wins).
 """
 
 from __future__ import annotations
@@ -322,7 +318,11 @@ def structured_beat_uniform(ctx: Context) -> Evidence:
 
 @CLAIM.part("decay", Role.DETAIL, label="decay", groups=("geometric_floor", "fibonacci_floor", "structured_limits"),
             statement="geometric (or Fibonacci) weights make the ensemble MSE decay in $H$",
-            stated="a faster MSE decay")
+            stated="a faster MSE decay",
+            instead=r"Geometric head weights of ratio $r$ keep the ensemble MSE above $(1-r)^2 V_1$ for every $H$ "
+                    r"(best-first Fibonacci weights above $V_1/\varphi^4$): it levels off instead of decaying, and "
+                    r"lies below uniform averaging's for large $H$ only when the variances rise fast enough along the "
+                    r"order ($V_h = V_1 h^\beta$ with $\beta > 1$, or $V_1 q^{h-1}$ with $q > 1$).")
 def decay_word(ctx: Context) -> Evidence:
     """The structured MSE levels off at a positive floor (the derivation), measured at V_h = h^(1/2)."""
     dc, cond = decay(ctx).figures, conditions(ctx)
@@ -343,7 +343,10 @@ def decay_word(ctx: Context) -> Evidence:
 @CLAIM.part("mild-heterogeneity", Role.SCOPE, label="mild heterogeneity", groups=("uniform_wins_mild",),
             statement="structured weights beat uniform for every heterogeneous quality profile",
             regime=r"$V_h = V_1 h^\beta$ with $0 < \beta < 1$ (here $\beta = 1/2$, $r = 1/2$), zero covariance, "
-                   "$H = 32$ to 512")
+                   "$H = 32$ to 512",
+            instead=r"For head variances rising slowly along the order ($V_h = V_1 h^\beta$ with $0 < \beta < 1$) "
+                    r"uniform averaging beats geometric and Fibonacci weights for large $H$: its MSE decays like "
+                    r"$H^{\beta-1}$ while theirs levels off.")
 def mild_heterogeneity(ctx: Context) -> Evidence:
     """V_h = h^(1/2): uniform weights decay while geometric and Fibonacci weights level off (saved)."""
     outcome = decay(ctx)
