@@ -165,20 +165,23 @@ def test_heads_plot_marks_the_derived_optimum(saved):
 
 # -- the stated law and the details, recomputed here -----------------------------------------------
 def test_refutation_replays_and_holds_independently(saved):
+    """Every standard model misses the law, from golden-section optima here; the range of the factors
+    by which they miss it is the one the part quotes."""
     result, out = saved
     doc, outcome = replay(out / "counterexamples" / "C7-stated-law.json")
-    assert outcome.violates is True and doc["expected"]["violates"] is True
-    assert outcome.summary == doc["expected"]["summary"]
-    p = doc["params"]
+    p, off = doc["params"], []
     assert {c["model"] for c in p["cases"]} == set(STANDARD_MODELS)
     for case in p["cases"]:
         x1 = golden_argmin(case["model"], p["n1"], case["D"], case["d"], case["c_b"], case["c_v"])
         x2 = golden_argmin(case["model"], p["n2"], case["D"], case["d"], case["c_b"], case["c_v"])
         law = (math.log(p["n2"]) / math.log(p["n1"])) ** (2 / (4 + case["d"]))
         observed = float(x2 / x1)
-        assert max(observed / law, law / observed) > p["factor"]       # the law misses every model
+        off.append(max(observed / law, law / observed))
+        assert off[-1] > p["factor"]                                     # the law misses every model
         row = next(r for r in outcome.figures["cases"] if r["model"] == case["model"])
         assert abs(row["observed_ratio"] - observed) <= 1e-12 * observed and abs(row["law_ratio"] - law) <= 1e-12 * law
+    assert (f"off the law's by {markup.num(min(off), '.3g')} to {markup.num(max(off), '.3g')} times"
+            in _part(result, "stated-law").numeric.summary)
 
 
 def test_criterion_can_fail_the_reverse_engineered_model_follows_the_law():
@@ -392,9 +395,11 @@ def test_an_empirical_optimum_decides_only_when_every_criterion_passes():
     decided = c7._judged(_record(grid_step=1.5))
     assert not decided.figures["undecided"] and decided.violates                   # 4/1.817 = 2.2 > 1.5
     assert not c7._judged(_record(grid_step=1.5, best_d_k=[2, 5])).violates         # 2.5/1.817 = 1.38
-    for change in ({"best_r2": [-0.05, 0.8]}, {"argmin_prob": [0.5, 1.0]}, {"best_d_k": [2, 16]}):
-        out = c7._judged(_record(grid_step=1.5, **change))
+    for change in ({"best_r2": [-0.05, 0.8]}, {"argmin_prob": [0.5, 1.0]}, {"best_d_k": [2, 16]},
+                   {"population": [0.5, 0.3, 0.1, 0.05], "variance_at_smallest_n": [0.1, 0.3, 0.2, 0.4]}):
+        out = c7._judged(_record(grid_step=1.5, **change))       # the last: a control whose variance part dips
         assert out.figures["undecided"] and not out.violates, change
+    assert "no trade-off" in out.figures["undecided"][0]
 
 
 # -- the torus regime: every head tuple enumerated here, with projections and scipy ----------------

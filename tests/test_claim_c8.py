@@ -446,7 +446,8 @@ def test_floors_against_weights_written_here(result):
 
 def test_rates_limit_constant_16_over_225(result):
     """Reading ii's constant: geometric (r = 1/2) over uniform MSE tends to (α_4^geom/α_4^unif)² = 16/225,
-    from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it."""
+    from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it, and at the
+    largest saved n it is the ratio the part quotes."""
     fig = _part(result, "rates-in-n").numeric.figures
     p = c8.RATE_PARAMS
     raw = [Fraction(1, 2) ** k for k in range(4)]
@@ -455,10 +456,11 @@ def test_rates_limit_constant_16_over_225(result):
     assert const == Fraction(16, 225)
     assert abs(fig["geom_over_uniform_limit"] - 16 / 225) <= 1e-15
     with mp.workdps(50):
-        n = mp.mpf(10) ** 60
-        M = {s: mp.fsum(a * a * n ** (-mp.mpf(g)) for a, g in zip(_weights_here(s, 4, 0.5), p["gammas"]))
-             for s in ("uniform", "geom")}
-        assert abs(M["geom"] / M["uniform"] - mp.mpf(16) / 225) <= mp.mpf(10) ** -6
+        M = {(s, n): mp.fsum(a * a * mp.mpf(n) ** (-mp.mpf(g)) for a, g in zip(_weights_here(s, 4, 0.5), p["gammas"]))
+             for s in ("uniform", "geom") for n in (mp.mpf(10) ** 60, p["n_values"][-1])}
+        far, last = (M["geom", n] / M["uniform", n] for n in (mp.mpf(10) ** 60, p["n_values"][-1]))
+        assert abs(far - mp.mpf(16) / 225) <= mp.mpf(10) ** -6
+    assert f"geometric over uniform MSE {float(last):.4f} at the largest $n$" in _part(result, "rates-in-n").numeric.summary
     assert fig["asymptotic_rate"]["uniform"] == min(p["gammas"]) == 0.4      # n^(−min γ)
 
 

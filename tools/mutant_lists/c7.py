@@ -169,4 +169,13 @@ MUTANTS = [
       'p * (1 - p) / H * np.mean(s**2)',
       'p * (1 - p) * np.mean(s**2)',
       (T + '::test_torus_mse_is_the_exact_mean_over_every_head_tuple',)),
+    # -- figures the texts quote and a branch no quick run reaches (issue #38)
+    M('c7-off-by-observed', C,
+      'off = [r["off_by"] for r in outcome.figures["cases"]]',
+      'off = [r["observed_ratio"] for r in outcome.figures["cases"]]',
+      (T + '::test_refutation_replays_and_holds_independently',)),
+    M('c7-control-reason-dropped', C,
+      '    if "population" in rec and not trade_off(rec["population"], rec["variance_at_smallest_n"]):',
+      '    if False:',
+      (T + '::test_an_empirical_optimum_decides_only_when_every_criterion_passes',)),
 ]

@@ -175,4 +175,9 @@ MUTANTS = [
       '    if c.shape != g.shape or np.any(np.diff(g) >= 0):\n',
       '    if np.any(np.diff(g) >= 0):\n',
       (ROWS + '[cli-replay-c8-rates-c-length]',)),
+    # -- the figure reading ii quotes (issue #38)
+    M('c8-geom-over-uniform-first-n', X,
+      '"geom_over_uniform_at_largest_n": mse["geom"][-1] / mse["uniform"][-1]',
+      '"geom_over_uniform_at_largest_n": mse["geom"][0] / mse["uniform"][0]',
+      (T + '::test_rates_limit_constant_16_over_225',)),
 ]
