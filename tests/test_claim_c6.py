@@ -18,7 +18,7 @@ from scipy.special import iv
 from test_claim_c5 import KAPPA, _ensemble_by_loops, _torus_draws, _xy
 
 from proofs.markup import sci, to_unicode
-from verify.claims import Context, c5, c6, run_claim
+from verify.claims import Context, c5, c6
 from verify.claims.c6 import experiments as E
 from verify.errors import VerifyError
 from verify.io import loads_json
@@ -326,10 +326,3 @@ def test_trained_heads_are_judged_by_their_orthogonal_moves(result):
     if not undecided:
         want = "premise fails on NW heads" if c6.trained_violated(figs["rows"]) else "premise holds on NW heads"
         assert part.effect.value == want
-
-
-@pytest.mark.slow   # re-runs a claim end to end (seconds)
-def test_same_seed_same_figures(result):
-    again = run_claim("C6", Context(seed=0, quick=True))
-    assert again.headline == result.headline
-    assert [a.numeric.figures for a in result.parts] == [b.numeric.figures for b in again.parts]

@@ -51,7 +51,7 @@ MUTANTS = [
     M('c7-model-display-name', 'proofs/c7_scaling.py',
       '**{f"a_{e}": f"model (a), {t}" for e, t in _ENSEMBLE_NAMES.items()},',
       '**{f"a_{e}": f"a_{e}" for e, t in _ENSEMBLE_NAMES.items()},',
-      (T + '::test_every_text_is_markup_and_names_models_one_way',)),
+      (T + '::test_every_text_names_models_one_way',)),
     M('c7-derivation-exponent-a', 'proofs/c7_scaling.py',
       'EXPONENT_N = {"a_corr": 2 / (d + 4), "a_orth": 2 / (d + 6), "a_frame": 2 / (d + 6),',
       'EXPONENT_N = {"a_corr": 2 / (d + 6), "a_orth": 2 / (d + 6), "a_frame": 2 / (d + 6),',

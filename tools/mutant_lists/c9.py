@@ -130,7 +130,7 @@ MUTANTS = [
     M('c9-undecided-part-holds', C,
       '            counterexample=cx, undecided=j["undecided"], r2=r2, design=exp["design"],',
       '            counterexample=cx, undecided="", r2=r2, design=exp["design"],',
-      (PART, T + '::test_the_report_says_undecided_where_an_experiment_could_not_decide')),
+      (PART,)),
     M('c9-undecided-core-refutes', C,
       '    return not j["undecided"] and (j["outcome"] in ("converge", "flat") if role is Role.CORE',
       '    return (j["outcome"] in ("converge", "flat") if role is Role.CORE',
