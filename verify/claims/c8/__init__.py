@@ -236,6 +236,11 @@ def rates(ctx: Context) -> ReplayOutcome:
     return replay_rates(RATE_PARAMS)
 
 
+def _ends(dc: dict, s: str) -> str:
+    """W of scheme ``s`` at the first and the last H of the decay case."""
+    return f"{dc['W'][s][0]:.4f} to {dc['W'][s][-1]:.4f}"
+
+
 def _at(name: str, x: float, spec: str) -> str:
     """``$name = x$`` as one math span (the number typeset by :func:`proofs.markup.num`)."""
     return f"${name} = {num(x, spec)[1:-1]}$"
@@ -247,6 +252,8 @@ STRUCTURED_WINS = (r"$V_h = V_1 h^\beta$ with $\beta > 1$ ($\beta = 1$: geometri
                    r"Fibonacci), or $V_h = V_1 q^{h-1}$ with $q > 1$, or $C_{hh'} = \rho \sqrt{V_h V_{h'}}$ with "
                    r"$\rho > 0$")
 _PROFILES = r"$V_h = V_1 h^\beta$ and $V_h = V_1 q^{h-1}$"
+#: The decay case's profile (DECAY_PARAMS), as the texts name it.
+_PROFILE = "$V_h = h^{0.5}$"
 
 
 @CLAIM.part("closed-forms", Role.CORE, reading="i", label="closed forms", groups=("weights", "closed_forms"),
@@ -325,14 +332,12 @@ def structured_beat_uniform(ctx: Context) -> Evidence:
                     r"order ($V_h = V_1 h^\beta$ with $\beta > 1$, or $V_1 q^{h-1}$ with $q > 1$).")
 def decay_word(ctx: Context) -> Evidence:
     """The structured MSE levels off at a positive floor (the derivation), measured at V_h = h^(1/2)."""
-    dc, cond = decay(ctx).figures, conditions(ctx)
-    W, path = dc["W"], ctx.plot_path("weighting_decay")
+    dc, cond, path = decay(ctx).figures, conditions(ctx), ctx.plot_path("weighting_decay")
     return Evidence(
         numeric=Numeric("rounding" if cond["consistent"] else "disagree",
-                        f"$V_h = h^{{0.5}}$, $H = {dc['H'][0]}$ to {dc['H'][-1]}: geometric ($r = 1/2$) "
-                        f"{W['geom'][0]:.4f} to {W['geom'][-1]:.4f} (floor $(1-r)^2 V_1 = {dc['geom_floor']:.4f}$), "
-                        f"best-first Fibonacci {W['fib_best'][0]:.4f} to {W['fib_best'][-1]:.4f} (floor "
-                        f"$V_1/\\varphi^4 = {dc['fib_floor']:.4f}$): each stays above its floor, which is positive "
+                        f"{_PROFILE}, $H = {dc['H'][0]}$ to {dc['H'][-1]}: geometric ($r = 1/2$) {_ends(dc, 'geom')} "
+                        f"(floor $(1-r)^2 V_1 = {dc['geom_floor']:.4f}$), best-first Fibonacci {_ends(dc, 'fib_best')} "
+                        f"(floor $V_1/\\varphi^4 = {dc['fib_floor']:.4f}$): each stays above its floor, which is positive "
                         "(steps `geom_floor_positive`, `fib_floor_positive`)", {"decay": dc}),
         derived=r"for fixed $r$, $\sum_h \alpha_h^2 V_h \ge (1 - r)^2 V_1 > 0$ for every $H$ (best-first Fibonacci: "
                 r"$\to V_1/\varphi^4$): the structured MSE levels off at a floor, it does not decay to 0",
@@ -356,14 +361,13 @@ def mild_heterogeneity(ctx: Context) -> Evidence:
                   "faster MSE decay than uniform averaging", params=DECAY_PARAMS, outcome=outcome,
         description=r"$V_h = h^{1/2}$ (heterogeneous, best first): geometric ($r = 1/2$) and best-first Fibonacci "
                     r"weights level off at a positive floor while uniform weights decay like $H^{-1/2}$")
-    W, f = dc["W"], dc["decay_factor"]
+    f = dc["decay_factor"]
     return Evidence(
         numeric=Numeric("rounding",
-                        f"$V_h = h^{{0.5}}$, $H = {dc['H'][0]}$ to {dc['H'][-1]}: uniform {W['uniform'][0]:.4f} to "
-                        f"{W['uniform'][-1]:.4f} (decay factor {f['uniform']:.3f}, final log-log slope "
-                        f"{num(dc['final_loglog_slope']['uniform'], '.3f')}), geometric {W['geom'][0]:.4f} to "
-                        f"{W['geom'][-1]:.4f} (factor {f['geom']:.4f}), best-first Fibonacci {W['fib_best'][0]:.4f} "
-                        f"to {W['fib_best'][-1]:.4f} (factor {f['fib_best']:.4f})", {"decay": dc}),
+                        f"{_PROFILE}, $H = {dc['H'][0]}$ to {dc['H'][-1]}: uniform {_ends(dc, 'uniform')} (decay factor "
+                        f"{f['uniform']:.3f}, final log-log slope {num(dc['final_loglog_slope']['uniform'], '.3f')}), "
+                        f"geometric {_ends(dc, 'geom')} (factor {f['geom']:.4f}), best-first Fibonacci "
+                        f"{_ends(dc, 'fib_best')} (factor {f['fib_best']:.4f})", {"decay": dc}),
         counterexample=cx,
         restored_by=STRUCTURED_WINS if cx else "",
         finding=r"for mild heterogeneity ($V_h \propto h^\beta$, $\beta < 1$) uniform averaging wins, its MSE decays "
