@@ -8,6 +8,7 @@ functions and NW at large n."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -98,8 +99,6 @@ def test_forward_matches_a_loop_over_heads_and_tokens():
 
 
 def test_contexts_are_tokens_with_the_query_last_and_its_value_hidden():
-    from verify.numeric.dgp import make_dgp
-
     dgp = make_dgp("block", d=4, sigma=0.1)
     a, b = np.random.default_rng(1), np.random.default_rng(2)
     Z, y, f = layer.contexts(dgp, a, b, (3,), 5)
@@ -165,8 +164,7 @@ def test_the_layer_learns_a_linear_target_in_context():
 @pytest.mark.parametrize("kw, name", [
     ({"dgp": "sine"}, "dgp"), ({"design": "sphere"}, "design"), ({"H": 1}, "H"), ({"d_k": 5}, "d_k"),
     ({"n": 0}, "n"), ({"lr": 0.0}, "lr"), ({"steps": 0}, "steps"), ({"seed": -1}, "seed"), ({"tied": 1}, "tied"),
-    ({"schedule": "step"}, "schedule"), ({"d": 5}, "d"), ({"seeds": 10**4, "steps": 10**5}, "setting"),
-])
+    ({"schedule": "step"}, "schedule"), ({"d": 5}, "d"), ({"seeds": 10**4, "steps": 10**5}, "setting")])
 def test_bad_settings_are_refused_by_name(kw, name):
     with pytest.raises(VerifyError) as exc:
         _setting(**kw)
@@ -281,8 +279,7 @@ def test_haar_baselines_draws_agree_with_the_closed_mean_and_bounds():
     (lambda: forms.form_bound(1, 3), "H"),
     (lambda: forms.haar_baselines(2, 4, 3, seed=0), "d_k, draws"),
     (lambda: forms.haar_baselines(2, 1, 3, seed=0, draws=10**9), "d_k, draws"),
-    (lambda: forms.diagnostics("x", np.ones((2, 3, 1))), "WQ"),
-])
+    (lambda: forms.diagnostics("x", np.ones((2, 3, 1))), "WQ")])
 def test_forms_bad_input_names_the_argument(call, name):
     with pytest.raises(VerifyError, match=f"^{name}: "):
         call()
@@ -321,29 +318,37 @@ def test_population_mse_is_batched_per_stack():
     assert out[1, 2] == pytest.approx(float(one), rel=1e-14)
 
 
+@functools.cache
 def _optimum(target, design):
     pc = positive_control(target, design, n=64, replicates=4, m=16)
     return {(c["config"], c["head_weights"]): c for c in pc["configs"]}
 
 
-def test_gaussian_block_target_optima_in_closed_form():
-    """Block heads and shared keys with orthogonal queries reach population MSE 0 (free α); with
-    α = 1/H the block heads need λ = sqrt(H) = 2; identical heads leave 3 of the 4 blocks: 3/4."""
-    opt = _optimum("block", "normal")
-    assert opt[("block heads", "free")]["population_mse"] == pytest.approx(0.0, abs=EXACT_ATOL)
-    assert opt[("shared keys, orthogonal queries", "free")]["population_mse"] == pytest.approx(0.0, abs=EXACT_ATOL)
-    assert opt[("block heads, λ = 2", "fixed")]["population_mse"] == pytest.approx(0.0, abs=EXACT_ATOL)
-    assert opt[("identical heads", "free")]["population_mse"] == pytest.approx(0.75, abs=EXACT_ATOL)
-    shared = opt[("shared keys, orthogonal queries", "free")]
-    assert shared["key_hdi"] == pytest.approx(0.0, abs=EXACT_ATOL) and shared["form_diversity"] == pytest.approx(1.0)
+#: Circle heads (κ = 8) tend to A_2(κ) sin 2θ_b / 2 with A_2 = I_2/I_0 (Bessel functions).
+A2 = iv(2, 8.0) / iv(0, 8.0)
 
 
-def test_gaussian_sin_block_optima():
-    """Free α: block heads at λ = 1 with α = e reach 0; α = 1/H: the golden-section scale is the
-    minimum of a grid computed here (MSE(λ) written from the closed form of two-sine products)."""
+@pytest.mark.parametrize("target, design, config, hw, mse", [
+    ("block", "normal", "block heads", "free", 0.0), ("block", "normal", "shared keys, orthogonal queries", "free", 0.0),
+    ("block", "normal", "block heads, λ = 2", "fixed", 0.0), ("block", "normal", "identical heads", "free", 0.75),
+    ("sin-block", "normal", "block heads", "free", 0.0), ("sin-block", "normal", "identical heads", "free", 0.75),
+    ("block", "torus", "circle heads", "free", 0.0),
+    ("block", "torus", "shared key circle, orthogonal query circles", "free", 0.0),
+    ("block", "torus", "circle heads", "fixed", (1 - A2 / 4) ** 2 / 2), ("block", "torus", "identical heads", "free", 0.375)])
+def test_population_optima_in_closed_form(target, design, config, hw, mse):
+    """Block heads (free α; α = 1/H at λ = sqrt(H) = 2 on the block target) and shared keys with orthogonal
+    queries reach population MSE 0; identical heads leave 3 of the 4 blocks, 3/4 of Var f; circle heads
+    reach 0 with α = 1/A_2, and with α = 1/4 leave (1 − A_2/4)² Var f (Var f = 1/2)."""
+    row = _optimum(target, design)[config, hw]
+    assert row["population_mse"] == pytest.approx(mse, rel=0 if design == "normal" else 1e-10, abs=EXACT_ATOL)
+    if config == "shared keys, orthogonal queries":
+        assert row["key_hdi"] == pytest.approx(0.0, abs=EXACT_ATOL) and row["form_diversity"] == pytest.approx(1.0)
+
+
+def test_gaussian_sin_block_optimum_with_fixed_weights():
+    """α = 1/H: the golden-section scale is the minimum of a grid computed here (MSE(λ) written from the
+    closed form of two-sine products)."""
     opt = _optimum("sin-block", "normal")
-    assert opt[("block heads", "free")]["population_mse"] == pytest.approx(0.0, abs=EXACT_ATOL)
-    assert opt[("identical heads", "free")]["population_mse"] == pytest.approx(0.75, abs=EXACT_ATOL)
     fixed = next(v for (c, hw), v in opt.items() if hw == "fixed")
     # with heads λ P_b and α = 1/4: F − f = c Σ_b [e^{-1}/4 sin(λx)sin(λy) − sin x sin y], blocks independent:
     # MSE = B c² E[(e^{-1}/4 sin λX sin λY − sin X sin Y)²],
@@ -361,18 +366,6 @@ def test_gaussian_sin_block_optima():
     best = min(mse(g) for g in grid)
     assert fixed["population_mse"] == pytest.approx(best, abs=1e-6)
     assert fixed["population_mse"] > 0.5          # no scale lets four bounded heads at weight 1/4 fit f
-
-
-def test_torus_block_optima_against_bessel_functions():
-    """Circle heads (κ = 8): head b tends to A_2(κ) sin 2θ_b / 2 with A_2 = I_2/I_0, so α = 1/A_2 is
-    exact and α = 1/4 leaves (1 − A_2/4)² Var f (Var f = 1/2); identical heads 3/4 of Var f."""
-    A2 = iv(2, 8.0) / iv(0, 8.0)
-    opt = _optimum("block", "torus")
-    assert opt[("circle heads", "free")]["population_mse"] == pytest.approx(0.0, abs=1e-12)
-    shared = opt[("shared key circle, orthogonal query circles", "free")]
-    assert shared["population_mse"] == pytest.approx(0.0, abs=1e-12)
-    assert opt[("circle heads", "fixed")]["population_mse"] == pytest.approx((1 - A2 / 4) ** 2 / 2, rel=1e-10)
-    assert opt[("identical heads", "free")]["population_mse"] == pytest.approx(0.375, rel=1e-10)
 
 
 def test_positive_control_optima_at_large_n_by_monte_carlo():
@@ -416,8 +409,7 @@ def test_positive_control_optima_at_large_n_by_monte_carlo():
     (lambda: positive_control("bump", "normal"), "target"),
     (lambda: positive_control("block", "sphere"), "design"),
     (lambda: positive_control("sin-block", "torus"), "target"),
-    (lambda: positive_control("block", "normal", n=1), "n"),
-])
+    (lambda: positive_control("block", "normal", n=1), "n")])
 def test_population_bad_input_names_the_argument(call, name):
     with pytest.raises(VerifyError, match=f"^{name}: "):
         call()

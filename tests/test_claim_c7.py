@@ -19,12 +19,11 @@ from scipy.special import j0, softmax
 
 from proofs import markup
 from proofs.c7_scaling import MODEL_NAMES, model_name
-from verify.claims import Context, c7, run_claim
+from verify.claims import c7
 from verify.claims.c7 import empirical, models
 from verify.experiments import regimes
 from verify.experiments.allocate import MODELS, STANDARD_MODELS, continuous_optimum
 from verify.io import loads_json
-from verify.judgment.verdicts import Role
 from verify.numeric.dgp import make_dgp
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
@@ -40,10 +39,6 @@ SLOPE_ATOL = 1e-9
 #: products of per-circle kernels, the exact-average identity): the same sums rounded differently.
 TORUS_RTOL = 1e-10
 RADIUS = math.sqrt(2.0)
-
-ROLES = {"derived-optimum": Role.CORE, "stated-law": Role.CORE, "slow-growth": Role.DETAIL,
-         "nearly-linear": Role.DETAIL, "more-heads": Role.DETAIL, "optimum-torus": Role.DETAIL,
-         "optimum-gaussian": Role.DETAIL}
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C7"
@@ -96,29 +91,6 @@ def _slope_here(model, n, D, d, h=mp.mpf("1e-4")):
                       mp.log(golden_argmin(model, n * mp.exp(-h), D, d))) / (2 * h))
 
 
-# -- structure -------------------------------------------------------------------------------
-def test_parts_and_roles(saved):
-    result, out = saved
-    assert {p.id: p.role for p in result.parts} == ROLES
-    law = _part(result, "stated-law")
-    assert law.counterexample is not None and "log n" in markup.to_unicode(law.restored_by)
-    assert _part(result, "derived-optimum").numeric.agreement == "rounding"
-    assert _part(result, "nearly-linear").numeric.agreement == "rounding"
-    assert sorted(p.name for p in (out / "counterexamples").glob("*.json")) == ["C7-slow-growth.json",
-                                                                                 "C7-stated-law.json"]
-    for pid in ("optimum-torus", "optimum-gaussian"):            # could not decide: no verdict, no counterexample
-        part = _part(result, pid)
-        assert part.to_dict()["outcome"] == "undecided" and part.undecided and part.counterexample is None
-
-
-@pytest.mark.slow   # re-runs the claim end to end (seconds)
-def test_same_seed_same_figures(result):
-    again = run_claim("C7", Context(seed=0, quick=True))
-    assert again.headline == result.headline
-    for a, b in zip(result.parts, again.parts):
-        assert a.numeric.figures == b.numeric.figures, a.id
-
-
 # -- the derived optimum: brute force and an optimiser written here ------------------------------
 def test_optimum_cases_against_own_brute_force_and_golden_section(result):
     cases = _part(result, "derived-optimum").numeric.figures["cases"]
@@ -165,20 +137,23 @@ def test_heads_plot_marks_the_derived_optimum(saved):
 
 # -- the stated law and the details, recomputed here -----------------------------------------------
 def test_refutation_replays_and_holds_independently(saved):
+    """Every standard model misses the law, from golden-section optima here; the range of the factors
+    by which they miss it is the one the part quotes."""
     result, out = saved
     doc, outcome = replay(out / "counterexamples" / "C7-stated-law.json")
-    assert outcome.violates is True and doc["expected"]["violates"] is True
-    assert outcome.summary == doc["expected"]["summary"]
-    p = doc["params"]
+    p, off = doc["params"], []
     assert {c["model"] for c in p["cases"]} == set(STANDARD_MODELS)
     for case in p["cases"]:
         x1 = golden_argmin(case["model"], p["n1"], case["D"], case["d"], case["c_b"], case["c_v"])
         x2 = golden_argmin(case["model"], p["n2"], case["D"], case["d"], case["c_b"], case["c_v"])
         law = (math.log(p["n2"]) / math.log(p["n1"])) ** (2 / (4 + case["d"]))
         observed = float(x2 / x1)
-        assert max(observed / law, law / observed) > p["factor"]       # the law misses every model
+        off.append(max(observed / law, law / observed))
+        assert off[-1] > p["factor"]                                     # the law misses every model
         row = next(r for r in outcome.figures["cases"] if r["model"] == case["model"])
         assert abs(row["observed_ratio"] - observed) <= 1e-12 * observed and abs(row["law_ratio"] - law) <= 1e-12 * law
+    assert (f"off the law's by {markup.num(min(off), '.3g')} to {markup.num(max(off), '.3g')} times"
+            in _part(result, "stated-law").numeric.summary)
 
 
 def test_criterion_can_fail_the_reverse_engineered_model_follows_the_law():
@@ -235,48 +210,37 @@ def test_H_exponents_in_D_against_own_optima(result):
     assert 0 < h["b_orth"]["slope"] < 1
 
 
-@pytest.mark.parametrize("model,growth", [("a_corr", "a power of n"), ("b_corr", "logarithmic"),
-                                          ("gauss_a_frame", "decreasing")])
-@pytest.mark.claim(CLAIM, part="detail")
-def test_slow_growth_judge_against_golden_section(model, growth):
-    """The per-model classification from slopes of the optimum computed here: a power law keeps its
-    slope (a_corr: 2/(d+4)), 2 log n/log log n loses most of it, gauss_a falls."""
-    d, D = c7.GROWTH_CASES[model]
-    out = c7.replay_slow({"cases": [{"model": model, "d": d, "D": D}], "n1": 1e3, "n2": 1e12})
-    row = out.figures["cases"][0]
-    s1, s2 = _slope_here(model, 1e3, D, d), _slope_here(model, 1e12, D, d)
-    assert abs(row["slope_n1"] - s1) <= SLOPE_ATOL and abs(row["slope_n2"] - s2) <= SLOPE_ATOL
-    assert row["growth"] == growth and out.violates is (growth != "logarithmic")
-
-
 @pytest.mark.claim(CLAIM, part="detail")
 def test_slow_growth_and_more_heads_corrections_recomputed_here(result):
-    """Per model its kind (slopes of golden-section optima here) in the slow-growth correction, and
-    H*(10^12)/H*(10^3) (falls for h = d_k^(-1/2), rises for the Gaussian bandwidth) in the more-heads one."""
+    """Per model the slopes of d_k*(n) and its kind (from golden-section optima here: a power law keeps
+    its slope, 2 log n/log log n loses most of it, the Gaussian bandwidth's falls) in the slow-growth
+    correction, and H*(10^12)/H*(10^3) (falls for h = d_k^(-1/2), rises for the Gaussian bandwidth) in the
+    more-heads one."""
     slow, more = _part(result, "slow-growth"), _part(result, "more-heads")
-    falls, rises = [], []
-    for model in STANDARD_MODELS:
+    falls, rises, kinds = [], [], []
+    for model, row in zip(STANDARD_MODELS, slow.numeric.figures["cases"]):
         d, D = c7.GROWTH_CASES[model]
         s1, s2 = _slope_here(model, 1e3, D, d), _slope_here(model, 1e12, D, d)
-        kind = "decreasing" if s2 < 0 else ("logarithmic" if s2 <= (1 - c7.SLOW_SLOPE_DROP) * s1 else "a power of n")
-        assert model_name(model) in slow.derived.split(f"{kind}: ")[1].split(";")[0], (model, kind)
+        assert abs(row["slope_n1"] - s1) <= SLOPE_ATOL and abs(row["slope_n2"] - s2) <= SLOPE_ATOL
+        kinds.append("decreasing" if s2 < 0 else "logarithmic" if s2 <= (1 - c7.SLOW_SLOPE_DROP) * s1 else "a power of n")
+        assert row["growth"] == kinds[-1] and model_name(model) in slow.derived.split(f"{kinds[-1]}: ")[1].split(";")[0]
         ratio = golden_argmin(model, 1e3, D, d) / golden_argmin(model, 1e12, D, d)
         (falls if ratio < 1 else rises).append(model_name(model))
     assert more.numeric.figures == {"H_star_falls_with_n": falls, "H_star_rises_with_n": rises}
     assert sorted(rises) == sorted(model_name(m) for m in STANDARD_MODELS if m.startswith("gauss"))
+    assert (slow.counterexample is not None) is any(k != "logarithmic" for k in kinds)
 
 
 _CODE_NAMES = [m for m in MODELS if "_" in m]          # "reverse" is also an English word
 
 
-def test_every_text_is_markup_and_names_models_one_way(result):
-    """Every text of C7 is marked up, and no model appears by its code name or in other spellings."""
+def test_every_text_names_models_one_way(result):
+    """No model appears by its code name or in other spellings."""
     texts = [result.title, result.stated, result.summary]
     for p in result.parts:
         texts += [p.statement, p.finding, p.derived, p.stated, p.restored_by, p.regime, p.undecided, p.label]
         texts += [p.numeric.summary] if p.numeric else []
     for text in texts:
-        markup.check(text)
         prose = "".join(s.text for s in markup.parse(text) if isinstance(s, markup.Text))
         maths = " ".join(s.src for s in markup.parse(text) if isinstance(s, markup.Math))
         assert not any(m in prose for m in _CODE_NAMES), text
@@ -290,9 +254,7 @@ F, EPS = c7.LAW_FACTOR, 1e-9
 
 @pytest.mark.parametrize("observed,law,violated", [
     (1.0, 1.0, False), (F, 1.0, False), (F + EPS, 1.0, True), (1.0, F, False), (1.0, F + EPS, True),
-    (10.0, 1.26, True), (1.26, 1.26, False),
-], ids=["equal", "at-factor-above", "just-beyond-above", "at-factor-below", "just-beyond-below", "a-power",
-        "the-reverse-model"])
+    (10.0, 1.26, True), (1.26, 1.26, False)])
 def test_law_judge_both_sides_of_the_factor(observed, law, violated):
     assert c7.law_violated(observed, law, F) is violated
 
@@ -300,8 +262,7 @@ def test_law_judge_both_sides_of_the_factor(observed, law, violated):
 @pytest.mark.parametrize("s1,s2,kind", [
     (1.0, -EPS, "decreasing"), (1.0, 0.0, "logarithmic"), (1.0, 0.5, "logarithmic"),
     (1.0, 1 - c7.SLOW_SLOPE_DROP, "logarithmic"), (1.0, 1 - c7.SLOW_SLOPE_DROP + EPS, "a power of n"),
-    (1.0, 1.0, "a power of n"), (-0.5, -0.5, "decreasing"),
-], ids=["falls", "flat-at-n2", "halves", "drops-by-exactly-the-threshold", "drops-by-less", "steady", "negative"])
+    (1.0, 1.0, "a power of n"), (-0.5, -0.5, "decreasing")])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_slow_growth_judge_both_sides_of_the_drop(s1, s2, kind):
     assert c7.growth_kind(s1, s2) == kind
@@ -317,9 +278,7 @@ def _case(**change):
     (_case(rel_err_mp=np.nextafter(c7.MP_RTOL, 1)), False),
     (_case(rel_err_float=np.nextafter(c7.CLOSED_RTOL, 1)), False),
     (_case(adjacent=False), False), (_case(mse_at_optimum=1 + c7.MSE_RTOL), True),
-    (_case(mse_at_optimum=1 + 2 * c7.MSE_RTOL), False),
-], ids=["exact", "at-tolerances", "mp-above", "float-above", "one-not-adjacent", "continuous-at-tolerance",
-        "continuous-above-the-best-pair"])
+    (_case(mse_at_optimum=1 + 2 * c7.MSE_RTOL), False)])
 def test_optimum_agreement_judge(rows, agrees):
     assert c7.optimum_agrees(rows) is agrees
 
@@ -330,32 +289,27 @@ M, P = c7.LEARN_MARGIN, c7.ARGMIN_PROB
 @pytest.mark.parametrize("best,ref,learns", [
     ([M, 0.5], [0.0, 0.0], True), ([np.nextafter(M, 0), 0.5], [0.0, 0.0], False),
     ([0.5, 0.5], [0.5 - 2 * M, 0.0], True), ([0.5, 0.5], [0.5 - M / 2, 0.0], False),
-    ([0.5, M / 2], [0.0, 0.0], False), ([-0.2, -0.05], [-0.3, -0.015], False),
-], ids=["at-the-margin", "just-below", "beyond-the-reference", "short-of-the-reference", "one-n-below",
-        "the-gaussian-design"])
+    ([0.5, M / 2], [0.0, 0.0], False), ([-0.2, -0.05], [-0.3, -0.015], False)])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_learns_judge_both_sides_of_the_margin(best, ref, learns):
     assert c7.learns(best, ref) is learns
 
 
 @pytest.mark.parametrize("probs,resolved", [([P, 1.0], True), ([np.nextafter(P, 0), 1.0], False), ([1.0, 1.0], True),
-                                            ([1.0, 0.5], False)],
-                         ids=["at-the-level", "just-below", "certain", "one-n-unresolved"])
+                                            ([1.0, 0.5], False)])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_resolved_judge_both_sides_of_the_level(probs, resolved):
     assert c7.resolved(probs) is resolved
 
 
-@pytest.mark.parametrize("best,cap,below", [([2, 8], 16, True), ([2, 16], 16, False), ([16, 16], 16, False)],
-                         ids=["below", "at-the-cap-once", "at-the-cap"])
+@pytest.mark.parametrize("best,cap,below", [([2, 8], 16, True), ([2, 16], 16, False), ([16, 16], 16, False)])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_below_cap_judge(best, cap, below):
     assert c7.below_cap(best, cap) is below
 
 
 @pytest.mark.parametrize("law,step,visible", [(2.0, 2.0, True), (np.nextafter(2.0, 0), 2.0, False), (1.06, 2.0, False),
-                                              (1.6, 1.5, True)],
-                         ids=["one-step", "just-below-a-step", "the-torus", "finer-grid"])
+                                              (1.6, 1.5, True)])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_law_visible_judge_both_sides_of_the_step(law, step, visible):
     assert c7.law_visible(law, step) is visible
@@ -363,8 +317,7 @@ def test_law_visible_judge_both_sides_of_the_step(law, step, visible):
 
 @pytest.mark.parametrize("population,variance,ok", [
     ([0.5, 0.3, 0.1], [0.1, 0.2, 0.3], True), ([0.1, 0.3, 0.5], [0.1, 0.2, 0.3], False),
-    ([0.5, 0.3, 0.1], [0.1, 0.2, 0.2], False), ([0.5, 0.3, 0.1], [0.3, 0.2, 0.1], False),
-], ids=["trade-off", "bias-lowest-at-the-smallest", "variance-flat", "variance-falls"])
+    ([0.5, 0.3, 0.1], [0.1, 0.2, 0.2], False), ([0.5, 0.3, 0.1], [0.3, 0.2, 0.1], False)])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_trade_off_judge(population, variance, ok):
     assert c7.trade_off(population, variance) is ok
@@ -392,9 +345,11 @@ def test_an_empirical_optimum_decides_only_when_every_criterion_passes():
     decided = c7._judged(_record(grid_step=1.5))
     assert not decided.figures["undecided"] and decided.violates                   # 4/1.817 = 2.2 > 1.5
     assert not c7._judged(_record(grid_step=1.5, best_d_k=[2, 5])).violates         # 2.5/1.817 = 1.38
-    for change in ({"best_r2": [-0.05, 0.8]}, {"argmin_prob": [0.5, 1.0]}, {"best_d_k": [2, 16]}):
-        out = c7._judged(_record(grid_step=1.5, **change))
+    for change in ({"best_r2": [-0.05, 0.8]}, {"argmin_prob": [0.5, 1.0]}, {"best_d_k": [2, 16]},
+                   {"population": [0.5, 0.3, 0.1, 0.05], "variance_at_smallest_n": [0.1, 0.3, 0.2, 0.4]}):
+        out = c7._judged(_record(grid_step=1.5, **change))       # the last: a control whose variance part dips
         assert out.figures["undecided"] and not out.violates, change
+    assert "no trade-off" in out.figures["undecided"][0]
 
 
 # -- the torus regime: every head tuple enumerated here, with projections and scipy ----------------

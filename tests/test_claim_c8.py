@@ -14,11 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofs import markup
-from verify.claims import Context, c8, run_claim
+from verify.claims import c8
 from verify.errors import VerifyError
 from verify.io import loads_json
-from verify.judgment.verdicts import Role
 from verify.claims.c8 import weights as wlib
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
@@ -32,11 +30,6 @@ SUM_RTOL = 1e-12
 #: Monte Carlo SE of a mean of R squared N(0, W) draws is W sqrt(2/R); its estimate from R >= 4000
 #: draws has relative SD ~ sqrt(15/(4R)) <= 3 %: 20 % is > 6 SD.
 SE_RTOL = 0.2
-
-ROLES = {"closed-forms": (Role.CORE, "i"), "optimal-weights": (Role.DETAIL, ""),
-         "structured-beat-uniform": (Role.CORE, "i"), "decay": (Role.DETAIL, ""), "mild-heterogeneity": (Role.SCOPE, ""),
-         "rates-in-n": (Role.CORE, "ii")}
-
 
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C8"
@@ -74,22 +67,6 @@ def exact_W(alpha, V):
 
 def mpq(x: Fraction):
     return mp.mpf(x.numerator) / x.denominator
-
-
-# -- structure and verdict -------------------------------------------------------------------
-def test_parts_and_roles(saved):
-    result, out = saved
-    assert result.id == "C8" and result.stated
-    assert {p.id: (p.role, p.reading) for p in result.parts} == ROLES
-    assert {r.id for r in result.readings} == {"i", "ii"}
-    cf = _part(result, "closed-forms")
-    assert cf.numeric.agreement == "statistical"
-    assert _part(result, "optimal-weights").numeric.agreement == "rounding"
-    win = _part(result, "structured-beat-uniform")
-    assert all(row["measured"] == row["derived"] for row in win.numeric.figures["conditions"])
-    mild = _part(result, "mild-heterogeneity")
-    assert mild.counterexample is not None and "β > 1" in markup.to_unicode(mild.restored_by)
-    assert (out / result.plots["weighting_decay"]).stat().st_size > 0
 
 
 def _weights_here(scheme, H, r):
@@ -133,13 +110,6 @@ def test_rates_in_n_against_mpmath(saved):
     # over a finite range geometric weights do decay faster: the local rate at the smallest n
     assert _rate_here("geom", p["n_values"][0], p["gammas"], p["c"], p["r"]) > \
         _rate_here("uniform", p["n_values"][0], p["gammas"], p["c"], p["r"])
-
-
-def test_same_seed_same_figures(result):
-    again = run_claim("C8", Context(seed=0, quick=True))
-    assert again.headline == result.headline
-    for a, b in zip(result.parts, again.parts):
-        assert a.numeric.figures == b.numeric.figures, a.id
 
 
 # -- part 1: closed forms = direct sums ------------------------------------------------------
@@ -192,20 +162,27 @@ def test_weight_vectors_and_weighted_variance(H, r, q):
     assert np.allclose(fb, [fib(H + 1 - h) / (fib(H + 2) - 1) for h in range(1, H + 1)], rtol=1e-12, atol=0)
 
 
-def _W_here(scheme, profile, param, H, r=0.5):
-    """Σ α_h² V_h with the weights and variances built here (40 digits; inverse: α ∝ 1/V)."""
+def _W_here(scheme, profile, param, H, r=0.5, rho=0):
+    """Σ α_h α_h' C_hh' with the weights and variances built here (40 digits; inverse: α ∝ 1/V): with
+    C_hh' = ρ √(V_h V_h'), (1 − ρ) Σ α_h² V_h + ρ (Σ α_h √V_h)²."""
     with mp.workdps(40):
         V = [mp.mpf(h) ** param if profile == "poly" else mp.mpf(param) ** (h - 1) for h in range(1, H + 1)]
         if scheme == "inverse":
             return float(1 / sum(1 / v for v in V))
-        return float(sum(x * x * v for x, v in zip(_weights_here(scheme, H, r), V)))
+        a, rho = _weights_here(scheme, H, r), mp.mpf(rho)
+        return float((1 - rho) * sum(x * x * v for x, v in zip(a, V)) + rho * sum(x * mp.sqrt(v) for x, v in zip(a, V)) ** 2)
 
 
 def test_monte_carlo_agrees_with_closed_forms_written_here(result):
     """Each Monte Carlo mean against Σ α_h² V_h computed here, within Z_MAX of the theoretical
-    standard error W sqrt(2/R) of a mean of R squared centred Gaussians (also computed here)."""
+    standard error W sqrt(2/R) of a mean of R squared centred Gaussians (also computed here). Z_MAX keeps
+    the family-wise false alarm of at most 60 comparisons, 60 · 2(1 − Φ(Z_MAX)), below 10^-3 (scipy's
+    normal tail) and stays below 5, so that a 5-SE error still fails."""
+    from scipy.stats import norm
+
     mc = _part(result, "closed-forms").numeric.figures["monte_carlo"]
     R = mc["R"]
+    assert len(mc["rows"]) <= 60 and 60 * 2 * norm.sf(c8.Z_MAX) <= 1e-3 and c8.Z_MAX < 5
     for row in mc["rows"]:
         W = _W_here(row["scheme"], row["profile"], row["param"], row["H"])
         se = W * math.sqrt(2 / R)
@@ -319,9 +296,7 @@ def _lim_fib(beta):
 @pytest.mark.parametrize("beta,r,wins", [
     (0.5, 0.75, False), (1 - EPS, 0.75, False), (1.0, 0.25, False), (1.0, float(R_STAR_EXACT) - EPS, False),
     (1.0, c8.R_STAR, False), (1.0, float(R_STAR_EXACT) + EPS, True), (1.0, 0.75, True), (1 + EPS, 0.25, True),
-    (2.0, 0.25, True),
-], ids=["beta-half", "beta-just-below-1", "beta-1-r-quarter", "beta-1-r-just-below-r*", "beta-1-r-at-r*-tie",
-        "beta-1-r-just-above-r*", "beta-1-r-3/4", "beta-just-above-1", "beta-2"])
+    (2.0, 0.25, True)])
 def test_geometric_win_judge_both_sides_of_beta_1_and_r_star(beta, r, wins):
     """The derived condition (β > 1, or β = 1 and r > √2 − 1) against the limits of both MSEs
     computed here: geometric wins iff its limit is strictly below the uniform one."""
@@ -337,16 +312,14 @@ def test_geometric_win_judge_both_sides_of_beta_1_and_r_star(beta, r, wins):
     assert abs(c8.R_STAR - float(R_STAR_EXACT)) <= 1e-16
 
 
-@pytest.mark.parametrize("beta,wins", [(0.5, False), (1 - EPS, False), (1.0, True), (1 + EPS, True), (2.0, True)],
-                         ids=["beta-half", "beta-just-below-1", "beta-1", "beta-just-above-1", "beta-2"])
+@pytest.mark.parametrize("beta,wins", [(0.5, False), (1 - EPS, False), (1.0, True), (1 + EPS, True), (2.0, True)])
 def test_fibonacci_win_judge_both_sides_of_beta_1(beta, wins):
     assert c8.fib_wins_large_H(beta) is wins
     with mp.workdps(40):
         assert (_lim_fib(beta) < _lim_uniform(beta)) is wins
 
 
-@pytest.mark.parametrize("q,wins", [(0.5, False), (1 - EPS, False), (1.0, False), (1 + EPS, True), (2.0, True)],
-                         ids=["q-half", "q-just-below-1", "q-1-equal-V", "q-just-above-1", "q-2"])
+@pytest.mark.parametrize("q,wins", [(0.5, False), (1 - EPS, False), (1.0, False), (1 + EPS, True), (2.0, True)])
 def test_exponential_profile_win_judge_both_sides_of_q_1(q, wins):
     """q = 1 is equal variances, where uniform weights are optimal (computed here at H = 200)."""
     assert c8.structured_wins_exp(q) is wins
@@ -366,8 +339,7 @@ def test_exponential_profile_win_judge_both_sides_of_q_1(q, wins):
     ([1.0, 0.25], [0.25, 0.25], False),        # scheme ends level with uniform: not above
     ([1.0, 0.25], [0.2, 0.2], False),          # scheme ends below uniform
     ([1.0, 0.25], [0.5, 0.25], False),         # both decay x4 and end level
-], ids=["floor-above-decaying-uniform", "decay-at-margin", "decay-just-above-margin", "ends-level", "ends-below",
-        "decays-as-fast"])
+])
 def test_decay_judge_both_sides_of_the_margin_and_of_the_end(W_uniform, W_scheme, fails):
     assert c8.decay_fails(W_uniform, W_scheme, 2.0) is fails
 
@@ -379,7 +351,7 @@ def test_decay_judge_both_sides_of_the_margin_and_of_the_end(W_uniform, W_scheme
     (0.4, 0.6, {"geom": False, "fib_best": True}, False),
     (0.6, 0.8, {"geom": True, "fib_best": True}, False),
     (0.2, 0.4, {"geom": False, "fib_best": False}, True),                      # slower than uniform
-], ids=["equal", "at-tolerance", "geom-just-faster", "fib-faster", "both-faster", "geom-slower"])
+])
 def test_rate_judge_both_sides_of_the_tolerance(geom, fib, faster, violates):
     asym = {"uniform": 0.4, "geom": geom, "fib_best": fib, "inverse": 1.0}
     assert c8.faster_rates(asym) == faster
@@ -391,16 +363,14 @@ _F, _M, _Z = c8.FLOAT_RTOL, c8.MP_RTOL, c8.Z_MAX
 
 @pytest.mark.parametrize("f,m,z,agree", [
     (0.0, 0.0, 0.0, True), (_F, _M, _Z, True), (_F * 1.01, 0.0, 0.0, False), (0.0, _M * 1.01, 0.0, False),
-    (0.0, 0.0, _Z * 1.01, False),
-], ids=["exact", "at-every-tolerance", "float-above", "mp-above", "z-above"])
+    (0.0, 0.0, _Z * 1.01, False)])
 def test_closed_forms_agreement_judge(f, m, z, agree):
     assert c8.closed_forms_agree(f, m, z) is agree
 
 
 @pytest.mark.parametrize("gap,cert,h2,agree", [
     (0.1, 0.0, 0.0, True), (-c8.GAP_ATOL, c8.CERT_RTOL, c8.CERT_RTOL, True), (-c8.GAP_ATOL * 1.01, 0.0, 0.0, False),
-    (0.0, c8.CERT_RTOL * 1.01, 0.0, False), (0.0, 0.0, c8.CERT_RTOL * 1.01, False),
-], ids=["clear", "at-every-tolerance", "gap-below", "certificate-above", "two-heads-above"])
+    (0.0, c8.CERT_RTOL * 1.01, 0.0, False), (0.0, 0.0, c8.CERT_RTOL * 1.01, False)])
 @pytest.mark.claim(CLAIM, part="detail")
 def test_optimality_agreement_judge(gap, cert, h2, agree):
     assert c8.optimality_agrees(gap, cert, h2) is agree
@@ -414,18 +384,29 @@ def test_conditions_judge_needs_every_row_and_certificate():
 
 
 # -- headline figures, recomputed here ------------------------------------------------------------
+def _wins_here(row):
+    """The derived winner: for V_h = h^β geometric iff β > 1 (or β = 1, r > √2 − 1), best-first Fibonacci
+    iff β >= 1; for V_h = q^(h−1) both iff q > 1; with correlated heads always."""
+    if "rho" in row:
+        return True
+    if row["profile"] == "exp":
+        return [row["q"] > 1] * 2
+    if row["scheme"] == "fib_best":
+        return row["beta"] >= 1
+    return row["beta"] > 1 or (row["beta"] == 1 and row["r"] > math.sqrt(2) - 1)
+
+
 def test_condition_table_winners_recomputed_here(result):
     """Every measured winner of the table, from sums written here (40 digits), and the derived one."""
     for row in _part(result, "structured-beat-uniform").numeric.figures["conditions"]:
-        if "rho" in row or row["profile"] == "exp":
-            continue
-        W_u = _W_here("uniform", "poly", row["beta"], row["H"])
-        W_s = _W_here(row["scheme"], "poly", row["beta"], row["H"], row.get("r", 0.5))
-        assert abs(row["W_uniform"] - W_u) <= 1e-12 * W_u and abs(row["W_scheme"] - W_s) <= 1e-12 * W_s
-        assert row["measured"] is (W_s < W_u)
-        derived = row["beta"] >= 1 if row["scheme"] == "fib_best" else (
-            row["beta"] > 1 or (row["beta"] == 1 and row["r"] > math.sqrt(2) - 1))
-        assert row["derived"] is derived
+        beta, one = row.get("beta", row.get("q")), not isinstance(row["scheme"], list)
+        args = (row["profile"], beta, row["H"], row.get("r", 0.5))
+        W_u = _W_here("uniform", *args, rho=row.get("rho", 0))
+        W_s = [_W_here(s, *args, rho=row.get("rho", 0)) for s in ([row["scheme"]] if one else row["scheme"])]
+        assert row["W_uniform"] == pytest.approx(W_u, rel=1e-12)
+        assert row["W_scheme"] == pytest.approx(W_s[0] if one else W_s, rel=1e-12)
+        assert row["measured"] == ((W_s[0] < W_u) if one else [w < W_u for w in W_s])
+        assert row["derived"] == _wins_here(row) and row["measured"] == row["derived"], row
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -446,7 +427,8 @@ def test_floors_against_weights_written_here(result):
 
 def test_rates_limit_constant_16_over_225(result):
     """Reading ii's constant: geometric (r = 1/2) over uniform MSE tends to (α_4^geom/α_4^unif)² = 16/225,
-    from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it."""
+    from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it, and at the
+    largest saved n it is the ratio the part quotes."""
     fig = _part(result, "rates-in-n").numeric.figures
     p = c8.RATE_PARAMS
     raw = [Fraction(1, 2) ** k for k in range(4)]
@@ -455,34 +437,9 @@ def test_rates_limit_constant_16_over_225(result):
     assert const == Fraction(16, 225)
     assert abs(fig["geom_over_uniform_limit"] - 16 / 225) <= 1e-15
     with mp.workdps(50):
-        n = mp.mpf(10) ** 60
-        M = {s: mp.fsum(a * a * n ** (-mp.mpf(g)) for a, g in zip(_weights_here(s, 4, 0.5), p["gammas"]))
-             for s in ("uniform", "geom")}
-        assert abs(M["geom"] / M["uniform"] - mp.mpf(16) / 225) <= mp.mpf(10) ** -6
+        M = {(s, n): mp.fsum(a * a * mp.mpf(n) ** (-mp.mpf(g)) for a, g in zip(_weights_here(s, 4, 0.5), p["gammas"]))
+             for s in ("uniform", "geom") for n in (mp.mpf(10) ** 60, p["n_values"][-1])}
+        far, last = (M["geom", n] / M["uniform", n] for n in (mp.mpf(10) ** 60, p["n_values"][-1]))
+        assert abs(far - mp.mpf(16) / 225) <= mp.mpf(10) ** -6
+    assert f"geometric over uniform MSE {float(last):.4f} at the largest $n$" in _part(result, "rates-in-n").numeric.summary
     assert fig["asymptotic_rate"]["uniform"] == min(p["gammas"]) == 0.4      # n^(−min γ)
-
-
-def test_monte_carlo_threshold_is_a_family_wise_bound(result):
-    """Z_MAX: with <= 60 comparisons the family-wise false-alarm rate 60 · 2(1 − Φ(Z_MAX)) is below
-    10^-3 (scipy's normal tail), and Z_MAX stays below 5 so that a 5-SE error still fails."""
-    from scipy.stats import norm
-
-    comparisons = len(_part(result, "closed-forms").numeric.figures["monte_carlo"]["rows"])
-    assert comparisons <= 60
-    assert 60 * 2 * norm.sf(c8.Z_MAX) <= 1e-3 and c8.Z_MAX < 5
-
-
-def test_every_text_is_markup_and_readings_are_named_as_text(result):
-    """Every text of C8 is marked up; the readings are named by their ids as text ("reading i",
-    "reading ii"), never as mathematics."""
-    texts = [result.title, result.stated, result.summary, result.headline]
-    for p in result.parts:
-        texts += [p.statement, p.finding, p.derived, p.stated, p.restored_by, p.regime]
-        texts += [p.numeric.summary] if p.numeric else []
-    for text in texts:
-        markup.check(text)
-    assert [r.id for r in result.readings] == ["i", "ii"]
-    head = result.headline
-    assert "(reading i, in $H$" in head and "; reading ii, in $n$" in head
-    assert "$i$" not in head and "$ii$" not in head
-    assert not any("$i$" in markup.check(r.description) for r in result.readings)

@@ -92,4 +92,9 @@ MUTANTS = [
       'return gaussian_evidence(ctx, CLAIM, "refit", {',
       'return gaussian_evidence(ctx, CLAIM, "uniform", {',
       (T + '::test_gaussian_design_by_brute_force',)),
+    # -- the certificate's criterion (issue #38): its lower end must refuse an HDI that beats the bound
+    M('c6-certificate-lower-end', E,
+      'certify.ball(bound) - hdi_b, 0, tol)',
+      'certify.ball(bound) - hdi_b, -1, tol)',
+      (T + '::test_bound_certificates_and_plot',)),
 ]

@@ -51,7 +51,7 @@ MUTANTS = [
     M('c7-model-display-name', 'proofs/c7_scaling.py',
       '**{f"a_{e}": f"model (a), {t}" for e, t in _ENSEMBLE_NAMES.items()},',
       '**{f"a_{e}": f"a_{e}" for e, t in _ENSEMBLE_NAMES.items()},',
-      (T + '::test_every_text_is_markup_and_names_models_one_way',)),
+      (T + '::test_every_text_names_models_one_way',)),
     M('c7-derivation-exponent-a', 'proofs/c7_scaling.py',
       'EXPONENT_N = {"a_corr": 2 / (d + 4), "a_orth": 2 / (d + 6), "a_frame": 2 / (d + 6),',
       'EXPONENT_N = {"a_corr": 2 / (d + 6), "a_orth": 2 / (d + 6), "a_frame": 2 / (d + 6),',
@@ -169,4 +169,13 @@ MUTANTS = [
       'p * (1 - p) / H * np.mean(s**2)',
       'p * (1 - p) * np.mean(s**2)',
       (T + '::test_torus_mse_is_the_exact_mean_over_every_head_tuple',)),
+    # -- figures the texts quote and a branch no quick run reaches (issue #38)
+    M('c7-off-by-observed', C,
+      'off = [r["off_by"] for r in outcome.figures["cases"]]',
+      'off = [r["observed_ratio"] for r in outcome.figures["cases"]]',
+      (T + '::test_refutation_replays_and_holds_independently',)),
+    M('c7-control-reason-dropped', C,
+      '    if "population" in rec and not trade_off(rec["population"], rec["variance_at_smallest_n"]):',
+      '    if False:',
+      (T + '::test_an_empirical_optimum_decides_only_when_every_criterion_passes',)),
 ]

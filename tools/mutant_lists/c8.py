@@ -87,7 +87,7 @@ MUTANTS = [
     M('c8-z-max-value', C,
       'Z_MAX = Threshold(4.5,',
       'Z_MAX = Threshold(45,',
-      (T + '::test_monte_carlo_threshold_is_a_family_wise_bound',)),
+      (T + '::test_monte_carlo_agrees_with_closed_forms_written_here',)),
     M('c8-optimality-gap-gt', C,
       'return min_rel_gap >= -GAP_ATOL and certificate_err <= CERT_RTOL and two_heads_err <= CERT_RTOL',
       'return min_rel_gap > -GAP_ATOL and certificate_err <= CERT_RTOL and two_heads_err <= CERT_RTOL',
@@ -166,7 +166,7 @@ MUTANTS = [
     M('c8-derived-correlated', C,
       'return True                                       # group correlated: any β > 0, ρ > 0',
       'return False                                      # group correlated: any β > 0, ρ > 0',
-      (T + '::test_parts_and_roles',)),
+      (T + '::test_condition_table_winners_recomputed_here',)),
     M('c8-generated-geom-poly1', 'verify/claims/c8/weights.py',
       '("geom", "poly1"): (_F.c8_W_geom_poly1, _F.c8_W_geom_poly1_mp),',
       '("geom", "poly1"): (_F.c8_W_geom_poly2, _F.c8_W_geom_poly2_mp),',
@@ -175,4 +175,9 @@ MUTANTS = [
       '    if c.shape != g.shape or np.any(np.diff(g) >= 0):\n',
       '    if np.any(np.diff(g) >= 0):\n',
       (ROWS + '[cli-replay-c8-rates-c-length]',)),
+    # -- the figure reading ii quotes (issue #38)
+    M('c8-geom-over-uniform-first-n', X,
+      '"geom_over_uniform_at_largest_n": mse["geom"][-1] / mse["uniform"][-1]',
+      '"geom_over_uniform_at_largest_n": mse["geom"][0] / mse["uniform"][0]',
+      (T + '::test_rates_limit_constant_16_over_225',)),
 ]

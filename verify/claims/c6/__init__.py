@@ -1,23 +1,12 @@
 """C6 (Thm 5.1): is the MSE minimised by mutually orthogonal key subspaces?
 
 Under the C5 covariance model the MSE is ``B² + V/H + V Φ/(H² d_k)`` with the overlap potential
-``Φ = d_k Σ_{h≠h'} ρ_hh'`` (:mod:`verify.numeric.grassmann`). Parts (SPEC, C6), in order:
-
-1. ``feasible-regime`` (core): for ``H d_k <= d`` random tangent moves around orthogonal heads,
-   retracted by QR, never lower the model MSE, and the increase is of second order.
-2. ``beyond-d`` (scope): for ``H d_k > d`` the overlap descent from random starts reaches the
-   fusion-frame bound where tight frames exist, and stops above it for two planes in R³.
-3. ``one-direction-torus`` (scope, the SPEC's shared-signal probe): circle heads on the torus, a
-   target on one direction, sharing the signal against orthogonal heads, judged with ``α`` refit
-   (with ``α = 1/H`` beside it: fixed weights let orthogonal heads that see no signal dilute the one
-   that does, a property of the weights, not of the subspaces); ``one-direction-gaussian``: the same
-   on the Gaussian design, where the heads learn too little to decide.
-4. ``in-scope-path``, ``trained-heads`` (premise): where heads learn a target over every direction
-   (``H d_k = d``), do orthogonal heads minimise the MSE of real heads? Circle heads sharing fewer
-   circles (:func:`verify.claims.c5.heads.sharing_path`), and heads trained to convergence with their
-   HDI moved up to 1 (:mod:`verify.claims.c5.trained`). Premise, not scope: inside the stated
-   scope, they test on real heads the conclusion the core derives under the C5 model; not core: the
-   verdict is the model's.
+``Φ = d_k Σ_{h≠h'} ρ_hh'``. Parts: the feasible regime ``H d_k <= d`` (core: no Grassmann move around
+orthogonal heads lowers the model MSE); beyond ``d`` (scope: the overlap descent reaches the fusion-frame
+bound where tight frames exist); a target on one direction on real NW heads (scope, judged with ``α``
+refit: fixed weights let orthogonal heads that miss the signal dilute the one that reads it); and, as
+premises in scope, circle heads sharing circles and trained heads moved to orthogonal keys (C5's
+experiments, judged here).
 """
 
 from __future__ import annotations
@@ -205,7 +194,10 @@ def feasible_regime(ctx: Context) -> Evidence:
 
 @CLAIM.part("beyond-d", Role.SCOPE, groups=("potential", "beyond_d", "not_attained"), label=r"beyond $d$ ($H d_k > d$)",
             statement=r"the MSE is minimised when $(W_K^h)^\top W_K^{h'} \approx 0$ for $h \ne h'$, also when "
-                      r"$H d_k > d$")
+                      r"$H d_k > d$",
+            instead=r"Under the covariance model the MSE is minimised by mutually orthogonal key subspaces when "
+                    r"$H d_k \le d$, and for $H d_k > d$ by a tight fusion frame, $\sum_h P_h = (H d_k/d) I$ with "
+                    r"$\mathrm{HDI} = 1 - (H d_k/d - 1)/(H - 1)$, where one exists.")
 def beyond_d(ctx: Context) -> Evidence:
     ds = descents(ctx)
     two, tight = ds["two_planes"], [(r["H"], r["d_k"], r["d"]) for r in ds["tight_rows"]]

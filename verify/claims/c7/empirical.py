@@ -1,23 +1,13 @@
-"""C7's empirical optimum on real NW ensembles at a fixed budget D = H·d_k (functions of plain
-parameters returning plain data; the judging is the check's).
+"""C7's empirical optimum on real NW ensembles at a fixed budget D = H·d_k, in two regimes declared
+before the run (the judging is the check's):
 
-Two regimes, both declared before the run:
-
-* the **torus** (:data:`TORUS`): circle heads on the torus design, where whole-circle keys have equal
-  norms and each softmax head is a von Mises (Gaussian NW) smoother of concentration κ per circle.
-  A head of size d_k reads d_k/2 distinct circles drawn uniformly, independently per head (the torus
-  analogue of Haar-random heads). The MSE is averaged over the head draws **exactly**: for H
-  i.i.d. heads, ``E_heads MSE = MSE_1/H + (1 − 1/H) MSE_all`` with ``MSE_1`` the mean single-head
-  MSE over every circle set and ``MSE_all`` the MSE of the uniform ensemble of every circle set (the
-  bias and the noise part alike: ``E‖Σ_h e_h/H‖² = E‖e‖²/H + (1 − 1/H)‖E e‖²``). What stays random is
-  the design: R replicates, each a design of n_max keys (the estimator at n uses its first n) and m
-  evaluation points, paired across head sizes;
+* the **torus** (:data:`TORUS`): circle heads, each a von Mises (Gaussian NW) smoother of the d_k/2
+  circles it reads, drawn uniformly and independently per head. The MSE is averaged over the head draws
+  exactly, ``E_heads MSE = MSE_1/H + (1 − 1/H) MSE_all`` (``MSE_1`` the mean single-head MSE over every
+  circle set, ``MSE_all`` that of the uniform ensemble of every circle set); what stays random is the
+  design, R replicates of n_max keys (the estimator at n uses the first n) and m evaluation points;
 * the **Gaussian design** (:data:`GAUSSIAN`): Haar-random heads at the paper's scale 1/sqrt(d_k) on
-  x ~ N(0, I), the exact fixed-design MSE of :func:`verify.experiments.scaling.c7_task`, one head draw
-  and R designs per seed.
-
-Each returns the MSE per draw (replicate or seed), n and d_k, against the noiseless f (the noise
-averaged exactly), with Var f and the grid.
+  x ~ N(0, I), the exact fixed-design MSE of :func:`verify.experiments.scaling.c7_task`.
 """
 
 from __future__ import annotations
@@ -29,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from verify.experiments import scaling
-from verify.experiments.regimes import QUAD_POINTS, design_record, variance_of_f, von_mises_smooth
+from verify.experiments.regimes import DESIGN_KEYS, QUAD_POINTS, design_record, variance_of_f, von_mises_smooth
 from verify.numeric.dgp import TORUS_RADIUS
 from verify.numeric.stats import bootstrap_argmin, r_squared
 
@@ -158,10 +148,22 @@ def summarise(reg: dict[str, Any], seed: int) -> dict[str, Any]:
                if "population" in reg else {})}
 
 
+#: What both regimes' designs share: the weights of the candidate models, no training, the diagnostic.
+_COMMON = {"head_weights": (r"fixed $\alpha_h = 1/H$", "the candidate models of C7 are stated for uniform weights"),
+           "steps": (None, "no training"), "convergence": (None, "exact fixed-design MSE, no iteration"),
+           "diagnostic": (r"$d_k^*$ per $n$, the bootstrap probability of each $d_k$ being the argmin, $R^2$ of the "
+                          "best", "C7 is a statement about the MSE-optimal split of $D$")}
+
+
+def _design(**entries: Any) -> dict[str, Any]:
+    """A regime's design record: its own entries and the shared ones, in the order of DESIGN_KEYS."""
+    both = {**_COMMON, **entries}
+    return design_record(**{k: both[k] for k in DESIGN_KEYS})
+
+
 def _torus_design(ns: tuple[int, ...], R: int, m: int) -> dict[str, Any]:
     p = TORUS
-    return design_record(
-        head_weights=(r"fixed $\alpha_h = 1/H$", "the candidate models of C7 are stated for uniform weights"),
+    return _design(
         kernel_scale=(rf"$s = 1/\sqrt{{d_k}}$, head columns scaled so that $\kappa = {p['kappa2']:g} \sqrt{{2/d_k}}$ "
                       "per circle, the same for every $n$", r"the paper's dependence on $d_k$ (Gaussian bandwidth "
                       r"$\propto d_k^{1/4}$) with a local kernel at $d_k = 2$"),
@@ -171,26 +173,19 @@ def _torus_design(ns: tuple[int, ...], R: int, m: int) -> dict[str, Any]:
                 "subspace's, not a floor"),
         noise=(rf"$\sigma = {p['sigma']:g}$, the MSE against the noiseless $f$", "noise averaged exactly per design"),
         n=(list(ns), "nested designs: the estimator at $n$ uses the first $n$ keys"),
-        steps=(None, "no training"), convergence=(None, "exact fixed-design MSE, no iteration"),
         seeds=(f"the exact mean over every head draw; {R} designs of {m} evaluation points",
                "the head draws are averaged exactly, so the designs are the only randomness: the bootstrap "
-               "resamples them"),
-        diagnostic=(r"$d_k^*$ per $n$, the bootstrap probability of each $d_k$ being the argmin, $R^2$ of the best",
-                    "C7 is a statement about the MSE-optimal split of $D$"))
+               "resamples them"))
 
 
 def _gaussian_design(ns: list[int], cfg: dict) -> dict[str, Any]:
     g = GAUSSIAN
-    return design_record(
-        head_weights=(r"fixed $\alpha_h = 1/H$", "the candidate models of C7 are stated for uniform weights"),
+    return _design(
         kernel_scale=(r"$1/\sqrt{d_k}$ fixed in $n$", "the softmax head as the paper defines it"),
         design_density=(rf"$x \sim N(0, I_d)$, $d = {g['d']}$", "the paper's unnormalised Gaussian inputs"),
         target=(r"$f(x) = \sin(2 x_1)$", "the single-index target of the package's regression grid"),
         noise=(rf"$\sigma = {g['sigma']:g}$, the MSE against the noiseless $f$", "noise averaged exactly per design"),
         n=(list(ns), "what the exact MSE affords in the default run (the sweep reaches $10^6$)"),
-        steps=(None, "no training"), convergence=(None, "exact fixed-design MSE, no iteration"),
         seeds=(f"{cfg['seeds']} seeds, each one draw of Haar-random heads per divisor pair and {cfg['R']} designs of "
                f"{cfg['m']} evaluation points", "the grid of `verify.experiments.scaling`: the bootstrap resamples "
-               "the seeds"),
-        diagnostic=(r"$d_k^*$ per $n$, the bootstrap probability of each $d_k$ being the argmin, $R^2$ of the best",
-                    "C7 is a statement about the MSE-optimal split of $D$"))
+               "the seeds"))

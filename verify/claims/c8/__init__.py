@@ -1,14 +1,10 @@
 """C8 (Thm 7.1): do geometric or Fibonacci head weights give a faster MSE decay than uniform ones?
 
-The quantity is the variance part of the ensemble MSE (C3), ``W(α) = Σ α_h² V_h`` (zero covariance) for
-weights summing to one, with heads ordered best first under two quality profiles: polynomial
-``V_h = V_1 h^β`` and exponential ``V_h = V_1 q^(h−1)`` (:mod:`.weights`; the computations are
-:mod:`.experiments`). Two readings (SPEC, C8), each a core: reading i, in H (the closed forms against
-exact sums and a Monte Carlo; when structured weights win for large H, measured against the derived
-conditions, the β = 1 threshold certified in arb); reading ii, in n (heads with MSE_h = c_h n^(−γ_h):
-every weighting fixed in n decays at the worst head's rate, saved). Beside them: the optimal weights,
-the word "decay" (geometric weights level off at a floor) and the limit of mild heterogeneity (β < 1:
-uniform wins, saved).
+The quantity is ``W(α) = Σ α_h² V_h`` (C3's variance part, zero covariance) with heads ordered best
+first, ``V_h = V_1 h^β`` or ``V_1 q^(h−1)`` (:mod:`.weights`, :mod:`.experiments`). Reading i, in H:
+the closed forms, and who wins for large H against the derived conditions; reading ii, in n (heads
+with ``MSE_h = c_h n^(−γ_h)``): every weighting fixed in n decays at the worst head's rate. Beside
+them: the optimal weights, the word "decay" (a floor) and mild heterogeneity (β < 1: uniform wins).
 """
 
 from __future__ import annotations
@@ -240,6 +236,11 @@ def rates(ctx: Context) -> ReplayOutcome:
     return replay_rates(RATE_PARAMS)
 
 
+def _ends(dc: dict, s: str) -> str:
+    """W of scheme ``s`` at the first and the last H of the decay case."""
+    return f"{dc['W'][s][0]:.4f} to {dc['W'][s][-1]:.4f}"
+
+
 def _at(name: str, x: float, spec: str) -> str:
     """``$name = x$`` as one math span (the number typeset by :func:`proofs.markup.num`)."""
     return f"${name} = {num(x, spec)[1:-1]}$"
@@ -251,6 +252,8 @@ STRUCTURED_WINS = (r"$V_h = V_1 h^\beta$ with $\beta > 1$ ($\beta = 1$: geometri
                    r"Fibonacci), or $V_h = V_1 q^{h-1}$ with $q > 1$, or $C_{hh'} = \rho \sqrt{V_h V_{h'}}$ with "
                    r"$\rho > 0$")
 _PROFILES = r"$V_h = V_1 h^\beta$ and $V_h = V_1 q^{h-1}$"
+#: The decay case's profile (DECAY_PARAMS), as the texts name it.
+_PROFILE = "$V_h = h^{0.5}$"
 
 
 @CLAIM.part("closed-forms", Role.CORE, reading="i", label="closed forms", groups=("weights", "closed_forms"),
@@ -322,17 +325,19 @@ def structured_beat_uniform(ctx: Context) -> Evidence:
 
 @CLAIM.part("decay", Role.DETAIL, label="decay", groups=("geometric_floor", "fibonacci_floor", "structured_limits"),
             statement="geometric (or Fibonacci) weights make the ensemble MSE decay in $H$",
-            stated="a faster MSE decay")
+            stated="a faster MSE decay",
+            instead=r"Geometric head weights of ratio $r$ keep the ensemble MSE above $(1-r)^2 V_1$ for every $H$ "
+                    r"(best-first Fibonacci weights above $V_1/\varphi^4$): it levels off instead of decaying, and "
+                    r"lies below uniform averaging's for large $H$ only when the variances rise fast enough along the "
+                    r"order ($V_h = V_1 h^\beta$ with $\beta > 1$, or $V_1 q^{h-1}$ with $q > 1$).")
 def decay_word(ctx: Context) -> Evidence:
     """The structured MSE levels off at a positive floor (the derivation), measured at V_h = h^(1/2)."""
-    dc, cond = decay(ctx).figures, conditions(ctx)
-    W, path = dc["W"], ctx.plot_path("weighting_decay")
+    dc, cond, path = decay(ctx).figures, conditions(ctx), ctx.plot_path("weighting_decay")
     return Evidence(
         numeric=Numeric("rounding" if cond["consistent"] else "disagree",
-                        f"$V_h = h^{{0.5}}$, $H = {dc['H'][0]}$ to {dc['H'][-1]}: geometric ($r = 1/2$) "
-                        f"{W['geom'][0]:.4f} to {W['geom'][-1]:.4f} (floor $(1-r)^2 V_1 = {dc['geom_floor']:.4f}$), "
-                        f"best-first Fibonacci {W['fib_best'][0]:.4f} to {W['fib_best'][-1]:.4f} (floor "
-                        f"$V_1/\\varphi^4 = {dc['fib_floor']:.4f}$): each stays above its floor, which is positive "
+                        f"{_PROFILE}, $H = {dc['H'][0]}$ to {dc['H'][-1]}: geometric ($r = 1/2$) {_ends(dc, 'geom')} "
+                        f"(floor $(1-r)^2 V_1 = {dc['geom_floor']:.4f}$), best-first Fibonacci {_ends(dc, 'fib_best')} "
+                        f"(floor $V_1/\\varphi^4 = {dc['fib_floor']:.4f}$): each stays above its floor, which is positive "
                         "(steps `geom_floor_positive`, `fib_floor_positive`)", {"decay": dc}),
         derived=r"for fixed $r$, $\sum_h \alpha_h^2 V_h \ge (1 - r)^2 V_1 > 0$ for every $H$ (best-first Fibonacci: "
                 r"$\to V_1/\varphi^4$): the structured MSE levels off at a floor, it does not decay to 0",
@@ -343,7 +348,10 @@ def decay_word(ctx: Context) -> Evidence:
 @CLAIM.part("mild-heterogeneity", Role.SCOPE, label="mild heterogeneity", groups=("uniform_wins_mild",),
             statement="structured weights beat uniform for every heterogeneous quality profile",
             regime=r"$V_h = V_1 h^\beta$ with $0 < \beta < 1$ (here $\beta = 1/2$, $r = 1/2$), zero covariance, "
-                   "$H = 32$ to 512")
+                   "$H = 32$ to 512",
+            instead=r"For head variances rising slowly along the order ($V_h = V_1 h^\beta$ with $0 < \beta < 1$) "
+                    r"uniform averaging beats geometric and Fibonacci weights for large $H$: its MSE decays like "
+                    r"$H^{\beta-1}$ while theirs levels off.")
 def mild_heterogeneity(ctx: Context) -> Evidence:
     """V_h = h^(1/2): uniform weights decay while geometric and Fibonacci weights level off (saved)."""
     outcome = decay(ctx)
@@ -353,14 +361,13 @@ def mild_heterogeneity(ctx: Context) -> Evidence:
                   "faster MSE decay than uniform averaging", params=DECAY_PARAMS, outcome=outcome,
         description=r"$V_h = h^{1/2}$ (heterogeneous, best first): geometric ($r = 1/2$) and best-first Fibonacci "
                     r"weights level off at a positive floor while uniform weights decay like $H^{-1/2}$")
-    W, f = dc["W"], dc["decay_factor"]
+    f = dc["decay_factor"]
     return Evidence(
         numeric=Numeric("rounding",
-                        f"$V_h = h^{{0.5}}$, $H = {dc['H'][0]}$ to {dc['H'][-1]}: uniform {W['uniform'][0]:.4f} to "
-                        f"{W['uniform'][-1]:.4f} (decay factor {f['uniform']:.3f}, final log-log slope "
-                        f"{num(dc['final_loglog_slope']['uniform'], '.3f')}), geometric {W['geom'][0]:.4f} to "
-                        f"{W['geom'][-1]:.4f} (factor {f['geom']:.4f}), best-first Fibonacci {W['fib_best'][0]:.4f} "
-                        f"to {W['fib_best'][-1]:.4f} (factor {f['fib_best']:.4f})", {"decay": dc}),
+                        f"{_PROFILE}, $H = {dc['H'][0]}$ to {dc['H'][-1]}: uniform {_ends(dc, 'uniform')} (decay factor "
+                        f"{f['uniform']:.3f}, final log-log slope {num(dc['final_loglog_slope']['uniform'], '.3f')}), "
+                        f"geometric {_ends(dc, 'geom')} (factor {f['geom']:.4f}), best-first Fibonacci "
+                        f"{_ends(dc, 'fib_best')} (factor {f['fib_best']:.4f})", {"decay": dc}),
         counterexample=cx,
         restored_by=STRUCTURED_WINS if cx else "",
         finding=r"for mild heterogeneity ($V_h \propto h^\beta$, $\beta < 1$) uniform averaging wins, its MSE decays "

@@ -1,11 +1,7 @@
-"""C8's weight schemes and the weighted variance ``W(α) = Σ α_h² V_h``, from the generated code.
-
-The schemes order heads best first: ``uniform`` (``1/H``), ``geom`` (``r^(h−1)(1 − r)/(1 − r^H)``),
-``fib_best`` (``F_{H+1−h}/(F_{H+2} − 1)``, largest weight on the best head), ``fib_worst``
-(``F_h/(F_{H+2} − 1)``) and ``inverse`` (``α_h ∝ 1/V_h``). The quality profiles are polynomial
-``V_h = V_1 h^β`` and exponential ``V_h = V_1 q^(h−1)``. :func:`closed_form` evaluates the
-derived ``c8_W_*`` of ``proofs/c8_weighting.py`` (closed forms, or the generated finite sums);
-nothing here is a formula typed by hand except the uniform and inverse weights themselves.
+"""C8's weight schemes and ``W(α) = Σ α_h² V_h``, from the generated code: ``uniform`` (1/H), ``geom``
+(``∝ r^(h−1)``), ``fib_best`` (``∝ F_{H+1−h}``, largest weight on the best head), ``fib_worst`` (``∝ F_h``) and
+``inverse`` (``∝ 1/V_h``), heads ordered best first under ``V_h = V_1 h^β`` (``poly``) or ``V_1 q^(h−1)``
+(``exp``). :func:`closed_form` evaluates the derived ``c8_W_*`` (closed forms or generated finite sums).
 """
 
 from __future__ import annotations
@@ -18,9 +14,6 @@ import numpy as np
 
 from verify._validate import as_array, fail, positive_int, positive_number
 from verify.numeric import formulas
-
-__all__ = ["SCHEMES", "FLOAT_FIB_MAX_H", "fib_int", "profile_variances", "weights", "weighted_variance",
-           "closed_form", "mpq"]
 
 SCHEMES = ("uniform", "geom", "fib_best", "fib_worst", "inverse")
 #: Above this H the float64 Binet forms overflow (phi^1475 > 1.8e308): mpmath is used instead.

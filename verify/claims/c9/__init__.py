@@ -1,33 +1,18 @@
 """C9 (summary, 2, 4 and 3.C): does training pressure drive heads towards orthogonal subspaces?
 
-Three readings, each its own core (SPEC: the claim takes the reading under which it fares best,
-and the headline names the others' outcomes):
+Three readings, each its own core (the claim takes the reading under which it fares best): (i)
+NW-ensemble heads trained by Adam with free head weights on the block targets, whose optimum needs
+diverse heads (:mod:`.experiments`; fixed weights 1/H and the single-index, additive and bump
+targets are scope parts); (ii) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M, their keys and
+queries per layer against Haar-random subspaces of the same sizes (:mod:`verify.experiments.pretrained`),
+a model's part refuted when every layer lies below chance; (iii) an attention layer trained from
+scratch on in-context regression of the block targets (:mod:`.layer`).
 
-(i) NW-ensemble heads trained by Adam from random initialisation on fresh data
-    (:func:`verify.claims.c9.experiments.nw_heads`), with free head weights (the model the claim is
-    about, C2) on the block targets, whose population optimum needs diverse heads (the core);
-    fixed weights 1/H and the single-index, additive and bump targets are scope parts;
-(ii) pretrained transformers of two families, all-MiniLM-L6-v2 (BERT, safetensors) and
-    SmolLM2-135M (LLaMA, grouped-query attention, GGUF in 4 bits), their keys and queries per layer
-    against Haar-random subspaces of the same sizes (the HDI at a Gaussian initialisation), each
-    gap beyond the quantisation band (:mod:`verify.experiments.pretrained`); a detail on the inner
-    product of MiniLM's layer 0. A model's part is refuted when every layer lies below chance;
-(iii) an attention layer with per-head W_Q, W_K, W_V, W_O trained from scratch on in-context
-    regression of the block targets (:func:`verify.claims.c9.experiments.attention_layer`).
-
-How a training experiment is judged (:func:`judge`): runs train 2T steps at a held learning rate.
-Per diagnostic (the key HDI, the paper's; the query HDI; the score-form diversity) the change from
-initialisation, pooled over the part's targets, *rises* when it is at least MOVE_SD Haar SDs and
-T_MIN standard errors above 0, *falls* when as far below, and only in a direction with ROOM_SD Haar
-SDs of room to its bound. The heads *diversify* when one rises and none falls, *converge* when one
-falls and none rises, are *mixed* when both happen. The part is **undecided** unless it could have
-decided: the trained R² beats the identical-heads reference (or, on a target without a reward, the
-R² at initialisation) by R2_MARGIN and comes within R2_MARGIN of what diverse reference heads reach;
-the fit does not move between T and 2T by more than R2_CONV and Z_CONV standard errors, and no
-diagnostic's verdict is reversed by the run of half the length (:func:`stable`); and,
-when nothing moves, the changes are precise enough to see a move of the threshold size. A core is
-refuted when the heads converge (or, with that power, do not move); a scope part is a limit when
-they do not diversify.
+A training part is judged by :func:`judge`: per diagnostic (key HDI, query HDI, score-form
+diversity) the change from initialisation, pooled over the part's targets, rises or falls by
+MOVE_SD Haar SDs and T_MIN standard errors where its bound leaves ROOM_SD SDs of room; the part is
+undecided unless the fit is informative (R2_MARGIN against its references), converged (R2_CONV,
+Z_CONV, :func:`stable`) and, when nothing moves, precise enough to have seen a move.
 """
 
 from __future__ import annotations
@@ -49,11 +34,6 @@ from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Reading, Role
 from verify.numeric.stats import z_score
 from verify.schema import Choice, Int, Obj, Schema, Seed
-
-__all__ = ["CLAIM", "T_MIN", "MOVE_SD", "ROOM_SD", "R2_MARGIN", "R2_CONV", "Z_CONV", "Z_MIN", "CKPT_DELTA_MIN",
-           "JUDGED", "room", "move", "pooled", "outcome", "stable", "powered", "judge", "violated", "below_chance",
-           "every_layer_below", "weighted_flips",
-           "part_rows", "TRAINING_PARTS", "nw_run", "layer_run", "checkpoint"]
 
 CLAIM = Claim(proofs.c9_training, readings=(
     Reading("i", "NW-ensemble heads trained in a controlled experiment"),
@@ -80,6 +60,7 @@ MAX_DRAWS = Cap(4096, "Haar draws of a replay's weighted baseline: 12 QRs of 384
 #: The diagnostics judged; the form-subspace HDI (a function of the key and query ranges) is reported.
 JUDGED = ("key_hdi", "query_hdi", "form_diversity")
 SHORT = {"key_hdi": "keys", "query_hdi": "queries", "form_diversity": "score forms"}
+TENSORS, HEADS = ("keys", "queries"), {"keys": "key", "queries": "query"}
 WORDS = {"diversify": "the heads diversify", "converge": "the heads converge", "mixed": "mixed",
          "flat": "the heads do not move"}
 SOURCE = Obj({"distribution": Choice(tuple(m.distribution for m in P.MODELS)),
@@ -184,10 +165,15 @@ def violated(j: dict[str, Any], role: Role) -> bool:
                                    else j["outcome"] != "diversify")
 
 
+def chance_side(row: dict[str, Any]) -> str:
+    """``below`` chance when z < −Z_MIN and HDI − mean < −CKPT_DELTA_MIN (the gap beyond the quantisation
+    band), ``above`` when as far above, else ``neither`` (:func:`verify.experiments.pretrained.classify`)."""
+    return P.classify(row, Z_MIN, CKPT_DELTA_MIN)
+
+
 def below_chance(row: dict[str, Any]) -> bool:
-    """A layer's heads are less diverse than chance: z < −Z_MIN and HDI − mean < −CKPT_DELTA_MIN, the
-    gap beyond the quantisation band (:func:`verify.experiments.pretrained.classify`)."""
-    return P.classify(row, Z_MIN, CKPT_DELTA_MIN) == "below"
+    """A layer's heads are less diverse than chance (:func:`chance_side`)."""
+    return chance_side(row) == "below"
 
 
 def every_layer_below(rows: list[dict[str, Any]]) -> bool:
@@ -216,30 +202,30 @@ def layer_run(ctx: Context) -> dict[str, Any]:
     return E.attention_layer(ctx.size("quick", "default", "large"), ctx.seed_for("c9/attention-layer"))
 
 
-def _kind(target: str, design: str) -> str:
-    return E.KIND[(target, design)]
-
-
 #: part id -> (role, reading, label, statement, experiment, which settings it trains: a test of
-#: (target, design, head weights "free", "fixed" or "tied")).
-TRAINING_PARTS: dict[str, tuple[Role, str, str, str, Callable, Callable[[str, str, str], bool]]] = {
+#: (target, design, head weights "free", "fixed" or "tied"), what a paper could write where it is a limit).
+TRAINING_PARTS: dict[str, tuple[Role, str, str, str, Callable, Callable[[str, str, str], bool], str]] = {
     "nw-heads": (Role.CORE, "i", "(i) NW heads, positive controls",
                  "on targets whose optimum needs diverse heads (the block targets), NW-ensemble heads trained by "
                  "gradient descent with free head weights become more diverse", E.nw_heads,
-                 lambda t, d, hw: _kind(t, d) == "positive" and hw == "free"),
+                 lambda t, d, hw: E.KIND[t, d] == "positive" and hw == "free", ""),
     "nw-fixed-weights": (Role.SCOPE, "", "(i) NW heads, weights fixed at $1/H$",
                          "with head weights fixed at $1/H$ (the C5 model's) as well, training makes the heads more "
                          "diverse on the block targets", E.nw_heads,
-                         lambda t, d, hw: _kind(t, d) == "positive" and hw == "fixed"),
+                         lambda t, d, hw: E.KIND[t, d] == "positive" and hw == "fixed",
+                         "With head weights fixed at $1/H$, training does not make NW heads more diverse on targets "
+                         "whose optimum needs diverse heads."),
     **{t: (Role.SCOPE, "", f"(i) {t} target", f"training makes the heads more diverse also on the {t} target, whose "
            f"optimum rewards heads that share {what}", E.nw_heads,
-           (lambda name: lambda t, d, hw: t == name and hw == "free")(t))
+           (lambda name: lambda t, d, hw: t == name and hw == "free")(t),
+           f"On the {t} target, whose optimum rewards heads that share {what}, training does not make NW heads "
+           "more diverse.")
        for t, what in (("single-index", "its one direction"), ("additive", "the direction of the sum"),
                        ("bump", "every direction alike"))},
     "attention-layer": (Role.CORE, "iii", "(iii) attention layer, positive controls",
                         "an attention layer with per-head query, key, value and output blocks, trained from scratch on "
                         "in-context regression of the block targets, ends with more diverse heads", E.attention_layer,
-                        lambda t, d, hw: _kind(t, d) == "positive"),
+                        lambda t, d, hw: E.KIND[t, d] == "positive", ""),
 }
 
 
@@ -291,21 +277,19 @@ def _name(r: dict) -> str:
 
 def _replay_outcome(pid: str, exp: dict[str, Any]) -> ReplayOutcome:
     rows, refs = part_rows(exp, pid)
-    j = judge(rows, refs)
-    r0 = rows[0]
-    summary = (f"change over training $\\pm$ 1 SE, {r0['half']} and {r0['steps']} steps: {_effects(j, 'half')}, then "
-               f"{_effects(j)}; $R^2$ {num(j['r2']['half']['mean'], '.2f')} then {num(j['r2']['end']['mean'], '.2f')} "
-               f"against {num(j['reference']['mean'], '.2f')}: {_verdict_word(j)}"
-               + ((" (violation: " + (WORDS[j["outcome"]] if TRAINING_PARTS[pid][0] is Role.CORE
-                                      else "the heads do not diversify") + ")") if violated(j, TRAINING_PARTS[pid][0])
-                  else ""))
-    return ReplayOutcome(violates=violated(j, TRAINING_PARTS[pid][0]), summary=summary,
-                         figures={"judged": j, "settings": rows, "references": refs})
+    j, role = judge(rows, refs), TRAINING_PARTS[pid][0]
+    bad = violated(j, role)
+    summary = (f"change over training $\\pm$ 1 SE, {rows[0]['half']} and {rows[0]['steps']} steps: "
+               f"{_effects(j, 'half')}, then {_effects(j)}; $R^2$ {num(j['r2']['half']['mean'], '.2f')} then "
+               f"{num(j['r2']['end']['mean'], '.2f')} against {num(j['reference']['mean'], '.2f')}: {_verdict_word(j)}"
+               + (f" (violation: {WORDS[j['outcome']] if role is Role.CORE else 'the heads do not diversify'})"
+                  if bad else ""))
+    return ReplayOutcome(violates=bad, summary=summary, figures={"judged": j, "settings": rows, "references": refs})
 
 
 def _replay(pid: str, params: dict) -> ReplayOutcome:
     """Retrain part ``pid``'s settings at the saved size and seed and judge them again."""
-    run, keep = TRAINING_PARTS[pid][4:]
+    run, keep = TRAINING_PARTS[pid][4:6]
     return _replay_outcome(pid, run(params["size"], params["seed"], select=keep))
 
 
@@ -329,31 +313,33 @@ def _controls(exp: dict[str, Any], pid: str, j: dict[str, Any]) -> dict[str, Any
     return out
 
 
+def setting_line(r: dict[str, Any], ref: dict[str, Any]) -> str:
+    """A setting's changes at half the steps and at the end, and its R² along training against its references."""
+    r2 = {w: num(r["r2"][w]["mean"], ".2f") for w in ("init", "half", "end")}
+    return (f"{_name(r)}: " + ", ".join(f"{SHORT[k]} {_chg(r[k]['half'])} then {_chg(r[k]['end'])}" for k in JUDGED)
+            + f"; $R^2$ {r2['init']} at the start, {r2['half']} at step {r['half']}, {r2['end']} at step {r['steps']} "
+            f"against {num(ref['low']['mean'], '.2f')}" + (f" and {num(ref['high']['mean'], '.2f')}" if ref["high"] else ""))
+
+
 def _training_part(pid: str) -> None:
-    role, reading, label, statement, run, _ = TRAINING_PARTS[pid]
+    role, reading, label, statement, _, _, instead = TRAINING_PARTS[pid]
 
     @CLAIM.part(pid, role, reading=reading, label=label, statement=statement, experiment=True,
-                controls=role is Role.CORE)
+                controls=role is Role.CORE, instead=instead)
     def check(ctx: Context) -> Evidence:
         exp = (layer_run if pid == "attention-layer" else nw_run)(ctx)
         out = _replay_outcome(pid, exp)
-        j, rows, refs = out.figures["judged"], out.figures["settings"], out.figures["references"]
+        j, rows, refs = (out.figures[k] for k in ("judged", "settings", "references"))
         cx = ctx.counterexample(params={"size": exp["size"], "seed": exp["seed"]}, outcome=out,
                                 description=f"{label}: {_effects(j)}, {WORDS[j['outcome']]}")
         who = {"nw-heads": "NW heads", "attention-layer": "attention layer"}.get(pid, label.split(") ")[-1])
-        lines = [f"{_name(r)}: "
-                 + ", ".join(f"{SHORT[k]} {_chg(r[k]['half'])} then {_chg(r[k]['end'])}" for k in JUDGED)
-                 + f"; $R^2$ {num(r['r2']['init']['mean'], '.2f')} at the start, {num(r['r2']['half']['mean'], '.2f')} "
-                 f"at step {r['half']}, {num(r['r2']['end']['mean'], '.2f')} at step {r['steps']} against "
-                 f"{num(f['low']['mean'], '.2f')}" + (f" and {num(f['high']['mean'], '.2f')}" if f["high"] else "")
-                 for r, f in zip(rows, refs)]
         forms = "" if j["diagnostics"]["form_diversity"]["can_rise"] else " (score forms can show a fall only)"
         r2 = {f"{_name(r)}, {w}": r["r2"][k]["mean"] for r in rows for k, w in (("end", "trained"),
                                                                                 ("half", "at half the steps"))}
         r2 |= {f"{_name(r)}, reference": f["low"]["mean"] for r, f in zip(rows, refs)}
         return Evidence(
-            numeric=Numeric("measured", "; ".join(lines) + f". Pooled, change over training $\\pm$ 1 SE: {_effects(j)}"
-                            + forms + f": {_verdict_word(j)}", out.figures),
+            numeric=Numeric("measured", "; ".join(map(setting_line, rows, refs)) + ". Pooled, change over training "
+                            f"$\\pm$ 1 SE: {_effects(j)}{forms}: {_verdict_word(j)}", out.figures),
             counterexample=cx, undecided=j["undecided"], r2=r2, design=exp["design"],
             controls=_controls(exp, pid, j),
             regime="" if role is Role.CORE else (f"$n = {rows[0]['n']}$, {rows[0]['steps']} Adam steps, "
@@ -377,22 +363,24 @@ def _plot_effects(ctx: Context) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- reading ii
-@CLAIM.replay(*(f"{m.short.lower()}-{t}" for m in P.MODELS for t in ("keys", "queries")),
-              schema=Schema(source=SOURCE, tensor=Choice(("keys", "queries")), seed=Seed(), band_draws=Int(2, 256)),
+@CLAIM.replay(*(f"{m.short.lower()}-{t}" for m in P.MODELS for t in TENSORS),
+              schema=Schema(source=SOURCE, tensor=Choice(TENSORS), seed=Seed(), band_draws=Int(2, 256)),
               example={"source": MINILM, "tensor": "keys", "seed": 0, "band_draws": 2})
 def replay_checkpoint(params: dict) -> ReplayOutcome:
     """The per-layer HDI of the saved model's tensor against chance, recomputed from its file (the
-    analysis cached per machine): violated when every layer lies below chance (:func:`below_chance`)."""
-    src = params["source"]
+    analysis cached per machine) and judged (:func:`layers_outcome`)."""
+    src, t = params["source"], params["tensor"]
     doc = P.analyze_checkpoint(P.locate(src["distribution"], src["path"]), seed=params["seed"],
                                band_draws=params["band_draws"], cache=True)
-    rows = [{"layer": r["layer"], **r[params["tensor"]]} for r in P.reading_ii_rows(doc)]
-    below = [below_chance(r) for r in rows]
-    band = max((r["band"] or 0.0) for r in rows)
-    summary = (f"{params['tensor']}: HDI {num(min(r['hdi'] for r in rows), '.4f')} to "
-               f"{num(max(r['hdi'] for r in rows), '.4f')} over {len(rows)} layers against Haar "
-               f"{pm(rows[0]['haar_mean'], rows[0]['haar_sd'], '.4f')}; below in {sum(below)} of {len(rows)} layers"
-               + (f"; the quantisation band at most {num(band, '.2g')}" if band else ""))
+    return layers_outcome(t, [{"layer": r["layer"], **r[t]} for r in P.reading_ii_rows(doc)])
+
+
+def layers_outcome(tensor: str, rows: list[dict[str, Any]]) -> ReplayOutcome:
+    """A tensor's layers against chance: violated when every layer lies below (:func:`every_layer_below`)."""
+    band, hdi = max((r["band"] or 0.0) for r in rows), [r["hdi"] for r in rows]
+    summary = (f"{tensor}: HDI {num(min(hdi), '.4f')} to {num(max(hdi), '.4f')} over {len(rows)} layers against Haar "
+               f"{pm(rows[0]['haar_mean'], rows[0]['haar_sd'], '.4f')}; below in {sum(map(below_chance, rows))} of "
+               f"{len(rows)} layers" + (f"; the quantisation band at most {num(band, '.2g')}" if band else ""))
     return ReplayOutcome(violates=every_layer_below(rows), summary=summary, figures={"layers": rows})
 
 
@@ -402,7 +390,8 @@ def replay_checkpoint(params: dict) -> ReplayOutcome:
 def replay_weighted(params: dict) -> ReplayOutcome:
     """Layer 0's plain and Σ-weighted comparisons with chance, recomputed: violated when the two
     inner products disagree (for keys or queries) on whether the heads are below chance."""
-    w = weighted_layer0(open_model(P.locate(params["source"]["distribution"], params["source"]["path"])), samples=params["samples"],
+    src = params["source"]
+    w = weighted_layer0(open_model(P.locate(src["distribution"], src["path"])), samples=params["samples"],
                         draws=params["draws"], seed=params["seed"])
     flips = weighted_flips(w)
     k, q = w["keys"], w["queries"]
@@ -419,7 +408,6 @@ def checkpoint(ctx: Context) -> dict[str, Any]:
     """Each model's per-layer comparisons (or why it is unavailable) and MiniLM's layer 0 in its
     input geometry."""
     out: dict[str, Any] = {}
-    band_draws = ctx.size(*BAND_DRAWS)
     for m in P.MODELS:
         try:
             P.installed_path(m)
@@ -427,9 +415,9 @@ def checkpoint(ctx: Context) -> dict[str, Any]:
             out[m.short] = {"reason": f"{m.name} is not installed; `{m.install}` installs it"}
             continue
         ctx.progress(f"{m.short} against Haar baselines")
-        for t in ("keys", "queries"):
+        for t in TENSORS:
             params = {"source": {"distribution": m.distribution, "path": m.path}, "tensor": t, "seed": ctx.seed,
-                      "band_draws": band_draws}
+                      "band_draws": ctx.size(*BAND_DRAWS)}
             out.setdefault(m.short, {})[t] = (params, replay_checkpoint(params))
     if "reason" not in out[P.MODELS[0].short]:
         wp = {"source": MINILM, "samples": ctx.size(2048, 4096, 32768), "draws": ctx.size(4, 4, 64),
@@ -438,40 +426,46 @@ def checkpoint(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def weaker_statement(ck: dict[str, Any]) -> str:
+    """What every refuted model part supports, said once: the HDI range over all of them."""
+    hit = {f"{m} {t}": out.figures["layers"] for m, c in ck.items() if m != "weighted" and "reason" not in c
+           for t, (_, out) in c.items() if out.violates}
+    hdi = [r["hdi"] for rs in hit.values() for r in rs]
+    return (f"a weaker statement: the trained heads stay far from identical (HDI {num(min(hdi), '.2f')} to "
+            f"{num(max(hdi), '.2f')} over {', '.join(hit)}; identical heads have 0), but every layer is less diverse "
+            "than at initialisation")
+
+
 def _checkpoint_part(model: Any, tensor: str) -> None:
-    heads = tensor[:-1].replace("querie", "query")
     @CLAIM.part(f"{model.short.lower()}-{tensor}", Role.CORE, reading="ii", label=f"(ii) {model.short} {tensor}",
-                statement=f"training leaves the pretrained {model.name} {heads} heads more diverse than Haar-random "
-                          "subspaces of the same sizes (their HDI at a Gaussian initialisation): refuted when every "
-                          "layer is below chance, supported when every layer is above, undecided in between")
+                statement=f"training leaves the pretrained {model.name} {HEADS[tensor]} "
+                          "heads more diverse than Haar-random subspaces of the same sizes (their HDI at a Gaussian "
+                          "initialisation): refuted when every layer is below chance, supported when every layer is "
+                          "above, undecided in between")
     def check(ctx: Context) -> Evidence:
         ck = checkpoint(ctx)[model.short]
         if "reason" in ck:
             return Evidence(reason=ck["reason"], finding=f"{model.short} not installed")
         params, out = ck[tensor]
         rs = out.figures["layers"]
-        lo, hi = min(r["hdi"] for r in rs), max(r["hdi"] for r in rs)
-        mu, sd = rs[0]["haar_mean"], rs[0]["haar_sd"]
+        sides = [chance_side(r) for r in rs]
+        split = f"below chance in {sides.count('below')}, above in {sides.count('above')} of {len(rs)} layers"
         cx = ctx.counterexample(params=params, outcome=out,
                                 description=f"{model.name} {tensor}: every layer less diverse than chance")
-        kinds = [P.classify(r, Z_MIN, CKPT_DELTA_MIN) for r in rs]
-        split = (f"below chance in {kinds.count('below')}, above in {kinds.count('above')} of {len(rs)} layers")
         return Evidence(
             numeric=Numeric("measured", "per-layer HDI " + ", ".join(num(r["hdi"], ".3f") for r in rs)
                             + f"; {out.summary}", {"layers": rs}),
-            counterexample=cx,
-            undecided="" if cx or kinds.count("above") == len(rs) else f"{model.short} {tensor}: {split}",
-            restored_by=(f"a weaker statement: the trained heads stay far from identical (HDI {num(lo, '.2f')} to "
-                         f"{num(hi, '.2f')}; identical heads have 0), but every layer is less diverse than at "
-                         "initialisation") if cx else "",
-            finding=(f"{model.short} {tensor}: HDI {num(lo, '.2f')} to {num(hi, '.2f')} against chance "
-                     f"{pm(mu, sd, '.4f')}, " + ("below in every layer" if cx else split)))
+            counterexample=cx, restored_by=weaker_statement(checkpoint(ctx)) if cx else "",
+            undecided="" if cx or sides.count("above") == len(rs) else f"{model.short} {tensor}: {split}",
+            finding=(f"{model.short} {tensor}: HDI {num(min(r['hdi'] for r in rs), '.2f')} to "
+                     f"{num(max(r['hdi'] for r in rs), '.2f')} against chance "
+                     f"{pm(rs[0]['haar_mean'], rs[0]['haar_sd'], '.4f')}, " + ("below in every layer" if cx else split)))
 
     check.__name__ = check.__qualname__ = f"check_{model.short.lower()}_{tensor}"
 
 
 for _model in P.MODELS:
-    for _tensor in ("keys", "queries"):
+    for _tensor in TENSORS:
         _checkpoint_part(_model, _tensor)
 
 
@@ -499,21 +493,19 @@ def inner_product(ctx: Context) -> Evidence:
                  f"{pm(w['weighted_haar_mean'], w['weighted_haar_sd'])}"
                  + (", the inner products disagree" if cx else ", the same conclusion as Euclidean")),
         plots={} if path is None else {"checkpoint_layers": plots.checkpoint_layers(
-            path, {t: ck["MiniLM"][t][1].figures["layers"] for t in ("keys", "queries")}, w)})
+            path, {t: ck["MiniLM"][t][1].figures["layers"] for t in TENSORS}, w)})
 
 
 @CLAIM.summary
 def summary(ctx: Context, parts: tuple) -> str:
     """What training does to keys, queries and score forms, per reading and target kind."""
-    nw, layer = nw_run(ctx), layer_run(ctx)
     bits = []
-    for pid in TRAINING_PARTS:
-        exp = layer if pid == "attention-layer" else nw
-        j = judge(*part_rows(exp, pid))
-        bits.append(f"{TRAINING_PARTS[pid][2]}: {_effects(j)}, {_verdict_word(j)}")
+    for pid, spec in TRAINING_PARTS.items():
+        j = judge(*part_rows((layer_run if pid == "attention-layer" else nw_run)(ctx), pid))
+        bits.append(f"{spec[2]}: {_effects(j)}, {_verdict_word(j)}")
     for name, ck in checkpoint(ctx).items():
         if name != "weighted" and "reason" not in ck:
-            rs = [r for t in ("keys", "queries") for r in ck[t][1].figures["layers"]]
-            bits.append(f"{name} HDI {num(min(r['hdi'] for r in rs), '.2f')} to {num(max(r['hdi'] for r in rs), '.2f')}"
-                        f" against chance {num(rs[0]['haar_mean'], '.3f')}")
+            hdi = [r["hdi"] for t in TENSORS for r in ck[t][1].figures["layers"]]
+            bits.append(f"{name} HDI {num(min(hdi), '.2f')} to {num(max(hdi), '.2f')} against chance "
+                        f"{num(ck['keys'][1].figures['layers'][0]['haar_mean'], '.3f')}")
     return "change over training $\\pm$ 1 SE: " + "; ".join(bits)

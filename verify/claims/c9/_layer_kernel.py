@@ -1,10 +1,6 @@
-"""Compiled training of the attention layer of :mod:`verify.claims.c9.layer` (numba), one run at a
-time with its contexts drawn inside the loop: the same formulas, the same Adam and the same draws
-as the numpy code there (which stays the reference the tests compare with).
-
-Tokens are columns (``Z`` (p, T)), so every sum over the tokens runs along contiguous memory. The
-parameters are one flat array ``P`` = (W_Q, W_K, W_V, u) with ``u_h = W_O^h[:, y]``, the only
-column of W_O the loss reads (the others get no gradient and never move).
+"""Compiled training of the attention layer of :mod:`verify.claims.c9.layer` (numba): the same formulas,
+Adam and draws as the numpy reference there. Tokens are columns (``Z`` (p, T)); the parameters are one
+flat array ``P`` = (W_Q, W_K, W_V, u), ``u_h = W_O^h[:, y]`` the only column of W_O the loss reads.
 """
 
 from __future__ import annotations
@@ -15,8 +11,6 @@ import numpy as np
 from numba import njit
 
 from verify.experiments._train_kernel import SUM_FLAGS, adam, axpy, dot, draw, softmax
-
-__all__ = ["layer_segment"]
 
 
 @njit(cache=True, nogil=True, fastmath=SUM_FLAGS)

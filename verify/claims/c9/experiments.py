@@ -1,16 +1,9 @@
-"""C9's training experiments, as functions of plain parameters (a size and a seed) returning dicts.
-
-Reading i: NW-ensemble heads (:mod:`verify.experiments.training`), with free and with fixed head
-weights, on the block targets (positive controls, :func:`verify.claims.c9.population.positive_control`)
-and on three targets without a specialisation reward. Reading iii: an attention layer
-(:mod:`verify.claims.c9.layer`) on the block targets, beside the same layer with tied heads (one W_Q,
-W_K: the identical-heads reference trained with the same data and steps).
-
-Every run trains 2T steps at a held learning rate (Adam, no schedule), recorded at 0, T and 2T:
-the state at T is the run of half the length, so the convergence test (a run of twice the
-length, SPEC) costs nothing extra. Each setting's summary gives, per diagnostic, the paired change
-from initialisation to T and to 2T over the seeds, and the R² (``1 − MSE/Var f``, MSE against the
-noiseless f) at 0, T and 2T.
+"""C9's training experiments, as functions of a size and a seed returning dicts: reading i, NW-ensemble
+heads (:mod:`verify.experiments.training`) with free and fixed head weights on the block targets (positive
+controls, :func:`verify.claims.c9.population.positive_control`) and on three targets without a
+specialisation reward; reading iii, an attention layer (:mod:`verify.claims.c9.layer`) on the block
+targets beside the same layer with tied heads. Every run trains 2T steps at a held learning rate and
+is recorded at 0, T and 2T: the state at T is the run of half the length (the convergence test).
 """
 
 from __future__ import annotations
@@ -29,9 +22,6 @@ from verify.io import jsonable
 from verify.experiments.regimes import SIZES, design_record, variance_of_f
 from verify.experiments.training import TrainSetting, effect, train_many
 from verify.numeric.stats import mean_se
-
-__all__ = ["nw_heads", "attention_layer", "nw_settings", "layer_settings", "summarise", "NW_SIZES", "LAYER_SIZES",
-           "TARGETS", "D", "H", "DK", "SIGMA"]
 
 #: Sizes of every experiment: d = 8 = H·d_k, four heads of two dimensions (one per block).
 D, H, DK, SIGMA = 8, 4, 2, 0.1
@@ -111,38 +101,32 @@ def summarise(tr: Any, head_weights: str, haar: dict[str, dict[str, float]]) -> 
     return row
 
 
-def _baselines(seed: int, tag: int) -> dict[str, dict[str, float]]:
-    return haar_baselines(H, DK, D, seed=_seed(seed, tag, 99))
+def _experiment(which: str, size: str, seed: int, select: Any) -> dict[str, Any]:
+    """Reading i (``nw``) or iii (``layer``) at ``size``: the settings ``select(target, design, head
+    weights)`` keeps, each summarised (:func:`summarise`), the Haar baselines, and the positive controls
+    of the block targets trained, with what reference heads reach at the experiment's n."""
+    t0 = time.process_time()
+    nw = which == "nw"
+    settings, flag, train = ((nw_settings, "learn_alpha", train_many) if nw else
+                             (layer_settings, "tied", train_layers))
+    words = HW if nw else LAYER_HW
+    grid = [s for s in settings(size, seed) if select is None or select(s.dgp, s.design, words[getattr(s, flag)])]
+    haar = haar_baselines(H, DK, D, seed=_seed(seed, 9 if nw else 93, 99))
+    rows = [summarise(tr, words[getattr(tr.setting, flag)], haar) for tr in train(grid)] if grid else []
+    pcs = [positive_control(g, ds, n=(NW_SIZES if nw else LAYER_SIZES)[size]["n"], seed=seed) for g, ds, k in TARGETS
+           if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
+    return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
+                     "design": _design(size, which), "seconds": time.process_time() - t0}, finite=True)
 
 
 def nw_heads(size: str, seed: int, select: Any = None) -> dict[str, Any]:
-    """Reading i at ``size``: the settings of :func:`nw_settings` (those ``select(setting)`` keeps),
-    each summarised, the Haar baselines, and the positive controls of the block targets trained
-    (population optima and finite-n references at the experiment's n)."""
-    t0 = time.process_time()
-    grid = [s for s in nw_settings(size, seed) if select is None or select(s.dgp, s.design, HW[s.learn_alpha])]
-    haar = _baselines(seed, 9)
-    rows = [summarise(tr, HW[tr.setting.learn_alpha], haar) for tr in train_many(grid)]
-    z = NW_SIZES[size]
-    pcs = [positive_control(g, ds, n=z["n"], seed=seed) for g, ds, k in TARGETS
-           if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
-    return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
-                     "design": _design(size, "nw"), "seconds": time.process_time() - t0}, finite=True)
+    """Reading i at ``size`` (:func:`_experiment`)."""
+    return _experiment("nw", size, seed, select)
 
 
 def attention_layer(size: str, seed: int, select: Any = None) -> dict[str, Any]:
-    """Reading iii at ``size``: the layer's settings (:func:`layer_settings`, those ``select`` keeps),
-    each summarised (tied heads as ``head_weights`` "tied"), the Haar baselines, and what NW
-    reference heads reach at the layer's n (:func:`positive_control`)."""
-    t0 = time.process_time()
-    grid = [s for s in layer_settings(size, seed) if select is None or select(s.dgp, s.design, LAYER_HW[s.tied])]
-    haar = _baselines(seed, 93)
-    rows = [summarise(tr, LAYER_HW[tr.setting.tied], haar) for tr in train_layers(grid)] if grid else []
-    z = LAYER_SIZES[size]
-    pcs = [positive_control(g, ds, n=z["n"], seed=seed) for g, ds, k in TARGETS
-           if k == "positive" and any((r["target"], r["design"]) == (g, ds) for r in rows)]
-    return jsonable({"size": size, "seed": seed, "haar": haar, "settings": rows, "positive_controls": pcs,
-                     "design": _design(size, "layer"), "seconds": time.process_time() - t0}, finite=True)
+    """Reading iii at ``size`` (:func:`_experiment`; tied heads as ``head_weights`` "tied")."""
+    return _experiment("layer", size, seed, select)
 
 
 def _design(size: str, which: str) -> dict[str, Any]:

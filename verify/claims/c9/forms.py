@@ -1,30 +1,17 @@
 """Diversity of trained heads beyond the key HDI (claim C9): queries, score forms, Haar baselines.
 
-A head's attention scores are the bilinear form ``s_i = xᵀ M_h x_i / sqrt(d_k)`` with the
-*score form* ``M_h = W_Q^h (W_K^h)ᵀ`` (d × d, rank d_k). Two heads compute the same scores iff
-their forms agree, whatever their key subspaces: shared keys with orthogonal queries
-(``W_K^h = W_K``, ``W_Q^hᵀ W_Q^h' = 0``) give ``<M_h, M_h'>_F = tr(W_Q^hᵀ W_Q^h' W_Kᵀ W_K) = 0``,
-i.e. heads with key HDI 0 and entirely different score functions. So C9 is read on three
-diagnostics, each in [0, 1] with 0 for identical and 1 for orthogonal heads:
+A head's scores are ``xᵀ M_h x_i / sqrt(d_k)`` with the *score form* ``M_h = W_Q^h (W_K^h)ᵀ``: two heads
+score alike iff their forms agree, whatever their key subspaces (shared keys with orthogonal queries
+have key HDI 0 and orthogonal forms). So C9 reads three diagnostics, each 0 for identical and 1 for
+orthogonal heads: the key HDI (the paper's, C4) and the query HDI; the score-form diversity
+``1 − mean_{h<h'} cos²(M_h, M_h')``, the forms as vectors of R^{d×d}; and, reported beside, the
+form-subspace HDI ``1 − mean ρ(W_Q^h, W_Q^h') ρ(W_K^h, W_K^h')`` (the overlap of the subspaces
+``Range(W_Q^h) ⊗ Range(W_K^h)`` in which the forms live).
 
-- key HDI ``1 − mean_{h<h'} ρ(W_K^h, W_K^h')`` (the paper's, C4) and query HDI (the same on W_Q);
-- score-form diversity ``1 − mean_{h<h'} cos²(M_h, M_h')``, ``cos(M, M') = <M, M'>_F/(‖M‖_F ‖M'‖_F)``:
-  the forms as vectors of R^{d×d}. It sees the pairing of query and key directions (two forms
-  with the same row and column spaces but different pairings count as different), is invariant
-  to rescaling a head, and not to ``W → W A`` (the form changes with A);
-- form-subspace HDI ``1 − mean ρ(W_Q^h, W_Q^h') ρ(W_K^h, W_K^h')``: the overlap of the d_k²-dim
-  subspaces ``Range(W_Q^h) ⊗ Range(W_K^h)`` of R^{d×d} in which each form lives
-  (``tr(P_{U⊗V} P_{U'⊗V'}) / d_k² = ρ_Q ρ_K``), a function of the four ranges only.
-
-Baselines for independent Haar frames U, V (d × d_k) per head, ``M = U Vᵀ``:
-``E cos²(M, M') = 1/d²`` (``<M, M'> = tr(A B)`` with ``A = Uᵀ U'``, ``B = V'ᵀ V`` independent; B is
-a d_k × d_k block of a Haar orthogonal matrix, ``E B_ji B_lk = δ_jl δ_ik / d``, so
-``E tr(AB)² = E‖A‖²/d = d_k²/d²``, and ``‖M‖² = d_k``), so the score-form diversity of Haar heads
-has mean ``1 − 1/d²``; the form-subspace HDI has mean ``1 − (d_k/d)²`` (ρ_Q and ρ_K independent,
-each of mean d_k/d). Their SDs are drawn (:func:`haar_baselines`). Bounds: H unit vectors of
-R^{d²} have ``mean_{h<h'} cos² ≥ (H/d² − 1)/(H − 1)`` (Welch), so the score-form diversity is at most
-1 for H ≤ d² and ``1 − (H/d² − 1)/(H − 1)`` beyond; the key and query HDI have the fusion-frame
-bound of C6.
+For independent Haar frames U, V per head (``M = U Vᵀ``) ``E cos²(M, M') = 1/d²``, so the score-form
+diversity of Haar heads has mean ``1 − 1/d²`` and the form-subspace HDI ``1 − (d_k/d)²``; their SDs
+are drawn (:func:`haar_baselines`). H unit vectors of R^{d²} have ``mean cos² ≥ (H/d² − 1)/(H − 1)``
+(Welch): the score-form diversity is at most 1 for H ≤ d² and ``1 − (H/d² − 1)/(H − 1)`` beyond.
 """
 
 from __future__ import annotations
@@ -36,9 +23,6 @@ import numpy as np
 from verify._validate import as_array, fail, positive_int
 from verify.numeric.baseline import haar_hdi_moments, hdi_from_overlaps, overlaps
 from verify.numeric.diversity import hdi_bound
-
-__all__ = ["score_forms", "form_cos2", "form_diversity", "form_bound", "haar_baselines", "diagnostics", "DIAGNOSTICS",
-           "MAX_FORM_DRAWS"]
 
 #: The most Haar draws one baseline call makes (draws · H · d · d_k each for U and V): ~1 s.
 MAX_FORM_DRAWS = 200_000

@@ -1,25 +1,12 @@
-"""C9 reading iii: a real attention layer trained from scratch on in-context regression.
+"""C9 reading iii: one attention layer trained from scratch on in-context regression.
 
-The layer: one attention-only layer, per-head ``W_Q^h, W_K^h ∈ R^{p×d_k}``, ``W_V^h ∈ R^{p×d_v}``,
-``W_O^h ∈ R^{d_v×p}``, width ``p = d + 1``, a residual connection, no biases, no MLP. A context is n
-tokens ``z_i = (x_i, y_i)`` and a query token ``z_q = (x, 0)``; the sequence ``Z = [z_1..z_n, z_q]``
-(T = n + 1 tokens: the query attends to the context and to itself). At the query position
-
-    q_h = W_Q^hᵀ z_q,  k_ht = W_K^hᵀ z_t,  v_ht = W_V^hᵀ z_t             (projections)
-    s_ht = <q_h, k_ht> / sqrt(d_k),  w_ht = softmax_t(s_ht)                (scores, weights)
-    o_h = Σ_t w_ht v_ht,  out = z_q + Σ_h W_O^hᵀ o_h,  ŷ = out_{p}          (heads, output)
-
-and the loss of a step is ``L = mean_c (ŷ_c − y_c)²`` over C fresh contexts. Gradient (by hand;
-the tests compare it with torch.autograd): with ``g_c = 2(ŷ_c − y_c)/C``, ``u_h = W_O^h[:, p]``
-
-    ∂L/∂W_O^h[:, p] = Σ_c g_c o_ch,  δo_ch = g_c u_h,  ∂L/∂W_V^h = Σ_c z̄_chᵀ δo_ch  (z̄ = Σ_t w_t z_t)
-    δs_cht = w_cht (<v_cht, δo_ch> − <o_ch, δo_ch>)
-    ∂L/∂W_Q^h = Σ_c z_qc ⊗ Σ_t δs_cht k_cht / sqrt(d_k)
-    ∂L/∂W_K^h = Σ_c (Σ_t δs_cht z_ct) ⊗ q_ch / sqrt(d_k)
-
-(the other columns of W_O get no gradient). ``tied``: the reference layer whose heads share
-``W_Q, W_K`` (identical attention), each head's copy updated with the gradient summed over heads.
-Diagnostics read the x-rows of W_Q^h, W_K^h; the y-path head weight is ``α_h = W_V^h[p]·W_O^h[:, p]``.
+Per-head ``W_Q^h, W_K^h ∈ R^{p×d_k}``, ``W_V^h ∈ R^{p×d_v}``, ``W_O^h ∈ R^{d_v×p}``, width ``p = d + 1``, a
+residual connection, no biases, no MLP. A context is n tokens ``z_i = (x_i, y_i)`` and the query token
+``z_q = (x, 0)`` last (it attends to itself too); at the query ``s_ht = <W_Q^hᵀ z_q, W_K^hᵀ z_t>/sqrt(d_k)``,
+``w_h = softmax_t s_h``, ``ŷ = (z_q + Σ_h W_O^hᵀ Σ_t w_ht W_V^hᵀ z_t)_p``, and a step's loss is
+``mean_c (ŷ_c − y_c)²`` over C fresh contexts, its gradient written by hand (:func:`loss_and_grad`; the
+tests compare it with torch.autograd). ``tied``: the identical-heads reference, whose heads share W_Q,
+W_K. Diagnostics read the x-rows of W_Q^h, W_K^h; the head weight is ``α_h = W_V^h[p]·W_O^h[:, p]``.
 Runs train in compiled code where numba runs (:mod:`verify.claims.c9._layer_kernel`), else here.
 """
 
@@ -36,9 +23,6 @@ from verify._validate import seed as valid_seed
 from verify.experiments.training import SCHEDULES, adam_step, learning_rate
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, make_dgp
 from verify.numeric.nw import get_backend, softmax_exp
-
-__all__ = ["PARAMS", "LayerSetting", "LayerTrace", "init_params", "forward", "loss_and_grad", "contexts",
-           "train_layers", "MAX_LAYER_WORK"]
 
 PARAMS = ("WQ", "WK", "WV", "WO")
 #: The most token projections a setting may compute, seeds · steps · C · (n + 1) · H
@@ -120,7 +104,9 @@ def forward(params: dict[str, np.ndarray], Z: np.ndarray) -> dict[str, np.ndarra
 
 def loss_and_grad(params: dict[str, np.ndarray], Z: np.ndarray,
                   y: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``L = mean_c (ŷ_c − y_c)²`` per run (...,) and its gradient (module docstring)."""
+    """``L = mean_c (ŷ_c − y_c)²`` per run (...,) and its gradient: with ``g_c = 2(ŷ_c − y_c)/C`` and
+    ``u_h = W_O^h[:, p]``, ``δo_ch = g_c u_h`` and ``δs_cht = w_cht (<v_cht, δo_ch> − <o_ch, δo_ch>)``, then
+    the chain rule through o (W_V, W_O[:, p]) and the scores (W_Q, W_K); the other columns of W_O get none."""
     lead, P, Zf, y = _fold(params, Z, y)
     B, H, p, k = P["WQ"].shape
     C = Zf.shape[1]

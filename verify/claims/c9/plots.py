@@ -9,8 +9,6 @@ import numpy as np
 
 from verify.outputs import plots
 
-__all__ = ["training_effects", "checkpoint_layers"]
-
 LABELS = {"key_hdi": "key HDI", "query_hdi": "query HDI", "form_diversity": "score-form diversity",
           "form_subspace_hdi": "form-subspace HDI"}
 

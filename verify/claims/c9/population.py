@@ -1,22 +1,13 @@
-"""C9's positive controls: population (n → ∞) NW-ensemble heads in closed form, and the references
-at finite n (what diverse and identical heads reach where the experiment trains).
+"""C9's positive controls: population (n → ∞) NW-ensemble heads in closed form, and what reference heads
+reach at finite n.
 
-For ``X ~ N(0, I_d)`` the softmax weights ``∝ exp(aᵀ x_i)`` with ``a = s W_K W_Qᵀ x``
-(``s = 1/sqrt(d_k)``) tilt the design: ``E[g(X) e^{aᵀX}] / E[e^{aᵀX}] = E g(X + a)`` (the tilted
-Gaussian is ``N(a, I)``). So as n → ∞ head h at x tends to ``m_h(x) = E f(X + A_h x)``,
-``A_h = s W_K^h (W_Q^h)ᵀ``: a head is an exponentially tilted average, not a local smoother. The
-ensemble's population MSE ``E(Σ_h α_h m_h(X) − f(X))²`` in closed form for the block targets:
-
-- ``block`` ``f = xᵀ J x`` (J symmetric: ``c/2`` at each pair (2b−1, 2b), ``c = 1/sqrt(B)``):
-  ``m_h = xᵀ A_hᵀ J A_h x`` (f is harmonic in each block, so smoothing leaves it), and with
-  ``Δ = Σ_h α_h A_hᵀ J A_h − J``: ``MSE = (tr Δ)² + 2 ‖Δ‖_F²`` (``E (xᵀΔx)²`` for Gaussian x). Block
-  heads ``A_h = λ P_b`` give ``m_h = λ² f_b``: with ``α_h λ² = 1`` the MSE is 0, reachable with free
-  α at any λ and with α = 1/H at ``λ = sqrt(H)``; shared keys with orthogonal queries reach 0 too.
-- ``sin-block`` ``f = c Σ_b sin x_{2b−1} sin x_{2b}``: ``m_h = e^{−1} f(A_h x)`` (``E sin(Z + a) =
-  e^{−1/2} sin a``); the MSE is a sum over pairs of sine products, ``E sin(u·x) sin(v·x) sin(u'·x)
-  sin(v'·x) = ¼ Σ ± C(u ∓ v, u' ∓ v')``, ``C(p, q) = E cos(p·x) cos(q·x) = (e^{−‖p−q‖²/2} +
-  e^{−‖p+q‖²/2})/2``. Block heads need ``α_h = e`` (free α) for MSE 0: with α = 1/H no scale
-  reaches it (a head's output is bounded).
+For ``X ~ N(0, I_d)`` the softmax weights ``∝ exp(aᵀ x_i)``, ``a = A_h x``, ``A_h = W_K^h (W_Q^h)ᵀ/sqrt(d_k)``,
+tilt the design to ``N(a, I)``: head h tends to ``m_h(x) = E f(X + A_h x)``, an exponentially tilted
+average. For ``block`` (``f = xᵀ J x``, harmonic in each block) ``m_h = xᵀ A_hᵀ J A_h x`` and, with
+``Δ = Σ_h α_h A_hᵀ J A_h − J``, the MSE is ``(tr Δ)² + 2 ‖Δ‖_F²``; for ``sin-block`` (``f = c Σ_b sin x_{2b−1}
+sin x_{2b}``) ``m_h = e^{−1} f(A_h x)`` and the MSE is a sum of ``C(p, q) = E cos(p·x) cos(q·x) =
+(e^{−‖p−q‖²/2} + e^{−‖p+q‖²/2})/2``. Block heads reach MSE 0 with free α on both targets, with α = 1/H only
+on ``block`` (at λ = sqrt(H)).
 """
 
 from __future__ import annotations
@@ -33,8 +24,6 @@ from verify.experiments import regimes
 from verify.experiments.training import forward
 from verify.numeric.dgp import SIN_BLOCK_VAR, make_dgp
 from verify.numeric.stats import mean_se, r_squared
-
-__all__ = ["population_mse", "positive_control", "TARGETS", "FINITE_SCALES"]
 
 TARGETS = ("block", "sin-block")
 
@@ -111,21 +100,12 @@ def _golden(fn: Any, lo: float, hi: float, iters: int = 80) -> float:
 
 def positive_control(target: str, design: str, *, H: int = 4, d: int = 8, sigma: float = 0.1, n: int = 128,
                      seed: int = 0, replicates: int = 16, m: int = 64) -> dict[str, Any]:
-    """A block target's positive control: population MSE (n → ∞) of reference head configurations in
-    closed form, and what each reference family reaches at ``n`` keys.
-
-    Gaussian design (``block``, ``sin-block``; λ = s·gain²): block heads and shared keys with
-    orthogonal queries reach MSE 0 with free α (λ = 1, α = 1 for block, e for sin-block); with α = 1/H
-    block heads need λ = sqrt(H) on the block target, the sin-block target cannot reach 0 (the best λ
-    by golden section); identical heads reach at best 3/4 of Var f. Torus (``block``): circle heads
-    with α = 1/A_2(κ), A_2 = I_2(κ)/I_0(κ) (MSE 0), with α = 1/H ``(1 − A_2/4)² Var f``, identical
-    heads 3/4 of Var f. Finite n: each family (diverse heads, shared keys, identical heads) at its
-    best scale of :data:`FINITE_SCALES` and (free α) its least-squares common amplitude, both chosen
-    on ``replicates`` fitting replicates and scored on as many fresh ones (``SeedSequence([seed, 9,
-    8, r])``, the same for every family, so differences pair). Returns ``{"target", "design",
-    "var_f", "n", "configs": [{"config", "head_weights", "population_mse", "population_r2",
-    "key_hdi", "query_hdi", "form_diversity"}], "finite_n": [{"family", "head_weights", "scale",
-    "amplitude", "r2", "se", "r2_runs"}], "specialisation_pays"}``."""
+    """A block target's positive control: the population MSE of reference configurations (``configs``:
+    block or circle heads, shared keys with orthogonal queries, with free α and with α = 1/H, identical
+    heads) and what each family (diverse, shared, identical) reaches at ``n`` keys (``finite_n``): at
+    its best scale of :data:`FINITE_SCALES` and (free α) least-squares amplitude, chosen on ``replicates``
+    fitting replicates and scored on as many fresh ones (``SeedSequence([seed, 9, 8, r])``, paired over
+    the families). On the torus circle heads need α = 1/A_2(κ), ``A_2 = I_2(κ)/I_0(κ)``."""
     design = one_of("design", design, ("normal", "torus"))
     target = one_of("target", target, ("block", "sin-block") if design == "normal" else ("block",))
     n, seed = positive_int("n", n, minimum=2), valid_seed("seed", seed)

@@ -1,15 +1,7 @@
-"""C9 reading ii: a pretrained transformer's heads against Haar-random subspaces.
-
-Per layer, the subspace HDI of the key (query) projections against the law of H independent
-Haar-random subspaces of the same sizes (BERT's Gaussian initialisation has Haar ranges, so the
-baseline is also the HDI at initialisation); and layer 0 compared in the inner product of its
-input covariance Σ (:func:`weighted_layer0`): principal angles between ``Σ^{1/2} W_h``, the squared
-canonical correlations of the heads' features, against Haar frames mapped by ``Σ^{1/2}``.
-
-The per-layer figures of every model come from :mod:`verify.experiments.pretrained` (one engine for
-reading ii and ``python -m verify hdi --reading-ii``); a checkpoint is named by data only (issue
-#37): an allow-listed installed distribution and the path of its weights inside it, located with
-``importlib.metadata`` (:func:`verify.experiments.pretrained.locate`); nothing is imported.
+"""C9 reading ii: layer 0 of a pretrained BERT in the inner product of its input covariance Σ
+(:func:`weighted_layer0`): principal angles between ``Σ^{1/2} W_h``, the squared canonical correlations of
+the heads' features, against Haar frames mapped by ``Σ^{1/2}``. The per-layer figures of every model are
+:mod:`verify.experiments.pretrained`'s (a checkpoint named by data only, nothing imported).
 """
 
 from __future__ import annotations
@@ -23,8 +15,6 @@ from verify._validate import fail
 from verify.experiments.checkpoint import SafetensorsFile, open_checkpoint
 from verify.io import read_json
 from verify.numeric.baseline import embedding_covariance, haar_hdi_draws, haar_hdi_moments, hdi_batch, metric_factor
-
-__all__ = ["open_model", "weighted_layer0", "POSITIONS", "MAX_WIDTH"]
 
 #: Positions of the layer-0 input distribution: uniform over the first 128 (sentence lengths).
 POSITIONS = 128
