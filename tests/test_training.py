@@ -239,7 +239,7 @@ def test_trace_hdi_matches_scipy_on_the_heads():
         for col in (0, -1):
             assert abs(tr.hdi_keys[r, col] - _scipy_hdi(tr.WK_path[r, col])) <= ANGLE_ATOL
             assert abs(tr.hdi_queries[r, col] - _scipy_hdi(tr.WQ_path[r, col])) <= ANGLE_ATOL
-        assert abs(tr.delta_hdi[r]) > 1e-6                                   # the heads did move
+        assert abs(tr.hdi_keys[r, -1] - tr.hdi_keys[r, 0]) > 1e-6               # the heads did move
 
 
 def test_overlaps_match_scipy_subspace_angles():

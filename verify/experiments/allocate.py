@@ -137,7 +137,6 @@ ARCHITECTURES: tuple[tuple[str, int, int, int], ...] = (
 )
 
 
-# --------------------------------------------------------------------------- validation
 def _model(model: Any) -> Model:
     if not isinstance(model, str) or model not in MODELS:
         raise fail("model (--model)", repr(model), f"one of {', '.join(MODELS)}")
@@ -164,7 +163,6 @@ def _inputs(D: Any, n: Any, d: Any, c_b: Any, c_v: Any) -> tuple[int, float, int
             positive_number("c_b (--c-b)", c_b), positive_number("c_v (--c-v)", c_v))
 
 
-# --------------------------------------------------------------------------- the models
 def divisor_pairs(D: int) -> list[tuple[int, int]]:
     """All ``(H, d_k)`` with ``H·d_k = D``, ordered by increasing ``d_k``."""
     D = _budget(D)
@@ -237,7 +235,6 @@ def best_pair(model: str, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: Any = 1.0
     return min(rows, key=lambda row: row[2])
 
 
-# --------------------------------------------------------------------------- advice
 def _num(x: mpmath.mpf) -> dict[str, float]:
     """A positive mpf as a float (inf beyond float range) and its always-finite log10."""
     with mpmath.workdps(DPS):
@@ -301,7 +298,6 @@ def allocate(D: int, n: float, d: int, model: str | None = None, c_b: float = 1.
     }
 
 
-# --------------------------------------------------------------------------- output
 def _fmt_log10(l10: float) -> str:
     """10^l10 in 4 significant digits, in exponent form beyond 1e±5 (never overflows)."""
     if abs(l10) < 5:

@@ -1,20 +1,15 @@
 """Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights; C9 reading ii).
 
-Two source formats behind one :class:`Checkpoint`: safetensors files (the ``safetensors``
-library, numpy, one tensor at a time; BERT/MiniLM, GPT-2 and LLaMA/Mistral layouts with
-``config.json``) and GGUF files (the ``gguf`` library, :mod:`verify.experiments.gguf_reader`;
-the LLaMA family and GPT-2, quantised or not, with the sizes in the file's own metadata). Both
-feed the per-head key and query projections to :mod:`verify.numeric.diversity`.
+Two source formats behind one :class:`Checkpoint`: safetensors files (the ``safetensors`` library,
+one tensor at a time; BERT/MiniLM, GPT-2 and LLaMA/Mistral layouts with ``config.json``) and GGUF
+files (:mod:`verify.experiments.gguf_reader`; the LLaMA family and GPT-2, quantised or not, sizes from
+the file's metadata). Both feed the per-head key and query projections to :mod:`verify.numeric.diversity`.
 
-Three facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
-``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
-invertible matrix, and both Hugging Face's conversion and llama.cpp's (``LlamaModel.permute``,
-which reorders the rows of each head of ``attn_q``/``attn_k`` so that its rotation pairs adjacent
-rows) permute rows inside each head only; neither changes ``Range(W_K^h)``, so HDI, which is
-invariant under ``W_K^h -> W_K^h A``, is unaffected (tests/test_gguf.py checks the permutation).
-Quantised weights differ from the trained ones by up to half a quantisation step each: every HDI
-from weights stored below float32 precision carries a band, its change under perturbations of
-that size (:func:`quantisation_band`).
+Biases are left out: HDI is defined on ``W_K`` alone. Rotary positions (LLaMA) multiply each head's
+d_k coordinates by an invertible matrix, and the conversions' row permutations (Hugging Face's, and
+llama.cpp's ``LlamaModel.permute``) stay inside each head: neither changes ``Range(W_K^h)``, so the HDI
+is unaffected (tests/test_gguf.py checks the permutation). Weights stored below float32 precision
+carry a band, the HDI's change when every weight moves by up to half its step (:func:`quantisation_band`).
 """
 
 from __future__ import annotations
@@ -30,83 +25,43 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
+from verify._validate import MAX_QUOTED_CHARS, fail, path_like, positive_int, printable, received, writable_file
 from verify._validate import seed as valid_seed
-from verify._validate import (
-    MAX_QUOTED_CHARS,
-    fail,
-    path_like,
-    positive_int,
-    printable,
-    received,
-    writable_file,
-    writable_folder,
-)
+from verify._validate import writable_folder
 from verify.errors import VerifyError
-from verify.io import (
-    atomic_write_bytes,
-    atomic_write_text,
-    dump_json,
-    loads_json,
-    read_json,
-    regular_file,
-    write_json,
-)
+from verify.io import atomic_write_bytes, atomic_write_text, dump_json, loads_json, read_json, regular_file, write_json
 from verify.experiments.gguf_reader import GGUFFile, float_steps, is_gguf
 from verify.numeric.baseline import haar_hdi_moments
 from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
-__all__ = [
-    "MAX_HEADER_BYTES",
-    "MAX_TENSORS",
-    "SafetensorsFile",
-    "read_safetensors",
-    "MAX_WIDTH",
-    "MAX_HEAD_DIM",
-    "GGUF_ARCHITECTURES",
-    "DEFAULT_BAND_DRAWS",
-    "MAX_BAND_DRAWS",
-    "BAND_SDS",
-    "Checkpoint",
-    "open_checkpoint",
-    "quantisation_band",
-    "analyze_checkpoint",
-    "format_table",
-    "plot_overlaps",
-    "plot_layers",
-    "run_hdi",
-]
+__all__ = ["MAX_HEADER_BYTES", "MAX_TENSORS", "SafetensorsFile", "MAX_WIDTH", "MAX_HEAD_DIM", "GGUF_ARCHITECTURES",
+           "DEFAULT_BAND_DRAWS", "MAX_BAND_DRAWS", "BAND_SDS", "Checkpoint", "open_checkpoint", "quantisation_band",
+           "analyze_checkpoint", "format_table", "plot_overlaps", "plot_layers", "run_hdi"]
 
 # safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
 _FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
-#: The largest header read: real checkpoints' headers are a few hundred kB (a 70B-parameter shard's
-#: is under 100 kB); the library's own limit, 100 MB, lets a header of 1.35 M empty tensors take
-#: minutes and gigabytes before it is refused.
+#: The largest header read: real checkpoints' are a few hundred kB; the library's own limit, 100 MB,
+#: lets a header of 1.35 M empty tensors take minutes and gigabytes before it is refused.
 MAX_HEADER_BYTES = 16 * 2**20
-#: The most tensors one file may declare: public checkpoints hold a few thousand per file, and
-#: the library reads 65,536 header entries in well under a second.
+#: The most tensors one file may declare: public checkpoints hold a few thousand per file.
 MAX_TENSORS = 65_536
 #: The widest model analysed (d): the largest public models have d = 16,384 (LLaMA-3 405B).
 MAX_WIDTH = 32_768
 #: The largest head size analysed (d_k): real heads have 32 to 256; the QR of a head costs d·d_k².
 MAX_HEAD_DIM = 1_024
-#: GGUF architectures read (general.architecture) and their attention layout: "llama" for separate
-#: query and key projections ``blk.{i}.attn_q.weight`` / ``attn_k.weight`` with rotary positions
-#: (llama.cpp writes Mistral models as "llama"), "gpt2" for the fused ``blk.{i}.attn_qkv.weight``
-#: with learned absolute positions.
+#: GGUF architectures read (general.architecture) and their attention layout: "llama" (separate
+#: ``blk.{i}.attn_q.weight`` / ``attn_k.weight``, rotary positions) or "gpt2" (fused ``attn_qkv``).
 GGUF_ARCHITECTURES = {"llama": "llama", "mistral": "llama", "mistral3": "llama", "qwen2": "llama", "qwen3": "llama",
                       "granite": "llama", "gpt2": "gpt2"}
 #: Storage types with no band: float32/float64 weights are kept at the precision models are trained in.
 FULL_PRECISION = ("F32", "F64")
-#: Perturbations per block for the quantisation band: the band is dominated by the mean shift, which
-#: 8 draws estimate to a few per cent (its SE is reported).
+#: Perturbations per block for the quantisation band (dominated by the mean shift, which 8 draws
+#: estimate to a few per cent).
 DEFAULT_BAND_DRAWS = 8
 #: The most perturbations per block (each costs one HDI of the block: bounded work from the command line).
 MAX_BAND_DRAWS = 256
 #: Standard deviations of the perturbed HDI added to its mean shift in the band (normal tail 1.3e-3).
 BAND_SDS = 3.0
-
-
-# --- the safetensors reader --------------------------------------------------------------------
 
 
 def _library_error(where: str, exc: BaseException) -> VerifyError:
@@ -115,23 +70,16 @@ def _library_error(where: str, exc: BaseException) -> VerifyError:
 
 
 class SafetensorsFile:
-    """One ``.safetensors`` file, read with the ``safetensors`` library (``safe_open``, numpy).
-
-    The library enforces the format when the file is opened: an 8-byte little-endian header
-    length, a UTF-8 JSON header of known dtypes and shapes, byte ranges that are ordered,
-    contiguous, non-overlapping and cover the data exactly. Two things are added here: the
-    path must be a regular file before it is opened (a FIFO would block, a device might
-    never end), and a tensor name may appear only once in the header (the library's JSON map keeps
-    one of two entries of the same name silently); the header, already validated, is re-read
-    with :func:`verify.io.loads_json`, which refuses duplicate keys. Tensors are read one at a
-    time, on request.
-    """
+    """One ``.safetensors`` file, read with the ``safetensors`` library (``safe_open``, numpy), which
+    enforces the format. Added here: the path must be a regular file before it is opened (a FIFO
+    would block), and a tensor name may appear only once in the header (the library keeps one of
+    two silently; :func:`verify.io.loads_json` refuses duplicate keys). Tensors are read on request."""
 
     def __init__(self, path: str | Path) -> None:
         path_like("safetensors file", path)
         self.path = regular_file("safetensors file", path)
         where = str(self.path)
-        self._check_header_size(where)
+        raw = self._header(where)
         try:
             with safe_open(str(self.path), framework="np") as f:
                 names = list(f.keys())
@@ -146,12 +94,21 @@ class SafetensorsFile:
             raise fail(where, f"an unreadable file ({exc})", "a readable .safetensors file") from None
         self.metadata: dict[str, Any] = dict(meta or {})
         self._info = info
-        self._offsets, self._data_start = self._header_offsets(where)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the library read it as UTF-8: the file changed meanwhile
+            raise fail(f"{where}: header", f"bytes that are not UTF-8 ({exc})", "a JSON object") from None
+        header = loads_json(f"{where}: header", text)  # refuses a tensor name that appears twice
+        if not isinstance(header, dict) or set(header) - {"__metadata__"} != set(info):
+            raise fail(f"{where}: header", "entries that differ from the library's reading (did the file change?)",
+                       "an unchanged file")
+        self._offsets = {k: int(v["data_offsets"][0]) for k, v in header.items() if k != "__metadata__"}
+        self._data_start = 8 + len(raw)
 
-    def _check_header_size(self, where: str) -> None:
-        """Refuse, before the library parses it, a header beyond MAX_HEADER_BYTES or one that
-        declares more than MAX_TENSORS tensors (each needs a ``"data_offsets"`` key, counted in
-        the raw bytes: an escaped name cannot hold that quoted word)."""
+    def _header(self, where: str) -> bytes:
+        """The raw header, refused before the library parses it when beyond MAX_HEADER_BYTES or
+        declaring more than MAX_TENSORS tensors (each needs a ``"data_offsets"`` key, counted in the
+        raw bytes: an escaped name cannot hold that quoted word)."""
         try:
             with open(self.path, "rb") as fh:
                 head = fh.read(8)
@@ -159,31 +116,14 @@ class SafetensorsFile:
                 if n > MAX_HEADER_BYTES:
                     raise fail(where, f"a header of {n:,} bytes",
                                f"a .safetensors header of at most {MAX_HEADER_BYTES:,} bytes (MAX_HEADER_BYTES)")
-                count = fh.read(n).count(b'"data_offsets"')
-        except OSError as exc:
-            raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
-        if count > MAX_TENSORS:
-            raise fail(where, f"a header of {count:,} tensors",
-                       f"at most {MAX_TENSORS:,} tensors in one file (MAX_TENSORS)")
-
-    def _header_offsets(self, where: str) -> tuple[dict[str, int], int]:
-        """``{name: begin}`` from the header (the library has validated it: its length fits in
-        the file, it is a flat JSON object), refusing duplicate tensor names."""
-        try:
-            with open(self.path, "rb") as fh:
-                n = int.from_bytes(fh.read(8), "little")
                 raw = fh.read(n)
         except OSError as exc:
             raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:  # the library read it as UTF-8: the file changed meanwhile
-            raise fail(f"{where}: header", f"bytes that are not UTF-8 ({exc})", "a JSON object") from None
-        header = loads_json(f"{where}: header", text)  # refuses a tensor name that appears twice
-        if not isinstance(header, dict) or set(header) - {"__metadata__"} != set(self._info):
-            raise fail(f"{where}: header", "entries that differ from the library's reading (did the file change?)",
-                       "an unchanged file")
-        return {k: int(v["data_offsets"][0]) for k, v in header.items() if k != "__metadata__"}, 8 + n
+        count = raw.count(b'"data_offsets"')
+        if count > MAX_TENSORS:
+            raise fail(where, f"a header of {count:,} tensors",
+                       f"at most {MAX_TENSORS:,} tensors in one file (MAX_TENSORS)")
+        return raw
 
     @property
     def names(self) -> list[str]:
@@ -191,9 +131,6 @@ class SafetensorsFile:
 
     def info(self, name: str) -> tuple[str, tuple[int, ...]]:
         """``(dtype, shape)`` of tensor ``name`` as stored."""
-        return self._lookup(name)
-
-    def _lookup(self, name: str) -> tuple[str, tuple[int, ...]]:
         if name not in self._info:
             raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._info)}", f"a tensor {name!r}")
         return self._info[name]
@@ -201,7 +138,7 @@ class SafetensorsFile:
     def get(self, name: str) -> np.ndarray:
         """Tensor ``name`` in native byte order, as the library returns it; BF16 (which numpy
         cannot hold) becomes float32, exactly: a bf16 value is the high half of a float32."""
-        dtype, shape = self._lookup(name)
+        dtype, shape = self.info(name)
         where = str(self.path)
         if dtype == "BF16":
             count = math.prod(shape)
@@ -225,14 +162,6 @@ class SafetensorsFile:
         arr = np.array(arr, copy=True)
         return arr.astype(arr.dtype.newbyteorder("="), copy=False).reshape(shape)
 
-
-def read_safetensors(path: str | Path, names: list[str] | None = None) -> dict[str, np.ndarray]:
-    """The tensors of one file (all, or only ``names``) as numpy arrays."""
-    f = SafetensorsFile(path)
-    return {n: f.get(n) for n in (f.names if names is None else names)}
-
-
-# --- layouts ----------------------------------------------------------------------------------
 
 _PATTERNS = {
     "bert": re.compile(r"^(?P<prefix>(?:.+\.)?)encoder\.layer\.(?P<layer>\d+)\.attention\.self\.(?:query|key)\.weight$"),
@@ -527,9 +456,6 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
             if dtype not in _FLOAT_DTYPES:
                 raise fail(f"tensor {name!r}", f"dtype {dtype}", f"a float dtype ({', '.join(_FLOAT_DTYPES)})")
     return ck
-
-
-# --- analysis ---------------------------------------------------------------------------------
 
 
 def _hdi_by_cholesky(W: np.ndarray) -> float:

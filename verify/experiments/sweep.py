@@ -4,36 +4,20 @@ a Dask cluster.
     python -m verify sweep c7 [--quick] [-o DIR] [--scheduler ADDRESS] [--jobs N] ...
     python -m verify sweep demo --tasks N [--sleep S] [-o DIR] ...   (the engine's self-test)
 
-A *task* is a function ``"module:function"`` and a dict of JSON parameters; its *key* is the
-SHA-256 of both (canonical JSON), so the same task always has the same key. Its result (a dict
-of JSON values) is stored as ``DIR/tasks/<key>.json`` (``{"key", "function", "params",
-"result", "seconds"}``), written atomically by the process that runs the sweep (never by the
-workers, which need no shared disk). A task whose file exists, reads back and matches its key
-and parameters is done: an interrupted sweep (killed, crashed, stopped) resumes where it was
-and never recomputes a finished task; a broken file is recomputed.
+A *task* is a function ``"module:function"`` and a dict of JSON parameters; its *key* is the SHA-256
+of both (canonical JSON). Its result is stored as ``DIR/tasks/<key>.json`` (``{"key", "function",
+"params", "result", "seconds"}``), written atomically by the sweep's own process (workers need no
+shared disk). A task whose file reads back and matches its key and parameters is done: an
+interrupted sweep resumes where it was; a broken file is recomputed.
 
-Execution: ``workers`` local processes (``--jobs N`` on the command line) (``spawn``: a clean interpreter each, BLAS and
-``verify.numeric.nw`` on one thread each, so that N processes use N cores), or with
-``scheduler=ADDRESS`` the workers of a running ``dask.distributed`` scheduler (the ``cluster``
-extra; every worker needs this package installed). Either way the results are the same numbers:
-a task depends on its parameters only. Local workers end with the sweep (killed or not: they ask
-the kernel for it, :mod:`verify._processes`) and ignore Ctrl-C, which the sweep handles: it ends
-them, writes the table of the finished tasks and exits with status 130.
-
-The scheduler's address is parsed before anything is done (:func:`parse_scheduler`:
-``tcp://HOST:PORT`` or ``HOST:PORT``), and the peer must answer as a Dask scheduler does (its
-handshake, sent at once on connection) within :data:`SCHEDULER_TIMEOUT_S`, which bounds the whole
-connection; anything else is refused on one line naming ``--scheduler``.
-
-The results folder follows the rule of every output folder (:func:`verify.io.output_folder`): it
-is new, empty, or a sweep's (it holds ``mha-nw-verify-output.json`` naming the sweep command);
-anything else is refused before any task runs, and while a sweep writes into it a second sweep
-into the same folder is refused.
-
-At the end (and whatever was interrupted before) ``DIR/results.csv`` holds one row per task of
-the grid, in grid order: the key, the parameters and the scalar results, no timings, so two
-runs of the same grid give the same file. ``DIR/sweep.json`` records the grid's cost: tasks
-computed and reused, CPU seconds of the computed ones, wall time.
+Execution: ``workers`` local processes (``spawn``, BLAS and ``verify.numeric.nw`` on one thread each;
+they end with the sweep and ignore Ctrl-C, which the sweep handles: it ends them, writes the table of
+the finished tasks and exits with status 130), or the workers of a running ``dask.distributed``
+scheduler (``scheduler=ADDRESS``, parsed first by :func:`parse_scheduler`; the peer must send a Dask
+handshake within :data:`SCHEDULER_TIMEOUT_S`). Either way a task depends on its parameters only. The
+results folder follows :func:`verify.io.output_folder`. At the end ``DIR/results.csv`` holds one row
+per task in grid order (key, parameters, scalar results, no timings: two runs give the same file) and
+``DIR/sweep.json`` the grid's cost.
 """
 
 from __future__ import annotations
@@ -65,25 +49,19 @@ __all__ = ["Task", "SweepResult", "task_key", "run_sweep", "run_demo", "read_tab
 
 #: A task file larger than this is not read (results are a few hundred bytes).
 MAX_TASK_BYTES = 2**20
-#: The demo grid's largest size: a self-test of a few hundred bytes per task file; 10,000 tasks are
-#: 3 MB and under a minute of work, where ``--tasks 10000000`` ran silently until killed.
+#: The demo grid's largest size: 10,000 tasks are 3 MB and under a minute of work.
 MAX_DEMO_TASKS = 10_000
 #: The longest a demo task sleeps (``--sleep``): a self-test, not a benchmark.
 MAX_DEMO_SLEEP_S = 60
-#: The whole connection to a Dask scheduler (name lookup, TCP connect, the scheduler's handshake,
-#: the client's start) must be done within this many seconds, or the address is refused: a
-#: scheduler sends its handshake the moment it accepts (milliseconds on its network, well under a
-#: second across continents), and a peer that says nothing first (an HTTP server waiting for a
-#: request, a firewall dropping packets) is not one; 10 s also leaves a slow name server its time.
+#: The whole connection to a Dask scheduler (name lookup, connect, its handshake, the client's start)
+#: must be done within this many seconds: a scheduler sends its handshake the moment it accepts, and
+#: a peer that says nothing first is not one; 10 s leaves a slow name server its time.
 SCHEDULER_TIMEOUT_S = 10.0
-#: A Dask handshake (``{"compression", "python", "pickle-protocol"}``, msgpack in one frame) is under
-#: 100 bytes; a peer announcing more than this is no scheduler (an SSH banner read as Dask's
-#: length prefix asks for 3 EiB).
+#: A Dask handshake (msgpack in one frame) is under 100 bytes; a peer announcing more is no scheduler.
 MAX_HANDSHAKE_BYTES = 64 * 1024
 #: At most this many frames in a handshake (Dask sends one).
 MAX_HANDSHAKE_FRAMES = 16
-#: The longest scheduler address read: a host name has at most 253 characters (RFC 1035), with
-#: the scheme, brackets and port under 300.
+#: The longest scheduler address read: a host name of 253 characters (RFC 1035), scheme and port.
 MAX_ADDRESS_CHARS = 300
 #: How much longer than the connection's own deadline the sweep waits for the thread that connects
 #: (its socket calls end at that deadline; a name lookup that does not is left behind).
@@ -362,8 +340,6 @@ def _run_local(todo: list[Task], workers: int | None, finish: Callable[[Task, di
                 os.environ[k] = v
 
 
-# --------------------------------------------------------------------------- the scheduler
-
 _SCHEDULER_WANT = ("a Dask scheduler's address tcp://HOST:PORT (HOST a name, an IPv4 address or an IPv6 "
                    "address in brackets, PORT in 1..65535)")
 #: One label of a host name (letters, digits, hyphens inside, underscores as some networks use them).
@@ -552,9 +528,6 @@ def _run_dask(todo: list[Task], address: tuple[str, int, str], finish: Callable[
             finish(futures[fut], result, seconds_)
     finally:
         client.close()
-
-
-# --------------------------------------------------------------------------- demo sweep
 
 
 def demo_task(params: dict) -> dict:

@@ -20,11 +20,10 @@ with torch.autograd): with ``r_j = f̂(x_j) − y_j`` and ``g_j = 2 r_j / m``
     ∂L/∂s_ji^h = G_ji^h = g_j α_h w_ji^h (y_i − f̂_h(x_j))       (∂f̂_h/∂s_i = w_i (y_i − f̂_h))
     ∂L/∂W_Q^h = X_qᵀ G^h K^h / sqrt(d_k),   ∂L/∂W_K^h = X_kᵀ G^hᵀ Q^h / sqrt(d_k)
 
-Adam (Kingma & Ba 2015: β1 = 0.9, β2 = 0.999, ε = 1e-8, bias-corrected moments) at a held learning
-rate or on a cosine schedule to 0. Arrays carry optional leading batch axes (independent runs
-trained together): a run's numbers do not depend on the others in the batch. Split-mode runs on
-fresh data train in compiled code where numba runs (:mod:`verify.experiments._train_kernel`: the
-same numbers to rounding, several times faster), else here.
+Adam (Kingma & Ba 2015, bias-corrected moments) at a held learning rate or on a cosine schedule to 0.
+Arrays carry optional leading batch axes (independent runs trained together, each independent of the
+others). Split-mode runs on fresh data train in compiled code where numba runs
+(:mod:`verify.experiments._train_kernel`: the same numbers to rounding, several times faster).
 """
 
 from __future__ import annotations
@@ -207,8 +206,7 @@ class Trace:
     """What was recorded along training at ``steps`` (0 = initialisation), per run: ``hdi_keys``,
     ``hdi_queries``, ``train_mse`` (the step's training loss, against y) and ``test_mse``
     (evaluation set, against f), each (runs, T); the heads ``WQ_path``, ``WK_path`` (runs, T, H, d,
-    d_k) and weights ``alpha_path`` (runs, T, H); the final ``WQ``, ``WK``, ``alpha`` and the
-    initial ``WQ0``, ``WK0``."""
+    d_k) and weights ``alpha_path`` (runs, T, H); the final ``WQ``, ``WK``, ``alpha``."""
 
     setting: TrainSetting
     steps: np.ndarray
@@ -231,23 +229,6 @@ class Trace:
     @property
     def alpha(self) -> np.ndarray:
         return self.alpha_path[:, -1]
-
-    @property
-    def WQ0(self) -> np.ndarray:
-        return self.WQ_path[:, 0]
-
-    @property
-    def WK0(self) -> np.ndarray:
-        return self.WK_path[:, 0]
-
-    @property
-    def delta_hdi(self) -> np.ndarray:
-        """HDI of the keys at the end minus at initialisation, per run."""
-        return self.hdi_keys[:, -1] - self.hdi_keys[:, 0]
-
-    @property
-    def delta_hdi_queries(self) -> np.ndarray:
-        return self.hdi_queries[:, -1] - self.hdi_queries[:, 0]
 
 
 def _init_heads(s: TrainSetting, rng: np.random.Generator) -> np.ndarray:

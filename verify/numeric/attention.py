@@ -79,8 +79,6 @@ class MultiHeadNW:
         return (f"MultiHeadNW(H={self.H}, d={self.d}, kdim={self.kdim}, vdim={self.vdim}, "
                 f"d_k={self.d_k}, d_v={self.d_v}, d_out={self.d_out})")
 
-    # ------------------------------------------------------------------ projections
-
     def _input(self, name: str, x: Any, width: int, what: str) -> np.ndarray:
         arr = as_array(name, x, min_ndim=2, keep_float32=False)
         if arr.shape[-1] != width:
@@ -111,8 +109,6 @@ class MultiHeadNW:
         k = self._project(key, self.W_K, self.b_K)
         v = None if value is None else self._project(value, self.W_V, self.b_V)
         return q, k, v
-
-    # ------------------------------------------------------------------ the estimators
 
     def weights(self, query: Any, key: Any, *, max_memory: int | None = None) -> np.ndarray:
         """Per-head NW (attention) weights, ``(..., H, L, S)``."""

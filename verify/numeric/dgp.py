@@ -222,8 +222,6 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
                params=tuple(sorted(values.items())))
 
 
-# --------------------------------------------------------------------------- heads
-
 HEAD_KINDS = ("orthogonal", "identical", "random", "overlap", "aligned", "coordinate")
 
 

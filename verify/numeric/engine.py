@@ -12,44 +12,25 @@ with ``mu_h = E fhat_h``, ``C = Cov(fhat_h, fhat_h')``, ``V_h = C_hh``. The mome
 the *empirical measure* of ``R`` replicates, on which the identity is exact, so it holds to
 rounding (``identity_error``) and, recomputed in mpmath, to the working precision (``mp_check``).
 
-Draws (documented so that a reference can re-derive them): replicate ``r`` uses
-``rng = default_rng(SeedSequence(seed).spawn(R)[r])`` (= ``SeedSequence(seed, spawn_key=(r,))``)
-and draws, in this order, the design ``X = dgp.sample_x(rng, (n,))`` and, with
-``method="simulate"``, the noise ``eps = dgp.sigma * rng.standard_normal(n)``. So replicate r
-depends on ``(seed, r)`` only, never on ``R`` or on the blocking, and both methods see the same
-designs. ``x_eval``, when not given, is ``dgp.sample_x(default_rng(SeedSequence(seed)), (m,))``
-(the root sequence, distinct from all its children): "integrated" = average over ``p``.
+Draws: replicate ``r`` uses ``default_rng(SeedSequence(seed, spawn_key=(r,)))`` and draws the design
+``X = dgp.sample_x(rng, (n,))``, then (``method="simulate"``) the noise ``dgp.sigma *
+rng.standard_normal(n)``: it depends on ``(seed, r)`` only. ``x_eval``, when not given, is
+``dgp.sample_x(default_rng(SeedSequence(seed)), (m,))``.
 
-Methods:
-
-- ``simulate``: per-replicate head estimates ``F (R, H, m)``; ``mu = mean_r F``,
-  ``C = mean_r (F - mu)(F - mu)^T`` (ddof=0); ``MSE = mean_r (alpha^T F_r - f)^2`` measured directly.
-- ``exact``: no noise is simulated. Given the design, ``m_h(x|X) = sum_i w_i^h f(x_i)`` and
-  ``Cov(fhat_h, fhat_h'|X) = sigma^2 sum_i w_i^h w_i^h'`` exactly; over the design replicates
-  (law of total covariance on their empirical measure) ``mu = mean_r m_r``,
-  ``C = mean_r sigma^2 W_r W_r^T + Cov_r(m_r)`` (ddof=0) and, measured directly,
-  ``MSE = mean_r (alpha^T m_r - f)^2 + sigma^2 mean_r ||sum_h alpha_h w_r^h||^2``.
+Methods: ``simulate``: per-replicate head estimates ``F (R, H, m)``, ``mu = mean_r F``,
+``C = mean_r (F - mu)(F - mu)^T`` (ddof=0), ``MSE = mean_r (alpha^T F_r - f)^2``. ``exact``: no noise
+is simulated; given the design, ``m_h(x|X) = sum_i w_i^h f(x_i)`` and ``Cov(fhat_h, fhat_h'|X) =
+sigma^2 sum_i w_i^h w_i^h'``, so ``mu = mean_r m_r``, ``C = mean_r sigma^2 W_r W_r^T + Cov_r(m_r)`` and
+``MSE = mean_r (alpha^T m_r - f)^2 + sigma^2 mean_r ||sum_h alpha_h w_r^h||^2``.
 
 Memory (``max_memory``, default 256 MiB): replicates are processed in blocks of ``B``, evaluation
-points in chunks of ``M_c = min(m, EVAL_CHUNK)``, fewer only if one replicate at ``M_c`` points
-does not fit (``Decomposition.blocks`` = ``(B, M_c)``). After reserving numpy's ufunc iteration
-buffers (``2 np.getbufsize()`` words), the budget counts float64 words: per replicate
-``2 n d + 3 n + H n d_k`` (design and a temporary, f(X)/noise/response, keys; Gaussian kernel:
-``H (2 n d_k + n + d_k)`` more for nw_weights' centred keys) plus per (replicate, evaluation
-point) ``H n + H (d_k + 3)`` (the weights, nw_weights' row temporaries, the estimates) and, for
-``exact``, ``2 n + H^2`` more (the ensemble weights and their squares, ``W W^T``). The budget is
-also nw_weights' own cap (it works in cache-sized blocks, far below). Not counted: the queries
-``H m d_k`` and the output-sized arrays of the final moments (``R H m`` estimates kept across
-blocks and a centred copy, ``R m`` noise terms and errors, ``m H^2`` accumulator and moments).
-A budget below one replicate at one evaluation point raises VerifyError. Measured with
-tracemalloc (n=1024, m=256, H=4, R=64, 1-64 MiB): peak minus those arrays stays within budget.
-
-Reproducibility: the numbers are bitwise the same for every ``max_memory`` that fits one
-replicate at ``M_c`` points: per-replicate quantities never mix replicates, every BLAS call sees
-the same per-replicate shapes (BLAS may round a row differently with the number of rows; hence
-the fixed ``EVAL_CHUNK``, and einsum rather than BLAS for the sums over training points), and
-sums over replicates run in replicate order. Below that, smaller chunks may change the numbers
-at rounding level.
+points in chunks of ``M_c = min(m, EVAL_CHUNK)`` (fewer only if one replicate does not fit;
+``Decomposition.blocks = (B, M_c)``); the budget counts the float64 words of a block (designs, keys,
+weights, estimates; :func:`_block_sizes`) beside numpy's ufunc buffers, not the output-sized arrays of
+the final moments. The numbers are bitwise the same for every budget that fits one replicate at
+``M_c`` points: per-replicate quantities never mix replicates, every BLAS call sees the same shapes
+(hence the fixed ``EVAL_CHUNK``, and einsum for the sums over training points), and sums over
+replicates run in replicate order.
 """
 
 from __future__ import annotations
@@ -75,18 +56,8 @@ from verify.errors import VerifyError
 from verify.numeric.dgp import DGP
 from verify.numeric.nw import KERNELS, nw_weights
 
-__all__ = [
-    "Decomposition",
-    "MpCheck",
-    "ArbCheck",
-    "NoiseCheck",
-    "decompose",
-    "decompose_mp",
-    "noise_simulation_check",
-    "DEFAULT_M",
-    "DEFAULT_MAX_MEMORY",
-    "MP_MAX_OPS",
-]
+__all__ = ["Decomposition", "MpCheck", "ArbCheck", "NoiseCheck", "decompose", "decompose_mp", "noise_simulation_check",
+           "DEFAULT_M", "DEFAULT_MAX_MEMORY", "MP_MAX_OPS"]
 
 DEFAULT_M = 64
 DEFAULT_MAX_MEMORY = 256 * 2**20
@@ -97,9 +68,6 @@ EVAL_CHUNK = 64
 # high-precision recomputation at a few seconds.
 MP_MAX_OPS = 2_000_000
 METHODS = ("exact", "simulate")
-
-
-# --------------------------------------------------------------------------- setup
 
 
 @dataclass(frozen=True)
@@ -135,10 +103,6 @@ def _projections(name: str, W: Any, d: int) -> np.ndarray:
     if W.ndim != 3 or W.shape[1] != d or W.shape[0] < 1 or W.shape[2] < 1:
         raise fail(name, f"shape {W.shape}", f"(H, d, d_k) or (d, d_k) with d = {d} (the DGP's dimension)")
     return W
-
-
-def _seed(seed: Any) -> int:
-    return valid_seed("seed", seed)
 
 
 def _results_guard(R: int, H: int, m: int, d: int, d_k: int) -> str:
@@ -199,7 +163,7 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
     max_memory = DEFAULT_MAX_MEMORY if max_memory is None else positive_int("max_memory", max_memory)
     n = positive_int("n", n)
     R = positive_int("R", R)
-    seed = _seed(seed)
+    seed = valid_seed("seed", seed)
     if dgp.sigma * dgp.sigma > np.finfo(np.float64).max:  # the noise variance
         raise fail("dgp.sigma", repr(dgp.sigma), "a noise standard deviation whose square fits in float64")
     if x_eval is None:
@@ -270,9 +234,6 @@ def _iter_blocks(s: _Setup) -> Iterator[tuple[slice, slice, np.ndarray, np.ndarr
             del W  # before the next block's weights exist (the consumer drops its reference too)
 
 
-# --------------------------------------------------------------------------- result
-
-
 @dataclass(frozen=True)
 class Decomposition:
     """Pointwise terms of the ensemble MSE decomposition; see the module docstring."""
@@ -336,15 +297,6 @@ class Decomposition:
         resid = np.abs(self.mse - (self.bias2 + self.var_term + self.cov_term))
         scale = np.abs(self.mse) + self.bias2 + np.abs(self.var_term) + np.abs(self.cov_term)
         return float(np.max(np.divide(resid, scale, out=np.zeros_like(resid), where=scale > 0)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (lists for arrays)."""
-        keys = ("alpha", "x_eval", "f_eval", "head_mean", "head_bias", "head_cov", "bias2", "var_term",
-                "cov_term", "mse", "n", "R", "method", "seed", "kernel", "blocks")
-        out = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k in keys for v in [getattr(self, k)]}
-        out["integrated"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.integrated().items()}
-        out["identity_error"] = self.identity_error()
-        return out
 
     def mp_check(self, dps: int = 50) -> "MpCheck":
         """Recompute this decomposition in mpmath at ``dps`` digits (see :func:`decompose_mp`)."""
@@ -444,9 +396,6 @@ def decompose(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval:
     s = _prepare(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
     return _run(s)
-
-
-# --------------------------------------------------------------------------- mpmath
 
 
 @dataclass(frozen=True)
@@ -549,10 +498,6 @@ class ArbCheck:
     bound: float
     points: int
 
-    def certifies(self, level: float) -> bool:
-        return self.bound <= level
-
-
 def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
     from flint import arb, ctx
 
@@ -588,9 +533,6 @@ def decompose_mp(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_ev
     return dec, dec.mp_check(dps)
 
 
-# --------------------------------------------------------------------------- noise check
-
-
 @dataclass(frozen=True)
 class NoiseCheck:
     """For one fixed design: the exact conditional moments of the head estimates and their
@@ -606,11 +548,6 @@ class NoiseCheck:
     cov: np.ndarray  # (H, H, m)        brute-force covariance (ddof=0)
     cov_se: np.ndarray  # (H, H, m)
 
-    def z_scores(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mean - cond_mean) / mean_se`` and ``(cov - cond_cov) / cov_se``."""
-        return (self.mean - self.cond_mean) / self.mean_se, (self.cov - self.cond_cov) / self.cov_se
-
-
 def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed: int, n: int | None = None,
                            design: Any = None, x_eval: Any = None, m: int | None = None, kernel: str = "softmax",
                            scale: float | None = None, bandwidth: float | None = None,
@@ -624,7 +561,7 @@ def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed:
     child of replicate 0's sequence, used by nothing else). Keeps the ``(H, m, N)`` estimates.
     """
     N = positive_int("N", N, minimum=2)
-    seed_ = _seed(seed)
+    seed_ = valid_seed("seed", seed)
     if design is None:
         if n is None:
             raise fail("n", "None", "the design size when no design is given")
