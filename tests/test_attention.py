@@ -84,9 +84,6 @@ def build(cfg):
                          kdim=cfg["kdim"], vdim=cfg["vdim"])
 
 
-# --------------------------------------------------------------------------- C2 vs torch
-
-
 @given(configs(), st.booleans())
 def test_mha_equals_torch(cfg, unbatched):
     mod = build(cfg)
@@ -170,9 +167,6 @@ def test_torch_is_imported_lazily():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-
-
-# --------------------------------------------------------------------------- C1
 
 
 def naive_exp_kernel_nw(q, k, v, s):

@@ -112,22 +112,6 @@ def test_methods_agree_with_a_loop_written_here():
         assert np.max(np.abs(out - ref)) <= AGREEMENT * np.max(np.abs(ref)), name
 
 
-def test_nw_estimate_bitwise_independent_of_threads():
-    """The threaded path (above MIN_PARALLEL_SCORES) gives the same bits as one thread."""
-    shape = dict(R=3, H=2, m=96, n=1024, d=4, p=2)
-    assert shape["R"] * shape["H"] * shape["m"] * shape["n"] >= nw.MIN_PARALLEL_SCORES
-    q, k, v = bench._inputs(shape, seed=3)
-    previous = nw.set_default_threads(1)
-    try:
-        one = nw.nw_estimate(q, k, v), nw.nw_weights(q, k, kernel="gaussian", bandwidth=0.8)
-        for t in (2, 3):
-            nw.set_default_threads(t)
-            assert np.array_equal(nw.nw_estimate(q, k, v), one[0])
-            assert np.array_equal(nw.nw_weights(q, k, kernel="gaussian", bandwidth=0.8), one[1])
-    finally:
-        nw.set_default_threads(previous)
-
-
 def test_memory_figures_stay_under_the_cap(result):
     _, saved, _ = result
     mem = saved["memory"]

@@ -79,8 +79,6 @@ def test_decomposition_identity_certified_for_any_weights():
         assert chk.points == 3 and chk.bound <= 1e-60, chk
 
 
-# -- by a hair: each helper at its boundary, on each side ----------------------------------------
-
 #: 2^-200: far below float64 and far above the 256-bit working precision (~1e-77)
 HAIR = Fraction(1, 2**200)
 

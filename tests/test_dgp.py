@@ -33,9 +33,6 @@ def _mean_cos2(U: np.ndarray, V: np.ndarray) -> float:
     return float(np.mean(np.cos(subspace_angles(U, V)) ** 2))
 
 
-# --------------------------------------------------------------------------- processes
-
-
 def _reference_f(name: str, x: np.ndarray) -> float:
     if name == "single-index":
         return math.sin(2.0 * x[0])
@@ -139,9 +136,6 @@ def test_unknown_process_lists_the_known_ones():
         make_dgp("sinc", d=2)
     for name in DGP_NAMES:
         assert repr(name) in str(exc.value)
-
-
-# --------------------------------------------------------------------------- heads
 
 
 @pytest.mark.parametrize(

@@ -177,13 +177,9 @@ _EXAMPLES = {
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """Where the attention projections of a checkpoint are and how they split into heads.
-
-    ``H`` query heads and ``H_kv`` key heads of size ``d_k`` in model width ``d``; with
-    grouped-query attention (``H_kv < H``) query head h uses key head ``h // (H // H_kv)`` (Hugging
-    Face's ``repeat_kv`` and llama.cpp's broadcast alike). ``format`` is "safetensors" or "gguf";
-    ``rotary`` says whether positions enter as rotations of q and k (the LLaMA family).
-    """
+    """Where the attention projections of a checkpoint are and how they split into heads: ``H`` query
+    and ``H_kv`` key heads of size ``d_k`` in width ``d`` (grouped-query attention: query head h uses
+    key head ``h // (H // H_kv)``); ``format`` "safetensors" or "gguf"; ``rotary`` positions (LLaMA)."""
 
     path: Path
     files: tuple[Path, ...]
@@ -237,12 +233,9 @@ class Checkpoint:
         return q.reshape(H, d_k, d).transpose(0, 2, 1), k.reshape(H_kv, d_k, d).transpose(0, 2, 1)
 
     def heads(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
-        """``W_Q`` (H, d, d_k) and ``W_K`` (H_kv, d, d_k) of ``layer`` in float64.
-
-        Linear (out, in): ``W^h = weight[h d_k:(h+1) d_k, :]^T``. GPT-2 Conv1D (d, 3 H d_k):
-        ``q = W[:, :H d_k]``, ``k = W[:, H d_k:2 H d_k]``, head h = columns ``h d_k:(h+1) d_k``;
-        GPT-2 in GGUF (3 H d_k, d): the same with rows.
-        """
+        """``W_Q`` (H, d, d_k) and ``W_K`` (H_kv, d, d_k) of ``layer`` in float64: Linear (out, in)
+        ``W^h = weight[h d_k:(h+1) d_k, :]^T``; GPT-2's Conv1D (d, 3 H d_k) ``[q | k | v]`` by columns
+        (by rows in GGUF)."""
         q_name, k_name = self.tensor_names(layer)
         wq = self._where[q_name].get(q_name).astype(np.float64)
         wk = wq if k_name == q_name else self._where[k_name].get(k_name).astype(np.float64)
@@ -314,10 +307,8 @@ def _gguf_int(f: GGUFFile, key: str, required: bool, cap: int, why: str) -> int 
 
 
 def _open_gguf(path: Path, file: Path) -> Checkpoint:
-    """A GGUF checkpoint: sizes from the file's metadata (``{arch}.block_count``,
-    ``.embedding_length``, ``.attention.head_count``, ``.attention.head_count_kv``, and
-    ``.attention.key_length`` when present, else d / H), every attention tensor's shape and type
-    checked before any is read."""
+    """A GGUF checkpoint, sizes from the file's metadata (head size ``key_length``, else d / H); every
+    attention tensor's shape and type checked before any is read."""
     f = GGUFFile(file, "PATH")
     arch = f.string("general.architecture")
     if arch not in GGUF_ARCHITECTURES:
@@ -400,12 +391,9 @@ def _detect_layout(index: dict[str, SafetensorsFile], files: tuple[Path, ...]) -
 
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Locate the query/key projections of a checkpoint and check their shapes against config.json.
-
-    ``path``: a ``.safetensors`` file (config.json beside it), a directory with
-    ``model.safetensors`` (or shards ``*.safetensors``) and ``config.json``, a ``.gguf`` file, or
-    a directory holding one ``.gguf`` file (the sizes are then read from its metadata).
-    """
+    """The query/key projections of a checkpoint, their shapes checked against config.json: ``path`` a
+    ``.safetensors`` file (config.json beside it), a folder with ``model.safetensors`` (or shards) and
+    ``config.json``, a ``.gguf`` file or a folder holding one (sizes from its metadata)."""
     path = Path(path_like("path (PATH)", path))
     if path.is_dir() and not any(path.glob("*.safetensors")):
         found = _gguf_in(path)
@@ -459,11 +447,8 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
 
 
 def _hdi_by_cholesky(W: np.ndarray) -> float:
-    """Subspace HDI of heads ``W`` (H, d, d_k) from their Gram matrix: with ``W_hᵀ W_h = L_h L_hᵀ``
-    (Cholesky), ``U_h = W_h L_h^{-T}`` is an orthonormal basis of Range(W_h), so
-    ``U_hᵀ U_g = L_h^{-1} (W_hᵀ W_g) L_g^{-T}``: one d × (H d_k) Gram product and H² small
-    triangular products, about half the work of H QR factorisations; used for the band's many
-    perturbed copies of heads whose rank :func:`verify.numeric.diversity.overlap` has checked."""
+    """Subspace HDI of heads ``W`` (H, d, d_k) whose rank is checked: with ``W_hᵀ W_h = L_h L_hᵀ``,
+    ``U_hᵀ U_g = L_h^{-1} (W_hᵀ W_g) L_g^{-T}``, half the work of H QR factorisations (the band's draws)."""
     H, d, k = W.shape
     flat = W.transpose(1, 0, 2).reshape(d, H * k)
     G = (flat.T @ flat).reshape(H, k, H, k).transpose(0, 2, 1, 3)          # (H, H, k, k) blocks W_hᵀ W_g
@@ -474,16 +459,11 @@ def _hdi_by_cholesky(W: np.ndarray) -> float:
 
 
 def quantisation_band(W: np.ndarray, steps: np.ndarray, *, draws: int, rng: np.random.Generator) -> dict[str, Any]:
-    """How much the HDI of heads ``W`` (H, d, d_k) moves when every weight moves by as much as
-    its storage rounds: the HDI of ``W + E`` for ``draws`` independent E with entries uniform on
-    ``[-step/2, step/2]`` (``steps`` the per-weight steps, W's shape).
-
-    Returns ``shift`` (mean change; noise makes subspaces more random, so it raises an HDI below
-    the Haar value), its standard error ``shift_se``, the SD ``sd`` of the change and the band
-    ``|shift| + BAND_SDS·sd``: digits of the HDI finer than the band are not determined by the
-    stored weights. On MiniLM quantised to Q8_0, Q5_x and Q4_x (tests/test_gguf.py) the band
-    covers the difference between the quantised and the float32 HDI in every layer.
-    """
+    """How much the HDI of heads ``W`` (H, d, d_k) moves when every weight moves by as much as its
+    storage rounds: the HDI of ``W + E`` for ``draws`` independent E uniform on ``[-step/2, step/2]``
+    (``steps`` W's shape). Returns the mean change ``shift``, its SE ``shift_se``, the SD ``sd`` and the
+    band ``|shift| + BAND_SDS·sd``: digits of the HDI finer than the band are not determined by the
+    stored weights (on MiniLM quantised, tests/test_gguf.py, it covers the change from float32)."""
     draws = positive_int("band draws", draws, minimum=2, maximum=MAX_BAND_DRAWS)
     h0 = _hdi_by_cholesky(W)
     dev = np.empty(draws)
@@ -539,9 +519,8 @@ _ANALYSIS_CODE = ("checkpoint.py", "gguf_reader.py", "../numeric/baseline.py", "
 
 
 def _cached_analysis(path: Path, seed: int, band_draws: int) -> tuple[Path, dict | None]:
-    """Where the analysis of ``path`` at (seed, band_draws) is cached (keyed by the checkpoint's
-    files' names, sizes and times, the analysis code and the parameters), and the cached document
-    if it is there and reads back as JSON (else None: computed afresh)."""
+    """Where the analysis of ``path`` at (seed, band_draws) is cached (keyed by its files' names, sizes and
+    times, the analysis code and the parameters), and the cached document if it reads back (else None)."""
     import hashlib
 
     from proofs.cache import cache_dir
@@ -564,16 +543,10 @@ def _cached_analysis(path: Path, seed: int, band_draws: int) -> tuple[Path, dict
 
 def analyze_checkpoint(path: str | Path, *, seed: int = 0, band_draws: int = DEFAULT_BAND_DRAWS,
                        cache: bool = False) -> dict[str, Any]:
-    """Per layer, for keys and queries: subspace HDI, fusion-frame bound, mean/max pairwise
-    overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d, its SD over draws of
-    as many heads, and z = (HDI - baseline)/SD) and the overlap matrix; for weights stored below
-    float32 precision, the quantisation band (:func:`quantisation_band`, ``band_draws``
-    perturbations per block, each block's draws from ``SeedSequence([seed, layer, 0 keys / 1
-    queries])``).
-
-    With grouped-query attention the key figures are over the H_kv distinct key heads, each with
-    the Haar baseline of H_kv heads, and the query figures over the H query heads.
-    """
+    """Per layer, for keys (the H_kv distinct key heads) and queries: subspace HDI, fusion-frame bound,
+    mean/max pairwise overlap, the Haar baseline of as many heads (HDI 1 - d_k/d, its SD, z) and the
+    overlap matrix; below float32 precision, the quantisation band (:func:`quantisation_band`,
+    ``band_draws`` draws from ``SeedSequence([seed, layer, 0 keys / 1 queries])``)."""
     seed = valid_seed("seed", seed)
     band_draws = positive_int("band_draws", band_draws, minimum=2, maximum=MAX_BAND_DRAWS)
     if cache:   # a fixed file: analysed once per machine (C9's reading ii), the result kept as JSON
@@ -657,13 +630,14 @@ def format_table(result: dict[str, Any]) -> str:
         name = f", name {printable(repr(r['name']))}" if r.get("name") else ""
         lines.append(f"format: GGUF v{r.get('version')}, architecture {printable(repr(r['model_type']))}{name}, "
                      f"attention weights stored as {', '.join(r['tensor_types'])}")
+    sd = r["layers"][0]["queries"].get("random_hdi_sd") if r["layers"] else None    # of the H query heads
     sd_keys = next((layer["keys"]["random_hdi_sd"] for layer in r["layers"]), None) if r["H_kv"] < r["H"] else None
     lines += [
         f"layout: {r['layout']} (model_type {printable(str(r['model_type']))}), {r['num_layers']} layers, "
         f"d = {r['d']}, d_k = {r['d_k']}, query heads H = {r['H']}, key heads = {r['H_kv']}",
         f"random baseline: independent Haar-random d_k-subspaces have mean overlap d_k/d = "
         f"{r['d_k'] / r['d']:.4f}, i.e. HDI {1 - r['d_k'] / r['d']:.4f}"
-        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if (sd := _first_sd(r)) else "")
+        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if sd else "")
         + (f", ± {sd_keys:.2g} over draws of {r['H_kv']} key heads" if sd_keys else ""),
     ]
     if r["H_kv"] < r["H"]:
@@ -688,12 +662,6 @@ def format_table(result: dict[str, Any]) -> str:
                          f"{_fmt(b['mean_overlap']):>7} {_fmt(b['max_overlap']):>7}" + (f" {_fmt_band(b)}" if banded else ""))
         lines.append(f"{layer['layer']:5d} | " + " | ".join(cells))
     return "\n".join(lines)
-
-
-def _first_sd(result: dict[str, Any]) -> float | None:
-    """The Haar SD of the query heads (H of them; every layer has the same sizes)."""
-    layers = result["layers"]
-    return layers[0]["queries"].get("random_hdi_sd") if layers else None
 
 
 def _save_png(fig: Any, path: Path) -> Path:
@@ -735,9 +703,7 @@ def plot_layers(result: dict[str, Any], out_dir: str | Path) -> Path:
 
 def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     """One PNG per layer: the key and query overlap matrices as heatmaps on [0, 1]."""
-    from matplotlib.figure import (
-        Figure,  # lazy: plotting is optional; Figure needs no pyplot backend
-    )
+    from matplotlib.figure import Figure   # lazy: plotting is optional; Figure needs no pyplot backend
 
     out = Path(out_dir)
     try:
