@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -113,6 +114,21 @@ def test_circle_heads_have_equal_key_norms_and_the_stated_concentration():
     t = np.arctan2(x[:, 1::2], x[:, 0::2])
     s = (x[0] @ WQ[0]) @ (x[1] @ WK[0])
     assert s == pytest.approx(1.7**2 * 2 * (math.cos(t[0, 1] - t[1, 0]) + math.cos(t[0, 2] - t[1, 2])), rel=1e-12)
+
+
+def test_c7_torus_standard_errors_recomputed_from_the_replicates(quick_run):
+    """C7's torus regime in the quick run: per (n, d_k) the mean MSE and its SE over the design
+    replicates, recomputed from the replicates' MSEs (regenerated from the part's size and seed) by
+    the textbook formulas, sd (ddof 1) / sqrt(R)."""
+    from verify.claims.c7 import empirical
+
+    fig = next(p for p in quick_run("C7")[0].parts if p.id == "optimum-torus").numeric.figures
+    values = empirical.torus(fig["params"]["size"], fig["params"]["seed"])["values"]
+    for i in range(len(fig["n"])):
+        for j in range(len(fig["d_k"])):
+            v = [float(x) for x in values[:, i, j]]
+            assert fig["mse"][i][j] == pytest.approx(statistics.fmean(v), rel=1e-12)
+            assert fig["se"][i][j] == pytest.approx(statistics.stdev(v) / math.sqrt(len(v)), rel=1e-12)
 
 
 def test_jsonable_finite_gives_strict_json():

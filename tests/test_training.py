@@ -7,6 +7,7 @@ scipy.linalg.subspace_angles, the Haar law's moments against Monte Carlo draws."
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -226,6 +227,27 @@ def test_a_run_does_not_depend_on_its_batch_and_weights_move_only_when_free():
     assert np.abs(together[0].alpha - 0.5).max() > 1e-2 and np.all(together[0].alpha_path[:, 0] == 0.5)
     assert np.array_equal(together[1].alpha_path, np.full((2, 3, 2), 0.5))
     assert list(together[0].steps) == [0, 10, 20]
+
+
+def test_c9_standard_errors_recomputed_from_the_runs(quick_run):
+    """C9's reading-i settings in the quick run: each paired change (of every diagnostic from its
+    initial value, of R² from T to 2T) and each R² mark, mean and SE over the seeds recomputed from
+    the per-seed values the report stores, by the textbook formulas, sd (ddof 1) / sqrt(seeds)."""
+    def check(stat: dict, values: list[float]) -> None:
+        assert stat["mean"] == pytest.approx(statistics.fmean(values), rel=1e-9, abs=1e-15)
+        assert stat["se"] == pytest.approx(statistics.stdev(values) / math.sqrt(len(values)), rel=1e-9, abs=1e-15)
+
+    from verify.claims.c9.forms import DIAGNOSTICS
+
+    fig = next(p for p in quick_run("C9")[0].parts if p.id == "nw-heads").numeric.figures
+    for row in fig["settings"]:
+        for key in DIAGNOSTICS:
+            init, half, end = row[key]["runs"]
+            for when, runs in (("half", half), ("end", end)):
+                check(row[key][when], [b - a for a, b in zip(init, runs)])
+        for when in ("init", "half", "end"):
+            check(row["r2"][when], row["r2"][when]["runs"])
+        check(row["r2"]["change"], [b - a for a, b in zip(row["r2"]["half"]["runs"], row["r2"]["end"]["runs"])])
 
 
 def _scipy_hdi(W):

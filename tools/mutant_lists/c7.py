@@ -169,4 +169,9 @@ MUTANTS = [
       'p * (1 - p) / H * np.mean(s**2)',
       'p * (1 - p) * np.mean(s**2)',
       (T + '::test_torus_mse_is_the_exact_mean_over_every_head_tuple',)),
+    # issue #38: the torus SEs with the divisor off (1.73 times too large), against the replicates
+    M('c7-torus-se-divisor', E,
+      '"se": (v.std(axis=0, ddof=1) / math.sqrt(len(v))).tolist()',
+      '"se": (v.std(axis=0, ddof=1) / math.sqrt(len(v) / 3)).tolist()',
+      ('tests/test_regimes.py::test_c7_torus_standard_errors_recomputed_from_the_replicates',)),
 ]

@@ -155,4 +155,9 @@ MUTANTS = [
       'model = next((m for m in MODELS if (m.distribution, m.path) == (distribution, path)), None)',
       'model = next((m for m in MODELS if m.distribution == distribution), None)',
       (T + '::test_a_checkpoint_is_named_by_data_and_nothing_is_imported',)),
+    # issue #38: the SE of the training effects and finite-n references without its square root
+    M('c9-training-se-without-sqrt', 'verify/numeric/stats.py',
+      'se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf',
+      'se = float(v.std(ddof=1) / v.size) if v.size > 1 else math.inf',
+      ('tests/test_training.py::test_c9_standard_errors_recomputed_from_the_runs',)),
 ]
