@@ -300,13 +300,9 @@ def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
 
 
 def _block_steps(type_name: str, blocks: np.ndarray) -> np.ndarray:
-    """Step of each weight (n_blocks, block size) from raw blocks (n_blocks, bytes per block).
-
-    Q8_0, Q4_0, Q5_0: ``w = d·q``; Q4_1, Q5_1: ``w = d·q + m``: step |d| (the f16 at byte 0).
-    Q4_K, Q5_K: eight sub-blocks of 32, ``w = d·sc_j·q − dmin·m_j``: step |d·sc_j| (6-bit sc_j,
-    unpacked by the library's ``Q4_K.get_scale_min`` from bytes 4..15). Q6_K: sixteen sub-blocks of
-    16, ``w = d·sc_j·q``: step |d·sc_j| (int8 sc_j at bytes 192..207, d the f16 at 208).
-    """
+    """Step of each weight (n_blocks, block size) from raw blocks: |d| (the f16 at byte 0) of Q8_0, Q4_0,
+    Q5_0, Q4_1, Q5_1; |d·sc_j| per sub-block of Q4_K, Q5_K (32 weights, 6-bit sc_j unpacked by the
+    library) and Q6_K (16 weights, int8 sc_j at bytes 192..207, d the f16 at 208)."""
     if type_name in ("Q8_0", "Q4_0", "Q5_0", "Q4_1", "Q5_1"):
         return np.repeat(np.abs(_f16(blocks, 0))[:, None], 32, axis=1)
     if type_name in ("Q4_K", "Q5_K"):
@@ -331,12 +327,8 @@ def float_steps(values: np.ndarray, type_name: str) -> np.ndarray:
 
 
 class GGUFFile:
-    """One GGUF file: header walked (:func:`check_header`), then read by ``gguf.GGUFReader``.
-
-    ``names``, ``info(name)`` -> (type name, numpy shape), ``get(name)`` -> float32 weights
-    dequantised by the library, ``step(name)`` -> each weight's quantisation step (float64, same
-    shape), ``integer(key)`` and ``string(key)`` for metadata.
-    """
+    """One GGUF file: header walked (:func:`check_header`), then read by ``gguf.GGUFReader``; tensors
+    dequantised by the library (:meth:`get`) with their steps (:meth:`step`), metadata by key."""
 
     def __init__(self, path: str | Path, name: str = "GGUF file") -> None:
         path_like(name, path)

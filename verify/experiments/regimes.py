@@ -143,12 +143,10 @@ def _circle_terms(name: str, d: int, params: dict) -> list[np.ndarray]:
 
 
 def torus_population_mse(name: str, d: int, heads: Any, alpha: Any, kappa: Any, **params: Any) -> float:
-    """Population (n → ∞) MSE of an ensemble of circle heads on the torus design, by quadrature.
-
-    ``heads[h]``: list of (query circle, key circle) pairs; ``kappa[h]``: its concentration
-    ``s r² gain²``; ``alpha``: the head weights. Head h tends to ``Σ_l (P_κ g_{k_l})(θ_{q_l})`` plus
-    the means of the g_b it does not read; the MSE is ``Σ_b Var_θ G_b + (Σ_b mean G_b)²`` with
-    ``G_b = Σ_{(h, l): q_l = b} α_h P_κ g_{k_l} − g_b`` (+ the constants), circles independent."""
+    """Population (n → ∞) MSE of an ensemble of circle heads on the torus design, by quadrature:
+    ``heads[h]`` its (query circle, key circle) pairs, ``kappa[h]`` its concentration ``s r² gain²``,
+    ``alpha`` the head weights; head h tends to ``Σ_l (P_κ g_{k_l})(θ_{q_l})`` plus the means of the g_b
+    it does not read, the circles independent."""
     d = positive_int("d", d, minimum=2)
     make_dgp(name, d=d, sigma=1.0, design="torus", **params)
     g = _circle_terms(name, d, params)

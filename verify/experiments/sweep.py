@@ -209,12 +209,9 @@ class _Progress:
 
 def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = None, scheduler: str | None = None,
               progress: bool = True, label: str = "sweep") -> SweepResult:
-    """Run every task of the grid that is not stored yet in ``out`` (module docstring); return
-    all records in grid order. ``workers``: local processes (default: the usable CPUs; 1 runs
-    in this process); ``scheduler``: a Dask scheduler address instead (checked first:
-    :func:`parse_scheduler`, then its handshake). ``out`` is refused before any task runs unless it
-    is new, empty or a sweep's (:func:`verify.io.output_folder`), and while a sweep writes into it a
-    second one is refused."""
+    """Run every task of the grid not stored yet in ``out`` and return all records in grid order:
+    ``workers`` local processes (default the usable CPUs; 1 runs here) or a Dask ``scheduler`` (its
+    address and handshake checked first); ``out`` is checked before any task runs."""
     t_start = time.perf_counter()
     tasks = list(tasks)
     keys = [t.key for t in tasks]
@@ -275,10 +272,8 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
 
 
 def check_targets(out: Path | str, keys: list[str]) -> Path:
-    """Refuse, before any task runs, a results folder the sweep cannot write into: ``out`` a file
-    or unwritable, ``out/tasks`` not a folder, a task file, ``results.csv`` or ``sweep.json`` a
-    folder or another non-file (a damaged *file* is fine: it is recomputed). Whose folder it is
-    :func:`verify.io.output_folder` decides next."""
+    """Refuse, before any task runs, a results folder the sweep cannot write into (a damaged *file* is
+    fine: it is recomputed); whose folder it is :func:`verify.io.output_folder` decides next."""
     out = writable_folder("--out", out)
     expected = "a results folder whose entries the sweep can write"
     tasks_dir = out / "tasks"
@@ -349,10 +344,8 @@ _MAX_HOST_CHARS = 253
 
 
 def parse_scheduler(text: Any) -> tuple[str, int, str]:
-    """``--scheduler``: ``tcp://HOST:PORT`` or ``HOST:PORT`` (HOST a host name, a dotted IPv4
-    address or an IPv6 address in brackets; PORT ASCII digits in 1..65535) as ``(host, port,
-    address)``; any other text, scheme (``tls://`` needs options this command line does not have),
-    user, path or query is refused on one line naming ``--scheduler``, the text quoted capped."""
+    """``--scheduler`` ``tcp://HOST:PORT`` or ``HOST:PORT`` (a host name, IPv4 or bracketed IPv6 address;
+    port 1..65535) as ``(host, port, address)``; anything else is refused naming ``--scheduler``."""
     def bad(detail: str) -> VerifyError:
         return fail("--scheduler", f"{received(text)} ({detail})", _SCHEDULER_WANT)
 

@@ -49,12 +49,9 @@ def _param(name: str, x: Any, shape: tuple, meaning: str) -> np.ndarray:
 
 
 class MultiHeadNW:
-    """H softmax NW heads in their own projection subspaces, combined through ``W_O`` blocks.
-
-    Parameters (float64 copies are kept): ``W_Q (H, d, d_k)``, ``W_K (H, kdim, d_k)``,
-    ``W_V (H, vdim, d_v)``, ``W_O (H, d_v, d_out)``; optional biases ``b_Q, b_K (H, d_k)``,
-    ``b_V (H, d_v)``, ``b_O (d_out,)`` (``None`` = zero).
-    """
+    """H softmax NW heads in their own projection subspaces, combined through ``W_O`` blocks: ``W_Q (H, d,
+    d_k)``, ``W_K (H, kdim, d_k)``, ``W_V (H, vdim, d_v)``, ``W_O (H, d_v, d_out)``, optional biases
+    ``b_Q, b_K (H, d_k)``, ``b_V (H, d_v)``, ``b_O (d_out,)`` (``None`` = zero); float64 copies kept."""
 
     def __init__(self, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, *, b_Q: Any = None, b_K: Any = None,
                  b_V: Any = None, b_O: Any = None) -> None:
@@ -130,15 +127,9 @@ class MultiHeadNW:
 
 
 def from_torch(module: Any) -> MultiHeadNW:
-    """The :class:`MultiHeadNW` with the parameters of a ``torch.nn.MultiheadAttention``.
-
-    Torch computes ``y = x Wᵀ + b`` with ``in_proj_weight`` = ``[W_q; W_k; W_v]`` (or separate
-    ``q/k/v_proj_weight`` when kdim/vdim differ from embed_dim); head h uses rows
-    ``h*d_k:(h+1)*d_k``, so ``W_Q^h = W_q[h*d_k:(h+1)*d_k].T``, and
-    ``W_O^h = out_proj.weight[:, h*d_v:(h+1)*d_v].T``.  ``batch_first`` does not matter here
-    (our arrays are always batch-leading).  Rejected: ``add_bias_kv``, ``add_zero_attn`` and
-    ``dropout > 0``, which are not part of the NW form.
-    """
+    """The :class:`MultiHeadNW` with the parameters of a ``torch.nn.MultiheadAttention`` (``y = x Wᵀ + b``,
+    head h on rows ``h*d_k:(h+1)*d_k`` of ``W_q``, ``W_O^h = out_proj.weight[:, h*d_v:(h+1)*d_v].T``).
+    ``add_bias_kv``, ``add_zero_attn`` and ``dropout > 0``, not part of the NW form, are rejected."""
     import torch  # test-only dependency: imported only when converting a torch module
 
     if not isinstance(module, torch.nn.MultiheadAttention):

@@ -106,10 +106,8 @@ def _projections(name: str, W: Any, d: int) -> np.ndarray:
 
 
 def _results_guard(R: int, H: int, m: int, d: int, d_k: int) -> str:
-    """Refuse sizes whose result arrays exceed the machine's memory (before any is allocated);
-    returns the size, for a MemoryError later. Counted: the estimates and their centred copy
-    ``2 R H m``, the noise terms and errors ``3 R m``, four ``m H^2`` moment arrays, the
-    evaluation points and queries ``m (d + H d_k)``, float64 each."""
+    """Refuse sizes whose result arrays (estimates, noise terms, moments, evaluation points and queries)
+    exceed the machine's memory before any is allocated; returns the size, for a MemoryError later."""
     words = 2 * R * H * m + 3 * R * m + 4 * m * H * H + m * (d + H * d_k)
     size = f"R = {R}, m = {m} (H = {H}): {words} float64 values of results"
     fits_in_memory("R, m", 8 * words, size)
@@ -276,10 +274,8 @@ class Decomposition:
         return self.head_cov / (sd[:, None] * sd[None, :])
 
     def integrated(self) -> dict[str, Any]:
-        """The terms averaged over the evaluation points (= integrated over ``p`` when ``x_eval``
-        was drawn from it), the integrated covariance ``Cbar`` (H, H), its correlation
-        ``Cbar_hh' / sqrt(Cbar_hh Cbar_h'h')`` and the mean pointwise correlation (both None
-        where a variance is 0, i.e. ``method="simulate"`` with ``R = 1``)."""
+        """The terms averaged over the evaluation points, the integrated covariance ``Cbar`` (H, H), its
+        correlation and the mean pointwise correlation (both None where a variance is 0)."""
         cbar = self.head_cov.mean(axis=-1)
         sd = np.sqrt(np.diag(cbar))
         out = {k: float(getattr(self, k).mean()) for k in ("bias2", "var_term", "cov_term", "mse")}
@@ -386,13 +382,9 @@ def _run_unguarded(s: _Setup) -> Decomposition:
 def decompose(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval: Any = None, m: int | None = None,
               n: int, R: int, seed: int, method: str = "exact", kernel: str = "softmax", scale: float | None = None,
               bandwidth: float | None = None, max_memory: int | None = None) -> Decomposition:
-    """Bias/variance/covariance decomposition of the ensemble MSE at ``x_eval`` (module docstring).
-
-    ``W_Q``, ``W_K``: ``(H, d, d_k)`` (or ``(d, d_k)`` for one head); ``W_K=None`` means ``W_Q``.
-    ``alpha``: any real ``(H,)``, default uniform ``1/H``. ``x_eval``: ``(m, d)``, default ``m``
-    (64) points drawn from the design density. ``kernel``, ``scale``, ``bandwidth`` go to
-    :func:`verify.numeric.nw.nw_weights`.
-    """
+    """Bias/variance/covariance decomposition of the ensemble MSE at ``x_eval`` (module docstring):
+    ``W_Q``, ``W_K`` ``(H, d, d_k)`` (``W_K=None``: ``W_Q``), ``alpha`` any real ``(H,)`` (default 1/H),
+    ``x_eval`` ``(m, d)`` (default m points of the design); the kernel as in ``nw_weights``."""
     s = _prepare(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
     return _run(s)
@@ -523,11 +515,8 @@ def decompose_mp(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_ev
                  m: int | None = None, n: int, R: int, seed: int, method: str = "exact", kernel: str = "softmax",
                  scale: float | None = None, bandwidth: float | None = None, max_memory: int | None = None,
                  dps: int = 50) -> tuple[Decomposition, MpCheck]:
-    """The float64 :func:`decompose` and its recomputation at ``dps`` digits from the same
-    per-replicate float64 quantities (weights, f(X), responses; converted exactly to mpf).
-
-    Cost: ``R m n H (H+2)`` mpf multiply-adds (capped at ``MP_MAX_OPS``); keep it small.
-    """
+    """The float64 :func:`decompose` and its recomputation at ``dps`` digits from the same per-replicate
+    float64 quantities: ``R m n H (H+2)`` mpf multiply-adds, capped at ``MP_MAX_OPS``."""
     dec = decompose(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                     kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
     return dec, dec.mp_check(dps)
@@ -552,14 +541,9 @@ def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed:
                            design: Any = None, x_eval: Any = None, m: int | None = None, kernel: str = "softmax",
                            scale: float | None = None, bandwidth: float | None = None,
                            max_memory: int | None = None) -> NoiseCheck:
-    """Simulate ``N`` noise vectors on one fixed design and compare the head estimates' sample
-    mean and covariance with the exact conditional moments.
-
-    ``design`` ``(n, d)`` or, if None, replicate 0 of :func:`decompose` with the same ``seed``
-    and ``n``; ``x_eval`` as in :func:`decompose`. Noise: ``N`` rows of
-    ``dgp.sigma * standard_normal(n)`` from ``SeedSequence(seed, spawn_key=(0, 0))`` (the first
-    child of replicate 0's sequence, used by nothing else). Keeps the ``(H, m, N)`` estimates.
-    """
+    """The exact conditional moments of the head estimates on one fixed design (``design`` (n, d), or
+    replicate 0 of :func:`decompose`) and their estimates from ``N`` simulated noise vectors, drawn from
+    ``SeedSequence(seed, spawn_key=(0, 0))`` (used by nothing else)."""
     N = positive_int("N", N, minimum=2)
     seed_ = valid_seed("seed", seed)
     if design is None:

@@ -219,14 +219,9 @@ class _Problem:
 
     def plan(self, row_cost: int, item_cost: int, width: int, reserved: int = 0,
              block_scores: int | None = None) -> tuple[int, int, int]:
-        """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` (see module docstring) and the
-        elements one block allocates.
-
-        ``row_cost`` / ``item_cost``: extra elements per score row / per key set in a block;
-        ``width``: the widest inner dimension of a BLAS product (d_k, or p + 1 for the values);
-        ``reserved``: elements held for the whole call (per-key-set norms and value ranges);
-        ``block_scores``: scores per block to aim at (default: ``CACHE_BLOCK_BYTES`` of them).
-        """
+        """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` and the elements one block allocates,
+        from the extra elements per score row and per key set, the widest inner dimension of a BLAS
+        product, the elements held for the whole call and the scores per block to aim at."""
         A = self.batch + (self.m,)
         nb = len(self.batch)
         self.reserved = reserved
@@ -454,10 +449,8 @@ def _kernel() -> Any:
 
 
 def softmax_exp(a: np.ndarray) -> np.ndarray:
-    """``e^a``, a new array, for the softmax of the training experiments: the compiled kernel's
-    ``exp`` where that backend runs (within 2 ulp of numpy's, like every result of the kernel;
-    about 3x faster where numpy's float64 exp is not vectorised, no AVX-512), numpy's otherwise.
-    A new array, not in place: the kernel's loop is vectorised only when input and output differ."""
+    """``e^a``, a new array (the kernel's loop is vectorised only out of place), for the training
+    experiments' softmax: the compiled kernel's ``exp`` where that backend runs, numpy's otherwise."""
     K = _kernel()
     if K is None or a.dtype != np.float64:
         return np.exp(a)
@@ -619,11 +612,8 @@ def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
 
 def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float | None = None,
                bandwidth: float | None = None, max_memory: int | None = None) -> np.ndarray:
-    """NW weights ``w_ij = K(q_i, k_j) / sum_l K(q_i, k_l)``, shape ``(..., m, n)``; rows sum to 1.
-
-    ``kernel="softmax"``: ``K = exp(scale <q, k>)``, ``scale`` default ``1/sqrt(d_k)``.
-    ``kernel="gaussian"``: ``K = exp(-||q - k||^2 / (2 bandwidth^2))``, ``bandwidth`` required.
-    """
+    """NW weights ``w_ij = K(q_i, k_j) / sum_l K(q_i, k_l)``, shape ``(..., m, n)``: ``kernel="softmax"``,
+    ``K = exp(scale <q, k>)`` (scale default ``1/sqrt(d_k)``), or ``"gaussian"`` with a ``bandwidth``."""
     P = _Problem(queries, keys, None, kernel, scale, bandwidth, max_memory)
     out = np.empty(P.batch + (P.m, P.n), dtype=P.dtype)
     if out.size == 0:
@@ -654,10 +644,7 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
 def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax",
                 scale: float | None = None, bandwidth: float | None = None,
                 max_memory: int | None = None) -> np.ndarray:
-    """NW estimate ``f_hat(q_i) = sum_j w_ij v_j``, shape ``(..., m, p)``.
-
-    Same kernels and parameters as :func:`nw_weights`; the weights are never stored in full.
-    """
+    """NW estimate ``f_hat(q_i) = sum_j w_ij v_j``, shape ``(..., m, p)``, kernels as :func:`nw_weights`."""
     if values is None:  # _Problem reads None as "weights only"
         raise fail("values", "None", "a real numeric array (..., n, p) (nw_weights gives the weights alone)")
     P = _Problem(queries, keys, values, kernel, scale, bandwidth, max_memory)
