@@ -120,35 +120,29 @@ GPT2_CONFIG = {"model_type": "gpt2", "n_embd": GPT2_D, "n_head": GPT2_H, "n_laye
 
 
 @pytest.mark.parametrize("prefix", ["", "transformer."])
-def test_gpt2_heads_are_the_hand_slices(tmp_path: Path, prefix: str) -> None:
-    t = _gpt2_tensors(prefix, np.random.default_rng(1))
-    ck = open_checkpoint(_write_dir(tmp_path, t, GPT2_CONFIG))
-    assert (ck.layout, ck.H, ck.H_kv, ck.d, ck.d_k, ck.num_layers) == ("gpt2", 4, 4, 16, 4, 2)
-    d, dk = GPT2_D, GPT2_DK
-    for i in range(GPT2_L):
-        w = t[f"{prefix}h.{i}.attn.c_attn.weight"].astype(np.float64)  # x @ w = [q | k | v]
-        wq, wk = ck.heads(i)
-        for h in range(GPT2_H):
-            np.testing.assert_array_equal(wq[h], w[:, h * dk:(h + 1) * dk])
-            np.testing.assert_array_equal(wk[h], w[:, d + h * dk:d + (h + 1) * dk])
-
-
-def test_gpt2_query_and_key_blocks_not_confused(tmp_path: Path) -> None:
-    # layer 0: identical query subspaces (HDI 0), mutually orthogonal key heads (HDI 1)
+def test_gpt2_heads_are_the_hand_slices_and_queries_are_not_keys(tmp_path: Path, prefix: str) -> None:
+    """Layer 0 made of identical query subspaces (HDI 0) and mutually orthogonal key heads (HDI 1)."""
     rng = np.random.default_rng(2)
-    t = _gpt2_tensors("", rng)
+    t = _gpt2_tensors(prefix, rng)
     d, dk, H = GPT2_D, GPT2_DK, GPT2_H
-    base = rng.standard_normal((d, dk))
-    q_orth, _ = np.linalg.qr(rng.standard_normal((d, d)))
-    w = t["h.0.attn.c_attn.weight"].astype(np.float64)
+    base, q_orth = rng.standard_normal((d, dk)), np.linalg.qr(rng.standard_normal((d, d)))[0]
+    w = t[f"{prefix}h.0.attn.c_attn.weight"].astype(np.float64)
     for h in range(H):
         w[:, h * dk:(h + 1) * dk] = base @ rng.standard_normal((dk, dk))
         w[:, d + h * dk:d + (h + 1) * dk] = q_orth[:, h * dk:(h + 1) * dk] * 3.0
-    t["h.0.attn.c_attn.weight"] = w
-    result = analyze_checkpoint(_write_dir(tmp_path, t, GPT2_CONFIG))
+    t[f"{prefix}h.0.attn.c_attn.weight"] = w
+    ck = open_checkpoint(_write_dir(tmp_path, t, GPT2_CONFIG))
+    assert (ck.layout, ck.H, ck.H_kv, ck.d, ck.d_k, ck.num_layers) == ("gpt2", 4, 4, 16, 4, 2)
+    for i in range(GPT2_L):
+        w = t[f"{prefix}h.{i}.attn.c_attn.weight"].astype(np.float64)  # x @ w = [q | k | v]
+        wq, wk = ck.heads(i)
+        for h in range(H):
+            np.testing.assert_array_equal(wq[h], w[:, h * dk:(h + 1) * dk])
+            np.testing.assert_array_equal(wk[h], w[:, d + h * dk:d + (h + 1) * dk])
+    result = analyze_checkpoint(tmp_path)
     assert result["layers"][0]["queries"]["hdi"] == pytest.approx(0.0, abs=1e-6)
     assert result["layers"][0]["keys"]["hdi"] == pytest.approx(1.0, abs=1e-6)
-    w1 = t["h.1.attn.c_attn.weight"]
+    w1 = t[f"{prefix}h.1.attn.c_attn.weight"]
     _check_block(result["layers"][1]["keys"], [w1[:, d + h * dk:d + (h + 1) * dk] for h in range(H)], d)
 
 
@@ -168,7 +162,8 @@ def _llama_tensors(d: int, H: int, H_kv: int, d_k: int, L: int, seed: int) -> di
 
 
 @pytest.mark.parametrize(("d", "H", "H_kv", "head_dim", "sharded"),
-                         [(32, 8, 2, None, False), (32, 8, 2, None, True), (32, 4, 2, 16, False), (24, 6, 6, None, False)])
+                         [(32, 8, 2, None, False), (32, 8, 2, None, True), (32, 4, 2, 16, False), (24, 6, 6, None, False),
+                          (16, 4, 1, None, False)])
 def test_llama_gqa_heads_are_the_hand_slices(tmp_path: Path, d: int, H: int, H_kv: int,
                                              head_dim: int | None, sharded: bool) -> None:
     d_k = head_dim or d // H
@@ -194,22 +189,16 @@ def test_llama_gqa_heads_are_the_hand_slices(tmp_path: Path, d: int, H: int, H_k
             np.testing.assert_array_equal(wq[h], ref)
         for j, ref in enumerate(rows_heads(k, H_kv, d_k)):
             np.testing.assert_array_equal(wk[j], ref)
-        _check_block(result["layers"][i]["keys"], rows_heads(k, H_kv, d_k), d)
+        if H_kv > 1:
+            _check_block(result["layers"][i]["keys"], rows_heads(k, H_kv, d_k), d)
+        else:   # multi-query attention: one key head, no key HDI
+            assert result["layers"][i]["keys"]["heads"] == 1 and result["layers"][i]["keys"]["hdi"] is None
         _check_block(result["layers"][i]["queries"], rows_heads(q, H, d_k), d)
     g = H // H_kv
     assert result["query_heads_per_key_head"] == g
     assert result["key_head_groups"] == [list(range(j * g, (j + 1) * g)) for j in range(H_kv)]
     table = format_table(result)
     assert ("grouped-query attention" in table) == (H_kv < H)
-
-
-def test_multi_query_attention_has_no_key_hdi(tmp_path: Path) -> None:
-    t = _llama_tensors(16, 4, 1, 4, 1, seed=5)
-    _write_dir(tmp_path, t, {"hidden_size": 16, "num_attention_heads": 4, "num_key_value_heads": 1,
-                             "num_hidden_layers": 1}, use_torch=True)
-    layer = analyze_checkpoint(tmp_path)["layers"][0]
-    assert layer["keys"]["heads"] == 1 and layer["keys"]["hdi"] is None
-    assert layer["queries"]["hdi"] is not None
 
 
 @pytest.mark.parametrize("prefix", ["", "bert."])

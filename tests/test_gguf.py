@@ -303,13 +303,8 @@ def test_steps_are_the_spacing_of_each_blocks_grid(tmp_path: Path, qtype: QT) ->
 def test_float_steps_are_one_unit_in_the_last_place(tmp_path: Path, kind: str) -> None:
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((4, 64)) * 10.0 ** rng.integers(-3, 3, (4, 64))).astype(np.float32)
-    if kind == "F16":
-        tensors = {"t.weight": x.astype(np.float16)}
-    elif kind == "BF16":
-        tensors = {"t.weight": (gguf.quants.quantize(x, QT.BF16), QT.BF16)}
-    else:
-        tensors = {"t.weight": x}
-    f = GGUFFile(_write_gguf(tmp_path / "x.gguf", "llama", tensors, L=1, d=64, H=1))
+    stored = {"F16": x.astype(np.float16), "BF16": (gguf.quants.quantize(x, QT.BF16), QT.BF16), "F32": x}[kind]
+    f = GGUFFile(_write_gguf(tmp_path / "x.gguf", "llama", {"t.weight": stored}, L=1, d=64, H=1))
     w, step = np.abs(f.get("t.weight")), f.step("t.weight")
     if kind == "F16":
         nxt = np.nextafter(w.astype(np.float16), np.float16(np.inf)).astype(np.float64)
@@ -441,28 +436,19 @@ def test_the_valid_base_of_the_hostile_files_is_read_by_the_library(tmp_path: Pa
     assert (r["H"], r["H_kv"], r["d"], r["d_k"]) == (2, 1, 8, 4) and r["layers"][0]["keys"]["hdi"] is None
 
 
-def test_folders_symlinks_and_several_files(tmp_path: Path) -> None:
+def test_linked_files_that_are_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "real.gguf").write_bytes(model())
     folder = tmp_path / "model"
     folder.mkdir()
-    (folder / "link.gguf").symlink_to(outside / "real.gguf")
-    with pytest.raises(VerifyError, match=r"^PATH: expected files inside the model folder \(pass the file itself to read "
-                                          r"a linked file\), got '.*link.gguf', a symlink to '.*real.gguf' outside"):
-        analyze_checkpoint(folder)
+    (folder / "link.gguf").symlink_to(outside / "real.gguf")     # the folder is refused (tests/test_bad_input.py)
     assert analyze_checkpoint(folder / "link.gguf")["H"] == 2        # the file named itself: read
     (folder / "link.gguf").unlink()
     (folder / "sub").mkdir()
     (folder / "sub" / "real.gguf").write_bytes(model())
     (folder / "link.gguf").symlink_to(folder / "sub" / "real.gguf")   # a link inside the folder: read
     assert analyze_checkpoint(folder)["format"] == "gguf"
-    (folder / "second.gguf").write_bytes(model())
-    with pytest.raises(VerifyError, match=r"^PATH: expected one .gguf file per folder .*got folder .* with 2 .gguf files"):
-        analyze_checkpoint(folder)
-    os.mkfifo(tmp_path / "fifo.gguf")
-    with pytest.raises(VerifyError, match=r"^PATH: expected a regular file, got .*fifo.gguf', which is not a regular"):
-        analyze_checkpoint(tmp_path / "fifo.gguf")
 
 
 def test_a_gguf_file_without_the_suffix_is_known_by_its_magic(tmp_path: Path) -> None:
