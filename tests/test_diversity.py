@@ -1,9 +1,6 @@
-"""C4/C6: principal angles, overlap, HDI (both forms), the fusion-frame bound, the Haar baseline.
-
-References: scipy.linalg.subspace_angles, mpmath at 80 digits, brute-force pair loops written
-here, hand-built geometric configurations (orthogonal heads, tight fusion frames, the
-three-line "Mercedes" frame) and Monte Carlo for the Haar mean.
-"""
+"""C4/C6: principal angles, overlap, HDI (both forms), the fusion-frame bound and the Haar mean against
+scipy.linalg.subspace_angles, mpmath at 80 digits, pair loops, exact rationals, hand-built
+configurations (orthogonal heads, tight fusion frames, the "Mercedes" frame) and Monte Carlo."""
 
 from __future__ import annotations
 
@@ -18,25 +15,19 @@ from verify.errors import VerifyError
 from verify.numeric.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
 from verify.numeric.subspace_reference import well_conditioned
 
-# Backward-stable bases of a matrix with condition number kappa give angle errors ~ kappa * eps;
-# small Gaussian matrices have kappa < 1e4 almost surely: 1e-10 is still far below the
-# sqrt(2 eps) ~ 2e-8 that an arccos near 1 (or arcsin near 1) loses.
+# Angle errors ~ kappa eps with kappa < 1e4 almost surely; far below the sqrt(2 eps) ~ 2e-8 an
+# arccos near 1 loses.
 ANGLE_ATOL = 1e-10
-# scipy 1.17's subspace_angles picks each angle's sine/cosine branch from the mirrored position
-# (mask from descending cosines applied to descending angles), so a zero angle next to a large
-# one comes from arccos and carries an error up to sqrt(2 eps) ~ 2.1e-8 (e.g. d=4, k1=k2=3,
-# seed 0); scipy is therefore only a reference to this accuracy, mpmath to ANGLE_ATOL.
+# scipy 1.17 takes a zero angle next to a large one from arccos (its branch mask is mirrored): an
+# error up to sqrt(2 eps) ~ 2.1e-8 (d=4, k1=k2=3, seed 0), so scipy is a reference to this only.
 SCIPY_ANGLE_ATOL = 1e-7
 # Overlaps and HDIs are sums of squares of O(1) entries computed from QR bases: rounding ~1e-15.
 RHO_ATOL = 1e-12
-# Relative error allowed for angles ~1e-9 against mpmath: backward error ~1e-16 on the bases
-# gives an absolute angle error ~1e-16, i.e. ~1e-7 relative at 1e-9; 1e-5 is 100x that.
+# Angles ~1e-9 against mpmath: an absolute error ~1e-16 is ~1e-7 relative; 100x that.
 SMALL_ANGLE_RTOL = 1e-5
-# A cos-only method must be off by at least this relative error at these angles (it rounds
-# cos(1e-9) to exactly 1): the test shows the sine branch matters.
+# A cos-only method is off by at least this at these angles (cos(1e-9) rounds to 1).
 COS_ONLY_MIN_RERR = 0.1
-# Monte Carlo: |sample mean - d_k/d| <= Z standard errors (4 sigma: false-alarm 6e-5 for a
-# fresh seed; the seed here is fixed, so the check is deterministic).
+# Monte Carlo: |sample mean - d_k/d| <= Z standard errors (a fixed seed: deterministic).
 Z = 4.0
 
 seeds = st.integers(0, 2**32 - 1)
@@ -235,8 +226,7 @@ def _literal_hdi_exact(W: np.ndarray):
     return 1 - total / pairs
 
 
-# The literal HDI is 1 - (a sum of ~H^2 d_k^2 d products of four entries): float64 rounding,
-# relative to the magnitude of that sum, ~d * 1e-16; 1e-13 leaves room.
+# The literal HDI sums ~H^2 d_k^2 d products of four entries: relative rounding ~d * 1e-16.
 LITERAL_RTOL = 1e-13
 
 

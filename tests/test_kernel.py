@@ -1,8 +1,6 @@
-"""The compiled kernel (verify.numeric._kernel) against independent references: its exp against mpmath
-at 40 digits, its estimates and weights against torch's attention (float64) and the numpy
-reference path of verify.numeric.nw; the fallback and cache switches in fresh processes.
-
-tests/test_nw.py runs every property test on both paths (its module fixture ``backend``)."""
+"""The compiled kernel (verify.numeric._kernel): its exp against mpmath at 40 digits, its estimates and
+weights against torch's attention and the numpy path; the fallback and cache switches in fresh
+processes (tests/test_nw.py runs every property test on both paths)."""
 
 from __future__ import annotations
 
@@ -27,13 +25,11 @@ from verify.numeric import nw
 ROOT = Path(__file__).resolve().parents[1]
 EPS = np.finfo(np.float64).eps
 EPS32 = np.finfo(np.float32).eps
-# Cody-Waite + degree-13 Taylor: truncation < 4e-18, ~1 ulp of rounding in Horner's last steps
-# and the reduction; the module promises 2 ulp (measured max 0.79 with FMA, 1.05 without).
+# The module promises 2 ulp (truncation < 4e-18, ~1 ulp of rounding; measured max 0.79 with FMA).
 EXP_ULPS = 2.0
 # The spec's bar for "equal to rounding" against torch (relative to the largest output).
 TORCH_RTOL = 1e-12
-# float32 inputs: the kernel computes in float64 and rounds once, so it is within half an ulp
-# of float32 of the float64 result on the same (float32-rounded) inputs; x2 for torch's own rounding.
+# float32: computed in float64 and rounded once (half an ulp), x2 for torch's own rounding.
 F32_ULPS = 1.0
 
 

@@ -56,17 +56,10 @@ def naive_nw(q, k, v, kernel: str, param: float):
 
 
 def rounding_tol(q, k, v, kernel: str, param: float, eps: float = EPS) -> float:
-    """Bound on |a - b| for two evaluations of the same NW quantity that differ only in rounding
-    (BLAS summation order under chunking/batching/key order, another formula for the kernel,
-    float32 vs float64 with ``eps`` = float32's).
-
-    Each score is a d_k-term dot product (Gaussian: of key-centred vectors, minus a half norm,
-    or the naive squared distance); any evaluation errs by <= (d_k + 2) eps B, with
-    B = factor * d_k * (max|q| + 2 max|k|)^2 bounding its terms, so two differ by twice that; a
-    weight moves by <= 2x the score change (own score and the normaliser), and the n-term
-    weighted sums by <= 2n eps of the values' spread.  A worst case: observed differences are
-    a few ulps, while any indexing or formula bug shows up at O(1).
-    """
+    """Bound on |a - b| for two evaluations of the same NW quantity that differ only in rounding: each
+    score errs by <= (d_k + 2) eps B with B = factor d_k (max|q| + 2 max|k|)^2 bounding its terms, a
+    weight moves by twice the score change, the n-term sums by 2n eps of the values' spread. A worst
+    case: observed differences are a few ulps, any indexing or formula bug shows up at O(1)."""
     d, n = q.shape[-1], k.shape[-2]
     factor = param if kernel == "softmax" else 1.0 / param**2
     B = factor * d * (np.max(np.abs(q)) + 2 * np.max(np.abs(k))) ** 2
@@ -277,8 +270,7 @@ def mp_nw(scores, v):
     return np.array([[float(x) for x in r] for r in W]), np.array([[float(x) for x in r] for r in E])
 
 
-# Exactly representable integer scores: only exp (1 ulp), the n-term sums (n ulps) and the
-# division round, so both weights and estimate are within (n + 4) ulps of the reference; x4.
+# Exact integer scores: only exp, the n-term sums and the division round: (n + 4) ulps, x4.
 def extreme_tol(n: int, scale: float) -> float:
     return 4 * (n + 4) * EPS * scale
 

@@ -19,8 +19,7 @@ from verify.numeric.dgp import make_dgp
 from verify.numeric.nw import nw_weights
 
 Z_MC = 5.0
-# Quadrature on 512 points vs Bessel series: both ~1e-15 for κ <= 16; the series' tail (k > 20)
-# is below 1e-20 for ω r <= 3.
+# Quadrature on 512 points vs Bessel series: both ~1e-15 (the series' tail is below 1e-20).
 QUAD_ATOL = 1e-12
 
 
@@ -67,9 +66,7 @@ def test_torus_population_mse_is_the_large_n_limit():
     assert abs(np.mean(mse) - shared) <= 0.01 + Z_MC * np.std(mse, ddof=1) / 2
 
 
-#: Monte Carlo query points and midpoint nodes of the independent population computation below:
-#: the MSE's Monte Carlo standard error is ~2 % of it, the 1024-node midpoint rule (spectrally
-#: accurate on the circle) exact to ~1e-14 for κ = 3.
+#: Monte Carlo points (SE ~2 % of the MSE) and midpoint nodes (exact to ~1e-14 for κ = 3) below.
 POP_MC_POINTS, POP_NODES = 2000, 1024
 
 

@@ -1,8 +1,6 @@
-"""verify.experiments.training and verify.numeric.baseline against independent computations written
-here: the gradient (leave-one-out and split mode) against torch.autograd, Adam against
-torch.optim.Adam, the ensemble as a brute-force loop, the compiled training path against the numpy
-one, the split-mode data rebuilt from the documented seed streams, overlaps against
-scipy.linalg.subspace_angles, the Haar law's moments against Monte Carlo draws."""
+"""verify.experiments.training and verify.numeric.baseline against torch.autograd and torch.optim.Adam,
+brute-force loops, the documented seed streams, scipy.linalg.subspace_angles and Monte Carlo draws;
+the compiled training path against the numpy one."""
 
 from __future__ import annotations
 
@@ -20,21 +18,17 @@ from verify.experiments.training import TrainSetting, forward, loss_and_grad, tr
 from verify.numeric import baseline, nw
 from verify.numeric.dgp import make_dgp
 
-# Hand-written float64 gradient vs torch autograd, same float64 data: both sum O(n²) products
-# of size O(1); measured <= 2e-15 relative to the largest entry. 1e-10 is the issue's bar.
+# Hand-written gradient vs torch autograd: measured <= 2e-15 relative; 1e-10 is the issue's bar.
 GRAD_RTOL = 1e-10
-# Adam updates vs torch.optim.Adam after 20 steps (float64, same formula, different order of
-# operations): a few ulps per step.
+# Adam vs torch.optim.Adam after 20 steps, operations in another order: a few ulps per step.
 ADAM_RTOL = 1e-12
 # Ensemble vs a loop of exp/sum per query: float64 rounding of sums of <= 40 terms.
 LOOP_RTOL = 1e-12
-# Compiled vs numpy training over 20 steps: the same formulas in another order (reassociated sums,
-# the kernel's exp within 2 ulp), rounding carried through 20 Adam steps: measured <= 6e-15.
+# Compiled vs numpy training over 20 steps, the same formulas in another order: measured <= 6e-15.
 PATHS_ATOL = 1e-12
 # Overlaps from QR vs scipy's principal angles: both backward stable, cos² to ~1e-15.
 ANGLE_ATOL = 1e-12
-# Monte Carlo mean and SD of the Haar HDI: |mean − formula| <= 5 SE; the SD's estimate from
-# R = 4000 draws has relative SE ~ 1/sqrt(2R) ≈ 1.1 %: 6 % is over 5 SE.
+# Monte Carlo mean and SD of the Haar HDI: 5 SE (the SD's relative SE from 4000 draws is 1.1 %).
 Z_MC = 5.0
 SD_RTOL = 0.06
 
