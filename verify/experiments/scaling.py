@@ -28,14 +28,7 @@ import numpy as np
 from verify._validate import fail
 from verify.errors import VerifyError
 from verify.experiments.allocate import MODELS, divisor_pairs
-from verify.experiments.sweep import (
-    SWEEP_COMMAND,
-    Task,
-    check_scheduler,
-    check_targets,
-    parse_scheduler,
-    run_sweep,
-)
+from verify.experiments.sweep import SWEEP_COMMAND, Task, check_scheduler, check_targets, parse_scheduler, run_sweep
 
 __all__ = ["GRIDS", "TASK", "c7_task", "grid_tasks", "analyse", "plot_optimum", "run_c7", "DESCRIBES_RMS_LOG",
            "DESCRIBES_AGREEMENT"]

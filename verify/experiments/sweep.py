@@ -191,22 +191,6 @@ def read_table(path: Path | str) -> list[dict]:
         return [{k: parse(v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
-class _Progress:
-    def __init__(self, total: int, label: str, enabled: bool) -> None:
-        from verify.outputs.report import Progress
-
-        self.bar = Progress(total) if enabled else None
-        self.label = label
-
-    def advance(self, note: str) -> None:
-        if self.bar is not None:
-            self.bar.advance(f"{self.label}: {note}")
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = None, scheduler: str | None = None,
               progress: bool = True, label: str = "sweep") -> SweepResult:
     """Run every task of the grid not stored yet in ``out`` and return all records in grid order:
@@ -228,6 +212,8 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
 def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, address: tuple | None,
             progress: bool, label: str, t_start: float) -> SweepResult:
     """:func:`run_sweep` in its folder (taken, locked)."""
+    from verify.outputs.report import Progress
+
     records: dict[str, dict] = {}
     todo = []
     for t in tasks:
@@ -237,9 +223,14 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
         else:
             records[t.key] = doc
     reused = len(records)
-    bar = _Progress(len(tasks), label, progress)
+    bar = Progress(len(tasks)) if progress else None
+
+    def advance(note: str) -> None:
+        if bar is not None:
+            bar.advance(f"{label}: {note}")
+
     for _ in range(reused):
-        bar.advance("stored")
+        advance("stored")
     cpu = 0.0
 
     def finish(task: Task, result: dict, seconds: float) -> None:
@@ -249,7 +240,7 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
         write_json(_task_path(out, task.key), doc)
         records[task.key] = doc
         cpu += seconds
-        bar.advance(_short(task.params))
+        advance(_short(task.params))
 
     try:
         if todo:
@@ -258,7 +249,8 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
             else:
                 _run_local(todo, workers, finish)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         done = [records[k] for k in keys if k in records]
         table = _write_table(out / "results.csv", done)
         summary = {"tasks": len(tasks), "computed": len(done) - reused, "reused": reused,

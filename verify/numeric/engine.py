@@ -42,17 +42,11 @@ from typing import Any, Callable, Iterator
 import mpmath
 import numpy as np
 
-from verify._validate import (
-    as_array,
-    fail,
-    fits_in_memory,
-    memory_error_as,
-    physical_memory,
-    positive_int,
-    positive_number,
-)
+from verify._validate import as_array, fail, fits_in_memory, memory_error_as, physical_memory, positive_int
+from verify._validate import positive_number
 from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
+from verify.numeric.certify import precision
 from verify.numeric.dgp import DGP
 from verify.numeric.nw import KERNELS, nw_weights
 
@@ -490,14 +484,13 @@ class ArbCheck:
     bound: float
     points: int
 
+
 def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
-    from flint import arb, ctx
+    from flint import arb
 
     prec = positive_int("prec", prec, minimum=64)
     _check_ops(s, "arb_check")
-    old = ctx.prec
-    ctx.prec = prec
-    try:
+    with precision(prec):
         worst, points = 0.0, 0
         for p in _recompute(s, arb, lambda a, b: sum((x * y for x, y in zip(a, b)), arb(0)),
                             lambda it: sum(it, arb(0))):
@@ -507,8 +500,6 @@ def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
                 worst = max(worst, float(abs(p["mse"] - (p["bias2"] + p["var"] + p["cov"])).upper()) / lo)
                 points += 1
         return ArbCheck(prec=prec, bound=worst, points=points)
-    finally:
-        ctx.prec = old
 
 
 def decompose_mp(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval: Any = None,
