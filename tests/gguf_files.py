@@ -1,13 +1,7 @@
-"""GGUF files written byte by byte for the tests (not a test module): a valid tiny LLaMA-layout
-model and hostile variants, each breaking one field of it.
-
-The layout written here is GGUF v3's, from the specification (ggml/docs/gguf.md), not from the
-package: magic ``GGUF``, u32 version, u64 tensor count, u64 key count, the keys (u64-length
-string, u32 value type, value), the tensor infos (name, u32 dimension count, u64 ``ne`` per
-dimension, u32 ggml type, u64 offset), padding to the alignment, the data. ``gguf.GGUFReader``
-reads the valid file (tests/test_gguf.py checks it), so the variants differ from a file the
-library accepts in one field only.
-"""
+"""Checkpoint helpers of tests/test_checkpoint.py and tests/test_gguf.py (not a test module): heads
+sliced by hand, overlaps from scipy's principal angles, and GGUF files written byte by byte from the
+specification (ggml/docs/gguf.md), not from the package: a valid tiny LLaMA-layout model, which
+``gguf.GGUFReader`` reads, and hostile variants, each breaking one field of it."""
 
 from __future__ import annotations
 
@@ -15,11 +9,27 @@ import struct
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from verify.experiments.gguf_reader import MAX_ARRAY_ITEMS
 
 U8, U32, F32T, STR, ARR, U64 = 0, 4, 6, 8, 9, 10
 T_F32, T_Q8_0, T_Q2_K, T_I32 = 0, 8, 10, 26
+
+
+def rows_heads(weight: np.ndarray, n_heads: int, d_k: int) -> list[np.ndarray]:
+    """Linear (out, in) weight: head h = rows h*d_k .. (h+1)*d_k, transposed to (d, d_k), float64."""
+    return [weight[h * d_k:(h + 1) * d_k].T.astype(np.float64) for h in range(n_heads)]
+
+
+def rho_scipy(heads: list[np.ndarray]) -> np.ndarray:
+    """rho_hh' = mean cos^2 of scipy's principal angles, for every pair; rho_hh = 1."""
+    n, d_k = len(heads), heads[0].shape[1]
+    rho = np.eye(n)
+    for h in range(n):
+        for g in range(h + 1, n):
+            rho[h, g] = rho[g, h] = np.sum(np.cos(scipy.linalg.subspace_angles(heads[h], heads[g])) ** 2) / d_k
+    return rho
 
 
 def s(text: str | bytes) -> bytes:

@@ -1,8 +1,6 @@
-"""verify.experiments.allocate against a brute force written here: the MSE of each C7 model from its
-definitions (bias² = c_b h⁴, head variance c_v/(n h^s), ensemble variance V, V/H or V d_k/d),
-evaluated in mpmath, minimised over every divisor pair of D by a loop; the continuous optimum
-checked as a stationary minimum of that MSE; the architecture table recomputed; bad input and
-the CLI output."""
+"""verify.experiments.allocate against each C7 model's MSE from its definitions in mpmath, minimised over
+every divisor pair of D by a loop; the continuous optimum as a stationary minimum; the architecture
+table, bad input and the CLI output."""
 
 from __future__ import annotations
 

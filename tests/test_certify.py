@@ -76,11 +76,8 @@ def test_decomposition_identity_certified_for_any_weights():
     for method, alpha in (("exact", [1.5, -0.3, 0.2]), ("simulate", [0.2, 0.2, 0.2])):
         dec = decompose(make_dgp("bump", d=4), W, n=12, R=3, m=3, seed=1, method=method, alpha=np.array(alpha))
         chk = dec.arb_check(256)
-        assert chk.points == 3 and chk.certifies(1e-60), chk
-        assert not chk.certifies(0.0) or chk.bound == 0.0
+        assert chk.points == 3 and chk.bound <= 1e-60, chk
 
-
-# -- by a hair: each helper at its boundary, on each side ----------------------------------------
 
 #: 2^-200: far below float64 and far above the 256-bit working precision (~1e-77)
 HAIR = Fraction(1, 2**200)

@@ -1,9 +1,6 @@
-"""C4/C6: principal angles, overlap, HDI (both forms), the fusion-frame bound, the Haar baseline.
-
-References: scipy.linalg.subspace_angles, mpmath at 80 digits, brute-force pair loops written
-here, hand-built geometric configurations (orthogonal heads, tight fusion frames, the
-three-line "Mercedes" frame) and Monte Carlo for the Haar mean.
-"""
+"""C4/C6: principal angles, overlap, HDI (both forms), the fusion-frame bound and the Haar mean against
+scipy.linalg.subspace_angles, mpmath at 80 digits, pair loops, exact rationals, hand-built
+configurations (orthogonal heads, tight fusion frames, the "Mercedes" frame) and Monte Carlo."""
 
 from __future__ import annotations
 
@@ -15,48 +12,25 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from verify.errors import VerifyError
-from verify.numeric.diversity import (
-    haar_overlap_mean,
-    hdi,
-    hdi_bound,
-    overlap,
-    principal_angles,
-)
+from verify.numeric.diversity import haar_overlap_mean, hdi, hdi_bound, overlap, principal_angles
+from verify.numeric.subspace_reference import well_conditioned
 
-# Backward-stable bases of a matrix with condition number kappa give angle errors ~ kappa * eps;
-# small Gaussian matrices have kappa < 1e4 almost surely: 1e-10 is still far below the
-# sqrt(2 eps) ~ 2e-8 that an arccos near 1 (or arcsin near 1) loses.
+# Angle errors ~ kappa eps with kappa < 1e4 almost surely; far below the sqrt(2 eps) ~ 2e-8 an
+# arccos near 1 loses.
 ANGLE_ATOL = 1e-10
-# scipy 1.17's subspace_angles picks each angle's sine/cosine branch from the mirrored position
-# (mask from descending cosines applied to descending angles), so a zero angle next to a large
-# one comes from arccos and carries an error up to sqrt(2 eps) ~ 2.1e-8 (e.g. d=4, k1=k2=3,
-# seed 0); scipy is therefore only a reference to this accuracy, mpmath to ANGLE_ATOL.
+# scipy 1.17 takes a zero angle next to a large one from arccos (its branch mask is mirrored): an
+# error up to sqrt(2 eps) ~ 2.1e-8 (d=4, k1=k2=3, seed 0), so scipy is a reference to this only.
 SCIPY_ANGLE_ATOL = 1e-7
 # Overlaps and HDIs are sums of squares of O(1) entries computed from QR bases: rounding ~1e-15.
 RHO_ATOL = 1e-12
-# Relative error allowed for angles ~1e-9 against mpmath: backward error ~1e-16 on the bases
-# gives an absolute angle error ~1e-16, i.e. ~1e-7 relative at 1e-9; 1e-5 is 100x that.
+# Angles ~1e-9 against mpmath: an absolute error ~1e-16 is ~1e-7 relative; 100x that.
 SMALL_ANGLE_RTOL = 1e-5
-# A cos-only method must be off by at least this relative error at these angles (it rounds
-# cos(1e-9) to exactly 1): the test shows the sine branch matters.
+# A cos-only method is off by at least this at these angles (cos(1e-9) rounds to 1).
 COS_ONLY_MIN_RERR = 0.1
-# Monte Carlo: |sample mean - d_k/d| <= Z standard errors (4 sigma: false-alarm 6e-5 for a
-# fresh seed; the seed here is fixed, so the check is deterministic).
+# Monte Carlo: |sample mean - d_k/d| <= Z standard errors (a fixed seed: deterministic).
 Z = 4.0
 
 seeds = st.integers(0, 2**32 - 1)
-
-
-def _gaussian_heads(rng: np.random.Generator, H: int, d: int, d_k: int) -> np.ndarray:
-    """H independent Gaussian d x d_k matrices: their ranges are Haar-distributed subspaces."""
-    return rng.standard_normal((H, d, d_k))
-
-
-def _well_conditioned(rng: np.random.Generator, k: int) -> np.ndarray:
-    """Random k x k matrix with singular values in [0.5, 2] (condition number <= 4)."""
-    q1, _ = np.linalg.qr(rng.standard_normal((k, k)))
-    q2, _ = np.linalg.qr(rng.standard_normal((k, k)))
-    return q1 @ np.diag(rng.uniform(0.5, 2.0, k)) @ q2
 
 
 def _rho_bruteforce(W: np.ndarray) -> np.ndarray:
@@ -70,33 +44,18 @@ def _rho_bruteforce(W: np.ndarray) -> np.ndarray:
     return rho
 
 
-# --- principal angles -------------------------------------------------------------------
-
-
 @given(seed=seeds, d=st.integers(1, 12), k1=st.integers(1, 12), k2=st.integers(1, 12))
 @example(seed=0, d=4, k1=3, k2=3)  # two zero angles beside a large one: scipy's arccos branch
-def test_principal_angles_match_scipy(seed: int, d: int, k1: int, k2: int) -> None:
-    k1, k2 = min(k1, d), min(k2, d)
-    rng = np.random.default_rng(seed)
-    A, B = rng.standard_normal((d, k1)), rng.standard_normal((d, k2))
-    ours = principal_angles(A, B)
-    ref = np.sort(scipy.linalg.subspace_angles(A, B))
-    assert ours.shape == (min(k1, k2),)
-    assert np.all(np.diff(ours) >= 0)
-    np.testing.assert_allclose(ours, ref, rtol=0, atol=SCIPY_ANGLE_ATOL)
-    np.testing.assert_allclose(principal_angles(B, A), ours, rtol=0, atol=ANGLE_ATOL)
-
-
-@given(seed=seeds, d=st.integers(1, 8), k1=st.integers(1, 8), k2=st.integers(1, 8))
-@example(seed=0, d=4, k1=3, k2=3)
-def test_principal_angles_match_mpmath(seed: int, d: int, k1: int, k2: int) -> None:
+def test_principal_angles_match_scipy_and_mpmath(seed: int, d: int, k1: int, k2: int) -> None:
     # includes k1 + k2 > d, where k1 + k2 - d angles are exactly 0 (the subspaces intersect)
     k1, k2 = min(k1, d), min(k2, d)
     rng = np.random.default_rng(seed)
     A, B = rng.standard_normal((d, k1)), rng.standard_normal((d, k2))
     ours = principal_angles(A, B)
-    ref = _angles_mpmath(A, B)
-    np.testing.assert_allclose(ours, ref, rtol=0, atol=ANGLE_ATOL)
+    assert ours.shape == (min(k1, k2),) and np.all(np.diff(ours) >= 0)
+    np.testing.assert_allclose(ours, np.sort(scipy.linalg.subspace_angles(A, B)), rtol=0, atol=SCIPY_ANGLE_ATOL)
+    np.testing.assert_allclose(ours, _angles_mpmath(A, B), rtol=0, atol=ANGLE_ATOL)
+    np.testing.assert_allclose(principal_angles(B, A), ours, rtol=0, atol=ANGLE_ATOL)
     assert np.all(ours[: max(0, k1 + k2 - d)] < ANGLE_ATOL)
 
 
@@ -115,8 +74,8 @@ def test_tiny_angles_accurate_against_mpmath() -> None:
     d, k = 9, 3
     q, _ = np.linalg.qr(rng.standard_normal((d, 2 * k)))
     eps = np.array([1e-9, 3e-9, 2e-7])
-    A = q[:, :k] @ _well_conditioned(rng, k)
-    B = (q[:, :k] + eps * q[:, k:]) @ _well_conditioned(rng, k)
+    A = q[:, :k] @ well_conditioned(rng, k)
+    B = (q[:, :k] + eps * q[:, k:]) @ well_conditioned(rng, k)
     ref = _angles_mpmath(A, B)
     assert np.all(np.abs(ref / eps - 1) < 1e-6)  # the construction does make angles ~ eps
 
@@ -140,31 +99,17 @@ def test_angles_near_right_angle_against_mpmath() -> None:
     np.testing.assert_allclose(principal_angles(A, B), ref, rtol=1e-14, atol=ANGLE_ATOL)
 
 
-# --- overlap ------------------------------------------------------------------------------
-
-
-@given(seed=seeds, H=st.integers(1, 5), d=st.integers(2, 10), d_k=st.integers(1, 5))
-def test_overlap_matches_scipy_bruteforce(seed: int, H: int, d: int, d_k: int) -> None:
-    d_k = min(d_k, d)
-    W = _gaussian_heads(np.random.default_rng(seed), H, d, d_k)
-    rho = overlap(W)
-    np.testing.assert_allclose(rho, _rho_bruteforce(W), rtol=0, atol=RHO_ATOL)
+@given(seed=seeds, H=st.integers(1, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
+def test_overlap_and_hdi_match_scipy_bruteforce(seed: int, H: int, d: int, d_k: int) -> None:
+    d_k = min(d_k, d)  # includes H*d_k > d
+    W = np.random.default_rng(seed).standard_normal((H, d, d_k))
+    rho, ref = overlap(W), _rho_bruteforce(W)
+    np.testing.assert_allclose(rho, ref, rtol=0, atol=RHO_ATOL)
     np.testing.assert_allclose(np.diag(rho), 1.0, rtol=0, atol=RHO_ATOL)
     np.testing.assert_array_equal(rho, rho.T)
-
-
-# --- HDI, subspace form ---------------------------------------------------------------------
-
-
-@given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
-def test_subspace_hdi_in_unit_interval_and_matches_bruteforce(seed: int, H: int, d: int, d_k: int) -> None:
-    d_k = min(d_k, d)  # includes H*d_k > d
-    W = _gaussian_heads(np.random.default_rng(seed), H, d, d_k)
-    value = hdi(W)
-    assert -RHO_ATOL <= value <= 1 + RHO_ATOL
-    rho = _rho_bruteforce(W)
-    pairs = [rho[h, g] for h in range(H) for g in range(h + 1, H)]
-    assert value == pytest.approx(1 - sum(pairs) / len(pairs), abs=RHO_ATOL)
+    if H >= 2:
+        assert -RHO_ATOL <= hdi(W) <= 1 + RHO_ATOL
+        assert hdi(W) == pytest.approx(1 - np.mean(ref[np.triu_indices(H, 1)]), abs=RHO_ATOL)
 
 
 @given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
@@ -172,7 +117,7 @@ def test_identical_subspaces_give_zero(seed: int, H: int, d: int, d_k: int) -> N
     d_k = min(d_k, d)
     rng = np.random.default_rng(seed)
     base = rng.standard_normal((d, d_k))
-    W = np.stack([base @ _well_conditioned(rng, d_k) for _ in range(H)])  # same range, other bases
+    W = np.stack([base @ well_conditioned(rng, d_k) for _ in range(H)])  # same range, other bases
     assert hdi(W) == pytest.approx(0.0, abs=RHO_ATOL)
 
 
@@ -181,33 +126,23 @@ def test_mutually_orthogonal_subspaces_give_one(seed: int, H: int, d_k: int, ext
     d = H * d_k + extra  # H*d_k <= d
     rng = np.random.default_rng(seed)
     q, _ = np.linalg.qr(rng.standard_normal((d, H * d_k)))
-    W = np.stack([q[:, h * d_k:(h + 1) * d_k] @ _well_conditioned(rng, d_k) for h in range(H)])
+    W = np.stack([q[:, h * d_k:(h + 1) * d_k] @ well_conditioned(rng, d_k) for h in range(H)])
     assert hdi(W) == pytest.approx(1.0, abs=RHO_ATOL)
     assert hdi_bound(H, d_k, d) == 1.0
 
 
 @given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
-def test_invariant_under_right_multiplication(seed: int, H: int, d: int, d_k: int) -> None:
+def test_invariant_under_right_multiplication_and_head_permutation(seed: int, H: int, d: int, d_k: int) -> None:
     d_k = min(d_k, d)
     rng = np.random.default_rng(seed)
-    W = _gaussian_heads(rng, H, d, d_k)
-    W2 = np.stack([W[h] @ _well_conditioned(rng, d_k) for h in range(H)])
+    W = rng.standard_normal((H, d, d_k))
+    W2 = np.stack([W[h] @ well_conditioned(rng, d_k) for h in range(H)])
     assert hdi(W2) == pytest.approx(hdi(W), abs=RHO_ATOL)
     np.testing.assert_allclose(overlap(W2), overlap(W), rtol=0, atol=RHO_ATOL)
-
-
-@given(seed=seeds, H=st.integers(2, 6), d=st.integers(1, 10), d_k=st.integers(1, 6))
-def test_invariant_under_head_permutation(seed: int, H: int, d: int, d_k: int) -> None:
-    d_k = min(d_k, d)
-    rng = np.random.default_rng(seed)
-    W = _gaussian_heads(rng, H, d, d_k)
     perm = rng.permutation(H)
     assert hdi(W[perm]) == pytest.approx(hdi(W), abs=RHO_ATOL)
     assert hdi(W[perm], "literal") == pytest.approx(hdi(W, "literal"), rel=1e-12, abs=RHO_ATOL)
     np.testing.assert_allclose(overlap(W[perm]), overlap(W)[np.ix_(perm, perm)], rtol=0, atol=RHO_ATOL)
-
-
-# --- literal versus subspace form -------------------------------------------------------------
 
 
 def _scaled_orthonormal(rng: np.random.Generator, W: np.ndarray, scales: np.ndarray) -> np.ndarray:
@@ -224,7 +159,7 @@ def _scaled_orthonormal(rng: np.random.Generator, W: np.ndarray, scales: np.ndar
 def test_literal_equals_subspace_when_gram_is_sqrt_dk_identity(seed: int, H: int, d: int, d_k: int) -> None:
     d_k = min(d_k, d)
     rng = np.random.default_rng(seed)
-    W = _scaled_orthonormal(rng, _gaussian_heads(rng, H, d, d_k), np.full(H, d_k**0.25))
+    W = _scaled_orthonormal(rng, rng.standard_normal((H, d, d_k)), np.full(H, d_k**0.25))
     gram = np.einsum("hdi,hdj->hij", W, W)
     np.testing.assert_allclose(gram, np.broadcast_to(np.sqrt(d_k) * np.eye(d_k), gram.shape), atol=1e-12)
     assert hdi(W, "literal") == pytest.approx(hdi(W, "subspace"), abs=RHO_ATOL)
@@ -235,7 +170,7 @@ def test_two_heads_need_only_product_of_scales_sqrt_dk(seed: int, d: int, d_k: i
     d_k = min(d_k, d)
     rng = np.random.default_rng(seed)
     c1 = 10.0**log_c
-    W = _scaled_orthonormal(rng, _gaussian_heads(rng, 2, d, d_k), np.array([c1, np.sqrt(d_k) / c1]))
+    W = _scaled_orthonormal(rng, rng.standard_normal((2, d, d_k)), np.array([c1, np.sqrt(d_k) / c1]))
     assert hdi(W, "literal") == pytest.approx(hdi(W, "subspace"), abs=RHO_ATOL)
 
 
@@ -269,7 +204,7 @@ def test_literal_form_with_orthogonal_columns_of_norm_sqrt_dk_differs() -> None:
     # (W_K^h)^T W_K^h = d_k I: literal = 1 - d_k * mean rho, not the subspace value (d_k > 1)
     rng = np.random.default_rng(3)
     H, d, d_k = 4, 10, 3
-    W = _scaled_orthonormal(rng, _gaussian_heads(rng, H, d, d_k), np.full(H, np.sqrt(d_k)))
+    W = _scaled_orthonormal(rng, rng.standard_normal((H, d, d_k)), np.full(H, np.sqrt(d_k)))
     rho = _rho_bruteforce(W)
     mean_rho = np.mean([rho[h, g] for h in range(H) for g in range(h + 1, H)])
     assert hdi(W, "literal") == pytest.approx(1 - d_k * mean_rho, abs=1e-10)
@@ -291,8 +226,7 @@ def _literal_hdi_exact(W: np.ndarray):
     return 1 - total / pairs
 
 
-# The literal HDI is 1 - (a sum of ~H^2 d_k^2 d products of four entries): float64 rounding,
-# relative to the magnitude of that sum, ~d * 1e-16; 1e-13 leaves room.
+# The literal HDI sums ~H^2 d_k^2 d products of four entries: relative rounding ~d * 1e-16.
 LITERAL_RTOL = 1e-13
 
 
@@ -330,8 +264,6 @@ def test_literal_hdi_beyond_float64_is_refused_not_minus_infinity() -> None:
             hdi(scale * W, "literal")
 
 
-# --- fusion-frame bound (C6) and the Haar baseline -------------------------------------------
-
 BOUND_CASES = [(2, 1, 1), (3, 1, 2), (4, 2, 6), (6, 4, 16), (8, 3, 10), (12, 8, 96), (16, 8, 64), (5, 7, 9)]
 
 
@@ -339,7 +271,7 @@ BOUND_CASES = [(2, 1, 1), (3, 1, 2), (4, 2, 6), (6, 4, 16), (8, 3, 10), (12, 8, 
 def test_haar_subspaces_never_exceed_bound(H: int, d_k: int, d: int) -> None:
     rng = np.random.default_rng(H * 1000 + d)
     bound = hdi_bound(H, d_k, d)
-    values = [hdi(_gaussian_heads(rng, H, d, d_k)) for _ in range(20)]
+    values = [hdi(rng.standard_normal((H, d, d_k))) for _ in range(20)]
     assert max(values) <= bound + RHO_ATOL
 
 

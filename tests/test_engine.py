@@ -1,14 +1,11 @@
-"""Tests for verify.numeric.engine: the ensemble MSE decomposition (C3) on the empirical measure.
-
-References: a brute-force loop over replicates, heads and evaluation points written here (own
-kernel with math.exp, own moment loops, draws re-derived from SeedSequence as documented), a
-brute-force noise simulation with standard errors, and mpmath at 50 digits.
-"""
+"""verify.numeric.engine, the ensemble MSE decomposition (C3) on the empirical measure, against a brute
+force written here (own kernel, moment loops and documented draws, in floats and in mpmath at 50
+digits) and a brute-force noise simulation with standard errors."""
 
 from __future__ import annotations
 
-import json
 import math
+from types import SimpleNamespace
 
 import mpmath
 import numpy as np
@@ -27,19 +24,16 @@ from verify.numeric.engine import (
     noise_simulation_check,
 )
 
-# Each term is a sum of at most k ~ 100 rounded float64 products (R <= 9 replicates, H^2 <= 25
-# head pairs, n <= 24 weights): worst case k * 2^-53 ~ 1e-14 of the terms' magnitude (the scale
-# identity_error divides by), x10 for the cancellation in centred sums. Measured: <= 5e-16.
+# Sums of k ~ 100 rounded products (R <= 9, H^2 <= 25, n <= 24): k 2^-53 ~ 1e-14 of the terms'
+# magnitude, x10 for cancellation in centred sums. Measured: <= 5e-16.
 IDENTITY_RTOL = 1e-13
-# Engine (BLAS, vectorised, max-shifted softmax) vs the loop here (math.exp, left-to-right sums):
-# the same sums rounded differently; same k * 2^-53 bound x10. Measured: <= 5e-16.
+# Engine vs the loops here: the same sums rounded differently; the same bound. Measured: <= 5e-16.
 REF_RTOL = 1e-13
 # mpmath at 50 digits: the identity residual is bounded by ~10^-50 times a few hundred operations.
 MP_RESIDUAL = 1e-45
 # float64 terms vs the same terms at 50 digits: float64 rounding of ~100-term sums (< 1e3 ulps).
 MP_AGREEMENT = 1e-13
-# Noise simulation vs exact conditional moments: Bonferroni over all compared entries at a
-# family-wise level of 1e-3 (two-sided), so a failure is a real discrepancy, not bad luck.
+# Noise simulation vs exact conditional moments: Bonferroni, family-wise level 1e-3 (two-sided).
 FAMILY_LEVEL = 1e-3
 
 # Chunking evaluation points differently changes how BLAS rounds the scores: a few ulps.
@@ -62,60 +56,64 @@ def _kernel_kwargs(kernel):
     return {"kernel": kernel, "bandwidth": BANDWIDTH if kernel == "gaussian" else None}
 
 
-# --------------------------------------------------------------------------- brute force
+FLOAT = SimpleNamespace(num=float, exp=math.exp, sin=math.sin, sqrt=math.sqrt, fsum=math.fsum)
+MP = SimpleNamespace(num=mpmath.mpf, exp=mpmath.exp, sin=mpmath.sin, sqrt=mpmath.sqrt, fsum=mpmath.fsum)
 
 
-def _brute_force(sigma, WQ, WK, alpha, x_eval, n, R, seed, method, kernel):
-    """Single-index DGP sin(2 x_1), N(0, I) design; every quantity by explicit loops."""
+def _brute_force(ops, sigma, WQ, WK, alpha, x_eval, n, R, seed, method, kernel, bandwidth=BANDWIDTH):
+    """The single-index decomposition (sin(2 x_1), N(0, I) design) from the raw inputs alone, by
+    explicit loops in the arithmetic of ``ops`` (Python floats, or mpmath at the working precision):
+    the documented draws (floats, converted exactly), projections, kernel (softmax scale
+    1/sqrt(d_k), or Gaussian), weights, moments and MSE; nothing taken from the engine."""
     H, d, d_k = WQ.shape
-    m = len(x_eval)
-    children = np.random.SeedSequence(seed).spawn(R)
-    est = [[[0.0] * m for _ in range(H)] for _ in range(R)]
-    S = [[[0.0] * m for _ in range(H)] for _ in range(H)]
-    noise = [[0.0] * m for _ in range(R)]
-    for r in range(R):
-        rng = np.random.default_rng(children[r])
-        X = rng.standard_normal((n, d))  # dgp.sample_x for the N(0, I_d) design
+    m, num, fsum = len(x_eval), ops.num, ops.fsum
+    A, s2 = [num(float(a)) for a in alpha], num(sigma) ** 2
+
+    def proj(W, x):
+        return [fsum(num(float(W[a, c])) * num(float(x[a])) for a in range(d)) for c in range(d_k)]
+
+    est = [[[None] * m for _ in range(H)] for _ in range(R)]
+    S = [[[num(0)] * m for _ in range(H)] for _ in range(H)]
+    noise = [[num(0)] * m for _ in range(R)]
+    for r, child in enumerate(np.random.SeedSequence(seed).spawn(R)):
+        rng = np.random.default_rng(child)
+        X = rng.standard_normal((n, d))                      # dgp.sample_x for the N(0, I_d) design
         eps = sigma * rng.standard_normal(n) if method == "simulate" else np.zeros(n)
-        fX = [math.sin(2.0 * X[i, 0]) for i in range(n)]
-        y = [fX[i] + eps[i] for i in range(n)]
+        fX = [ops.sin(2 * num(float(X[i, 0]))) for i in range(n)]
+        resp = [fX[i] + num(float(eps[i])) for i in range(n)] if method == "simulate" else fX
+        keys = [[proj(WK[h], X[i]) for i in range(n)] for h in range(H)]
         for j in range(m):
             w = []
             for h in range(H):
-                q = WQ[h].T @ x_eval[j]
-                kern = []
-                for i in range(n):
-                    k = WK[h].T @ X[i]
-                    if kernel == "softmax":
-                        kern.append(math.exp(float(np.dot(q, k)) / math.sqrt(d_k)))
-                    else:
-                        kern.append(math.exp(-sum((q[a] - k[a]) ** 2 for a in range(d_k)) / (2 * BANDWIDTH**2)))
-                total = sum(kern)
-                w.append([v / total for v in kern])
-            resp = y if method == "simulate" else fX
+                q = proj(WQ[h], x_eval[j])
+                if kernel == "softmax":
+                    kern = [ops.exp(fsum(a * b for a, b in zip(q, k)) / ops.sqrt(d_k)) for k in keys[h]]
+                else:
+                    kern = [ops.exp(-fsum((a - b) ** 2 for a, b in zip(q, k)) / (2 * num(bandwidth) ** 2))
+                            for k in keys[h]]
+                tot = fsum(kern)
+                w.append([v / tot for v in kern])
             for h in range(H):
-                est[r][h][j] = sum(w[h][i] * resp[i] for i in range(n))
+                est[r][h][j] = fsum(a * b for a, b in zip(w[h], resp))
             if method == "exact":
                 for h in range(H):
                     for g in range(H):
-                        S[h][g][j] += sigma**2 * sum(w[h][i] * w[g][i] for i in range(n))
-                noise[r][j] = sigma**2 * sum(sum(alpha[h] * w[h][i] for h in range(H)) ** 2 for i in range(n))
-    f = [math.sin(2.0 * x[0]) for x in x_eval]
-    mean = np.zeros((H, m))
-    cov = np.zeros((H, H, m))
-    mse = np.zeros(m)
+                        S[h][g][j] += s2 * fsum(a * b for a, b in zip(w[h], w[g]))
+                noise[r][j] = s2 * fsum(fsum(A[h] * w[h][i] for h in range(H)) ** 2 for i in range(n))
+    f = [ops.sin(2 * num(float(x[0]))) for x in x_eval]
+    out = {k: [] for k in ("mean", "cov", "bias2", "var_term", "cov_term", "mse")}
     for j in range(m):
-        for h in range(H):
-            mean[h, j] = sum(est[r][h][j] for r in range(R)) / R
-        for h in range(H):
-            for g in range(H):
-                cov[h, g, j] = sum((est[r][h][j] - mean[h, j]) * (est[r][g][j] - mean[g, j]) for r in range(R)) / R
-                if method == "exact":
-                    cov[h, g, j] += S[h][g][j] / R
-        for r in range(R):
-            mse[j] += (sum(alpha[h] * est[r][h][j] for h in range(H)) - f[j]) ** 2 / R
-            mse[j] += noise[r][j] / R
-    return mean, cov, mse
+        mu = [fsum(est[r][h][j] for r in range(R)) / R for h in range(H)]
+        C = [[fsum((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R + S[h][g][j] / R
+              for g in range(H)] for h in range(H)]
+        out["mean"].append(mu)
+        out["cov"].append(C)
+        out["bias2"].append((fsum(a * b for a, b in zip(A, mu)) - f[j]) ** 2)
+        out["var_term"].append(fsum(A[h] ** 2 * C[h][h] for h in range(H)))
+        out["cov_term"].append(fsum(A[h] * A[g] * C[h][g] for h in range(H) for g in range(H) if g != h))
+        out["mse"].append(fsum((fsum(A[h] * est[r][h][j] for h in range(H)) - f[j]) ** 2 for r in range(R)) / R
+                          + fsum(noise[r][j] for r in range(R)) / R)
+    return out
 
 
 @pytest.mark.parametrize("method", ["exact", "simulate"])
@@ -126,18 +124,15 @@ def test_matches_brute_force_loops(method, kernel):
     WQ, WK = _heads(H, d, d_k, 1), _heads(H, d, d_k, 2)
     alpha = _alpha(H, 3)
     dec = decompose(dgp, WQ, WK, alpha=alpha, m=m, n=n, R=R, seed=seed, method=method, **_kernel_kwargs(kernel))
-    mean, cov, mse = _brute_force(sigma, WQ, WK, alpha, dec.x_eval, n, R, seed, method, kernel)
+    ref = _brute_force(FLOAT, sigma, WQ, WK, alpha, dec.x_eval, n, R, seed, method, kernel)
+    mean, cov, mse = np.array(ref["mean"]).T, np.moveaxis(np.array(ref["cov"]), 0, -1), np.array(ref["mse"])
     # x_eval is documented as drawn from the root SeedSequence(seed)
     assert np.array_equal(dec.x_eval, np.random.default_rng(np.random.SeedSequence(seed)).standard_normal((m, d)))
     scale_mean = np.max(np.abs(mean))
-    scale_cov = np.max(np.abs(cov))
     assert np.max(np.abs(dec.head_mean - mean)) <= REF_RTOL * scale_mean
-    assert np.max(np.abs(dec.head_cov - cov)) <= REF_RTOL * scale_cov
+    assert np.max(np.abs(dec.head_cov - cov)) <= REF_RTOL * np.max(np.abs(cov))
     assert np.max(np.abs(dec.mse - mse)) <= REF_RTOL * np.max(mse)
     assert np.allclose(dec.head_bias, mean - np.sin(2.0 * dec.x_eval[:, 0]), rtol=0, atol=REF_RTOL * scale_mean)
-
-
-# --------------------------------------------------------------------------- the identity
 
 
 @pytest.mark.parametrize("method", ["exact", "simulate"])
@@ -177,18 +172,13 @@ def test_simulate_with_one_replicate_has_no_correlation():
     assert dec.integrated()["mean_pointwise_corr"] is None
 
 
-def test_integrated_and_to_dict():
+def test_integrated():
     dgp = make_dgp("single-index", d=4, sigma=0.5)
     dec = decompose(dgp, _heads(3, 4, 2, 0), m=5, n=16, R=4, seed=1)
     integ = dec.integrated()
     assert integ["head_cov"].shape == (3, 3) and integ["head_corr"].shape == (3, 3)
     assert np.allclose(np.diag(integ["head_corr"]), 1.0)
     assert integ["mse"] == pytest.approx(integ["bias2"] + integ["var_term"] + integ["cov_term"], rel=IDENTITY_RTOL)
-    out = json.loads(json.dumps(dec.to_dict()))
-    assert out["method"] == "exact" and len(out["mse"]) == 5 and out["identity_error"] <= IDENTITY_RTOL
-
-
-# --------------------------------------------------------------------------- noise simulation
 
 
 @pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
@@ -207,64 +197,6 @@ def test_exact_conditional_moments_match_noise_simulation(kernel):
     assert np.all(chk.cov_se > 0) and np.all(chk.mean_se > 0)
 
 
-# --------------------------------------------------------------------------- mpmath
-
-
-def _brute_force_mp(sigma, WQ, WK, alpha, x_eval, n, R, seed, method, kernel, bandwidth, dps=50):
-    """The single-index decomposition at ``dps`` digits from the raw inputs alone: the documented
-    draws (floats, converted exactly), projections, kernel (softmax scale 1/sqrt(d_k), or the
-    Gaussian kernel), weights, moments and MSE, all in mpmath; nothing taken from the engine."""
-    mp = mpmath
-    with mp.workdps(dps):
-        H, d, d_k = WQ.shape
-        m = len(x_eval)
-        A = [mp.mpf(float(a)) for a in alpha]
-        s2 = mp.mpf(sigma) ** 2
-        proj = lambda W, x: [mp.fsum(mp.mpf(float(W[a, c])) * mp.mpf(float(x[a])) for a in range(d))  # noqa: E731
-                             for c in range(d_k)]
-        est = [[[None] * m for _ in range(H)] for _ in range(R)]
-        S = [[[mp.mpf(0)] * m for _ in range(H)] for _ in range(H)]
-        noise = [[mp.mpf(0)] * m for _ in range(R)]
-        for r, child in enumerate(np.random.SeedSequence(seed).spawn(R)):
-            rng = np.random.default_rng(child)
-            X = rng.standard_normal((n, d))
-            eps = sigma * rng.standard_normal(n) if method == "simulate" else np.zeros(n)
-            fX = [mp.sin(2 * mp.mpf(float(X[i, 0]))) for i in range(n)]
-            y = [fX[i] + mp.mpf(float(eps[i])) for i in range(n)]
-            keys = [[proj(WK[h], X[i]) for i in range(n)] for h in range(H)]
-            for j in range(m):
-                w = []
-                for h in range(H):
-                    q = proj(WQ[h], x_eval[j])
-                    if kernel == "softmax":
-                        kern = [mp.exp(mp.fdot(q, k) / mp.sqrt(d_k)) for k in keys[h]]
-                    else:
-                        kern = [mp.exp(-mp.fsum((a - b) ** 2 for a, b in zip(q, k)) / (2 * mp.mpf(bandwidth) ** 2))
-                                for k in keys[h]]
-                    tot = mp.fsum(kern)
-                    w.append([v / tot for v in kern])
-                resp = y if method == "simulate" else fX
-                for h in range(H):
-                    est[r][h][j] = mp.fdot(w[h], resp)
-                if method == "exact":
-                    for h in range(H):
-                        for g in range(H):
-                            S[h][g][j] += s2 * mp.fdot(w[h], w[g])
-                    noise[r][j] = s2 * mp.fsum(mp.fsum(A[h] * w[h][i] for h in range(H)) ** 2 for i in range(n))
-        f = [mp.sin(2 * mp.mpf(float(x[0]))) for x in x_eval]
-        out = {"bias2": [], "var_term": [], "cov_term": [], "mse": []}
-        for j in range(m):
-            mu = [mp.fsum(est[r][h][j] for r in range(R)) / R for h in range(H)]
-            C = [[mp.fsum((est[r][h][j] - mu[h]) * (est[r][g][j] - mu[g]) for r in range(R)) / R + S[h][g][j] / R
-                  for g in range(H)] for h in range(H)]
-            out["bias2"].append((mp.fdot(A, mu) - f[j]) ** 2)
-            out["var_term"].append(mp.fsum(A[h] ** 2 * C[h][h] for h in range(H)))
-            out["cov_term"].append(mp.fsum(A[h] * A[g] * C[h][g] for h in range(H) for g in range(H) if g != h))
-            out["mse"].append(mp.fsum((mp.fdot(A, [est[r][h][j] for h in range(H)]) - f[j]) ** 2 for r in range(R)) / R
-                              + mp.fsum(noise[r][j] for r in range(R)) / R)
-        return out
-
-
 @pytest.mark.parametrize("method", ["exact", "simulate"])
 @pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
 def test_mpmath_recomputation_at_50_digits(method, kernel):
@@ -278,11 +210,11 @@ def test_mpmath_recomputation_at_50_digits(method, kernel):
     dec, chk = decompose_mp(dgp, WQ, WK, alpha=alpha, m=m, n=n, R=R, seed=seed, method=method, dps=50,
                             kernel=kernel, bandwidth=b if kernel == "gaussian" else None)
     assert chk.dps == 50 and chk.residual < MP_RESIDUAL and max(chk.agreement.values()) < MP_AGREEMENT
-    ref = _brute_force_mp(sigma, WQ, WK, alpha, dec.x_eval, n, R, seed, method, kernel, b)
     with mpmath.workdps(50):
+        ref = _brute_force(MP, sigma, WQ, WK, alpha, dec.x_eval, n, R, seed, method, kernel, b)
         scale = [abs(ref["mse"][j]) + ref["bias2"][j] + abs(ref["var_term"][j]) + abs(ref["cov_term"][j])
                  for j in range(m)]
-        for key in ref:
+        for key in ("bias2", "var_term", "cov_term", "mse"):
             for j in range(m):
                 assert abs(mpmath.mpf(float(getattr(dec, key)[j])) - ref[key][j]) <= MP_AGREEMENT * scale[j], (key, j)
 
@@ -293,9 +225,6 @@ def test_mpmath_refuses_large_sizes():
     assert 8 * 16 * 1024 * 4 * 6 > MP_MAX_OPS
     with pytest.raises(VerifyError, match="MP_MAX_OPS"):
         dec.mp_check()
-
-
-# --------------------------------------------------------------------------- reproducibility
 
 
 def _arrays(dec):
@@ -330,9 +259,8 @@ def test_same_seed_same_numbers_whatever_the_blocking(method):
 
 
 def test_replicates_depend_only_on_seed_and_index():
-    # Replicate r's design is drawn from SeedSequence(seed, spawn_key=(r,)), whatever R is: the
-    # R = 3 exact head means average the conditional means on those three designs, which are
-    # computed here one design at a time by noise_simulation_check (W @ f(X), no blocking).
+    # replicate r's design comes from SeedSequence(seed, spawn_key=(r,)) whatever R is: the R = 3 head
+    # means average noise_simulation_check's conditional means on those designs, one at a time
     d, n, m, seed = 3, 12, 4, 5
     dgp = make_dgp("bump", d=d, sigma=0.5)
     WQ = _heads(2, d, 1, 0)
@@ -343,9 +271,6 @@ def test_replicates_depend_only_on_seed_and_index():
         X = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r,))).standard_normal((n, d))
         cond.append(noise_simulation_check(dgp, WQ, design=X, x_eval=dec.x_eval, N=2, seed=0).cond_mean)
     assert np.allclose(dec.head_mean, sum(cond) / 3, rtol=REF_RTOL, atol=0)
-
-
-# --------------------------------------------------------------------------- validation
 
 
 def test_bad_dgp_output_raises_verify_error():
@@ -362,8 +287,7 @@ def test_bad_dgp_output_raises_verify_error():
         decompose(bad_x, _heads(1, 2, 1, 0), x_eval=np.zeros((2, 2)), n=4, R=1, seed=0)
 
 
-# With f = 0 every term is a quadratic form in alpha: scaling alpha by c scales it by c^2 in
-# real arithmetic; in floats each product rounds once more (a few ulps).
+# With f = 0 every term is a quadratic form in alpha: c alpha scales it by c^2, to a few ulps.
 HOMOGENEITY_RTOL = 1e-12
 
 

@@ -55,22 +55,11 @@ def naive_nw(q, k, v, kernel: str, param: float):
     return W, est
 
 
-def kernel_kwargs(kernel: str, param: float) -> dict:
-    return {"kernel": kernel, ("scale" if kernel == "softmax" else "bandwidth"): param}
-
-
 def rounding_tol(q, k, v, kernel: str, param: float, eps: float = EPS) -> float:
-    """Bound on |a - b| for two evaluations of the same NW quantity that differ only in rounding
-    (BLAS summation order under chunking/batching/key order, another formula for the kernel,
-    float32 vs float64 with ``eps`` = float32's).
-
-    Each score is a d_k-term dot product (Gaussian: of key-centred vectors, minus a half norm,
-    or the naive squared distance); any evaluation errs by <= (d_k + 2) eps B, with
-    B = factor * d_k * (max|q| + 2 max|k|)^2 bounding its terms, so two differ by twice that; a
-    weight moves by <= 2x the score change (own score and the normaliser), and the n-term
-    weighted sums by <= 2n eps of the values' spread.  A worst case: observed differences are
-    a few ulps, while any indexing or formula bug shows up at O(1).
-    """
+    """Bound on |a - b| for two evaluations of the same NW quantity that differ only in rounding: each
+    score errs by <= (d_k + 2) eps B with B = factor d_k (max|q| + 2 max|k|)^2 bounding its terms, a
+    weight moves by twice the score change, the n-term sums by 2n eps of the values' spread. A worst
+    case: observed differences are a few ulps, any indexing or formula bug shows up at O(1)."""
     d, n = q.shape[-1], k.shape[-2]
     factor = param if kernel == "softmax" else 1.0 / param**2
     B = factor * d * (np.max(np.abs(q)) + 2 * np.max(np.abs(k))) ** 2
@@ -78,36 +67,31 @@ def rounding_tol(q, k, v, kernel: str, param: float, eps: float = EPS) -> float:
     return eps * max(spread, 1.0) * (4 * (d + 2) * B + 2 * n + 4)
 
 
-def param_of(kernel: str, param: float | None, d: int) -> float:
-    return param if param is not None else 1 / math.sqrt(d)
-
-
 shapes = st.tuples(st.integers(1, 6), st.integers(1, 8), st.integers(1, 4), st.integers(1, 3))
 kernels = st.sampled_from([("softmax", None), ("softmax", 0.3), ("softmax", 1.7), ("gaussian", 0.6), ("gaussian", 2.5)])
 seeds = st.integers(0, 2**32 - 1)
 
 
-def draw(seed, m, n, d, p, lead=()):
+def case(shape, kern, seed, lead=((), (), ())):
+    """Queries (m, d), keys (n, d), values (n, p) (after their ``lead`` axes), the keyword arguments
+    of the kernel (its default scale when the parameter is None) and the parameter in effect."""
+    m, n, d, p = shape
+    kernel, param = kern
     rng = _rng(seed)
-    return (rng.standard_normal(lead + (m, d)), rng.standard_normal(lead + (n, d)),
-            rng.standard_normal(lead + (n, p)))
-
-
-# --------------------------------------------------------------------------- vs references
+    q, k, v = (rng.standard_normal(a + b) for a, b in zip(lead, ((m, d), (n, d), (n, p))))
+    name = "scale" if kernel == "softmax" else "bandwidth"
+    kw = {"kernel": kernel} if param is None else {"kernel": kernel, name: param}
+    return q, k, v, kw, 1 / math.sqrt(d) if param is None else param
 
 
 @given(shapes, kernels, seeds)
 def test_matches_naive_double_loop(shape, kern, seed):
-    m, n, d, p = shape
-    kernel, param = kern
-    q, k, v = draw(seed, m, n, d, p)
-    par = param if param is not None else 1 / math.sqrt(d)
-    W_ref, est_ref = naive_nw(q, k, v, kernel, par)
-    kw = {"kernel": kernel} if param is None else kernel_kwargs(kernel, param)
+    q, k, v, kw, par = case(shape, kern, seed)
+    W_ref, est_ref = naive_nw(q, k, v, kern[0], par)
     W, est = nw_weights(q, k, **kw), nw_estimate(q, k, v, **kw)
-    assert W.shape == (m, n) and est.shape == (m, p)
-    assert np.max(np.abs(W - W_ref)) <= rounding_tol(q, k, None, kernel, par)
-    assert np.max(np.abs(est - est_ref)) <= rounding_tol(q, k, v, kernel, par)
+    assert W.shape == W_ref.shape and est.shape == est_ref.shape
+    assert np.max(np.abs(W - W_ref)) <= rounding_tol(q, k, None, kern[0], par)
+    assert np.max(np.abs(est - est_ref)) <= rounding_tol(q, k, v, kern[0], par)
 
 
 @given(st.integers(1, 5), st.integers(2, 25), st.integers(1, 3), st.floats(0.3, 3.0), seeds)
@@ -135,42 +119,29 @@ def test_statsmodels_product_kernel_is_the_isotropic_gaussian():
     assert ratio[0] == pytest.approx((2 * np.pi) ** (-d / 2), rel=1e-14)
 
 
-# --------------------------------------------------------------------------- properties
-
-
 @given(shapes, kernels, seeds)
 def test_permutation_of_key_value_pairs(shape, kern, seed):
-    m, n, d, p = shape
-    kernel, param = kern
-    q, k, v = draw(seed, m, n, d, p)
-    kw = kernel_kwargs(kernel, param if param is not None else 1 / math.sqrt(d))
-    perm = _rng(seed + 1).permutation(n)
+    q, k, v, kw, par = case(shape, kern, seed)
+    perm = _rng(seed + 1).permutation(k.shape[0])
     a, b = nw_estimate(q, k, v, **kw), nw_estimate(q, k[perm], v[perm], **kw)
-    assert np.max(np.abs(a - b)) <= rounding_tol(q, k, v, kernel, kw.get("scale", kw.get("bandwidth")))
+    assert np.max(np.abs(a - b)) <= rounding_tol(q, k, v, kern[0], par)
     Wa, Wb = nw_weights(q, k, **kw), nw_weights(q, k[perm], **kw)
-    assert np.max(np.abs(Wa[:, perm] - Wb)) <= rounding_tol(q, k, None, kernel, kw.get("scale", kw.get("bandwidth")))
+    assert np.max(np.abs(Wa[:, perm] - Wb)) <= rounding_tol(q, k, None, kern[0], par)
 
 
 @given(shapes, kernels, seeds,
        st.lists(st.floats(-1e300, 1e300, allow_nan=False, allow_subnormal=True), min_size=3, max_size=3))
 def test_constant_values_returned_exactly(shape, kern, seed, consts):
     """Exact, not to a tolerance: the mid-range centring makes v - r == 0 for constant columns."""
-    m, n, d, p = shape
-    kernel, param = kern
-    q, k, _ = draw(seed, m, n, d, p)
-    c = np.array(consts[:p])
-    v = np.broadcast_to(c, (n, p))
-    kw = {"kernel": kernel} if param is None else kernel_kwargs(kernel, param)
-    est = nw_estimate(q * 30, k, v, **kw)                    # large scores: very uneven weights
-    assert np.array_equal(est, np.broadcast_to(c, (m, p)))
+    q, k, v, kw, _ = case(shape, kern, seed)
+    c = np.array(consts[:v.shape[1]])
+    est = nw_estimate(q * 30, k, np.broadcast_to(c, v.shape), **kw)        # large scores: very uneven weights
+    assert np.array_equal(est, np.broadcast_to(c, est.shape))
 
 
 @given(shapes, kernels, seeds)
 def test_weights_nonnegative_and_sum_to_one(shape, kern, seed):
-    m, n, d, _ = shape
-    kernel, param = kern
-    q, k, _ = draw(seed, m, n, d, 1)
-    kw = {"kernel": kernel} if param is None else kernel_kwargs(kernel, param)
+    q, k, _, kw, _ = case(shape, kern, seed)
     for scale_q in (1.0, 100.0):
         W = nw_weights(q * scale_q, k, **kw)
         assert np.all(W >= 0) and np.all(np.isfinite(W))
@@ -180,38 +151,29 @@ def test_weights_nonnegative_and_sum_to_one(shape, kern, seed):
 @given(st.integers(1, 3), st.integers(1, 3), shapes, kernels, seeds)
 def test_batching_equals_looping(R, H, shape, kern, seed):
     """Leading axes broadcast: queries (R, 1, m, d), keys (H, n, d), values (R, H, n, p)."""
-    m, n, d, p = shape
-    kernel, param = kern
-    rng = _rng(seed)
-    q, k, v = rng.standard_normal((R, 1, m, d)), rng.standard_normal((H, n, d)), rng.standard_normal((R, H, n, p))
-    kw = {"kernel": kernel} if param is None else kernel_kwargs(kernel, param)
-    par = kw.get("scale", kw.get("bandwidth", 1 / math.sqrt(d)))
+    q, k, v, kw, par = case(shape, kern, seed, lead=((R, 1), (H,), (R, H)))
     est, W = nw_estimate(q, k, v, **kw), nw_weights(q, k, **kw)
-    assert est.shape == (R, H, m, p) and W.shape == (R, H, m, n)
+    assert est.shape == (R, H) + est.shape[2:] and W.shape == (R, H, q.shape[-2], k.shape[-2])
     for r in range(R):
         for h in range(H):
             e = nw_estimate(q[r, 0], k[h], v[r, h], **kw)
-            assert np.max(np.abs(est[r, h] - e)) <= rounding_tol(q, k, v[r, h], kernel, par)
-            assert np.max(np.abs(W[r, h] - nw_weights(q[r, 0], k[h], **kw))) <= rounding_tol(q, k, None, kernel, par)
+            assert np.max(np.abs(est[r, h] - e)) <= rounding_tol(q, k, v[r, h], kern[0], par)
+            assert np.max(np.abs(W[r, h] - nw_weights(q[r, 0], k[h], **kw))) <= rounding_tol(q, k, None, kern[0], par)
 
 
 @given(shapes, kernels, seeds)
 def test_float32_kept(shape, kern, seed):
-    m, n, d, p = shape
-    kernel, param = kern
-    q, k, v = draw(seed, m, n, d, p)
-    kw = {"kernel": kernel} if param is None else kernel_kwargs(kernel, param)
+    q, k, v, kw, par = case(shape, kern, seed)
     f32 = [a.astype(np.float32) for a in (q, k, v)]
     est32, W32 = nw_estimate(*f32, **kw), nw_weights(*f32[:2], **kw)
     assert est32.dtype == np.float32 and W32.dtype == np.float32
     # compare with float64 on the float32-rounded data, so only the arithmetic differs
     ref = nw_estimate(*(a.astype(np.float64) for a in f32), **kw)
-    par = param_of(kernel, param, d)
-    assert np.max(np.abs(est32 - ref)) <= rounding_tol(q, k, v, kernel, par, eps=EPS32)
+    assert np.max(np.abs(est32 - ref)) <= rounding_tol(q, k, v, kern[0], par, eps=EPS32)
     assert np.max(np.abs(W32.sum(-1) - 1)) <= ROWSUM_ULPS * EPS32
     # one float64 (or integer) argument makes the whole computation float64
     assert nw_estimate(f32[0], f32[1], v, **kw).dtype == np.float64
-    assert nw_estimate(f32[0], f32[1], np.ones((n, p), dtype=np.int64), **kw).dtype == np.float64
+    assert nw_estimate(f32[0], f32[1], np.ones(v.shape, dtype=np.int64), **kw).dtype == np.float64
 
 
 @pytest.mark.parametrize("kernel,param", [("softmax", None), ("gaussian", 0.9)])
@@ -292,8 +254,6 @@ def test_empty_query_and_batch_axes():
     assert nw_estimate(np.ones((0, 7, 2)), k, v).shape == (0, 7, 4)
 
 
-# --------------------------------------------------------------------------- extreme scores
-
 mpmath.mp.dps = 50
 
 
@@ -310,8 +270,7 @@ def mp_nw(scores, v):
     return np.array([[float(x) for x in r] for r in W]), np.array([[float(x) for x in r] for r in E])
 
 
-# Exactly representable integer scores: only exp (1 ulp), the n-term sums (n ulps) and the
-# division round, so both weights and estimate are within (n + 4) ulps of the reference; x4.
+# Exact integer scores: only exp, the n-term sums and the division round: (n + 4) ulps, x4.
 def extreme_tol(n: int, scale: float) -> float:
     return 4 * (n + 4) * EPS * scale
 

@@ -1,12 +1,12 @@
-"""verify.experiments.regimes against computations written here: Var f by Monte Carlo over the
-design, R² from a Monte Carlo of the ensemble's MSE, the fixed-design MSE as a brute-force loop,
-the von Mises smoothing against Bessel functions (scipy.special), the torus population MSE
-against the Jacobi-Anger series and against NW at large n, and the regimes' controls."""
+"""verify.experiments.regimes against computations written here: the von Mises smoothing against
+Bessel functions (scipy.special), the torus population MSE against the Jacobi-Anger series, a Monte
+Carlo and NW at large n, and the circle heads' geometry."""
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -16,57 +16,11 @@ from verify.errors import VerifyError
 from verify.experiments import regimes as G
 from verify.io import jsonable
 from verify.numeric.dgp import make_dgp
+from verify.numeric.nw import nw_weights
 
 Z_MC = 5.0
-# Quadrature on 512 points vs Bessel series: both ~1e-15 for κ <= 16; the series' tail (k > 20)
-# is below 1e-20 for ω r <= 3.
+# Quadrature on 512 points vs Bessel series: both ~1e-15 (the series' tail is below 1e-20).
 QUAD_ATOL = 1e-12
-
-
-def test_paired_mse_against_a_monte_carlo_of_the_ensemble():
-    """The MSE of an ensemble of two circle heads, estimated here by Monte Carlo (fresh designs, NW
-    loop over queries), against the package's paired_mse in law."""
-    rng = np.random.default_rng(3)
-    dgp = make_dgp("single-index", d=6, sigma=0.2, design="torus", freq=1.0)
-    WQ, WK = G.circle_heads([[0], [1]], 6, gain=1.5)
-    reps = []
-    for _ in range(40):
-        X = dgp.sample_x(rng, (200,))
-        y = dgp.f(X) + 0.2 * rng.standard_normal(200)
-        xq = dgp.sample_x(rng, (50,))
-        est = 0
-        for h in range(2):
-            s = (xq @ WQ[h]) @ (X @ WK[h]).T / math.sqrt(2)
-            w = np.exp(s - s.max(1, keepdims=True))
-            est = est + 0.5 * (w @ y) / w.sum(1)
-        reps.append(np.mean((est - dgp.f(xq)) ** 2))
-    mse = float(np.mean(reps))
-    pm = G.paired_mse(dgp, {"a": (WQ, WK, np.full(2, 0.5), 1 / math.sqrt(2))}, n=200, R=40, m=50, seed=4)["a"]["mse"]
-    se = math.sqrt(np.var(reps, ddof=1) / 40 + pm.var(ddof=1) / 40)
-    assert abs(pm.mean() - mse) <= Z_MC * se
-
-
-def test_paired_mse_matches_a_brute_force_loop():
-    """Replicate r: design and evaluation points from SeedSequence([seed, r]); MSE = mean over x of
-    (Σ α_h Σ_i w_i^h f(x_i) − f(x))² + σ² Σ_i (Σ_h α_h w_i^h)², by loops."""
-    dgp = make_dgp("single-index", d=4, sigma=0.3, design="torus")
-    WQ, WK = G.circle_heads([[0, 1], [1, 0]], 4, gain=1.2)
-    alpha = np.array([0.7, 0.3])
-    out = G.paired_mse(dgp, {"c": (WQ, WK, alpha, 0.4)}, n=7, R=3, m=5, seed=9)["c"]
-    for r in range(3):
-        rng = np.random.default_rng(np.random.SeedSequence([9, r]))
-        X = dgp.sample_x(rng, (7,))
-        xe = dgp.sample_x(rng, (5,))
-        tot = 0.0
-        for x in xe:
-            mean, wsum = 0.0, np.zeros(7)
-            for h in range(2):
-                sc = [math.exp(0.4 * float((x @ WQ[h]) @ (xi @ WK[h]))) for xi in X]
-                w = np.array(sc) / sum(sc)
-                mean += alpha[h] * float(w @ dgp.f(X))
-                wsum += alpha[h] * w
-            tot += (mean - float(dgp.f(x))) ** 2 + 0.09 * float(wsum @ wsum)
-        assert out["mse"][r] == pytest.approx(tot / 5, rel=1e-11)
 
 
 @pytest.mark.parametrize("kappa", [0.5, 2.0, 8.0, 32.0])
@@ -96,20 +50,23 @@ def test_torus_population_mse_against_the_jacobi_anger_series():
 
 @pytest.mark.slow   # 20 000 keys per design (seconds)
 def test_torus_population_mse_is_the_large_n_limit():
-    """NW at large n on the shared configuration: the MSE tends to the population value."""
+    """NW at large n on the shared configuration (κ = gain² r² s = 4): the MSE against f, noise part
+    included, tends to the population value."""
     w, r, kappa = 2.0, math.sqrt(2.0), 4.0
     c = {2 * k + 1: 2 * (-1) ** k * jv(2 * k + 1, w * r) for k in range(20)}
     shared = sum(cm**2 * (1 - iv(mm, kappa) / iv(0, kappa)) ** 2 / 2 for mm, cm in c.items())
-    a = np.full(3, 1 / 3)
     dgp = make_dgp("single-index", d=14, sigma=0.1, design="torus")
-    WQ, WK = G.circle_heads([[0, 1], [0, 2], [0, 3]], 14, gain=G._gain(kappa, 4))
-    pm = G.paired_mse(dgp, {"s": (WQ, WK, a, 0.5)}, n=20_000, R=4, m=64, seed=1)["s"]["mse"]
-    assert abs(pm.mean() - shared) <= 0.01 + Z_MC * pm.std(ddof=1) / 2
+    WQ, WK = G.circle_heads([[0, 1], [0, 2], [0, 3]], 14, gain=2.0)
+    mse = []
+    for rep in range(4):
+        rng = np.random.default_rng([1, rep])
+        X, xe = dgp.sample_x(rng, (20_000,)), dgp.sample_x(rng, (64,))
+        wbar = nw_weights(xe[None] @ WQ, X[None] @ WK, scale=0.5).mean(axis=0)   # the heads' mean weights
+        mse.append(np.mean((wbar @ dgp.f(X) - dgp.f(xe)) ** 2) + 0.01 * np.mean(np.sum(wbar * wbar, axis=-1)))
+    assert abs(np.mean(mse) - shared) <= 0.01 + Z_MC * np.std(mse, ddof=1) / 2
 
 
-#: Monte Carlo query points and midpoint nodes of the independent population computation below:
-#: the MSE's Monte Carlo standard error is ~2 % of it, the 1024-node midpoint rule (spectrally
-#: accurate on the circle) exact to ~1e-14 for κ = 3.
+#: Monte Carlo points (SE ~2 % of the MSE) and midpoint nodes (exact to ~1e-14 for κ = 3) below.
 POP_MC_POINTS, POP_NODES = 2000, 1024
 
 
@@ -156,6 +113,21 @@ def test_circle_heads_have_equal_key_norms_and_the_stated_concentration():
     assert s == pytest.approx(1.7**2 * 2 * (math.cos(t[0, 1] - t[1, 0]) + math.cos(t[0, 2] - t[1, 2])), rel=1e-12)
 
 
+def test_c7_torus_standard_errors_recomputed_from_the_replicates(quick_run):
+    """C7's torus regime in the quick run: per (n, d_k) the mean MSE and its SE over the design
+    replicates, recomputed from the replicates' MSEs (regenerated from the part's size and seed) by
+    the textbook formulas, sd (ddof 1) / sqrt(R)."""
+    from verify.claims.c7 import empirical
+
+    fig = next(p for p in quick_run("C7")[0].parts if p.id == "optimum-torus").numeric.figures
+    values = empirical.torus(fig["params"]["size"], fig["params"]["seed"])["values"]
+    for i in range(len(fig["n"])):
+        for j in range(len(fig["d_k"])):
+            v = [float(x) for x in values[:, i, j]]
+            assert fig["mse"][i][j] == pytest.approx(statistics.fmean(v), rel=1e-12)
+            assert fig["se"][i][j] == pytest.approx(statistics.stdev(v) / math.sqrt(len(v)), rel=1e-12)
+
+
 def test_jsonable_finite_gives_strict_json():
     out = jsonable({1: np.float64(2.5), "a": (np.int64(3), np.array([1.0, np.inf])), "b": np.bool_(True),
                    "c": float("nan")}, finite=True)
@@ -174,9 +146,6 @@ def test_jsonable_finite_gives_strict_json():
     (lambda: G.torus_population_mse("bump", 4, [[(0, 0)]], [1.0], 1.0), "name"),
     (lambda: G.torus_population_mse("zero", 4, [[(0, 5)]], [1.0], 1.0), "heads[0]"),
     (lambda: G.torus_population_mse("zero", 4, [[(0, 1)]], [1.0, 2.0], 1.0), "alpha"),
-    (lambda: G.paired_mse(make_dgp("zero", d=4), {}, n=1, R=2, m=2, seed=0), "n"),
-    (lambda: G.paired_mse(make_dgp("zero", d=4), {"a": (np.ones((1, 4, 1)),) * 2 + (np.ones(1), 1.0)}, n=10**6, R=10**3,
-                          m=10, seed=0), "n, R, m"),
 ])
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(VerifyError) as exc:

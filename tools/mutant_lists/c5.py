@@ -205,11 +205,6 @@ MUTANTS = [
       'G[bq] += alpha[h] * von_mises_smooth(g[bk], float(kap[h]))',
       'G[bq] += von_mises_smooth(g[bk], float(kap[h])) / len(heads)**0.5',
       (T + '::test_one_direction_torus_by_brute_force', 'tests/test_regimes.py')),
-    # the torus regime's noise part, now C7's (C5 used it before its experiments moved beside it)
-    M('regimes-noise-part', 'verify/experiments/regimes.py',
-      'noise = dgp.sigma**2 * np.mean(np.sum(wens * wens, axis=-1), axis=-1)',
-      'noise = dgp.sigma * np.mean(np.sum(wens * wens, axis=-1), axis=-1)',
-      ('tests/test_regimes.py',)),
     M('c5-rotation-path-hdi', HD,
       'c = (math.sqrt(1 + 8 * (1 - h)) - 1) / 2',
       'c = (math.sqrt(1 + 8 * (1 - h)) - 1) / 3',

@@ -178,4 +178,9 @@ MUTANTS = [
       '    if "population" in rec and not trade_off(rec["population"], rec["variance_at_smallest_n"]):',
       '    if False:',
       (T + '::test_an_empirical_optimum_decides_only_when_every_criterion_passes',)),
+    # issue #38: the torus SEs with the divisor off (1.73 times too large), against the replicates
+    M('c7-torus-se-divisor', E,
+      '"se": (v.std(axis=0, ddof=1) / math.sqrt(len(v))).tolist()',
+      '"se": (v.std(axis=0, ddof=1) / math.sqrt(len(v) / 3)).tolist()',
+      ('tests/test_regimes.py::test_c7_torus_standard_errors_recomputed_from_the_replicates',)),
 ]

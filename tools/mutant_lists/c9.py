@@ -192,4 +192,9 @@ MUTANTS = [
       'undecided="" if cx or sides.count("above") == len(rs) else',
       'undecided="" if cx else',
       (T + '::test_reading_ii_of_built_layers_is_graded_part_by_part',)),
+    # issue #38: the SE of the training effects and finite-n references without its square root
+    M('c9-training-se-without-sqrt', 'verify/numeric/stats.py',
+      'se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf',
+      'se = float(v.std(ddof=1) / v.size) if v.size > 1 else math.inf',
+      ('tests/test_training.py::test_c9_standard_errors_recomputed_from_the_runs',)),
 ]

@@ -1,17 +1,12 @@
 """Compiled training steps (numba): the NW-ensemble heads of :mod:`verify.experiments.training`,
 one run at a time, with the data drawn inside the loop.
 
-Imported only where :func:`verify.numeric.nw.get_backend` is ``"numba"``; otherwise the numpy code
-of :mod:`verify.experiments.training` runs, and it stays the reference the tests compare with: the
-same formulas (its module docstring), the same Adam, the same data from the same generators in the
-same order (numba's ``Generator.standard_normal`` and ``uniform`` are numpy's algorithms), so the
-two paths agree to rounding over a short run (``tests/test_training.py``).
-
-Speed: one run's step touches a few kB; the numpy path spends most of its time in the overhead of
-small array operations and in numpy's normal draws (about 11 ns each here against 4 ns in
-compiled code). Loops run over a row of keys (contiguous, ``(d_k, n)``), which LLVM vectorises;
-the softmax uses the kernel's ``exp`` (:mod:`verify.numeric._kernel`), shifted by the row maximum
-only when the Cauchy-Schwarz bound of the scores exceeds 500.
+Imported only where :func:`verify.numeric.nw.get_backend` is ``"numba"``; otherwise the numpy code of
+:mod:`verify.experiments.training` runs, and it stays the reference: the same formulas, the same Adam,
+the same data from the same generators in the same order (numba's ``Generator`` draws are numpy's
+algorithms), so the two paths agree to rounding (``tests/test_training.py``). Loops run over a row of
+keys (``(d_k, n)``), which LLVM vectorises; the softmax uses the kernel's ``exp``, shifted by the row
+maximum only when the Cauchy-Schwarz bound of the scores exceeds 500.
 """
 
 from __future__ import annotations

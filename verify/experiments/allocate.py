@@ -3,15 +3,10 @@
 ``python -m verify allocate --budget D --n N --dim d [--model NAME] [--c-b X --c-v Y]``
 
 Every candidate MSE model of the C7 derivation (``proofs/c7_scaling.py``) is evaluated with its
-generated code only (``formulas.c7_mse_<model>_mp`` and the closed form
-``c7_dk_opt_<model>_mp`` or the root of ``c7_stationarity_<model>_mp``), in mpmath at
-:data:`DPS` digits so that the astronomically large variance terms of large ``d`` stay exact
-in order of magnitude. The advice is restricted to the integer divisor pairs ``(H, d_k)`` of D
-and found by brute force over all of them; the continuous optimum is shown beside it.
-
-The constants ``c_b`` (bias² = c_b h⁴) and ``c_v`` (variance = c_v/(n h^s)) are model
-constants, not estimates: the advice is only as good as the model, and C7 finds that none of
-these models gives the summary's law.
+generated code only, in mpmath at :data:`DPS` digits (the variance terms of large ``d`` are
+astronomically large). The advice is the best of every integer divisor pair ``(H, d_k)`` of D, with
+the continuous optimum beside it. ``c_b`` (bias² = c_b h⁴) and ``c_v`` (variance = c_v/(n h^s)) are
+model constants, not estimates: the advice is only as good as the model.
 """
 
 from __future__ import annotations
@@ -26,32 +21,15 @@ import mpmath
 from verify._validate import fail, finite_number, positive_int, positive_number
 from verify.numeric import formulas
 
-__all__ = [
-    "DPS",
-    "MAX_BUDGET",
-    "MAX_DIM",
-    "Model",
-    "MODELS",
-    "STANDARD_MODELS",
-    "ARCHITECTURES",
-    "NEIGHBOURS",
-    "divisor_pairs",
-    "mse",
-    "continuous_optimum",
-    "bracketed_root",
-    "best_pair",
-    "allocate",
-    "format_allocation",
-    "run_allocate",
-]
+__all__ = ["DPS", "MAX_BUDGET", "MAX_DIM", "Model", "MODELS", "STANDARD_MODELS", "ARCHITECTURES", "NEIGHBOURS",
+           "divisor_pairs", "mse", "continuous_optimum", "bracketed_root", "best_pair", "allocate", "format_allocation",
+           "run_allocate"]
 
 #: Working precision (digits) of every MSE and optimum: the variance term of model a with
 #: d = 768 at d_k = 64 is ~10^693, beyond float64; mpmath keeps it, and its ratio, exact enough.
 DPS = 30
-#: Largest budget D accepted: the divisor pairs are found by trial division up to sqrt(D)
-#: (4096 steps here) and every pair costs one mpmath MSE per model (at most 576 pairs below
-#: 2^24; 14414400, with 504, takes 0.3 s). Real budgets are ~10^4 (LLaMA-70B: 8192); 10^18
-#: took 82 s of trial division before this cap.
+#: Largest budget D accepted: every divisor pair costs one mpmath MSE per model (at most 576 pairs
+#: below 2^24, 0.3 s); real budgets are ~10^4 (LLaMA-70B: 8192), and 10^18 took 82 s uncapped.
 MAX_BUDGET = 2**24
 #: Largest input dimension d accepted: mpmath's cost grows with the digits of the exponents
 #: d_k^(d/2) (d = 10^300 takes 3.5 s); real models have d < 10^5.
@@ -137,7 +115,6 @@ ARCHITECTURES: tuple[tuple[str, int, int, int], ...] = (
 )
 
 
-# --------------------------------------------------------------------------- validation
 def _model(model: Any) -> Model:
     if not isinstance(model, str) or model not in MODELS:
         raise fail("model (--model)", repr(model), f"one of {', '.join(MODELS)}")
@@ -164,7 +141,6 @@ def _inputs(D: Any, n: Any, d: Any, c_b: Any, c_v: Any) -> tuple[int, float, int
             positive_number("c_b (--c-b)", c_b), positive_number("c_v (--c-v)", c_v))
 
 
-# --------------------------------------------------------------------------- the models
 def divisor_pairs(D: int) -> list[tuple[int, int]]:
     """All ``(H, d_k)`` with ``H·d_k = D``, ordered by increasing ``d_k``."""
     D = _budget(D)
@@ -237,7 +213,6 @@ def best_pair(model: str, n: Any, D: Any, d: Any, c_b: Any = 1.0, c_v: Any = 1.0
     return min(rows, key=lambda row: row[2])
 
 
-# --------------------------------------------------------------------------- advice
 def _num(x: mpmath.mpf) -> dict[str, float]:
     """A positive mpf as a float (inf beyond float range) and its always-finite log10."""
     with mpmath.workdps(DPS):
@@ -278,14 +253,10 @@ def _model_advice(m: Model, D: int, n: float, d: int, c_b: float, c_v: float) ->
 
 
 def allocate(D: int, n: float, d: int, model: str | None = None, c_b: float = 1.0, c_v: float = 1.0) -> dict[str, Any]:
-    """The best integer split ``(H, d_k)`` of the budget D under each C7 model (or the one named).
-
-    Returns ``{"D", "n", "d", "c_b", "c_v", "pairs", "models": [...], "notes"}``; each model entry
-    has its continuous optimum, the best divisor pair, the neighbouring pairs with their MSE ratio
-    to the best, and the common architectures' splits (:data:`ARCHITECTURES`) with the ratio of
-    their MSE to the model's best split at their own D (same n, d). MSE values are floats (inf
-    beyond the float range) with an always-finite ``log10_*`` beside them.
-    """
+    """The best integer split ``(H, d_k)`` of the budget D under each C7 model (or the one named): per
+    model its continuous optimum, the best divisor pair, the neighbouring pairs with their MSE ratio to
+    the best, and the common architectures' splits (:data:`ARCHITECTURES`) against the model's best at
+    their own D. MSE values are floats (inf beyond the range) beside an always-finite ``log10_*``."""
     D, n, d, c_b, c_v = _inputs(D, n, d, c_b, c_v)
     names = list(MODELS) if model is None else [_model(model).name]
     return {
@@ -301,7 +272,6 @@ def allocate(D: int, n: float, d: int, model: str | None = None, c_b: float = 1.
     }
 
 
-# --------------------------------------------------------------------------- output
 def _fmt_log10(l10: float) -> str:
     """10^l10 in 4 significant digits, in exponent form beyond 1e±5 (never overflows)."""
     if abs(l10) < 5:

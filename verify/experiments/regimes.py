@@ -1,31 +1,16 @@
-"""Informative regimes for the real-NW-head parts of C5, C6 and C7, and the helpers every
-empirical part uses to say how informative it is (SPEC, "How an experiment is designed").
+"""Informative regimes for the real-NW-head parts of C5, C6, C7 and C9: the design record every
+empirical part states, Var f in closed form, and the torus design's circle heads with their
+population MSE (SPEC, "How an experiment is designed").
 
-Informativeness. ``R² = 1 − (MSE − noise)/Var f``. Every MSE here is measured against the
-noiseless target f (the engine's exact fixed-design path: ``mean_x (Σ_h α_h m_h(x|X) − f(x))²
-+ σ² ‖Σ_h α_h w^h(x)‖²`` per design X, noise averaged exactly), so it has no σ² part and
-``noise = 0``; an MSE measured against noisy y would pass ``noise = σ²``. ``Var f`` is computed
-without the estimator, in closed form (:func:`verify.numeric.stats.target_variance`).
-
-Why a new regime. On the Gaussian design a softmax head is an exponentially tilted average:
-weights ``∝ exp(aᵀx_i)`` tilt N(0, I) to N(a, I), so the head tends to ``E f(X + a)`` (f smoothed at
-unit bandwidth whatever n), and its effective sample size is ``n e^{−‖a‖²}``. With today's
-``sin(2 x_1)`` the smoothing factor is ``e^{−2}``: every head sits near ``Var f``. On the *torus*
-design (:mod:`verify.numeric.dgp`: each coordinate pair on a circle of radius r = √2) a head whose
-projection keeps whole circles has keys of equal norm, so ``exp(s q·k) ∝ exp(−s‖q − k‖²/2)``: a
-Gaussian NW smoother (C1: bandwidth ``s^{−1/2}``, ``d_k^{1/4}`` at ``s = 1/sqrt(d_k)``), i.e. a von
-Mises kernel of concentration ``κ = s r²`` on each of its circles, local in the angles. There the
-population head of a circle head (query circles ``q_l`` paired with key circles ``k_l``) is
-``Σ_l (P_κ g_{k_l})(θ_{q_l})`` for a target ``f = Σ_b g_b(θ_b)``, with ``P_κ`` the von Mises
-smoothing ``(P_κ g)(θ) = ∫ e^{κ cos(θ−φ)} g(φ) dφ / ∫ e^{κ cos(θ−φ)} dφ`` (harmonic m multiplied by
-``I_m(κ)/I_0(κ)``); the other circles' kernels cancel in the population ratio. That is the
-positive control's population computation (:func:`torus_population_mse`).
-
-Each regime function returns a plain dict: per configuration the integrated MSE, its SE over
-design replicates, R², the population MSE and R², HDI; the paired differences; the design as
-data (:func:`design_record`); the positive control (configuration, population effect, measured
-effect) and the negative control (the ``zero`` target: noise only, no subspace can change the
-bias).
+Why the torus. On the Gaussian design a softmax head is an exponentially tilted average: weights
+``∝ exp(aᵀx_i)`` tilt N(0, I) to N(a, I), so the head tends to ``E f(X + a)`` (f smoothed at unit
+bandwidth whatever n): with ``sin(2 x_1)`` every head sits near ``Var f``. On the *torus* design
+(:mod:`verify.numeric.dgp`: each coordinate pair on a circle of radius r = √2) a head whose projection
+keeps whole circles has keys of equal norm, so ``exp(s q·k) ∝ exp(−s‖q − k‖²/2)``: a Gaussian NW
+smoother (C1), i.e. a von Mises kernel of concentration ``κ = s r²`` on each of its circles, local in
+the angles. The population head of a circle head (query circles ``q_l`` paired with key circles
+``k_l``) is ``Σ_l (P_κ g_{k_l})(θ_{q_l})`` for a target ``f = Σ_b g_b(θ_b)``, with ``P_κ`` the von
+Mises smoothing (harmonic m multiplied by ``I_m(κ)/I_0(κ)``): :func:`torus_population_mse`.
 """
 
 from __future__ import annotations
@@ -36,16 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from verify._validate import at_most, fail, finite_number, one_of, positive_int
-from verify._validate import seed as valid_seed
-from verify.numeric.dgp import DGP, TORUS_RADIUS, make_dgp
-from verify.numeric.nw import nw_weights
+from verify._validate import fail, finite_number, positive_int
+from verify.numeric.dgp import TORUS_RADIUS, make_dgp
 from verify.numeric.stats import target_variance
 from verify.schema import Choice, Schema, Seed
 
-__all__ = ["timeless", "REGIME_PARAMS", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads", "von_mises_smooth",
-           "torus_population_mse", "paired_mse", "MAX_REGIME_WORK",
-           "QUAD_POINTS"]
+__all__ = ["timeless", "REGIME_PARAMS", "variance_of_f", "design_record", "DESIGN_KEYS", "SIZES", "circle_heads",
+           "von_mises_smooth", "torus_population_mse", "QUAD_POINTS"]
 
 #: The design choices every empirical part states, each with a one-line reason.
 DESIGN_KEYS = ("head_weights", "kernel_scale", "design_density", "target", "noise", "n", "steps", "convergence",
@@ -59,12 +41,8 @@ REGIME_PARAMS = Schema(size=Choice(SIZES), seed=Seed())
 QUAD_POINTS = 512
 #: The largest kernel concentration the quadrature is trusted for.
 MAX_KAPPA = 64.0
-#: The most kernel terms R·n·m·H (summed over configurations) one regime call may compute
-#: (~10-20 ns each): a few seconds, so a size from a file cannot ask for unbounded work.
-MAX_REGIME_WORK = 5e8
 
 
-# --------------------------------------------------------------------------- design
 def variance_of_f(name: str, d: int, design: str, **params: Any) -> float:
     """Var f of the named target in closed form (:func:`verify.numeric.stats.target_variance`)."""
     return target_variance(make_dgp(name, d=d, sigma=1.0, design=design, **params), method="closed")[0]
@@ -89,11 +67,6 @@ def timeless(reg: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in reg.items() if k != "seconds"}
 
 
-def _size(size: Any) -> str:
-    return one_of("size", size, SIZES)
-
-
-# --------------------------------------------------------------------------- torus heads
 def circle_heads(circles: Any, d: int, query_circles: Any = None, gain: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """``(W_Q, W_K)`` (H, d, 2c) of circle heads on the torus design: head h's keys read the
     coordinate pairs of the circles ``circles[h]`` (0-based), its queries those of
@@ -170,12 +143,10 @@ def _circle_terms(name: str, d: int, params: dict) -> list[np.ndarray]:
 
 
 def torus_population_mse(name: str, d: int, heads: Any, alpha: Any, kappa: Any, **params: Any) -> float:
-    """Population (n → ∞) MSE of an ensemble of circle heads on the torus design, by quadrature.
-
-    ``heads[h]``: list of (query circle, key circle) pairs; ``kappa[h]``: its concentration
-    ``s r² gain²``; ``alpha``: the head weights. Head h tends to ``Σ_l (P_κ g_{k_l})(θ_{q_l})`` plus
-    the means of the g_b it does not read; the MSE is ``Σ_b Var_θ G_b + (Σ_b mean G_b)²`` with
-    ``G_b = Σ_{(h, l): q_l = b} α_h P_κ g_{k_l} − g_b`` (+ the constants), circles independent."""
+    """Population (n → ∞) MSE of an ensemble of circle heads on the torus design, by quadrature:
+    ``heads[h]`` its (query circle, key circle) pairs, ``kappa[h]`` its concentration ``s r² gain²``,
+    ``alpha`` the head weights; head h tends to ``Σ_l (P_κ g_{k_l})(θ_{q_l})`` plus the means of the g_b
+    it does not read, the circles independent."""
     d = positive_int("d", d, minimum=2)
     make_dgp(name, d=d, sigma=1.0, design="torus", **params)
     g = _circle_terms(name, d, params)
@@ -202,49 +173,3 @@ def torus_population_mse(name: str, d: int, heads: Any, alpha: Any, kappa: Any, 
     var = sum(float(np.var(Gb)) for Gb in G)
     mean = sum(float(Gb.mean()) for Gb in G) + const
     return var + mean * mean
-
-
-# --------------------------------------------------------------------------- measured MSE
-def paired_mse(dgp: DGP, configs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, float]], *, n: int, R: int,
-               m: int, seed: int) -> dict[str, dict[str, np.ndarray]]:
-    """Integrated MSE against f of each configuration (``W_Q``, ``W_K``, α, scale s) on the same
-    R design replicates: replicate r draws its design X (n) and evaluation points (m) from
-    ``SeedSequence([seed, r])``; per replicate ``mean_x (Σ α_h m_h(x|X) − f(x))²`` (``"bias_design"``)
-    plus ``σ² mean_x ‖Σ α_h w^h(x)‖²`` (``"noise"``, the noise averaged exactly), ``"mse"`` their sum."""
-    if not isinstance(dgp, DGP):
-        raise fail("dgp", type(dgp).__name__, "a verify.numeric.dgp.DGP")
-    n, R, m = positive_int("n", n, minimum=2), positive_int("R", R, minimum=2), positive_int("m", m)
-    seed_ = valid_seed("seed", seed)
-    work = sum(R * n * m * W[0].shape[0] for W in configs.values())
-    at_most("n, R, m", work, MAX_REGIME_WORK, "kernel terms R·n·m·H over the configurations; MAX_REGIME_WORK")
-    X, xe = [], []
-    for r in range(R):
-        rng = np.random.default_rng(np.random.SeedSequence([seed_, r]))
-        X.append(dgp.sample_x(rng, (n,)))
-        xe.append(dgp.sample_x(rng, (m,)))
-    X, xe = np.stack(X), np.stack(xe)                        # (R, n, d), (R, m, d)
-    fX, fe = dgp.f(X), dgp.f(xe)
-    out = {}
-    for name, (WQ, WK, alpha, s) in configs.items():
-        Q = xe[:, None] @ WQ                                  # (R, H, m, d_k)
-        K = X[:, None] @ WK                                   # (R, H, n, d_k)
-        w = nw_weights(Q, K, scale=s)                         # (R, H, m, n)
-        heads = np.einsum("rhmn,rn->rhm", w, fX)
-        ens = np.einsum("h,rhm->rm", alpha, heads)
-        wens = np.einsum("h,rhmn->rmn", alpha, w)
-        bias = np.mean((ens - fe) ** 2, axis=-1)
-        noise = dgp.sigma**2 * np.mean(np.sum(wens * wens, axis=-1), axis=-1)
-        out[name] = {"bias_design": bias, "noise": noise, "mse": bias + noise}
-    return out
-
-
-def _se(x: np.ndarray) -> float:
-    return float(x.std(ddof=1) / math.sqrt(x.size))
-
-
-# --------------------------------------------------------------------------- circle heads' scale
-def _gain(kappa: float, d_k: int) -> float:
-    """Column norm giving concentration κ = gain² r² / sqrt(d_k) per circle at scale 1/sqrt(d_k)."""
-    return math.sqrt(kappa * math.sqrt(d_k)) / TORUS_RADIUS
-
-

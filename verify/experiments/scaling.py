@@ -1,38 +1,24 @@
 """C7 measured on real NW ensembles: the empirical optimum d_k*(n) at a fixed budget D = H·d_k.
 
-For every divisor pair (H, d_k) of D with d_k <= d (a head sees at most the d input
-coordinates), the ensemble of H real softmax-NW heads (independent Haar-random projections
-``head_projections("random", H, d, d_k)``, scale 1/sqrt(d_k), uniform weights 1/H) is scored by
-its exact fixed-design integrated MSE, :func:`verify.numeric.engine.decompose` with ``method="exact"``
-over R design replicates (noise averaged exactly, no noise drawn), at m evaluation points from
-the design density. Per seed (heads, designs, evaluation points) and n:
+For every divisor pair (H, d_k) of D with d_k <= d, the ensemble of H softmax-NW heads (independent
+Haar-random projections, scale 1/sqrt(d_k), weights 1/H) is scored by its exact fixed-design
+integrated MSE (:func:`verify.numeric.engine.decompose`, ``method="exact"``) over R design replicates
+at m evaluation points. Per seed and n: the discrete optimum (the divisor of least MSE) and a
+continuous one (the vertex of the parabola through log MSE against log d_k at the discrete optimum and
+its neighbours; *censored* at an end of the grid). Growth: per seed, least-squares slopes of log
+d_k*(n) against log log n (the stated law predicts 2/(4+d)) and log n, then mean and SE over seeds.
 
-* the discrete optimum: the divisor d_k of least MSE;
-* a continuous optimum: the vertex of the parabola through log MSE against log d_k at the
-  discrete optimum and its two neighbours (the edge value where the optimum is an end of the
-  grid: then it is *censored*: the largest admissible d_k is min(D, d)).
+Models: each candidate of :data:`verify.experiments.allocate.MODELS` that applies at (D, d) is the
+linear model MSE = c_0 + c_b A(d_k) + c_v B(d_k, n), fitted with c >= 0 by least squares on the
+relative error, scored by its RMS log error and by how often its optimum is the measured one.
 
-Growth: per seed, least-squares slopes of log d_k*(n) against log log n (the stated law
-predicts 2/(4+d)) and against log n, then mean and standard error over seeds, over the whole
-n grid and over the n before the optimum is censored.
-
-Models: each candidate of :data:`verify.experiments.allocate.MODELS` that applies at (D, d) is a linear
-model MSE = c_b A(d_k) + c_v B(d_k, n) (its generated code at (c_b, c_v) = (1, 0) and (0, 1)),
-here with an irreducible error c_0 added (it moves no optimum); (c_0, c_b, c_v) >= 0 are
-fitted by least squares on the relative error over the whole (n, d_k) grid, and the model is
-scored by its RMS log error and by how often its optimum over the divisors equals the measured
-one. The best model is the one of least RMS log error; whether it
-*describes* the ensemble is judged by both scores (module constants below).
-
-Grids: ``quick`` (tests, ``--quick``: ~1 s), ``default`` (the default ``python -m verify`` run:
-a few seconds), ``full`` (``python -m verify sweep c7``: several DGPs and budgets, n up to
-10^6, through :mod:`verify.experiments.sweep`, resumable, local processes or Dask).
+Grids: ``quick`` and ``default`` (a few seconds), ``full`` (``python -m verify sweep c7``: several
+DGPs and budgets, n up to 10^6, through :mod:`verify.experiments.sweep`).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -42,17 +28,10 @@ import numpy as np
 from verify._validate import fail
 from verify.errors import VerifyError
 from verify.experiments.allocate import MODELS, divisor_pairs
-from verify.experiments.sweep import (
-    SWEEP_COMMAND,
-    Task,
-    check_scheduler,
-    check_targets,
-    parse_scheduler,
-    run_sweep,
-)
+from verify.experiments.sweep import SWEEP_COMMAND, Task, check_scheduler, check_targets, parse_scheduler, run_sweep
 
-__all__ = ["GRIDS", "TASK", "c7_task", "grid_tasks", "analyse", "empirical_optimum", "plot_optimum",
-           "run_c7", "DESCRIBES_RMS_LOG", "DESCRIBES_AGREEMENT"]
+__all__ = ["GRIDS", "TASK", "c7_task", "grid_tasks", "analyse", "plot_optimum", "run_c7", "DESCRIBES_RMS_LOG",
+           "DESCRIBES_AGREEMENT"]
 
 TASK = "verify.experiments.scaling:c7_task"
 #: decompose's working-memory budget per task (two workers: 2 GiB of the machine's 24).
@@ -74,9 +53,6 @@ GRIDS: dict[str, list[dict[str, Any]]] = {
              for g in ("single-index", "additive")]
             + [dict(dgp="single-index", d=16, sigma=1.0, D=(16,), n=(10**5, 10**6), seeds=3, R=2, m=64)],
 }
-
-
-# --------------------------------------------------------------------------- one task
 
 
 def c7_task(params: dict) -> dict:
@@ -114,9 +90,6 @@ def grid_tasks(name: str, seed: int = 0) -> list[Task]:
                                                      "H": H, "d_k": d_k, "n": n, "seed": seed + s, "R": R,
                                                      "m": cfg["m"]}))
     return tasks
-
-
-# --------------------------------------------------------------------------- analysis
 
 
 def _vertex(dks: list[int], mse: list[float]) -> tuple[float, bool]:
@@ -280,63 +253,6 @@ def _h_vs_d(configs: list[dict]) -> list[dict]:
             out.append({"dgp": dgp, "d": d, "sigma": sigma, "n": n, "D": Ds, "H_star": Hs,
                         "exponent": _slope(np.log(Ds), np.log(Hs))})
     return out
-
-
-# --------------------------------------------------------------------------- entry points
-
-
-def empirical_optimum(quick: bool, seed: int, *, grid: str | None = None, results: str | Path | None = None,
-                      workers: int = 1) -> dict[str, Any]:
-    """The empirical C7 optimum for the claim check: the ``quick`` or ``default`` grid computed
-    here (in this process unless ``workers`` > 1, nothing stored), or, with ``results``, the
-    records of a sweep folder (``python -m verify sweep c7 --out DIR``). Returns
-    :func:`analyse`'s dict plus ``grid``, ``tasks``, ``seconds`` and ``figures`` (the headline
-    numbers of the first configuration)."""
-    t0 = time.perf_counter()
-    if results is not None:
-        records = _records_from(Path(results))
-        name = "sweep"
-    else:
-        name = grid or ("quick" if quick else "default")
-        tasks = grid_tasks(name, seed)
-        if workers > 1:
-            import tempfile
-
-            with tempfile.TemporaryDirectory(prefix="mha-nw-c7-") as tmp:
-                records = run_sweep(tasks, tmp, workers=workers, progress=False).records
-        else:
-            records = [{"params": t.params, "result": c7_task(t.params)} for t in tasks]
-    out = analyse(records)
-    out.update(grid=name, tasks=len(records), seconds=time.perf_counter() - t0)
-    out["figures"] = _figures(out)
-    return out
-
-
-def _records_from(folder: Path) -> list[dict]:
-    from verify.io import read_json
-
-    files = sorted((folder / "tasks").glob("*.json"))
-    if not files:
-        raise fail("results", str(folder), "a sweep folder with task files (python -m verify sweep c7 --out DIR)")
-    recs = [read_json("sweep task file", f, max_bytes=2**20) for f in files]
-    return [r for r in recs if r.get("function") == TASK]
-
-
-def _figures(out: dict) -> dict[str, Any]:
-    c = next((c for c in out["configs"] if c.get("complete")), None)
-    if c is None:
-        return {}
-    g = c["growth"]
-    return {"config": f"{c['dgp']}, d={c['d']}, sigma={c['sigma']}, D={c['D']}",
-            "n": c["n"], "optimum_d_k": c["optimum_d_k"], "capped_from_n": c["capped_from_n"],
-            "slope_vs_log_n": g["vs_log_n"]["mean"], "slope_vs_log_n_se": g["vs_log_n"]["se"],
-            "slope_vs_n": g["vs_n"]["mean"], "slope_vs_n_se": g["vs_n"]["se"],
-            "slope_vs_log_n_before_cap": g["vs_log_n_before_cap"]["mean"],
-            "slope_vs_n_before_cap": g["vs_n_before_cap"]["mean"],
-            "stated_slope_vs_log_n": g["stated_vs_log_n"], "best_model": c["best_model"],
-            "best_model_describes": c["best_model_describes"],
-            "best_model_rms_log_error": next((m["rms_log_error"] for m in c["models"]
-                                              if m["model"] == c["best_model"]), None)}
 
 
 def plot_optimum(result: dict, path: Path | str, config: int | None = None) -> str:

@@ -4,36 +4,20 @@ a Dask cluster.
     python -m verify sweep c7 [--quick] [-o DIR] [--scheduler ADDRESS] [--jobs N] ...
     python -m verify sweep demo --tasks N [--sleep S] [-o DIR] ...   (the engine's self-test)
 
-A *task* is a function ``"module:function"`` and a dict of JSON parameters; its *key* is the
-SHA-256 of both (canonical JSON), so the same task always has the same key. Its result (a dict
-of JSON values) is stored as ``DIR/tasks/<key>.json`` (``{"key", "function", "params",
-"result", "seconds"}``), written atomically by the process that runs the sweep (never by the
-workers, which need no shared disk). A task whose file exists, reads back and matches its key
-and parameters is done: an interrupted sweep (killed, crashed, stopped) resumes where it was
-and never recomputes a finished task; a broken file is recomputed.
+A *task* is a function ``"module:function"`` and a dict of JSON parameters; its *key* is the SHA-256
+of both (canonical JSON). Its result is stored as ``DIR/tasks/<key>.json`` (``{"key", "function",
+"params", "result", "seconds"}``), written atomically by the sweep's own process (workers need no
+shared disk). A task whose file reads back and matches its key and parameters is done: an
+interrupted sweep resumes where it was; a broken file is recomputed.
 
-Execution: ``workers`` local processes (``--jobs N`` on the command line) (``spawn``: a clean interpreter each, BLAS and
-``verify.numeric.nw`` on one thread each, so that N processes use N cores), or with
-``scheduler=ADDRESS`` the workers of a running ``dask.distributed`` scheduler (the ``cluster``
-extra; every worker needs this package installed). Either way the results are the same numbers:
-a task depends on its parameters only. Local workers end with the sweep (killed or not: they ask
-the kernel for it, :mod:`verify._processes`) and ignore Ctrl-C, which the sweep handles: it ends
-them, writes the table of the finished tasks and exits with status 130.
-
-The scheduler's address is parsed before anything is done (:func:`parse_scheduler`:
-``tcp://HOST:PORT`` or ``HOST:PORT``), and the peer must answer as a Dask scheduler does (its
-handshake, sent at once on connection) within :data:`SCHEDULER_TIMEOUT_S`, which bounds the whole
-connection; anything else is refused on one line naming ``--scheduler``.
-
-The results folder follows the rule of every output folder (:func:`verify.io.output_folder`): it
-is new, empty, or a sweep's (it holds ``mha-nw-verify-output.json`` naming the sweep command);
-anything else is refused before any task runs, and while a sweep writes into it a second sweep
-into the same folder is refused.
-
-At the end (and whatever was interrupted before) ``DIR/results.csv`` holds one row per task of
-the grid, in grid order: the key, the parameters and the scalar results, no timings, so two
-runs of the same grid give the same file. ``DIR/sweep.json`` records the grid's cost: tasks
-computed and reused, CPU seconds of the computed ones, wall time.
+Execution: ``workers`` local processes (``spawn``, BLAS and ``verify.numeric.nw`` on one thread each;
+they end with the sweep and ignore Ctrl-C, which the sweep handles: it ends them, writes the table of
+the finished tasks and exits with status 130), or the workers of a running ``dask.distributed``
+scheduler (``scheduler=ADDRESS``, parsed first by :func:`parse_scheduler`; the peer must send a Dask
+handshake within :data:`SCHEDULER_TIMEOUT_S`). Either way a task depends on its parameters only. The
+results folder follows :func:`verify.io.output_folder`. At the end ``DIR/results.csv`` holds one row
+per task in grid order (key, parameters, scalar results, no timings: two runs give the same file) and
+``DIR/sweep.json`` the grid's cost.
 """
 
 from __future__ import annotations
@@ -65,25 +49,19 @@ __all__ = ["Task", "SweepResult", "task_key", "run_sweep", "run_demo", "read_tab
 
 #: A task file larger than this is not read (results are a few hundred bytes).
 MAX_TASK_BYTES = 2**20
-#: The demo grid's largest size: a self-test of a few hundred bytes per task file; 10,000 tasks are
-#: 3 MB and under a minute of work, where ``--tasks 10000000`` ran silently until killed.
+#: The demo grid's largest size: 10,000 tasks are 3 MB and under a minute of work.
 MAX_DEMO_TASKS = 10_000
 #: The longest a demo task sleeps (``--sleep``): a self-test, not a benchmark.
 MAX_DEMO_SLEEP_S = 60
-#: The whole connection to a Dask scheduler (name lookup, TCP connect, the scheduler's handshake,
-#: the client's start) must be done within this many seconds, or the address is refused: a
-#: scheduler sends its handshake the moment it accepts (milliseconds on its network, well under a
-#: second across continents), and a peer that says nothing first (an HTTP server waiting for a
-#: request, a firewall dropping packets) is not one; 10 s also leaves a slow name server its time.
+#: The whole connection to a Dask scheduler (name lookup, connect, its handshake, the client's start)
+#: must be done within this many seconds: a scheduler sends its handshake the moment it accepts, and
+#: a peer that says nothing first is not one; 10 s leaves a slow name server its time.
 SCHEDULER_TIMEOUT_S = 10.0
-#: A Dask handshake (``{"compression", "python", "pickle-protocol"}``, msgpack in one frame) is under
-#: 100 bytes; a peer announcing more than this is no scheduler (an SSH banner read as Dask's
-#: length prefix asks for 3 EiB).
+#: A Dask handshake (msgpack in one frame) is under 100 bytes; a peer announcing more is no scheduler.
 MAX_HANDSHAKE_BYTES = 64 * 1024
 #: At most this many frames in a handshake (Dask sends one).
 MAX_HANDSHAKE_FRAMES = 16
-#: The longest scheduler address read: a host name has at most 253 characters (RFC 1035), with
-#: the scheme, brackets and port under 300.
+#: The longest scheduler address read: a host name of 253 characters (RFC 1035), scheme and port.
 MAX_ADDRESS_CHARS = 300
 #: How much longer than the connection's own deadline the sweep waits for the thread that connects
 #: (its socket calls end at that deadline; a name lookup that does not is left behind).
@@ -213,30 +191,11 @@ def read_table(path: Path | str) -> list[dict]:
         return [{k: parse(v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
-class _Progress:
-    def __init__(self, total: int, label: str, enabled: bool) -> None:
-        from verify.outputs.report import Progress
-
-        self.bar = Progress(total) if enabled else None
-        self.label = label
-
-    def advance(self, note: str) -> None:
-        if self.bar is not None:
-            self.bar.advance(f"{self.label}: {note}")
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = None, scheduler: str | None = None,
               progress: bool = True, label: str = "sweep") -> SweepResult:
-    """Run every task of the grid that is not stored yet in ``out`` (module docstring); return
-    all records in grid order. ``workers``: local processes (default: the usable CPUs; 1 runs
-    in this process); ``scheduler``: a Dask scheduler address instead (checked first:
-    :func:`parse_scheduler`, then its handshake). ``out`` is refused before any task runs unless it
-    is new, empty or a sweep's (:func:`verify.io.output_folder`), and while a sweep writes into it a
-    second one is refused."""
+    """Run every task of the grid not stored yet in ``out`` and return all records in grid order:
+    ``workers`` local processes (default the usable CPUs; 1 runs here) or a Dask ``scheduler`` (its
+    address and handshake checked first); ``out`` is checked before any task runs."""
     t_start = time.perf_counter()
     tasks = list(tasks)
     keys = [t.key for t in tasks]
@@ -253,6 +212,8 @@ def run_sweep(tasks: Iterable[Task], out: Path | str, *, workers: int | None = N
 def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, address: tuple | None,
             progress: bool, label: str, t_start: float) -> SweepResult:
     """:func:`run_sweep` in its folder (taken, locked)."""
+    from verify.outputs.report import Progress
+
     records: dict[str, dict] = {}
     todo = []
     for t in tasks:
@@ -262,9 +223,14 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
         else:
             records[t.key] = doc
     reused = len(records)
-    bar = _Progress(len(tasks), label, progress)
+    bar = Progress(len(tasks)) if progress else None
+
+    def advance(note: str) -> None:
+        if bar is not None:
+            bar.advance(f"{label}: {note}")
+
     for _ in range(reused):
-        bar.advance("stored")
+        advance("stored")
     cpu = 0.0
 
     def finish(task: Task, result: dict, seconds: float) -> None:
@@ -274,7 +240,7 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
         write_json(_task_path(out, task.key), doc)
         records[task.key] = doc
         cpu += seconds
-        bar.advance(_short(task.params))
+        advance(_short(task.params))
 
     try:
         if todo:
@@ -283,7 +249,8 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
             else:
                 _run_local(todo, workers, finish)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         done = [records[k] for k in keys if k in records]
         table = _write_table(out / "results.csv", done)
         summary = {"tasks": len(tasks), "computed": len(done) - reused, "reused": reused,
@@ -297,10 +264,8 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
 
 
 def check_targets(out: Path | str, keys: list[str]) -> Path:
-    """Refuse, before any task runs, a results folder the sweep cannot write into: ``out`` a file
-    or unwritable, ``out/tasks`` not a folder, a task file, ``results.csv`` or ``sweep.json`` a
-    folder or another non-file (a damaged *file* is fine: it is recomputed). Whose folder it is
-    :func:`verify.io.output_folder` decides next."""
+    """Refuse, before any task runs, a results folder the sweep cannot write into (a damaged *file* is
+    fine: it is recomputed); whose folder it is :func:`verify.io.output_folder` decides next."""
     out = writable_folder("--out", out)
     expected = "a results folder whose entries the sweep can write"
     tasks_dir = out / "tasks"
@@ -362,8 +327,6 @@ def _run_local(todo: list[Task], workers: int | None, finish: Callable[[Task, di
                 os.environ[k] = v
 
 
-# --------------------------------------------------------------------------- the scheduler
-
 _SCHEDULER_WANT = ("a Dask scheduler's address tcp://HOST:PORT (HOST a name, an IPv4 address or an IPv6 "
                    "address in brackets, PORT in 1..65535)")
 #: One label of a host name (letters, digits, hyphens inside, underscores as some networks use them).
@@ -373,10 +336,8 @@ _MAX_HOST_CHARS = 253
 
 
 def parse_scheduler(text: Any) -> tuple[str, int, str]:
-    """``--scheduler``: ``tcp://HOST:PORT`` or ``HOST:PORT`` (HOST a host name, a dotted IPv4
-    address or an IPv6 address in brackets; PORT ASCII digits in 1..65535) as ``(host, port,
-    address)``; any other text, scheme (``tls://`` needs options this command line does not have),
-    user, path or query is refused on one line naming ``--scheduler``, the text quoted capped."""
+    """``--scheduler`` ``tcp://HOST:PORT`` or ``HOST:PORT`` (a host name, IPv4 or bracketed IPv6 address;
+    port 1..65535) as ``(host, port, address)``; anything else is refused naming ``--scheduler``."""
     def bad(detail: str) -> VerifyError:
         return fail("--scheduler", f"{received(text)} ({detail})", _SCHEDULER_WANT)
 
@@ -552,9 +513,6 @@ def _run_dask(todo: list[Task], address: tuple[str, int, str], finish: Callable[
             finish(futures[fut], result, seconds_)
     finally:
         client.close()
-
-
-# --------------------------------------------------------------------------- demo sweep
 
 
 def demo_task(params: dict) -> dict:

@@ -7,24 +7,19 @@ and an output weight ``α_h``; at a query point x with keys ``x_i`` and values `
     w_i^h = exp(s_i^h) / Σ_j exp(s_j^h)                  (softmax = NW weights, kernel exp)
     f̂_h(x) = Σ_i w_i^h y_i,    f̂(x) = Σ_h α_h f̂_h(x)    (heads, ensemble)
 
-Loss: split mode (``queries`` > 0, what C9 trains): each step draws n fresh keys and ``queries``
-fresh query points and takes the MSE at the queries, a stochastic gradient of the population risk
-``E(f̂_n(x) − y)² = MSE + σ²`` at n keys. Without queries: leave-one-out on the step's n points
-(each point's own key removed from its softmax; with it the optimum is the interpolant). Held-out
-MSE: queries at fresh points, keys a fresh sample, against the noiseless ``f``.
-
-The gradient is written by hand (proofs/c9_training.py derives each identity; the tests compare it
-with torch.autograd): with ``r_j = f̂(x_j) − y_j`` and ``g_j = 2 r_j / m``
+Loss: split mode (``queries`` > 0, what C9 trains): the MSE at fresh query points against n fresh
+keys, a stochastic gradient of the population risk at n keys; without queries, leave-one-out on the
+step's n points (each point's own key left out of its softmax). Held-out MSE: fresh queries and keys,
+against the noiseless ``f``. The gradient is written by hand (proofs/c9_training.py derives it; the
+tests compare it with torch.autograd): with ``r_j = f̂(x_j) − y_j`` and ``g_j = 2 r_j / m``
 
     ∂L/∂α_h = Σ_j g_j f̂_h(x_j)
     ∂L/∂s_ji^h = G_ji^h = g_j α_h w_ji^h (y_i − f̂_h(x_j))       (∂f̂_h/∂s_i = w_i (y_i − f̂_h))
     ∂L/∂W_Q^h = X_qᵀ G^h K^h / sqrt(d_k),   ∂L/∂W_K^h = X_kᵀ G^hᵀ Q^h / sqrt(d_k)
 
-Adam (Kingma & Ba 2015: β1 = 0.9, β2 = 0.999, ε = 1e-8, bias-corrected moments) at a held learning
-rate or on a cosine schedule to 0. Arrays carry optional leading batch axes (independent runs
-trained together): a run's numbers do not depend on the others in the batch. Split-mode runs on
-fresh data train in compiled code where numba runs (:mod:`verify.experiments._train_kernel`: the
-same numbers to rounding, several times faster), else here.
+Adam at a held learning rate or on a cosine schedule to 0. Arrays carry optional leading batch axes
+(independent runs). Split-mode runs on fresh data train in compiled code where numba runs
+(:mod:`verify.experiments._train_kernel`: the same numbers to rounding, several times faster).
 """
 
 from __future__ import annotations
@@ -137,16 +132,12 @@ def learning_rate(lr: float, schedule: str, t: int, steps: int) -> float:
 
 @dataclass(frozen=True)
 class TrainSetting:
-    """One training experiment of ``seeds`` runs.
-
-    ``data="fresh"``: every step draws new points (no training set to overfit); ``"fixed"``: one
-    sample of n points, reused every step. ``queries``: fresh query points per step (split mode),
-    or 0 for leave-one-out on the n points. Evaluation: m fresh queries against n fresh keys, drawn
-    once per run, against f; recorded every ``record_every`` steps and at the end. Run r draws its
-    initial heads from ``SeedSequence([seed, r, 0])``, its training points (leave-one-out) from
-    ``[seed, r, 1]``, its evaluation data from ``[seed, r, 2]``; in split mode its keys, their noise,
-    its queries and their noise from ``[seed, r, 3]`` to ``[seed, r, 6]``.
-    """
+    """One training experiment of ``seeds`` runs: ``data`` "fresh" (new points every step) or "fixed"
+    (one sample reused); ``queries`` per step (split mode), or 0 for leave-one-out. Evaluation (m fresh
+    queries against n fresh keys, against f) every ``record_every`` steps and at the end. Run r draws its
+    initial heads from ``SeedSequence([seed, r, 0])``, leave-one-out points from ``[seed, r, 1]``,
+    evaluation data from ``[seed, r, 2]``, split-mode keys, their noise, queries and their noise from
+    ``[seed, r, 3]`` to ``[seed, r, 6]``."""
 
     dgp: str
     d: int
@@ -207,8 +198,7 @@ class Trace:
     """What was recorded along training at ``steps`` (0 = initialisation), per run: ``hdi_keys``,
     ``hdi_queries``, ``train_mse`` (the step's training loss, against y) and ``test_mse``
     (evaluation set, against f), each (runs, T); the heads ``WQ_path``, ``WK_path`` (runs, T, H, d,
-    d_k) and weights ``alpha_path`` (runs, T, H); the final ``WQ``, ``WK``, ``alpha`` and the
-    initial ``WQ0``, ``WK0``."""
+    d_k) and weights ``alpha_path`` (runs, T, H); the final ``WQ``, ``WK``, ``alpha``."""
 
     setting: TrainSetting
     steps: np.ndarray
@@ -231,23 +221,6 @@ class Trace:
     @property
     def alpha(self) -> np.ndarray:
         return self.alpha_path[:, -1]
-
-    @property
-    def WQ0(self) -> np.ndarray:
-        return self.WQ_path[:, 0]
-
-    @property
-    def WK0(self) -> np.ndarray:
-        return self.WK_path[:, 0]
-
-    @property
-    def delta_hdi(self) -> np.ndarray:
-        """HDI of the keys at the end minus at initialisation, per run."""
-        return self.hdi_keys[:, -1] - self.hdi_keys[:, 0]
-
-    @property
-    def delta_hdi_queries(self) -> np.ndarray:
-        return self.hdi_queries[:, -1] - self.hdi_queries[:, 0]
 
 
 def _init_heads(s: TrainSetting, rng: np.random.Generator) -> np.ndarray:

@@ -1,48 +1,32 @@
 """Fused NW kernels compiled with numba: one pass per query row, scores to estimate.
 
-Imported by :mod:`verify.numeric.nw` only when numba is installed (the ``fast`` extra); otherwise the
-numpy implementation in ``verify.numeric.nw`` runs, and it stays the reference the tests compare with.
-
-Per query row ``i`` of a key set (all float64)::
+Imported by :mod:`verify.numeric.nw` only when numba is installed; otherwise its numpy implementation
+runs, and it stays the reference the tests compare with. Per query row ``i`` of a key set (float64)::
 
     qs   = s q_i                    (softmax)    or  (q_i - c) / b^2          (Gaussian)
     t_j  = qs . k_j                 (softmax)    or  qs . (k_j - c) - ||k_j - c||^2/(2b^2)
-    e_j  = exp(t_j - shift)         shift = 0 when |t_j| <= B is bounded (see below), else max_j t_j
+    e_j  = exp(t_j - shift)         shift = 0 when |t_j| <= B is bounded, else max_j t_j
     out  = r + (sum_j e_j (v_j - r)) / sum_j e_j        (estimate)   or   e_j / sum_l e_l  (weights)
 
-exactly as the numpy path of :mod:`verify.numeric.nw` (its docstring, "Numerics"); the bound
-``B = ||qs|| max||k|| + max half-norm`` (Cauchy-Schwarz, times ``1 + 1e-6`` for the rounding of
-the norms) is decided per row here, per block there. Nothing is allocated inside the kernels:
-the caller passes every buffer, so the memory cap of ``verify.numeric.nw`` counts (and tracemalloc
-sees) all of them.
+as the numpy path (its docstring, "Numerics"), with the bound ``B = ||qs|| max||k|| + max half-norm``
+decided per row. Nothing is allocated inside the kernels: the caller passes every buffer, so the
+memory cap of ``verify.numeric.nw`` counts them all. Inner loops run over a whole row of keys (passed
+transposed, ``(d_k, n)`` and ``(p, n)``), which LLVM vectorises; ``fastmath`` allows reassociation and
+FMA in the sums, :func:`exp` FMA alone.
 
-Speed: every inner loop runs over a whole row of keys (contiguous: keys and values are passed
-transposed, ``(d_k, n)`` and ``(p, n)``), which LLVM vectorises; four key coordinates and four
-value columns share one pass over the row. ``fastmath`` allows reassociation and FMA
-contraction in these sums (vectorised reductions); :func:`exp` is compiled apart with FMA
-contraction alone, and LLVM's inlining keeps each instruction's own flags.
+``exp``: Cody-Waite reduction ``x = k ln2 + r`` (``ln2`` split in fdlibm's 32 + 53 bits), the degree-13
+Taylor polynomial of ``e^r`` in Horner form (truncation ``< 4e-18``) and ``2^k`` built in the exponent
+bits, ``k`` found by adding ``1.5 * 2^52`` (no float-to-int conversion, which AVX2 lacks). Within 2 ulp
+of the correctly rounded value on [-708.39, 709.78] (``tests/test_kernel.py`` checks against mpmath);
+0 below, NaN propagates.
 
-``exp``: Cody-Waite reduction ``x = k ln2 + r``, ``|r| <= ln2/2`` (``ln2`` split in fdlibm's
-32 + 53 bits, so ``k ln2_hi`` is exact), the degree-13 Taylor polynomial of ``e^r`` in Horner
-form with FMAs where the CPU has them (truncation ``r^14/14! < 4e-18``) and ``2^k`` built in
-the exponent bits. ``k`` comes from
-adding ``1.5 * 2^52`` (round to nearest, and ``k`` is then in the low bits, so no float-to-int
-conversion, which AVX2 lacks). Within 2 ulp of the correctly rounded value on [-708.39, 709.78]
-(``tests/test_nw.py`` checks against mpmath); below -708.39 (``e^x < 2.3e-308``, subnormal) it
-returns 0; NaN propagates.
-
-Compiled once per machine: ``cache=True`` stores the machine code under a user cache folder
-(:func:`cache_dir`): ``$MHA_NW_CACHE_DIR/numba``, else ``$XDG_CACHE_HOME/mha-nw-verify/numba``,
-else ``~/.cache/mha-nw-verify/numba``, else (none of these writable, or no home) a private folder
-of the user's under the system's temporary folder; numba's ``NUMBA_CACHE_DIR``, when set, takes precedence.
-So an installed, read-only package still compiles only on its first run. The cache is keyed by
-this file's contents and the CPU, so a changed kernel is recompiled, never loaded stale.
-
-When numba cannot be used (its import fails, e.g. ``NUMBA_NUM_THREADS=0``; ``NUMBA_DISABLE_JIT=1``;
-no folder can hold the compiled code, "cannot cache function"; a first compiled call that fails
-or disagrees with ``math.exp``) this module raises ImportError after one warning line on
-stderr, once per process, and :mod:`verify.numeric.nw` runs its numpy implementation (the same
-numbers).
+Compiled once per machine: ``cache=True`` stores the machine code in :func:`cache_dir`
+(``$MHA_NW_CACHE_DIR/numba``, else ``$XDG_CACHE_HOME/mha-nw-verify/numba``, else
+``~/.cache/mha-nw-verify/numba``, else a private folder under the system's temporary folder; numba's
+``NUMBA_CACHE_DIR`` takes precedence), keyed by this file's contents and the CPU. When numba cannot be
+used (its import fails, ``NUMBA_DISABLE_JIT=1``, no folder can hold the compiled code, a first call
+fails or disagrees with numpy's exp) this module raises ImportError after one warning line on stderr,
+once per process, and the numpy implementation runs (the same numbers).
 """
 
 from __future__ import annotations
@@ -194,9 +178,6 @@ def _install_cache_locator() -> None:
 _install_cache_locator()
 
 
-# --------------------------------------------------------------------------- exp
-
-
 @intrinsic
 def _bits(typingctx, x):  # noqa: ANN001 - numba intrinsic
     """The int64 with the bits of the float64 ``x``."""
@@ -244,8 +225,6 @@ def exp_array(x: np.ndarray, out: np.ndarray) -> None:
     for j in range(x.shape[0]):
         out[j] = exp(x[j])
 
-
-# --------------------------------------------------------------------------- row kernels
 
 #: Keys per tile of the estimate kernel: the tile's keys (d_k x 256) and values (p x 256) stay
 #: in L1/L2 while every query row of the block uses them. Measured (n = 1024 and 65536, d_k = 8,

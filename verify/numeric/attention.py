@@ -49,12 +49,9 @@ def _param(name: str, x: Any, shape: tuple, meaning: str) -> np.ndarray:
 
 
 class MultiHeadNW:
-    """H softmax NW heads in their own projection subspaces, combined through ``W_O`` blocks.
-
-    Parameters (float64 copies are kept): ``W_Q (H, d, d_k)``, ``W_K (H, kdim, d_k)``,
-    ``W_V (H, vdim, d_v)``, ``W_O (H, d_v, d_out)``; optional biases ``b_Q, b_K (H, d_k)``,
-    ``b_V (H, d_v)``, ``b_O (d_out,)`` (``None`` = zero).
-    """
+    """H softmax NW heads in their own projection subspaces, combined through ``W_O`` blocks: ``W_Q (H, d,
+    d_k)``, ``W_K (H, kdim, d_k)``, ``W_V (H, vdim, d_v)``, ``W_O (H, d_v, d_out)``, optional biases
+    ``b_Q, b_K (H, d_k)``, ``b_V (H, d_v)``, ``b_O (d_out,)`` (``None`` = zero); float64 copies kept."""
 
     def __init__(self, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, *, b_Q: Any = None, b_K: Any = None,
                  b_V: Any = None, b_O: Any = None) -> None:
@@ -78,8 +75,6 @@ class MultiHeadNW:
     def __repr__(self) -> str:
         return (f"MultiHeadNW(H={self.H}, d={self.d}, kdim={self.kdim}, vdim={self.vdim}, "
                 f"d_k={self.d_k}, d_v={self.d_v}, d_out={self.d_out})")
-
-    # ------------------------------------------------------------------ projections
 
     def _input(self, name: str, x: Any, width: int, what: str) -> np.ndarray:
         arr = as_array(name, x, min_ndim=2, keep_float32=False)
@@ -112,8 +107,6 @@ class MultiHeadNW:
         v = None if value is None else self._project(value, self.W_V, self.b_V)
         return q, k, v
 
-    # ------------------------------------------------------------------ the estimators
-
     def weights(self, query: Any, key: Any, *, max_memory: int | None = None) -> np.ndarray:
         """Per-head NW (attention) weights, ``(..., H, L, S)``."""
         q, k, _ = self._qk(query, key)
@@ -134,15 +127,9 @@ class MultiHeadNW:
 
 
 def from_torch(module: Any) -> MultiHeadNW:
-    """The :class:`MultiHeadNW` with the parameters of a ``torch.nn.MultiheadAttention``.
-
-    Torch computes ``y = x Wᵀ + b`` with ``in_proj_weight`` = ``[W_q; W_k; W_v]`` (or separate
-    ``q/k/v_proj_weight`` when kdim/vdim differ from embed_dim); head h uses rows
-    ``h*d_k:(h+1)*d_k``, so ``W_Q^h = W_q[h*d_k:(h+1)*d_k].T``, and
-    ``W_O^h = out_proj.weight[:, h*d_v:(h+1)*d_v].T``.  ``batch_first`` does not matter here
-    (our arrays are always batch-leading).  Rejected: ``add_bias_kv``, ``add_zero_attn`` and
-    ``dropout > 0``, which are not part of the NW form.
-    """
+    """The :class:`MultiHeadNW` with the parameters of a ``torch.nn.MultiheadAttention`` (``y = x Wᵀ + b``,
+    head h on rows ``h*d_k:(h+1)*d_k`` of ``W_q``, ``W_O^h = out_proj.weight[:, h*d_v:(h+1)*d_v].T``).
+    ``add_bias_kv``, ``add_zero_attn`` and ``dropout > 0``, not part of the NW form, are rejected."""
     import torch  # test-only dependency: imported only when converting a torch module
 
     if not isinstance(module, torch.nn.MultiheadAttention):

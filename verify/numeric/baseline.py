@@ -1,29 +1,16 @@
 """Haar-random baselines and input-weighted head diversity (claim C9): pure array functions.
 
-Overlap of two d_k-subspaces, ``rho = ||U_hᵀ U_h'||_F² / d_k`` (SPEC), for stacks of heads
-``W`` of shape ``(..., H, d, d_k)``; HDI ``= 1 − mean_{h<h'} rho_hh'``.
+Overlap of two d_k-subspaces, ``rho = ||U_hᵀ U_h'||_F² / d_k`` (SPEC), for stacks of heads ``W`` of
+shape ``(..., H, d, d_k)``; HDI ``= 1 − mean_{h<h'} rho_hh'``. *Weighted* overlap: the inner product
+``<u, v>_Σ = uᵀ Σ v`` with Σ the covariance of the layer's inputs; with ``Σ = FᵀF`` its principal
+angles are the Euclidean ones between ``Range(F W_h)`` and ``Range(F W_h')``, whose squared cosines
+are the squared canonical correlations of the heads' features ``W_hᵀ x``.
 
-*Weighted* overlap: the Euclidean inner product of R^d replaced by ``<u, v>_Σ = uᵀ Σ v`` with
-Σ the covariance of the layer's inputs. Writing ``Σ = FᵀF``, the principal angles between
-``Range(W_h)`` and ``Range(W_h')`` in that inner product are the Euclidean ones between
-``Range(F W_h)`` and ``Range(F W_h')``; their squared cosines are the squared canonical
-correlations between the heads' key features ``W_hᵀ x`` and ``W_h'ᵀ x`` for ``x`` of
-covariance Σ. Weighted HDI 0 means two heads read the same features of the input,
-1 that their features are uncorrelated.
-
-Baselines: independent Haar-random subspaces (the range of a Gaussian ``d × d_k`` matrix is
-Haar-distributed on the Grassmannian). Their overlap has mean ``d_k/d`` and variance
-``2 (d − d_k)² / (d² (d − 1)(d + 2))`` (moments of ``tr(P_U P_V)`` for independent Haar
-projections of rank k: ``E = k²/d``, ``Var = 2 k² (d − k)² / (d² (d − 1)(d + 2))``, by Weingarten
-calculus; for k = 1 it is the Beta(1/2, (d−1)/2) law of ``cos²``), and the overlaps of distinct
-pairs are uncorrelated (``E[tr(P_1P_2) tr(P_1P_3) | P_1] = (k tr P_1/d)²``), so the HDI of H
-Haar heads has mean ``1 − d_k/d`` and variance ``Var rho / (H(H−1)/2)`` (checked by Monte Carlo
-in tests/test_training.py; at d_k = 1 in proofs/c9_training.py). The weighted baseline,
-Haar frames mapped by ``F`` (the span of d_k independent ``N(0, Σ)`` vectors), has no closed
-form here and is drawn.
-
-The input covariance of a BERT layer 0 (:func:`embedding_covariance`): its inputs are
-``LayerNorm(word[t] + position[p] + token_type[0])``; Σ is estimated from sampled (t, p).
+Baselines: independent Haar subspaces (ranges of Gaussian ``d × d_k`` matrices). Their overlap has
+mean ``d_k/d`` and variance ``2 (d − d_k)² / (d² (d − 1)(d + 2))`` (Weingarten calculus; the
+Beta(1/2, (d−1)/2) law of ``cos²`` at d_k = 1), and the overlaps of distinct pairs are uncorrelated,
+so the HDI of H Haar heads has mean ``1 − d_k/d`` and variance ``Var rho / (H(H−1)/2)`` (checked by
+Monte Carlo in tests/test_training.py). The weighted baseline, Haar frames mapped by ``F``, is drawn.
 """
 
 from __future__ import annotations
@@ -35,19 +22,8 @@ import numpy as np
 
 from verify._validate import RANK_RTOL, as_array, fail, positive_int
 
-__all__ = [
-    "frames",
-    "overlaps",
-    "hdi_from_overlaps",
-    "hdi_batch",
-    "metric_factor",
-    "haar_overlap_var",
-    "haar_hdi_moments",
-    "haar_hdi_draws",
-    "layer_norm",
-    "embedding_covariance",
-    "MAX_BASELINE_WORK",
-]
+__all__ = ["frames", "overlaps", "hdi_from_overlaps", "hdi_batch", "metric_factor", "haar_overlap_var",
+           "haar_hdi_moments", "haar_hdi_draws", "layer_norm", "embedding_covariance", "MAX_BASELINE_WORK"]
 
 #: The most multiply-adds one call of :func:`haar_hdi_draws` may cost (draws · H · d² · d_k):
 #: ~5 s on one core; a request beyond it (from a file, say) is refused rather than run.
@@ -83,9 +59,8 @@ def frames(W: Any, factor: Any = None, name: str = "W") -> np.ndarray:
 
 
 def overlaps(W: Any, factor: Any = None) -> np.ndarray:
-    """``(..., H, H)`` overlaps ``rho_hh' = ||U_hᵀ U_h'||_F² / d_k`` of ``Range(F W_h)`` (the
-    weighted overlaps when ``F = metric_factor(Σ)``): one Gram matrix of all head bases, summed
-    in ``d_k × d_k`` blocks."""
+    """``(..., H, H)`` overlaps ``rho_hh' = ||U_hᵀ U_h'||_F² / d_k`` of ``Range(F W_h)`` (weighted when
+    ``F = metric_factor(Σ)``), from one Gram matrix of all head bases."""
     U = frames(W, factor)
     *lead, H, d, k = U.shape
     flat = np.swapaxes(U, -3, -2).reshape(*lead, d, H * k)        # head-major column blocks
@@ -114,9 +89,8 @@ SYMMETRY_RTOL = 1e-10
 
 
 def metric_factor(sigma: Any, name: str = "sigma") -> tuple[np.ndarray, np.ndarray]:
-    """``(F, scales)`` with ``Fᵀ F = Σ``: ``F = diag(√λ) Vᵀ`` from ``Σ = V diag(λ) Vᵀ``, and
-    ``scales = √λ``. Then ``<u, v>_Σ = (F u)·(F v)``: weighted overlaps are the Euclidean
-    overlaps of ``F W``. Eigenvalues below rounding (LayerNorm's centring leaves one) become 0."""
+    """``(F, scales)`` with ``Fᵀ F = Σ``: ``F = diag(√λ) Vᵀ`` from ``Σ = V diag(λ) Vᵀ``, ``scales = √λ``;
+    eigenvalues below rounding (LayerNorm's centring leaves one) become 0."""
     S = as_array(name, sigma, ndim=2, keep_float32=False)
     if S.shape[0] != S.shape[1] or S.shape[0] == 0:
         raise fail(name, f"shape {S.shape}", "a square covariance matrix")
@@ -151,11 +125,8 @@ def haar_hdi_moments(H: int, d_k: int, d: int) -> tuple[float, float]:
 
 
 def haar_hdi_draws(rng: np.random.Generator, H: int, d_k: int, d: int, draws: int, scales: Any = None) -> np.ndarray:
-    """``draws`` HDIs of H independent Haar subspaces (ranges of Gaussian matrices G).
-
-    With ``scales = √λ`` of Σ (:func:`metric_factor`): the baseline of the weighted HDI, Haar
-    frames mapped by ``F = diag(√λ) Vᵀ``. As ``Vᵀ G`` is again Gaussian, ``Range(F G)`` has the
-    law of ``Range(diag(√λ) G)``: no d × d product per draw."""
+    """``draws`` HDIs of H independent Haar subspaces (ranges of Gaussian matrices G); with ``scales = √λ``
+    of Σ, of Haar frames mapped by ``F`` (``Range(F G)`` has the law of ``Range(diag(√λ) G)``)."""
     H, d_k, d = _sizes(H, d_k, d)
     draws = positive_int("draws", draws)
     if not isinstance(rng, np.random.Generator):
@@ -190,9 +161,8 @@ def layer_norm(x: Any, weight: Any, bias: Any, eps: float) -> np.ndarray:
 
 def embedding_covariance(rng: np.random.Generator, word: Any, position: Any, token_type: Any, ln_weight: Any,
                          ln_bias: Any, eps: float, *, samples: int, positions: int) -> np.ndarray:
-    """Covariance (d, d) of BERT's layer-0 input ``LayerNorm(word[t] + position[p] + token_type)``
-    for ``samples`` draws of a token t uniform over the vocabulary and a position p uniform over
-    ``0..positions−1`` (segment 0): the sample covariance (divisor samples − 1)."""
+    """Sample covariance (d, d) of BERT's layer-0 input ``LayerNorm(word[t] + position[p] + token_type)``
+    over ``samples`` draws of t uniform over the vocabulary and p over ``0..positions−1``."""
     if not isinstance(rng, np.random.Generator):
         raise fail("rng", repr(rng), "a numpy Generator")
     samples = positive_int("samples", samples, minimum=2)

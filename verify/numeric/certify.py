@@ -1,10 +1,8 @@
 """Certified enclosures in ball arithmetic (python-flint's ``arb``).
 
-Where a check states an identity or an inequality to many digits, an mpmath recomputation is
-strong evidence, not a proof about the numbers at hand: it rounds. An ``arb`` ball encloses the
-exact value of an expression of exactly represented inputs (every float64 and every rational
-converts exactly), so "|residual| ≤ 1e-60" or "x > 0" read off a ball is certified for those
-inputs. The claim checks attach :class:`Certificate` records to their figures.
+An mpmath recomputation rounds; an ``arb`` ball encloses the exact value of an expression of exactly
+represented inputs (every float64 and rational converts exactly), so "|residual| ≤ 1e-60" or "x > 0"
+read off a ball is certified for those inputs. The claim checks attach :class:`Certificate` records.
 """
 
 from __future__ import annotations
@@ -101,32 +99,33 @@ def _rows(a: Any) -> list[list[Any]]:
     return [[ball(float(x)) for x in row] for row in np.atleast_2d(np.asarray(a, dtype=float))]
 
 
-def nw_softmax(q: Sequence, k: Sequence, v: Sequence, scale: Any) -> list[list[Any]]:
-    """The exponential-kernel NW estimate ``Σ_j exp(s q·k_j) v_j / Σ_j exp(s q·k_j)`` in arb."""
+def _nw(q: Sequence, k: Sequence, v: Sequence, kernel: Any) -> list[list[Any]]:
+    """``Σ_j K(q, k_j) v_j / Σ_j K(q, k_j)`` in arb for each query row, ``kernel(q, k)`` in arb."""
     from flint import arb
 
     Q, K, V = _rows(q), _rows(k), _rows(v)
-    s = ball(scale)
     out = []
     for qi in Q:
-        w = [(s * sum((a * b for a, b in zip(qi, kj)), arb(0))).exp() for kj in K]
+        w = [kernel(qi, kj) for kj in K]
         tot = sum(w, arb(0))
         out.append([sum((wj * vj[c] for wj, vj in zip(w, V)), arb(0)) / tot for c in range(len(V[0]))])
     return out
+
+
+def nw_softmax(q: Sequence, k: Sequence, v: Sequence, scale: Any) -> list[list[Any]]:
+    """The exponential-kernel NW estimate, ``K = exp(s q·k)``, in arb."""
+    from flint import arb
+
+    s = ball(scale)
+    return _nw(q, k, v, lambda qi, kj: (s * sum((a * b for a, b in zip(qi, kj)), arb(0))).exp())
 
 
 def nw_gaussian(q: Sequence, k: Sequence, v: Sequence, bandwidth: Any) -> list[list[Any]]:
-    """The Gaussian NW estimate ``K = exp(−|q − k|²/(2 b²))`` in arb."""
+    """The Gaussian NW estimate, ``K = exp(−|q − k|²/(2 b²))``, in arb."""
     from flint import arb
 
-    Q, K, V = _rows(q), _rows(k), _rows(v)
     b = ball(bandwidth)
-    out = []
-    for qi in Q:
-        w = [(-sum(((a - c) ** 2 for a, c in zip(qi, kj)), arb(0)) / (2 * b * b)).exp() for kj in K]
-        tot = sum(w, arb(0))
-        out.append([sum((wj * vj[c] for wj, vj in zip(w, V)), arb(0)) / tot for c in range(len(V[0]))])
-    return out
+    return _nw(q, k, v, lambda qi, kj: (-sum(((a - c) ** 2 for a, c in zip(qi, kj)), arb(0)) / (2 * b * b)).exp())
 
 
 def projector_overlap(U: Any) -> list[list[Any]]:

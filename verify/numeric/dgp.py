@@ -1,12 +1,9 @@
 """Data-generating processes and head configurations shared by the checks and notebooks.
 
 A :class:`DGP` is the regression model ``y = f(x) + eps``, ``x ~ p`` (the design density),
-``eps ~ N(0, sigma^2)``. :func:`make_dgp` builds the named processes; :func:`head_projections`
-builds ``H`` projections ``(H, d, d_k)`` with orthonormal columns and a prescribed geometry
-(orthogonal, identical, Haar-random, uniform pairwise overlap ``rho``, coordinate-aligned).
-
-Overlap of two heads (SPEC): ``rho_hh' = ||U_h^T U_h'||_F^2 / d_k`` = the mean of cos^2 of the
-principal angles between ``Range(U_h)`` and ``Range(U_h')``.
+``eps ~ N(0, sigma^2)``; :func:`make_dgp` builds the named processes, :func:`head_projections` ``H``
+projections ``(H, d, d_k)`` with orthonormal columns and a prescribed geometry (overlap of two heads,
+SPEC: ``rho_hh' = ||U_h^T U_h'||_F^2 / d_k``).
 """
 
 from __future__ import annotations
@@ -18,15 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from verify._validate import (
-    fail,
-    finite_number,
-    fits_in_memory,
-    memory_error_as,
-    positive_int,
-    positive_number,
-    received,
-)
+from verify._validate import fail, finite_number, fits_in_memory, memory_error_as, positive_int, positive_number
+from verify._validate import received
 from verify._validate import seed as valid_seed
 
 __all__ = ["DGP", "make_dgp", "DGP_NAMES", "DESIGN_NAMES", "head_projections", "HEAD_KINDS", "haar_frame",
@@ -73,11 +63,8 @@ TORUS_RADIUS = math.sqrt(2.0)
 
 
 def _torus_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
-    # x = r (cos t_1, sin t_1, ..., cos t_B, sin t_B), t_b ~ U[0, 2 pi) i.i.d., B = d/2: every
-    # coordinate pair (2b-1, 2b) lies on a circle of radius r. A head whose projection keeps whole
-    # circles (a union of coordinate pairs, rotated within each) has keys of equal norm, so its
-    # softmax kernel exp(s <q, k>) is a Gaussian kernel in the keys (C1): a von Mises kernel of
-    # concentration s r^2 on each of its circles -- a local smoother, unlike on the Gaussian design.
+    # each coordinate pair (2b-1, 2b) at r (cos t_b, sin t_b), t_b ~ U[0, 2 pi) i.i.d.: a head keeping
+    # whole circles has keys of equal norm, so its softmax kernel is a local (von Mises) smoother (C1)
     def sample_x(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         t = rng.uniform(0.0, 2.0 * math.pi, (*shape, d // 2))
         x = np.empty((*shape, d))
@@ -99,7 +86,6 @@ _EVEN_DESIGNS = ("torus",)
 
 
 def _single_index(d: int, freq: float = 2.0) -> tuple[Callable, str]:
-    # f(x) = sin(freq * x_1): depends on the direction e_1 only
     def f(x: np.ndarray) -> np.ndarray:
         return np.sin(freq * x[..., 0])
 
@@ -107,7 +93,6 @@ def _single_index(d: int, freq: float = 2.0) -> tuple[Callable, str]:
 
 
 def _additive(d: int) -> tuple[Callable, str]:
-    # f(x) = sum_j sin(x_j) / sqrt(d): every coordinate matters equally
     root_d = math.sqrt(d)
 
     def f(x: np.ndarray) -> np.ndarray:
@@ -117,7 +102,6 @@ def _additive(d: int) -> tuple[Callable, str]:
 
 
 def _bump(d: int, width: float = 1.0) -> tuple[Callable, str]:
-    # f(x) = exp(-||x||^2 / (2 width^2)): radial, all directions at once
     two_w2 = 2.0 * width * width
 
     def f(x: np.ndarray) -> np.ndarray:
@@ -127,7 +111,6 @@ def _bump(d: int, width: float = 1.0) -> tuple[Callable, str]:
 
 
 def _linear(d: int) -> tuple[Callable, str]:
-    # f(x) = x_1: the simplest single-index model
     def f(x: np.ndarray) -> np.ndarray:
         return np.array(x[..., 0], dtype=float, copy=True)
 
@@ -141,9 +124,8 @@ def _pairs(d: int, name: str) -> int:
 
 
 def _block(d: int) -> tuple[Callable, str]:
-    # f(x) = (1/sqrt(B)) sum_b x_{2b-1} x_{2b}, B = d/2: a sum of functions of disjoint 2-d blocks
-    # (Var f = 1 under N(0, I)); a d_k = 2 head can represent one block, so H = B heads that
-    # specialise (one block each) are needed (C9's positive control). No linear part: E f x = 0.
+    # disjoint 2-d blocks, Var f = 1 under N(0, I), no linear part: H = B heads of d_k = 2 must
+    # specialise, one block each (C9's positive control)
     B = _pairs(d, "block")
     c = 1.0 / math.sqrt(B)
 
@@ -158,8 +140,7 @@ SIN_BLOCK_VAR = ((1.0 - math.exp(-2.0)) / 2.0) ** 2
 
 
 def _sin_block(d: int) -> tuple[Callable, str]:
-    # f(x) = c sum_b sin(x_{2b-1}) sin(x_{2b}), c = 1/sqrt(B SIN_BLOCK_VAR) (Var f = 1 under N(0, I)):
-    # another sum over disjoint 2-d blocks, bounded and with no linear or constant part.
+    # disjoint 2-d blocks again, bounded, Var f = 1 under N(0, I), no linear or constant part
     B = _pairs(d, "sin-block")
     c = 1.0 / math.sqrt(B * SIN_BLOCK_VAR)
 
@@ -170,7 +151,6 @@ def _sin_block(d: int) -> tuple[Callable, str]:
 
 
 def _zero(d: int) -> tuple[Callable, str]:
-    # f = 0: noise only, no head's subspace can change the bias (a negative control)
     def f(x: np.ndarray) -> np.ndarray:
         return np.zeros(np.shape(x)[:-1])
 
@@ -192,15 +172,9 @@ DESIGN_NAMES = tuple(_DESIGNS)
 
 
 def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal", **params: Any) -> DGP:
-    """The named process in dimension ``d`` with noise sd ``sigma``.
-
-    Processes: ``single-index`` (``sin(freq x_1)``, ``freq=2``), ``additive``
-    (``sum_j sin(x_j)/sqrt(d)``), ``bump`` (``exp(-||x||^2/(2 width^2))``, ``width=1``),
-    ``linear`` (``x_1``), ``block`` (``sum_b x_(2b-1) x_(2b) / sqrt(d/2)``, even d), ``sin-block``
-    (``c sum_b sin x_(2b-1) sin x_(2b)``, even d, Var 1 under N(0, I)), ``zero`` (noise only).
-    Design density ``design``: ``normal`` (``N(0, I_d)``, default), ``uniform``
-    (``U[-sqrt3, sqrt3]^d``) or ``torus`` (each coordinate pair on a circle of radius sqrt 2; even d).
-    """
+    """The named process (:data:`DGP_NAMES`, extra parameters ``freq`` of ``single-index`` and ``width``
+    of ``bump``) in dimension ``d`` with noise sd ``sigma`` on the design density ``design``
+    (:data:`DESIGN_NAMES`: ``normal``, ``uniform`` with unit variance, or ``torus``, even d)."""
     if not isinstance(name, str) or name not in _REGISTRY:
         raise fail("name", received(name), f"one of {', '.join(map(repr, DGP_NAMES))}")
     d = positive_int("d", d)
@@ -221,8 +195,6 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
                description=f"{f_text}, {design_text}, eps ~ N(0, {sigma:g}^2)", design=design,
                params=tuple(sorted(values.items())))
 
-
-# --------------------------------------------------------------------------- heads
 
 HEAD_KINDS = ("orthogonal", "identical", "random", "overlap", "aligned", "coordinate")
 
@@ -246,25 +218,12 @@ def _overlap_family(frame: np.ndarray, H: int, d_k: int, rho: float) -> np.ndarr
 
 def head_projections(kind: str, H: int, d: int, d_k: int, *, rng: np.random.Generator | int | None = None,
                      rho: float | None = None) -> np.ndarray:
-    """``H`` projections ``(H, d, d_k)`` with orthonormal columns.
-
-    - ``orthogonal``: the blocks of one Haar frame ``(d, H d_k)``; ``rho = 0``. Needs ``H d_k <= d``.
-    - ``identical``: one Haar frame repeated; ``rho = 1``.
-    - ``random``: independent Haar frames.
-    - ``overlap``: ``U_h = cos t A + sin t B_h`` with ``A, B_1..B_H`` the blocks of one Haar frame
-      ``(d, (H+1) d_k)``, so ``U_h^T U_h' = cos^2 t I`` and every pair has ``rho = cos^4 t``
-      (``rho`` in [0, 1] required). Needs ``(H+1) d_k <= d``.
-    - ``aligned``: the ``overlap`` family on the coordinate frame: ``A = [e_1..e_dk]``,
-      ``B_h = [e_{h d_k+1} .. e_{(h+1) d_k}]``. Every head contains ``cos t e_1 + sin t e_{h d_k+1}``:
-      ``rho = 1`` gives identical heads spanning ``e_1..e_dk``; as ``rho -> 0`` the heads turn away
-      from ``e_1``, the signal direction of ``single-index`` (the C5 counterexample path).
-      Needs ``(H+1) d_k <= d``.
-    - ``coordinate``: head h spans ``e_{(h-1) d_k+1} .. e_{h d_k}``: orthogonal, and only head 1
-      sees ``e_1``. Needs ``H d_k <= d``.
-
-    ``rng`` (a Generator or an int seed) is required by the random kinds; ``rho`` only by
-    ``overlap`` and ``aligned``.
-    """
+    """``H`` projections ``(H, d, d_k)`` with orthonormal columns: ``orthogonal`` (the blocks of one Haar
+    frame, H d_k <= d), ``identical`` (one Haar frame repeated), ``random`` (independent Haar frames),
+    ``overlap`` (``U_h = cos t A + sin t B_h`` with A, B_h blocks of one Haar frame, so every pair has
+    ``rho = cos^4 t``; (H+1) d_k <= d), ``aligned`` (that family on the coordinate frame: as rho -> 0 the
+    heads turn away from ``e_1``, the C5 counterexample path) or ``coordinate`` (head h spans its own
+    d_k coordinates; only head 1 sees ``e_1``). ``rng`` (a Generator or int seed) for the random kinds."""
     if not isinstance(kind, str) or kind not in HEAD_KINDS:
         raise fail("kind", received(kind), f"one of {', '.join(map(repr, HEAD_KINDS))}")
     H = positive_int("H", H)

@@ -1,20 +1,13 @@
 """Head diversity (claims C4 and C6): principal angles, subspace overlap, HDI and its bound.
 
-Each head's key projection ``W_K^h`` (d x d_k) spans a d_k-dimensional subspace of R^d. With
-``U_h`` an orthonormal basis of ``Range(W_K^h)`` the overlap of two heads is
+With ``U_h`` an orthonormal basis of ``Range(W_K^h)`` (d x d_k), the overlap of two heads is
+``rho_hh' = ||U_h^T U_h'||_F^2 / d_k`` (the mean cos^2 of their principal angles, in [0, 1]) and the
+head diversity index (subspace form) ``HDI = 1 - mean_{h<h'} rho_hh'``.
 
-    rho_hh' = ||U_h^T U_h'||_F^2 / d_k  = mean of cos^2 of their principal angles, in [0, 1],
-
-and the head diversity index (subspace form) is ``HDI = 1 - mean_{h<h'} rho_hh'``.
-
-The paper's literal formula ``1 - 2/(H(H-1)) sum_{h<h'} ||G_hh'||_F^2`` with
-``G_hh' = (W_K^h)^T W_K^h' / d_k`` works on the raw weights. Writing ``W_K^h = U_h R_h``,
-``||G_hh'||_F^2 = ||R_h^T (U_h^T U_h') R_h'||_F^2 / d_k^2``. This equals ``rho_hh'`` for every
-relative position of the two subspaces exactly when ``R_h = c_h Q_h``, ``R_h' = c_h' Q_h'``
-(Q orthogonal) with ``c_h c_h' = sqrt(d_k)``; for three or more heads that forces
-``(W_K^h)^T W_K^h = sqrt(d_k) I`` for every h (columns orthogonal, each of norm d_k^(1/4)).
-With orthonormal columns (c = 1) the literal value is ``1 - d_k * mean rho`` instead, e.g.
-``1 - 1/d_k`` for identical heads; scaling W by c multiplies the pair sum by c^4.
+The paper's literal formula ``1 - 2/(H(H-1)) sum_{h<h'} ||G_hh'||_F^2``, ``G_hh' = (W_K^h)^T W_K^h' /
+d_k``, works on the raw weights: with ``W_K^h = U_h R_h`` it equals ``rho_hh'`` for every relative
+position of the subspaces only when ``(W_K^h)^T W_K^h = sqrt(d_k) I`` (three or more heads); with
+orthonormal columns it is ``1 - d_k * mean rho``, and scaling W by c multiplies the pair sum by c^4.
 """
 
 from __future__ import annotations
@@ -23,22 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from verify._validate import (
-    as_array,
-    fail,
-    fits_in_memory,
-    full_column_rank,
-    positive_int,
-)
+from verify._validate import as_array, fail, fits_in_memory, full_column_rank, positive_int
 
-__all__ = [
-    "principal_angles",
-    "orthonormal_basis",
-    "overlap",
-    "hdi",
-    "hdi_bound",
-    "haar_overlap_mean",
-]
+__all__ = ["principal_angles", "orthonormal_basis", "overlap", "hdi", "hdi_bound", "haar_overlap_mean"]
 
 # Angles whose cos^2 is at least this (angles <= pi/4) are taken from their sine, the rest from
 # their cosine: each formula is then used where its derivative is bounded (Bjorck-Golub).
@@ -54,10 +34,7 @@ def _matrices(name: str, W: Any, ndim: int) -> np.ndarray:
 
 
 def orthonormal_basis(W: Any, name: str = "W") -> np.ndarray:
-    """Orthonormal bases ``Q`` (..., d, d_k) of ``Range(W)`` for each trailing (d, d_k) matrix.
-
-    Householder QR (batched), after a rank check: a rank-deficient ``W`` raises VerifyError.
-    """
+    """Orthonormal bases ``Q`` (..., d, d_k) of ``Range(W)`` by Householder QR, after a rank check."""
     arr = as_array(name, W, min_ndim=2, keep_float32=False)
     if 0 in arr.shape:
         raise fail(name, f"shape {arr.shape}", "no empty axis")
@@ -67,14 +44,9 @@ def orthonormal_basis(W: Any, name: str = "W") -> np.ndarray:
 
 
 def principal_angles(A: Any, B: Any) -> np.ndarray:
-    """Principal angles between ``Range(A)`` and ``Range(B)``, ascending, min(k1, k2) of them.
-
-    With ``Q_A``, ``Q_B`` orthonormal bases (``k_B <= k_A`` after a swap), the cosines are the
-    singular values of ``Q_A^T Q_B`` and the sines those of ``Q_B - Q_A Q_A^T Q_B``
-    (Knyazev-Argentati 2002). ``arccos`` loses all digits of an angle near 0 (cos = 1 - t^2/2
-    rounds to 1 for t < 1e-8), ``arcsin`` those near pi/2; each angle uses the one that is
-    well conditioned there.
-    """
+    """Principal angles between ``Range(A)`` and ``Range(B)``, ascending, min(k1, k2) of them: the cosines
+    are the singular values of ``Q_A^T Q_B``, the sines those of ``Q_B - Q_A Q_A^T Q_B`` (Knyazev-Argentati
+    2002); each angle is taken from the one well conditioned there (arccos loses angles near 0)."""
     A = _matrices("A", A, 2)
     B = _matrices("B", B, 2)
     if A.shape[0] != B.shape[0]:
@@ -108,25 +80,17 @@ def _pairwise_sq_frob(X: np.ndarray) -> np.ndarray:
 
 
 def overlap(W_K: Any) -> np.ndarray:
-    """``(H, H)`` matrix of ``rho_hh' = ||U_h^T U_h'||_F^2 / d_k`` for ``W_K`` of shape (H, d, d_k).
-
-    The diagonal is 1 (to rounding); every entry lies in [0, 1]. Rank-deficient heads raise
-    VerifyError: their subspace is not d_k-dimensional.
-    """
+    """``(H, H)`` matrix of ``rho_hh' = ||U_h^T U_h'||_F^2 / d_k`` for ``W_K`` (H, d, d_k), in [0, 1];
+    rank-deficient heads raise VerifyError."""
     W = _matrices("W_K", W_K, 3)
     U = orthonormal_basis(W, "W_K")
     return _pairwise_sq_frob(U) / W.shape[2]
 
 
 def hdi(W_K: Any, form: str = "subspace") -> float:
-    """Head diversity index of ``W_K`` (H, d, d_k), H >= 2.
-
-    ``form="subspace"``: ``1 - mean_{h<h'} rho_hh'``, in [0, 1], 0 for identical subspaces,
-    1 for mutually orthogonal ones, invariant under ``W_K^h -> W_K^h A_h`` (A_h invertible).
-    ``form="literal"``: the paper's ``1 - 2/(H(H-1)) sum_{h<h'} ||G_hh'||_F^2`` with
-    ``G_hh' = (W_K^h)^T W_K^h' / d_k`` on the raw weights: scale-dependent, not confined to
-    [0, 1]; equal to the subspace form when ``(W_K^h)^T W_K^h = sqrt(d_k) I`` (module docstring).
-    """
+    """Head diversity index of ``W_K`` (H, d, d_k), H >= 2: ``form="subspace"``, ``1 - mean rho_hh'`` in
+    [0, 1], invariant under ``W_K^h -> W_K^h A_h``; ``form="literal"``, the paper's formula on the raw
+    weights, scale-dependent and not confined to [0, 1] (module docstring)."""
     if form not in ("subspace", "literal"):
         raise fail("form", repr(form), "'subspace' or 'literal'")
     W = _matrices("W_K", W_K, 3)
@@ -151,13 +115,8 @@ def hdi(W_K: Any, form: str = "subspace") -> float:
 
 
 def hdi_bound(H: int, d_k: int, d: int) -> float:
-    """Largest HDI that H subspaces of dimension d_k in R^d can reach (fusion-frame bound, C6).
-
-    ``sum_{h,h'} ||U_h^T U_h'||_F^2 = ||sum_h P_h||_F^2 >= (tr sum_h P_h)^2 / d = (H d_k)^2 / d``
-    (Cauchy-Schwarz against I), with equality for tight fusion frames ``sum_h P_h = (H d_k/d) I``.
-    Removing the H diagonal terms (each d_k) gives ``HDI <= 1 - max(0, (H d_k/d - 1)/(H - 1))``;
-    the bound is 1 (orthogonal heads) while ``H d_k <= d``.
-    """
+    """Largest HDI of H subspaces of dimension d_k in R^d (fusion-frame bound, C6): ``||sum_h P_h||_F^2 >=
+    (H d_k)^2 / d`` (equality for tight fusion frames) gives ``HDI <= 1 - max(0, (H d_k/d - 1)/(H - 1))``."""
     H = positive_int("H", H, minimum=2)
     d_k = positive_int("d_k", d_k)
     d = positive_int("d", d)
@@ -167,12 +126,8 @@ def hdi_bound(H: int, d_k: int, d: int) -> float:
 
 
 def haar_overlap_mean(d_k: int, d: int) -> float:
-    """Expected overlap ``rho`` of two independent Haar-random d_k-subspaces of R^d: ``d_k / d``.
-
-    ``E ||U^T V||_F^2 = E tr(P_U P_V) = tr(P_U E[P_V])``; ``E[P_V]`` commutes with every rotation,
-    so it is ``c I``, and ``tr P_V = d_k`` gives ``c = d_k/d``. Hence ``E ||U^T V||_F^2 = d_k^2/d``
-    and ``E rho = d_k/d``; random heads have HDI ``1 - d_k/d`` on average.
-    """
+    """Expected overlap of two independent Haar d_k-subspaces of R^d: ``E[P_V] = (d_k/d) I`` (it commutes
+    with every rotation), so ``E rho = tr(P_U E[P_V]) / d_k = d_k / d``."""
     d_k = positive_int("d_k", d_k)
     d = positive_int("d", d)
     if d_k > d:

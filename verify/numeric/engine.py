@@ -12,44 +12,25 @@ with ``mu_h = E fhat_h``, ``C = Cov(fhat_h, fhat_h')``, ``V_h = C_hh``. The mome
 the *empirical measure* of ``R`` replicates, on which the identity is exact, so it holds to
 rounding (``identity_error``) and, recomputed in mpmath, to the working precision (``mp_check``).
 
-Draws (documented so that a reference can re-derive them): replicate ``r`` uses
-``rng = default_rng(SeedSequence(seed).spawn(R)[r])`` (= ``SeedSequence(seed, spawn_key=(r,))``)
-and draws, in this order, the design ``X = dgp.sample_x(rng, (n,))`` and, with
-``method="simulate"``, the noise ``eps = dgp.sigma * rng.standard_normal(n)``. So replicate r
-depends on ``(seed, r)`` only, never on ``R`` or on the blocking, and both methods see the same
-designs. ``x_eval``, when not given, is ``dgp.sample_x(default_rng(SeedSequence(seed)), (m,))``
-(the root sequence, distinct from all its children): "integrated" = average over ``p``.
+Draws: replicate ``r`` uses ``default_rng(SeedSequence(seed, spawn_key=(r,)))`` and draws the design
+``X = dgp.sample_x(rng, (n,))``, then (``method="simulate"``) the noise ``dgp.sigma *
+rng.standard_normal(n)``: it depends on ``(seed, r)`` only. ``x_eval``, when not given, is
+``dgp.sample_x(default_rng(SeedSequence(seed)), (m,))``.
 
-Methods:
-
-- ``simulate``: per-replicate head estimates ``F (R, H, m)``; ``mu = mean_r F``,
-  ``C = mean_r (F - mu)(F - mu)^T`` (ddof=0); ``MSE = mean_r (alpha^T F_r - f)^2`` measured directly.
-- ``exact``: no noise is simulated. Given the design, ``m_h(x|X) = sum_i w_i^h f(x_i)`` and
-  ``Cov(fhat_h, fhat_h'|X) = sigma^2 sum_i w_i^h w_i^h'`` exactly; over the design replicates
-  (law of total covariance on their empirical measure) ``mu = mean_r m_r``,
-  ``C = mean_r sigma^2 W_r W_r^T + Cov_r(m_r)`` (ddof=0) and, measured directly,
-  ``MSE = mean_r (alpha^T m_r - f)^2 + sigma^2 mean_r ||sum_h alpha_h w_r^h||^2``.
+Methods: ``simulate``: per-replicate head estimates ``F (R, H, m)``, ``mu = mean_r F``,
+``C = mean_r (F - mu)(F - mu)^T`` (ddof=0), ``MSE = mean_r (alpha^T F_r - f)^2``. ``exact``: no noise
+is simulated; given the design, ``m_h(x|X) = sum_i w_i^h f(x_i)`` and ``Cov(fhat_h, fhat_h'|X) =
+sigma^2 sum_i w_i^h w_i^h'``, so ``mu = mean_r m_r``, ``C = mean_r sigma^2 W_r W_r^T + Cov_r(m_r)`` and
+``MSE = mean_r (alpha^T m_r - f)^2 + sigma^2 mean_r ||sum_h alpha_h w_r^h||^2``.
 
 Memory (``max_memory``, default 256 MiB): replicates are processed in blocks of ``B``, evaluation
-points in chunks of ``M_c = min(m, EVAL_CHUNK)``, fewer only if one replicate at ``M_c`` points
-does not fit (``Decomposition.blocks`` = ``(B, M_c)``). After reserving numpy's ufunc iteration
-buffers (``2 np.getbufsize()`` words), the budget counts float64 words: per replicate
-``2 n d + 3 n + H n d_k`` (design and a temporary, f(X)/noise/response, keys; Gaussian kernel:
-``H (2 n d_k + n + d_k)`` more for nw_weights' centred keys) plus per (replicate, evaluation
-point) ``H n + H (d_k + 3)`` (the weights, nw_weights' row temporaries, the estimates) and, for
-``exact``, ``2 n + H^2`` more (the ensemble weights and their squares, ``W W^T``). The budget is
-also nw_weights' own cap (it works in cache-sized blocks, far below). Not counted: the queries
-``H m d_k`` and the output-sized arrays of the final moments (``R H m`` estimates kept across
-blocks and a centred copy, ``R m`` noise terms and errors, ``m H^2`` accumulator and moments).
-A budget below one replicate at one evaluation point raises VerifyError. Measured with
-tracemalloc (n=1024, m=256, H=4, R=64, 1-64 MiB): peak minus those arrays stays within budget.
-
-Reproducibility: the numbers are bitwise the same for every ``max_memory`` that fits one
-replicate at ``M_c`` points: per-replicate quantities never mix replicates, every BLAS call sees
-the same per-replicate shapes (BLAS may round a row differently with the number of rows; hence
-the fixed ``EVAL_CHUNK``, and einsum rather than BLAS for the sums over training points), and
-sums over replicates run in replicate order. Below that, smaller chunks may change the numbers
-at rounding level.
+points in chunks of ``M_c = min(m, EVAL_CHUNK)`` (fewer only if one replicate does not fit;
+``Decomposition.blocks = (B, M_c)``); the budget counts the float64 words of a block (designs, keys,
+weights, estimates; :func:`_block_sizes`) beside numpy's ufunc buffers, not the output-sized arrays of
+the final moments. The numbers are bitwise the same for every budget that fits one replicate at
+``M_c`` points: per-replicate quantities never mix replicates, every BLAS call sees the same shapes
+(hence the fixed ``EVAL_CHUNK``, and einsum for the sums over training points), and sums over
+replicates run in replicate order.
 """
 
 from __future__ import annotations
@@ -61,32 +42,16 @@ from typing import Any, Callable, Iterator
 import mpmath
 import numpy as np
 
-from verify._validate import (
-    as_array,
-    fail,
-    fits_in_memory,
-    memory_error_as,
-    physical_memory,
-    positive_int,
-    positive_number,
-)
+from verify._validate import as_array, fail, fits_in_memory, memory_error_as, physical_memory, positive_int
+from verify._validate import positive_number
 from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
+from verify.numeric.certify import precision
 from verify.numeric.dgp import DGP
 from verify.numeric.nw import KERNELS, nw_weights
 
-__all__ = [
-    "Decomposition",
-    "MpCheck",
-    "ArbCheck",
-    "NoiseCheck",
-    "decompose",
-    "decompose_mp",
-    "noise_simulation_check",
-    "DEFAULT_M",
-    "DEFAULT_MAX_MEMORY",
-    "MP_MAX_OPS",
-]
+__all__ = ["Decomposition", "MpCheck", "ArbCheck", "NoiseCheck", "decompose", "decompose_mp", "noise_simulation_check",
+           "DEFAULT_M", "DEFAULT_MAX_MEMORY", "MP_MAX_OPS"]
 
 DEFAULT_M = 64
 DEFAULT_MAX_MEMORY = 256 * 2**20
@@ -97,9 +62,6 @@ EVAL_CHUNK = 64
 # high-precision recomputation at a few seconds.
 MP_MAX_OPS = 2_000_000
 METHODS = ("exact", "simulate")
-
-
-# --------------------------------------------------------------------------- setup
 
 
 @dataclass(frozen=True)
@@ -137,15 +99,9 @@ def _projections(name: str, W: Any, d: int) -> np.ndarray:
     return W
 
 
-def _seed(seed: Any) -> int:
-    return valid_seed("seed", seed)
-
-
 def _results_guard(R: int, H: int, m: int, d: int, d_k: int) -> str:
-    """Refuse sizes whose result arrays exceed the machine's memory (before any is allocated);
-    returns the size, for a MemoryError later. Counted: the estimates and their centred copy
-    ``2 R H m``, the noise terms and errors ``3 R m``, four ``m H^2`` moment arrays, the
-    evaluation points and queries ``m (d + H d_k)``, float64 each."""
+    """Refuse sizes whose result arrays (estimates, noise terms, moments, evaluation points and queries)
+    exceed the machine's memory before any is allocated; returns the size, for a MemoryError later."""
     words = 2 * R * H * m + 3 * R * m + 4 * m * H * H + m * (d + H * d_k)
     size = f"R = {R}, m = {m} (H = {H}): {words} float64 values of results"
     fits_in_memory("R, m", 8 * words, size)
@@ -199,7 +155,7 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
     max_memory = DEFAULT_MAX_MEMORY if max_memory is None else positive_int("max_memory", max_memory)
     n = positive_int("n", n)
     R = positive_int("R", R)
-    seed = _seed(seed)
+    seed = valid_seed("seed", seed)
     if dgp.sigma * dgp.sigma > np.finfo(np.float64).max:  # the noise variance
         raise fail("dgp.sigma", repr(dgp.sigma), "a noise standard deviation whose square fits in float64")
     if x_eval is None:
@@ -270,9 +226,6 @@ def _iter_blocks(s: _Setup) -> Iterator[tuple[slice, slice, np.ndarray, np.ndarr
             del W  # before the next block's weights exist (the consumer drops its reference too)
 
 
-# --------------------------------------------------------------------------- result
-
-
 @dataclass(frozen=True)
 class Decomposition:
     """Pointwise terms of the ensemble MSE decomposition; see the module docstring."""
@@ -315,10 +268,8 @@ class Decomposition:
         return self.head_cov / (sd[:, None] * sd[None, :])
 
     def integrated(self) -> dict[str, Any]:
-        """The terms averaged over the evaluation points (= integrated over ``p`` when ``x_eval``
-        was drawn from it), the integrated covariance ``Cbar`` (H, H), its correlation
-        ``Cbar_hh' / sqrt(Cbar_hh Cbar_h'h')`` and the mean pointwise correlation (both None
-        where a variance is 0, i.e. ``method="simulate"`` with ``R = 1``)."""
+        """The terms averaged over the evaluation points, the integrated covariance ``Cbar`` (H, H), its
+        correlation and the mean pointwise correlation (both None where a variance is 0)."""
         cbar = self.head_cov.mean(axis=-1)
         sd = np.sqrt(np.diag(cbar))
         out = {k: float(getattr(self, k).mean()) for k in ("bias2", "var_term", "cov_term", "mse")}
@@ -336,15 +287,6 @@ class Decomposition:
         resid = np.abs(self.mse - (self.bias2 + self.var_term + self.cov_term))
         scale = np.abs(self.mse) + self.bias2 + np.abs(self.var_term) + np.abs(self.cov_term)
         return float(np.max(np.divide(resid, scale, out=np.zeros_like(resid), where=scale > 0)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (lists for arrays)."""
-        keys = ("alpha", "x_eval", "f_eval", "head_mean", "head_bias", "head_cov", "bias2", "var_term",
-                "cov_term", "mse", "n", "R", "method", "seed", "kernel", "blocks")
-        out = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k in keys for v in [getattr(self, k)]}
-        out["integrated"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.integrated().items()}
-        out["identity_error"] = self.identity_error()
-        return out
 
     def mp_check(self, dps: int = 50) -> "MpCheck":
         """Recompute this decomposition in mpmath at ``dps`` digits (see :func:`decompose_mp`)."""
@@ -434,19 +376,12 @@ def _run_unguarded(s: _Setup) -> Decomposition:
 def decompose(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval: Any = None, m: int | None = None,
               n: int, R: int, seed: int, method: str = "exact", kernel: str = "softmax", scale: float | None = None,
               bandwidth: float | None = None, max_memory: int | None = None) -> Decomposition:
-    """Bias/variance/covariance decomposition of the ensemble MSE at ``x_eval`` (module docstring).
-
-    ``W_Q``, ``W_K``: ``(H, d, d_k)`` (or ``(d, d_k)`` for one head); ``W_K=None`` means ``W_Q``.
-    ``alpha``: any real ``(H,)``, default uniform ``1/H``. ``x_eval``: ``(m, d)``, default ``m``
-    (64) points drawn from the design density. ``kernel``, ``scale``, ``bandwidth`` go to
-    :func:`verify.numeric.nw.nw_weights`.
-    """
+    """Bias/variance/covariance decomposition of the ensemble MSE at ``x_eval`` (module docstring):
+    ``W_Q``, ``W_K`` ``(H, d, d_k)`` (``W_K=None``: ``W_Q``), ``alpha`` any real ``(H,)`` (default 1/H),
+    ``x_eval`` ``(m, d)`` (default m points of the design); the kernel as in ``nw_weights``."""
     s = _prepare(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
     return _run(s)
-
-
-# --------------------------------------------------------------------------- mpmath
 
 
 @dataclass(frozen=True)
@@ -549,18 +484,13 @@ class ArbCheck:
     bound: float
     points: int
 
-    def certifies(self, level: float) -> bool:
-        return self.bound <= level
-
 
 def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
-    from flint import arb, ctx
+    from flint import arb
 
     prec = positive_int("prec", prec, minimum=64)
     _check_ops(s, "arb_check")
-    old = ctx.prec
-    ctx.prec = prec
-    try:
+    with precision(prec):
         worst, points = 0.0, 0
         for p in _recompute(s, arb, lambda a, b: sum((x * y for x, y in zip(a, b)), arb(0)),
                             lambda it: sum(it, arb(0))):
@@ -570,25 +500,17 @@ def _arb_certify(s: _Setup, prec: int) -> ArbCheck:
                 worst = max(worst, float(abs(p["mse"] - (p["bias2"] + p["var"] + p["cov"])).upper()) / lo)
                 points += 1
         return ArbCheck(prec=prec, bound=worst, points=points)
-    finally:
-        ctx.prec = old
 
 
 def decompose_mp(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval: Any = None,
                  m: int | None = None, n: int, R: int, seed: int, method: str = "exact", kernel: str = "softmax",
                  scale: float | None = None, bandwidth: float | None = None, max_memory: int | None = None,
                  dps: int = 50) -> tuple[Decomposition, MpCheck]:
-    """The float64 :func:`decompose` and its recomputation at ``dps`` digits from the same
-    per-replicate float64 quantities (weights, f(X), responses; converted exactly to mpf).
-
-    Cost: ``R m n H (H+2)`` mpf multiply-adds (capped at ``MP_MAX_OPS``); keep it small.
-    """
+    """The float64 :func:`decompose` and its recomputation at ``dps`` digits from the same per-replicate
+    float64 quantities: ``R m n H (H+2)`` mpf multiply-adds, capped at ``MP_MAX_OPS``."""
     dec = decompose(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                     kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
     return dec, dec.mp_check(dps)
-
-
-# --------------------------------------------------------------------------- noise check
 
 
 @dataclass(frozen=True)
@@ -606,25 +528,15 @@ class NoiseCheck:
     cov: np.ndarray  # (H, H, m)        brute-force covariance (ddof=0)
     cov_se: np.ndarray  # (H, H, m)
 
-    def z_scores(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mean - cond_mean) / mean_se`` and ``(cov - cond_cov) / cov_se``."""
-        return (self.mean - self.cond_mean) / self.mean_se, (self.cov - self.cond_cov) / self.cov_se
-
-
 def noise_simulation_check(dgp: DGP, W_Q: Any, W_K: Any = None, *, N: int, seed: int, n: int | None = None,
                            design: Any = None, x_eval: Any = None, m: int | None = None, kernel: str = "softmax",
                            scale: float | None = None, bandwidth: float | None = None,
                            max_memory: int | None = None) -> NoiseCheck:
-    """Simulate ``N`` noise vectors on one fixed design and compare the head estimates' sample
-    mean and covariance with the exact conditional moments.
-
-    ``design`` ``(n, d)`` or, if None, replicate 0 of :func:`decompose` with the same ``seed``
-    and ``n``; ``x_eval`` as in :func:`decompose`. Noise: ``N`` rows of
-    ``dgp.sigma * standard_normal(n)`` from ``SeedSequence(seed, spawn_key=(0, 0))`` (the first
-    child of replicate 0's sequence, used by nothing else). Keeps the ``(H, m, N)`` estimates.
-    """
+    """The exact conditional moments of the head estimates on one fixed design (``design`` (n, d), or
+    replicate 0 of :func:`decompose`) and their estimates from ``N`` simulated noise vectors, drawn from
+    ``SeedSequence(seed, spawn_key=(0, 0))`` (used by nothing else)."""
     N = positive_int("N", N, minimum=2)
-    seed_ = _seed(seed)
+    seed_ = valid_seed("seed", seed)
     if design is None:
         if n is None:
             raise fail("n", "None", "the design size when no design is given")

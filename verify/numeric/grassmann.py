@@ -97,12 +97,9 @@ def _phi_of_frame(S: np.ndarray, H: int, d_k: int) -> float:
 
 def minimise_overlap(H: int, d_k: int, d: int, *, rng: np.random.Generator | int,
                      max_sweeps: int = MAX_SWEEPS, stop: float = PHI_STOP) -> OverlapRun:
-    """Minimise Φ over H subspaces of dimension d_k in R^d from a Haar-random start.
-
-    Block-coordinate descent: for h = 1..H, U_h ← the d_k eigenvectors of smallest eigenvalue
-    of ``A_h = Σ_{h'≠h} P_h'`` (Φ = 2 tr(P_h A_h) + terms free of h, so this is the exact
-    minimiser over U_h and Φ never increases). Stops when a sweep lowers Φ by less than ``stop``.
-    """
+    """Minimise Φ over H subspaces of dimension d_k in R^d from a Haar-random start by block-coordinate
+    descent: U_h ← the d_k eigenvectors of least eigenvalue of ``Σ_{h'≠h} P_h'`` (the exact minimiser
+    over U_h), until a sweep lowers Φ by less than ``stop``."""
     H, d_k, d = check_sizes(H, d_k, d)
     max_sweeps = positive_int("max_sweeps", max_sweeps)
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):

@@ -4,92 +4,53 @@ For queries ``q_i``, keys ``k_j`` and values ``v_j``::
 
     w_ij = K(q_i, k_j) / sum_l K(q_i, k_l),      f_hat(q_i) = sum_j w_ij v_j
 
-with the exponential ("softmax") kernel ``K = exp(s <q, k>)``, ``s = 1/sqrt(d_k)`` by default,
-which is one softmax attention head (C1), or the Gaussian kernel
-``K = exp(-||q - k||^2 / (2 b^2))``.
-
-Shapes: queries ``(..., m, d_k)``, keys ``(..., n, d_k)``, values ``(..., n, p)``; the leading
-axes (replicates, heads, ...) broadcast with numpy's rules.  The result is float32 when every
-array argument is float32, float64 otherwise.
+with the exponential ("softmax") kernel ``K = exp(s <q, k>)``, ``s = 1/sqrt(d_k)`` by default (one
+softmax attention head, C1), or the Gaussian kernel ``K = exp(-||q - k||^2 / (2 b^2))``. Shapes:
+queries ``(..., m, d_k)``, keys ``(..., n, d_k)``, values ``(..., n, p)``; leading axes broadcast.
+The result is float32 when every array argument is float32, float64 otherwise.
 
 Implementations
 ---------------
-Two paths compute the same estimator. Where numba is installed (the ``fast`` extra), a fused
-compiled kernel (:mod:`verify.numeric._kernel`: scores, its own vectorised exp, normaliser and weighted
-values in one pass per query row, never a block of scores in memory) runs the blocks planned
-below; it computes in float64 whatever the inputs (float32 results are rounded once at the
-end) and is fast whatever numpy's exp (2.5-8x the numpy path where numpy's float64 exp is
-scalar, i.e. without AVX-512). Otherwise the numpy implementation below runs: it is also the
-reference the tests compare the kernel with, and a kernel that meets a score or sum beyond the
-float range hands the call back to it (``kernel_fallbacks`` counts these), so errors are the
-same on both paths. :func:`set_backend` (or ``MHA_NW_BACKEND=auto|numba|numpy``) chooses.
-Both paths are bitwise independent of the thread count; the kernel's rows are moreover
-independent of the blocking and the memory cap.
+Where numba is installed, a fused compiled kernel (:mod:`verify.numeric._kernel`: one pass per query
+row, in float64 whatever the inputs) runs the blocks planned below; otherwise the numpy
+implementation runs. It is also the reference the tests compare the kernel with, and a kernel that
+meets a score or sum beyond the float range hands the call back to it (``kernel_fallbacks`` counts
+these), so errors are the same on both paths. :func:`set_backend` (or
+``MHA_NW_BACKEND=auto|numba|numpy``) chooses. Both paths are bitwise independent of the thread count.
 
 Numerics
 --------
-* Where a block's scores are known to be small, ``|score| <= B`` with
-  ``B = max ||s q|| max ||k||`` (Cauchy-Schwarz; Gaussian: ``+ max ||k - c||^2/(2b^2)``) at
-  most ``FAST_EXP_BOUND`` (512 in float64, 64 in float32) and ``n e^B max|v - r|`` far below
-  the float range, ``exp`` is applied to the scores as they are: every kernel value is in
-  ``[e^-B, e^B]``, a normal number, and no sum can overflow.  This saves two passes over the
-  scores (row maximum, subtraction), a quarter of the work besides ``exp``.
-* Otherwise scores are shifted by their row maximum before ``exp`` (log-sum-exp), so every
-  kernel value is in ``(0, 1]`` and the row with the maximum contributes exactly 1: no
-  overflow, no 0/0, whatever the score magnitude (finite scores).
-* Either way the common factor ``e^shift`` cancels in the ratio; only rounding differs.
-* Gaussian scores drop the per-query term ``-||q||^2/(2b^2)`` (it cancels in the ratio), and
-  queries and keys are first centred on the mean key (``||q - k||`` is translation invariant):
-  ``score_ij = (q_i - c).(k_j - c)/b^2 - ||k_j - c||^2/(2b^2)``.  This avoids the cancellation
-  of large ``||q||^2`` and ``||k||^2`` terms for data far from the origin.
-* ``nw_estimate`` never forms the normalised weights.  It centres the values on their
-  mid-range ``r = min + (max - min)/2`` (per key set and column) and computes, in one matmul
-  against ``[v - r, 1]``, both ``sum_j e_ij (v_j - r)`` and ``sum_j e_ij``; then
-  ``f_hat = r + num/den``.  Constant values give ``v - r = 0`` exactly, hence come back exactly,
-  and centring shrinks the rounding error of the weighted sum to the values' spread.
+* Where a block's scores are bounded, ``|score| <= B = max ||s q|| max ||k||`` (Cauchy-Schwarz;
+  Gaussian: ``+ max ||k - c||^2/(2b^2)``) at most ``FAST_EXP_BOUND`` and ``n e^B max|v - r|`` far
+  below the float range, ``exp`` is applied to the scores as they are (saving the row maximum and
+  its subtraction); otherwise scores are shifted by their row maximum (log-sum-exp), so no overflow
+  and no 0/0 whatever the (finite) scores. The factor ``e^shift`` cancels in the ratio.
+* Gaussian scores drop the per-query term (it cancels) and are computed on queries and keys centred
+  on the mean key: ``(q_i - c).(k_j - c)/b^2 - ||k_j - c||^2/(2b^2)``, without the cancellation of
+  large ``||q||^2`` and ``||k||^2`` far from the origin.
+* ``nw_estimate`` never forms the normalised weights: it centres the values on their mid-range
+  ``r`` and computes ``sum_j e_ij (v_j - r)`` and ``sum_j e_ij`` in one matmul against
+  ``[v - r, 1]``; ``f_hat = r + num/den``, so constant values come back exactly.
 
 Memory
 ------
-Work proceeds in blocks of score rows.  A block is split along one axis of
-``batch_shape + (m,)`` with all later axes whole, so every block is a strided view of the
-(broadcast) inputs and a contiguous slice of the result; nothing is broadcast-copied.
-Blocks aim at ``CACHE_BLOCK_BYTES`` of scores (they stay in L2 between the ``exp`` and the
-matmuls) and never exceed the memory cap.
-
-The cap (``max_memory`` bytes per call, default :func:`get_default_max_memory`, 256 MiB)
-bounds the extra arrays this module allocates at any one time, in all its threads together,
-counted as elements times the item size: per score row the scores (``nw_estimate`` only;
-``nw_weights`` writes its scores into the result), the scaled query, the row maximum/sum (or
-squared norm) and the ``p + 1`` matmul outputs; per key set in the block the values centred
-with a ones column and, for the Gaussian kernel, the centred keys, their squares' temporary
-and half-norms; before the blocks, the keys' squared norms (softmax; at most a quarter of the
-cap at a time) and, per key set and column, the values' range; plus numpy's ufunc iteration
-buffers (two of ``np.getbufsize()`` elements, used by the broadcasting in-place operations).
-Not counted: the result itself, the float conversion of integer inputs (and of float32 ones
-mixed with float64), validation temporaries of input size (finiteness masks) and BLAS's
-internal buffers.
-The kernel path counts its own buffers (all allocated by numpy, none inside the kernel): per
-score row the float64 query copy (and the float64 result when it is float32), per key set
-the float64 transposed keys, centre, half-norms and norms, the values minus r and their range,
-and the worker's scratch rows. ``tests/test_nw.py`` checks the cap with ``tracemalloc`` on
-both paths.  If even one query row against one
-key set does not fit, the call raises :class:`VerifyError`.
-
-Unless ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is 1, blocks also keep every BLAS
-product below ``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where OpenBLAS (numpy's wheels) stays
-on one thread: its own threads inside ours, or on a loaded machine, made a cache-sized product
-5-10x slower (measured, 2 cores).  So the block rows, and with them the rounding, may differ
-between the two settings (never between thread counts).
+Work proceeds in blocks of score rows, each a strided view of the broadcast inputs and a contiguous
+slice of the result (nothing is broadcast-copied), aiming at ``CACHE_BLOCK_BYTES`` of scores. The
+cap (``max_memory`` bytes per call, default :func:`get_default_max_memory`) bounds the extra arrays
+this module allocates at any one time, in all its threads together (scores, scaled queries, row
+maxima and sums, matmul outputs, prepared keys and values, numpy's ufunc buffers; not the result,
+dtype conversions of the inputs or BLAS's internal buffers); ``tests/test_nw.py`` checks it with
+``tracemalloc`` on both paths. A call that cannot fit one query row against one key set raises
+:class:`VerifyError`. Unless BLAS is pinned to one thread, blocks also keep every product below
+``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where OpenBLAS stays on one thread (its threads inside ours
+made cache-sized products 5-10x slower, measured on 2 cores).
 
 Threads
 -------
-A call with at least ``MIN_PARALLEL_SCORES`` scores hands its blocks to
-:func:`get_default_threads` worker threads (default: the CPUs this process may use; numpy
-releases the GIL in ufuncs and BLAS).  The blocks are planned before and without regard to
-the thread count, each block is computed by the same operations whichever thread takes it,
-and blocks write disjoint slices of the result, so the result is bitwise the same for every
-thread count.  Each worker holds its own block buffers: the number of workers is also limited
-so that all their blocks (and their ufunc buffers) fit in the cap together.
+A call with at least ``MIN_PARALLEL_SCORES`` scores hands its blocks to :func:`get_default_threads`
+worker threads. Blocks are planned without regard to the thread count, computed by the same
+operations whichever thread takes them and written to disjoint slices, so the result is bitwise the
+same for every thread count; the workers are also limited so that all their blocks fit in the cap.
 """
 
 from __future__ import annotations
@@ -105,25 +66,10 @@ import numpy as np
 
 from verify._validate import as_array, fail, positive_int, positive_number
 
-__all__ = [
-    "nw_weights",
-    "nw_estimate",
-    "KERNELS",
-    "DEFAULT_MAX_MEMORY",
-    "CACHE_BLOCK_BYTES",
-    "get_default_max_memory",
-    "set_default_max_memory",
-    "FAST_EXP_BOUND",
-    "MIN_PARALLEL_SCORES",
-    "BLAS_SINGLE_THREAD_MNK",
-    "get_default_threads",
-    "set_default_threads",
-    "BACKENDS",
-    "KERNEL_BLOCK_SCORES",
-    "get_backend",
-    "set_backend",
-    "softmax_exp",
-]
+__all__ = ["nw_weights", "nw_estimate", "KERNELS", "DEFAULT_MAX_MEMORY", "CACHE_BLOCK_BYTES", "get_default_max_memory",
+           "set_default_max_memory", "FAST_EXP_BOUND", "MIN_PARALLEL_SCORES", "BLAS_SINGLE_THREAD_MNK",
+           "get_default_threads", "set_default_threads", "BACKENDS", "KERNEL_BLOCK_SCORES", "get_backend", "set_backend",
+           "softmax_exp"]
 
 KERNELS = ("softmax", "gaussian")
 
@@ -134,11 +80,9 @@ FAST_EXP_BOUND = {np.dtype(np.float64): 512.0, np.dtype(np.float32): 64.0}
 #: Default cap on the extra working memory of one call, in bytes (see the module docstring).
 DEFAULT_MAX_MEMORY = 256 * 2**20
 
-#: Target size of one block of scores: one core's L2 (512 KiB on the 2-core AMD EPYC we measure
-#: on; lscpu's "1 MiB (2 instances)" is the total), so the block is still cached when exp and
-#: the second matmul read it. Measured (python -m verify bench, block sweep, 1024 keys; loaded
-#: machine, +-20%): 8 rows 1.7x slower, 16-32 rows 1.1-1.3x, 64 rows (512 KiB) the fastest or
-#: level with 128; with n = 256 it batches 4 key sets per block (~10% faster than 2).
+#: Target size of one block of scores: one core's L2 (512 KiB here), so the block is still cached when
+#: exp and the second matmul read it. Measured (bench's block sweep, 1024 keys): 8 rows 1.7x slower,
+#: 16-32 rows 1.1-1.3x, 64 rows (512 KiB) the fastest or level with 128.
 CACHE_BLOCK_BYTES = 512 * 2**10
 
 #: OpenBLAS runs a gemm on one thread while m*n*k < 2**19 (and on up to m*n*k / 2**18 threads
@@ -182,19 +126,8 @@ def get_default_max_memory() -> int:
 def set_default_max_memory(nbytes: int) -> int:
     """Set the default cap (bytes) for later calls; returns the previous value."""
     global _default_max_memory
-    previous = _default_max_memory
-    _default_max_memory = positive_int("max_memory", nbytes)
+    previous, _default_max_memory = _default_max_memory, positive_int("max_memory", nbytes)
     return previous
-
-
-def _forget_pool_after_fork() -> None:
-    """A forked child inherits the pool object but not its threads: it must build its own."""
-    global _POOL, _POOL_SIZE
-    _POOL, _POOL_SIZE = None, 0
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def get_default_threads() -> int:
@@ -205,8 +138,7 @@ def get_default_threads() -> int:
 def set_default_threads(threads: int) -> int:
     """Set the worker threads for later calls (1: the calling thread only); returns the previous value."""
     global _default_threads
-    previous = _default_threads
-    _default_threads = positive_int("threads", threads)
+    previous, _default_threads = _default_threads, positive_int("threads", threads)
     return previous
 
 
@@ -214,9 +146,6 @@ def _ufunc_buffer_bytes(dtype: np.dtype) -> int:
     """Bytes numpy may allocate for its iteration buffers in one broadcasting ufunc call
     (``np.getbufsize()`` elements per buffered operand; we allow two operands)."""
     return 2 * np.getbufsize() * dtype.itemsize
-
-
-# --------------------------------------------------------------------------- validation
 
 
 class _Problem:
@@ -288,18 +217,11 @@ class _Problem:
         self.cap = get_default_max_memory() if max_memory is None else positive_int("max_memory", max_memory)
         self.log_max = math.log(float(np.finfo(self.dtype).max)) - 2   # e^2 below overflow
 
-    # ------------------------------------------------------------------ block planning
-
     def plan(self, row_cost: int, item_cost: int, width: int, reserved: int = 0,
              block_scores: int | None = None) -> tuple[int, int, int]:
-        """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` (see module docstring) and the
-        elements one block allocates.
-
-        ``row_cost`` / ``item_cost``: extra elements per score row / per key set in a block;
-        ``width``: the widest inner dimension of a BLAS product (d_k, or p + 1 for the values);
-        ``reserved``: elements held for the whole call (per-key-set norms and value ranges);
-        ``block_scores``: scores per block to aim at (default: ``CACHE_BLOCK_BYTES`` of them).
-        """
+        """Split axis ``j`` of ``batch + (m,)``, chunk length ``c`` and the elements one block allocates,
+        from the extra elements per score row and per key set, the widest inner dimension of a BLAS
+        product, the elements held for the whole call and the scores per block to aim at."""
         A = self.batch + (self.m,)
         nb = len(self.batch)
         self.reserved = reserved
@@ -477,8 +399,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-# --------------------------------------------------------------------------- compiled kernel path
-
 #: ``auto``: the compiled kernel (:mod:`verify.numeric._kernel`) where numba is installed, else numpy;
 #: ``numba``: the kernel, an error without numba; ``numpy``: the reference implementation above.
 BACKENDS = ("auto", "numba", "numpy")
@@ -529,10 +449,8 @@ def _kernel() -> Any:
 
 
 def softmax_exp(a: np.ndarray) -> np.ndarray:
-    """``e^a``, a new array, for the softmax of the training experiments: the compiled kernel's
-    ``exp`` where that backend runs (within 2 ulp of numpy's, like every result of the kernel;
-    about 3x faster where numpy's float64 exp is not vectorised, no AVX-512), numpy's otherwise.
-    A new array, not in place: the kernel's loop is vectorised only when input and output differ."""
+    """``e^a``, a new array (the kernel's loop is vectorised only out of place), for the training
+    experiments' softmax: the compiled kernel's ``exp`` where that backend runs, numpy's otherwise."""
     K = _kernel()
     if K is None or a.dtype != np.float64:
         return np.exp(a)
@@ -547,8 +465,17 @@ def softmax_exp(a: np.ndarray) -> np.ndarray:
 kernel_fallbacks = 0
 
 
-def _fell_back() -> bool:
+def _run_kernel(P: _Problem, plan: tuple[int, int, int], make_worker: Callable[[], Callable[[tuple, tuple], None]],
+                out: np.ndarray | None = None) -> bool:
+    """Run the kernel's blocks; False (counted in ``kernel_fallbacks``) when the numpy path must redo
+    the call: a score beyond the working dtype, or sums in ``out`` past the range (numpy raises)."""
     global kernel_fallbacks
+    try:
+        P.run(*plan, make_worker)
+        if out is None or np.all(np.isfinite(out)):
+            return True
+    except _NotFinite:
+        pass
     kernel_fallbacks += 1
     return False
 
@@ -613,9 +540,7 @@ def _weights_kernel(P: _Problem, out: np.ndarray) -> bool:
     f64 = P.dtype == np.float64
     # per row: the query copy, the float64 weights when the result is float32; per key set:
     # keys, centre, half-norms and their temporary (norms), scratch
-    row_words = d + (0 if f64 else n)
-    item_words = n * d + 2 * n + 2 * d + 4
-    j, c, block_units = _kernel_plan(P, row_words, item_words)
+    plan = _kernel_plan(P, d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4)
 
     def make_worker() -> Callable[[tuple, tuple], None]:
         qs = np.empty(d)
@@ -636,11 +561,7 @@ def _weights_kernel(P: _Problem, out: np.ndarray) -> bool:
                 o[...] = res
         return work
 
-    try:
-        P.run(j, c, block_units, make_worker)
-    except _NotFinite:
-        return _fell_back()
-    return True
+    return _run_kernel(P, plan, make_worker)
 
 
 def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
@@ -653,11 +574,8 @@ def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
     f64 = P.dtype == np.float64
     # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
     # and norms, values minus r (transposed), their range and r, scratch rows
-    row_words = 2 * d + 2 * p + 3
-    item_words = n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE)
-    j, c, block_units = _kernel_plan(P, row_words, item_words)
-
-    rows = c if j == len(P.batch) else P.m                 # query rows per key set in a block
+    plan = _kernel_plan(P, 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE))
+    rows = plan[1] if plan[0] == len(P.batch) else P.m     # query rows per key set in a block
 
     def make_worker() -> Callable[[tuple, tuple], None]:
         qs, acc, s = np.empty((rows, d + 1)), np.empty((rows, p + 1)), np.empty(min(n, K.TILE))
@@ -689,23 +607,13 @@ def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
                 o[...] = res
         return work
 
-    try:
-        P.run(j, c, block_units, make_worker)
-    except _NotFinite:
-        return _fell_back()
-    return bool(np.all(np.isfinite(out))) or _fell_back()   # sums past the range: the numpy path raises
-
-
-# --------------------------------------------------------------------------- public API
+    return _run_kernel(P, plan, make_worker, out)
 
 
 def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float | None = None,
                bandwidth: float | None = None, max_memory: int | None = None) -> np.ndarray:
-    """NW weights ``w_ij = K(q_i, k_j) / sum_l K(q_i, k_l)``, shape ``(..., m, n)``; rows sum to 1.
-
-    ``kernel="softmax"``: ``K = exp(scale <q, k>)``, ``scale`` default ``1/sqrt(d_k)``.
-    ``kernel="gaussian"``: ``K = exp(-||q - k||^2 / (2 bandwidth^2))``, ``bandwidth`` required.
-    """
+    """NW weights ``w_ij = K(q_i, k_j) / sum_l K(q_i, k_l)``, shape ``(..., m, n)``: ``kernel="softmax"``,
+    ``K = exp(scale <q, k>)`` (scale default ``1/sqrt(d_k)``), or ``"gaussian"`` with a ``bandwidth``."""
     P = _Problem(queries, keys, None, kernel, scale, bandwidth, max_memory)
     out = np.empty(P.batch + (P.m, P.n), dtype=P.dtype)
     if out.size == 0:
@@ -736,10 +644,7 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
 def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax",
                 scale: float | None = None, bandwidth: float | None = None,
                 max_memory: int | None = None) -> np.ndarray:
-    """NW estimate ``f_hat(q_i) = sum_j w_ij v_j``, shape ``(..., m, p)``.
-
-    Same kernels and parameters as :func:`nw_weights`; the weights are never stored in full.
-    """
+    """NW estimate ``f_hat(q_i) = sum_j w_ij v_j``, shape ``(..., m, p)``, kernels as :func:`nw_weights`."""
     if values is None:  # _Problem reads None as "weights only"
         raise fail("values", "None", "a real numeric array (..., n, p) (nw_weights gives the weights alone)")
     P = _Problem(queries, keys, values, kernel, scale, bandwidth, max_memory)

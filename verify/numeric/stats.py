@@ -1,11 +1,8 @@
 """The statistics the claims' judgements rest on, each once: a mean and its standard error, paired
 differences, z, a bootstrap, the variance of a target under its design and the R² it enters.
 
-``R² = 1 − (MSE − noise part) / Var f`` (SPEC, "How an experiment is designed"): how much of the
-target an estimator learns. ``Var f`` is computed without the estimator, by a method named at the
-call (:data:`VAR_F_METHODS`): a closed form of the design, one-dimensional quadrature, or Monte
-Carlo over the design with its standard error. None reuses an experiment's evaluation points, so
-the R² it enters is not a restatement of the Monte Carlo it labels.
+``R² = 1 − (MSE − noise part) / Var f`` (SPEC, "How an experiment is designed"), with ``Var f``
+computed without the estimator (:data:`VAR_F_METHODS`), never from an experiment's evaluation points.
 """
 
 from __future__ import annotations
@@ -27,12 +24,10 @@ __all__ = ["mean_se", "paired", "z_score", "bootstrap_argmin", "r_squared", "tar
 #: ``quadrature`` (product and sum targets on the normal or uniform design, by 1-D Gauss rules),
 #: ``monte-carlo`` (seeded draws of the design; the value carries its standard error).
 VAR_F_METHODS = ("closed", "quadrature", "monte-carlo")
-#: Nodes of the one-dimensional rules: the targets are entire functions of a coordinate (sines,
-#: Gaussians, polynomials) against a Gaussian or bounded weight, where 120 nodes integrate to
-#: float64 rounding (sin(2t) under N(0, 1): the error of the 120-node rule is below 1e-16).
+#: Nodes of the one-dimensional rules: the targets are entire functions of a coordinate, which 120
+#: nodes integrate to float64 rounding (sin(2t) under N(0, 1): below 1e-16).
 QUADRATURE_NODES = 120
-#: Draws of the design for a Monte Carlo Var f: relative SE ~ sqrt(kurtosis − 1)/sqrt(N), about 0.5%
-#: for the bump target in d = 8 (the most peaked the checks use) and 0.1% for sin(2 x_1).
+#: Draws of the design for a Monte Carlo Var f: relative SE about 0.5% for the bump target in d = 8.
 MC_POINTS = 2**20
 #: Draws per block of the Monte Carlo (memory ~ CHUNK · d floats).
 CHUNK = 2**16
@@ -90,15 +85,10 @@ def r_squared(mse: Any, var_f: Any, noise: Any = 0.0) -> Any:
 
 
 def _closed(dgp: DGP) -> float | None:
-    """Var f in closed form, where the package knows one (else None):
-
-    - ``single-index`` sin(ω x_1): normal ``(1 − e^{−2ω²})/2``; torus (x_1 = r cos θ)
-      ``(1 − J_0(2ωr))/2`` (``E sin² = (1 − E cos(2ωr cos θ))/2``, ``E cos(z cos θ) = J_0(z)``);
-    - ``linear`` x_1: normal 1, torus r²/2 = 1; ``additive``: normal ``(1 − e^{−2})/2``;
-    - ``bump`` (width w): normal ``(1 + 2/w²)^{−d/2} − (1 + 1/w²)^{−d}``;
-    - ``block``: normal 1 (normalised), torus 1/2 (``x_{2b−1}x_{2b} = r² cos θ sin θ = sin 2θ``);
-    - ``sin-block``: normal 1 (normalised); ``zero``: 0.
-    """
+    """Var f in closed form, where the package knows one (else None): ``single-index`` sin(ω x_1) has
+    ``(1 − e^{−2ω²})/2`` on the normal design, ``(1 − J_0(2ωr))/2`` on the torus (x_1 = r cos θ); the
+    torus ``block`` is ``sin 2θ`` summed over circles; ``bump`` (width w) ``(1 + 2/w²)^{−d/2} −
+    (1 + 1/w²)^{−d}``."""
     params = dict(dgp.params)
     w, r, d = float(params.get("freq", 2.0)), TORUS_RADIUS, dgp.d
     if dgp.design == "normal":
@@ -138,8 +128,8 @@ def _quadrature(dgp: DGP) -> float | None:
 
 def target_variance(dgp: DGP, *, method: str, seed: int = 0, points: int = MC_POINTS) -> tuple[float, float]:
     """``(Var f, its standard error)`` of ``dgp``'s target under its design density, by ``method``
-    (:data:`VAR_F_METHODS`; the error is 0 for the exact methods). Monte Carlo: ``points`` draws
-    from ``default_rng(seed)``, sample variance with ddof = 1, SE from the fourth central moment."""
+    (:data:`VAR_F_METHODS`; SE 0 for the exact ones). Monte Carlo: ``points`` draws from ``default_rng(seed)``,
+    sample variance (ddof 1), SE from the fourth central moment."""
     if not isinstance(dgp, DGP):
         raise fail("dgp", type(dgp).__name__, "a verify.numeric.dgp.DGP")
     method = one_of("method", method, VAR_F_METHODS)
