@@ -20,42 +20,11 @@ import numpy as np
 
 from verify.errors import VerifyError
 
-__all__ = [
-    "ArgParser",
-    "seed_arg",
-    "claim_id",
-    "as_array",
-    "positive_number",
-    "positive_int",
-    "finite_number",
-    "integer_valued",
-    "seed",
-    "at_most",
-    "one_of",
-    "fields",
-    "within",
-    "physical_memory",
-    "fits_in_memory",
-    "memory_error_as",
-    "path_like",
-    "error_line",
-    "full_column_rank",
-    "fail",
-    "received",
-    "printable",
-    "writable_file",
-    "writable_folder",
-    "exclusive",
-    "MAX_QUOTED_CHARS",
-    "MAX_INTEGER",
-    "MAX_NUMERAL_CHARS",
-    "MAX_JOBS",
-    "MAX_SEED",
-    "int_numeral",
-    "real_numeral",
-    "seed_numeral",
-    "int_arg",
-]
+__all__ = ["ArgParser", "seed_arg", "as_array", "positive_number", "positive_int", "finite_number", "integer_valued",
+           "seed", "at_most", "one_of", "within", "physical_memory", "fits_in_memory", "memory_error_as",
+           "path_like", "error_line", "full_column_rank", "fail", "received", "printable", "writable_file",
+           "writable_folder", "exclusive", "MAX_QUOTED_CHARS", "MAX_INTEGER", "MAX_NUMERAL_CHARS", "MAX_JOBS",
+           "MAX_SEED", "int_numeral", "real_numeral", "seed_numeral", "int_arg"]
 
 # Singular values below this fraction of the largest one count as zero when deciding that
 # a projection is rank-deficient (a few hundred ulps of float64, well above rounding noise).
@@ -261,18 +230,6 @@ def one_of(name: str, value: Any, options: Any) -> Any:
     return value
 
 
-def fields(name: str, value: Any, required: Any) -> dict:
-    """``value`` if it is a dict holding every key of ``required`` (other keys are allowed)."""
-    required = tuple(required)
-    if not isinstance(value, dict):
-        raise fail(name, f"{type(value).__name__} {received(value)}", f"an object with keys {', '.join(required)}")
-    missing = [k for k in required if k not in value]
-    if missing:
-        raise fail(name, f"an object without {', '.join(map(repr, missing))} (keys {sorted(value)[:20]})",
-                   f"an object with keys {', '.join(required)}")
-    return value
-
-
 @contextlib.contextmanager
 def within(prefix: str) -> Iterator[None]:
     """Name the package errors of the block as parts of ``prefix``: a call's ``n: expected ...``
@@ -379,16 +336,6 @@ def exclusive(*options: tuple[str, Any]) -> None:
     given = [flag for flag, value in options if value is not None and value is not False]
     if len(given) > 1:
         raise fail(" / ".join(given), "all of them", f"at most one of {', '.join(f for f, _ in options)}")
-
-
-def claim_id(name: str, value: Any) -> str:
-    """The canonical id of a claim ("c5" -> "C5"); the ids are those of ``proofs.CLAIM_IDS``."""
-    from proofs import CLAIM_IDS
-
-    key = value.strip().upper() if isinstance(value, str) else None
-    if key not in CLAIM_IDS:
-        raise fail(name, received(value), f"a claim among {', '.join(CLAIM_IDS)}")
-    return key
 
 
 def error_line(exc: BaseException) -> str:
