@@ -561,13 +561,10 @@ def _printable(text: str) -> str:
 
 @contextlib.contextmanager
 def output_folder(name: str, folder: Path | str, command: str) -> Iterator[Path]:
-    """The rule of every command that writes into a folder of the user's naming (``sweep -o``,
-    ``hdi -o``, ``latex -o``): ``folder`` (symlinks resolved) is created if absent; an empty one
-    gets :data:`OUTPUT_MARKER` naming ``command`` (e.g. ``"python -m verify sweep"``); one that
-    holds that marker for ``command`` is taken as it is; anything else is refused with the package
-    error naming ``name``, before any work and without changing anything there. An exclusive lock
-    on the marker is held while the block runs (a second command into the folder is refused).
-    Yields ``folder`` as given."""
+    """The folder a command writes into (``sweep -o``, ``hdi -o``, ``latex -o``), held while the block
+    runs: created if absent; an empty one gets :data:`OUTPUT_MARKER` naming ``command``; one holding
+    that marker is taken; anything else, or a folder another command holds now (an exclusive lock on
+    the marker), is refused with the package error before any work. Yields ``folder`` as given."""
     shown = folder
     real = Path(os.path.realpath(_named(name, folder, "a folder name")))
     held = getattr(_HELD, "folders", None)

@@ -188,16 +188,11 @@ TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_
 
 @dataclass(frozen=True)
 class Part:
-    """One checked part of a claim, with its declared role.
-
-    ``finding`` is the part's outcome in a referee's words (one phrase, computed by the check,
-    used in the headline). A detail names ``stated`` and ``derived`` forms; a premise or scope
-    part names the ``regime`` it was measured in; a refuted core or a limit names in
-    ``restored_by`` the narrowest assumption under which the statement holds (the boundary).
-    An experiment on real NW heads states ``r2`` (configuration -> R² = 1 − excess MSE / Var f),
-    its ``design`` (each choice with its reason) and its ``controls`` (``positive`` /
-    ``negative``: the configuration and the effect measured there).
-    """
+    """One checked part of a claim, with its declared role. ``finding``: its outcome in a
+    referee's words (one phrase, for the headline); ``restored_by``: for a refuted core or a limit,
+    the narrowest assumption under which the statement holds (the boundary). An experiment on real
+    NW heads states ``r2`` (configuration -> R² = 1 − excess MSE / Var f), its ``design`` (each
+    choice with its reason) and its ``controls`` (``positive`` / ``negative``)."""
 
     id: str
     role: Role
