@@ -50,7 +50,7 @@ MUTANTS = [
     M('publish-in-place', 'verify/cli.py',
       '    stage = staging_folder("--out", out, marker=RUN_MARKER)',
       '    stage = out\n    out.mkdir(parents=True, exist_ok=True)',
-      ('tests/test_cli.py::test_a_run_that_fails_while_writing_leaves_the_previous_report',
+      ('tests/test_places.py::test_a_write_failing_mid_run_is_one_line_exit_1_and_the_previous_run_stays',
        'tests/test_cli.py::test_a_run_killed_while_it_writes_leaves_the_previous_report')),
     M('exit-now-unflushed', 'verify/cli.py',
       '                stream.flush()',

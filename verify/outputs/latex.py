@@ -193,6 +193,11 @@ def _latex(expr: Any, macros: bool) -> str:
     return printer.doprint(expr)
 
 
+#: Widths of the tokens that are not one character wide (every other token is).
+_WIDTHS = {"}": 0.0, "&": 0.0, "\\,": 0.2, "\\;": 0.2, "\\:": 0.2, "\\!": 0.2, "\\quad": 1.0, "\\qquad": 2.0,
+           **dict.fromkeys(("\\HDI", "\\log", "\\exp", "\\sin", "\\cos", "\\max", "\\min", "\\lim"), 3.0)}
+
+
 def _width(tex: str) -> float:
     """A rough width of rendered mathematics in character units (fractions count their wider
     part, scripts 0.7, matrices their widest row)."""
@@ -241,14 +246,7 @@ def _width(tex: str) -> float:
             return max(rows) + 1.0
         if t in ("^", "_"):
             return 0.7 * atom()
-        if t in ("}", "&"):
-            return 0.0
-        if t in ("\\,", "\\;", "\\:", "\\!", "\\quad", "\\qquad"):
-            return {"\\quad": 1.0, "\\qquad": 2.0}.get(t, 0.2)
-        if t.startswith("\\") and len(t) > 2:
-            return {"\\HDI": 3.0, "\\log": 3.0, "\\exp": 3.0, "\\sin": 3.0, "\\cos": 3.0, "\\max": 3.0,
-                    "\\min": 3.0, "\\lim": 3.0}.get(t, 1.0)
-        return 1.0
+        return _WIDTHS.get(t, 1.0)
 
     def group() -> float:
         nonlocal pos
