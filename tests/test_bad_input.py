@@ -418,8 +418,6 @@ CASES = [
     pytest.param(lambda: hdi_bound(2, 0, 4), "d_k: expected an integer >= 1, got 0", id="bound-dk0"),
     pytest.param(lambda: haar_overlap_mean(5, 4), "d_k: expected d_k <= d = 4 (a d_k-dimensional subspace of R^d), got 5", id="haar-dk-above-d"),
     pytest.param(lambda: haar_overlap_mean(1, -3), "d: expected an integer >= 1, got -3", id="haar-d-negative"),
-    pytest.param(lambda: hdi(1e100 * _W, "literal"), ("W_K", "weights up to 2.", "literal HDI", "fits in float64"),
-                 id="hdi-literal-overflows"),
     pytest.param(lambda: hdi(1e300 * _W, "literal"), ("W_K", "beyond float64"), id="hdi-literal-1e300"),
     # --- nw: the argument that overflows is blamed, values required
     pytest.param(lambda: nw_estimate(Q, K, None), ("values", "None", "real numeric array"), id="nw-estimate-values-none"),
@@ -439,69 +437,30 @@ CASES = [
     # --- safetensors files: refused by the library, or before it opens them
     pytest.param(_in_dir({}, lambda d: SafetensorsFile(d / "none.safetensors")),
                  "safetensors file: expected an existing readable file, got '", id="st-missing-file"),
-    pytest.param(_in_dir({"x.safetensors": FIFO}, lambda d: SafetensorsFile(d / "x.safetensors")),
-                 ("safetensors file", "x.safetensors', which is not a regular file (FIFO"), id="st-fifo"),
-    pytest.param(_in_dir({"x.safetensors": FOLDER}, lambda d: SafetensorsFile(d / "x.safetensors")),
-                 ("safetensors file", "x.safetensors', which is a folder"), id="st-folder"),
-    pytest.param(lambda: SafetensorsFile("/dev/null"), ("safetensors file", "'/dev/null'", "not a regular file"),
-                 id="st-device"),
     pytest.param(lambda: SafetensorsFile(123), ("safetensors file", "123", "a path"), id="st-path-int"),
     pytest.param(lambda: SafetensorsFile("x\0.safetensors"), ("safetensors file", "NUL"), id="st-path-nul"),
-    pytest.param(_file(b"\x01\x00\x00"), _LIB + "header too small)", id="st-3-bytes"),
-    pytest.param(_file(_raw({}, length=10**12)), "a header of 1,000,000,000,000 bytes", id="st-huge-length"),
-    pytest.param(_file(_raw({"t": _F32}, b"\0" * 8, length=10**5)), _LIB, id="st-header-length-beyond-file"),
-    pytest.param(_file(_raw(b"\xff\xfe{}")), _LIB + "invalid UTF-8 in header", id="st-not-utf8"),
     pytest.param(_file(_raw([1, 2])), _LIB + "invalid JSON in header: invalid type: sequence", id="st-header-list"),
     pytest.param(_file(_raw({"__metadata__": [1]})), _LIB + "invalid JSON in header", id="st-metadata-list"),
-    pytest.param(_file(_raw(_DEEP)), _LIB + "invalid JSON in header: recursion limit exceeded",
-                 id="st-header-nested-100000-deep"),
-    pytest.param(_file(_raw({"t": {"dtype": "F99", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8)),
-                 _LIB + "invalid JSON in header: unknown variant `F99`", id="st-wrong-dtype"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [2]}}, b"\0" * 8)),
                  _LIB + "invalid JSON in header: missing field `data_offsets`", id="st-entry-keys"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}, b"\0" * 8)),
                  _LIB + "invalid JSON in header: invalid value: integer `-2`", id="st-negative-shape"),
-    pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8)),
-                 _LIB + "invalid shape, data type, or offset for tensor", id="st-size-mismatch"),
     pytest.param(_file(_raw({"t": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, b"\0" * 8)),
                  _LIB + "invalid offset for tensor `t`", id="st-offsets-reversed"),
-    pytest.param(_file(_raw({"a": _F32, "b": {**_F32, "data_offsets": [4, 12]}}, b"\0" * 12)),
-                 _LIB + "invalid offset for tensor `b`", id="st-overlapping-ranges"),
-    pytest.param(_file(_raw({"a": _F32, "b": {**_F32, "data_offsets": [12, 20]}}, b"\0" * 20)),
-                 _LIB + "invalid offset for tensor `b`", id="st-bytes-not-covered-between"),
-    pytest.param(_file(_raw({"t": _F32}, b"\0" * 12)), _LIB + "incomplete metadata, file not fully covered",
-                 id="st-bytes-not-covered-after"),
-    pytest.param(_file(_raw({"t": _F32}, b"\0" * 5)), _LIB + "incomplete metadata, file not fully covered",
-                 id="st-truncated-data"),
-    pytest.param(_file(_raw(b'{"t": %s, "t": %s}' % (json.dumps(_F32).encode(), json.dumps(
-        {"dtype": "I32", "shape": [2], "data_offsets": [0, 8]}).encode()), b"\0" * 8)),
-                 "x.safetensors: header: expected strict JSON, got the key 't' appears twice", id="st-duplicate-name"),
-    pytest.param(_file(_raw(b'{"t": %s, "t": %s}' % (json.dumps(_F32).encode(), json.dumps(
-        {**_F32, "data_offsets": [8, 16]}).encode()), b"\0" * 16)), _LIB + "invalid offset for tensor `t`",
-                 id="st-duplicate-name-other-range"),
     pytest.param(_in_dir({"x.safetensors": _raw({"t": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}}, b"\0")},
                          lambda d: SafetensorsFile(d / "x.safetensors").get("t")),
                  "x.safetensors: tensor 't': expected a dtype numpy can hold, got dtype F8_E4M3", id="st-f8-get"),
     pytest.param(_in_dir({"x.safetensors": _raw({"t": _F32}, b"\0" * 8)}, lambda d: SafetensorsFile(d / "x.safetensors").get("u")),
                  "expected a tensor 'u', got no tensor named 'u' among 1", id="st-unknown-name"),
     # --- checkpoint layout and config ---
-    pytest.param(lambda: analyze_checkpoint(123), ("path (PATH)", "123", "a path"), id="ckpt-path-int"),
     pytest.param(lambda: open_checkpoint(None), ("path (PATH)", "None"), id="ckpt-path-none"),
     pytest.param(lambda: analyze_checkpoint("x\0y"), ("path (PATH)", "NUL"), id="ckpt-path-nul"),
     pytest.param(_in_dir({}, lambda d: open_checkpoint(d / "nope")), ("PATH", "nope'", "an existing .safetensors file"),
                  id="ckpt-missing-path"),
-    pytest.param(_in_dir({"m.safetensors": FIFO}, lambda d: analyze_checkpoint(d / "m.safetensors")),
-                 ("PATH", "m.safetensors', which is not a regular file (FIFO"), id="ckpt-fifo-path"),
-    pytest.param(_in_dir({"w.safetensors": FIFO, "config.json": _CFG}, analyze_checkpoint),
-                 ("safetensors file", "w.safetensors', which is not a regular file (FIFO"), id="ckpt-fifo-in-folder"),
     pytest.param(_in_dir({"config.json": _CFG}, open_checkpoint), ("PATH", "without *.safetensors files"),
                  id="ckpt-dir-without-weights"),
-    pytest.param(_in_dir({"model.safetensors": _bert()}, open_checkpoint), ("config.json", "none beside"),
-                 id="ckpt-no-config"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": "{oops"}, open_checkpoint),
                  ("config.json", "expected strict JSON, got Expecting property name"), id="ckpt-config-not-json"),
-    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": FIFO}, open_checkpoint),
-                 ("config.json", "config.json', which is not a regular file (FIFO"), id="ckpt-config-fifo"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _DEEP}, open_checkpoint),
                  ("config.json", "expected JSON nested at most 64 levels deep"), id="ckpt-config-nested-100000-deep"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": '{"hidden_size": NaN}'}, open_checkpoint),
@@ -526,8 +485,6 @@ CASES = [
                  id="ckpt-key-missing"),
     pytest.param(_in_dir({"model.safetensors": _bert(key_dtype=np.int32), "config.json": _CFG}, open_checkpoint),
                  "tensor 'encoder.layer.0.attention.self.key.weight': expected a float dtype", id="ckpt-int-weights"),
-    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"hidden_size": 6}}, open_checkpoint),
-                 "tensor 'encoder.layer.0.attention.self.query.weight': expected shape (6, 6)", id="ckpt-shape-vs-config"),
     pytest.param(_in_dir({"a.safetensors": _bert(), "b.safetensors": _bert(), "config.json": _CFG}, open_checkpoint),
                  "expected each tensor in one shard only", id="ckpt-duplicate-shards"),
     pytest.param(_in_dir({"model.safetensors": safetensors.numpy.save(
@@ -545,8 +502,6 @@ CASES = [
         analyze_checkpoint), "tensor 'encoder.layer.0.attention.self.key.weight': W_K: expected full column rank 2, "
                              "got a rank-deficient projection at index (1,)", id="ckpt-rank-deficient-head"),
     # --- python -m verify hdi
-    pytest.param(_cli(["hdi"]), ("PATH", "a checkpoint (safetensors or GGUF)", "got none"), id="cli-hdi-no-path"),
-    pytest.param(_cli(["hdi", "{d}/nope"]), ("PATH", "nope'", "an existing .safetensors file"), id="cli-hdi-missing-path"),
     pytest.param(_cli(["hdi", "{d}/x.safetensors"], {"x.safetensors": FIFO}), ("PATH", "not a regular file (FIFO"),
                  id="cli-hdi-fifo"),
     pytest.param(_cli(["hdi", "{d}"], {"model.safetensors": _raw({"a": _F32, "b": {**_F32, "data_offsets": [4, 12]}},
@@ -559,8 +514,6 @@ CASES = [
                  "model.safetensors: expected a valid .safetensors file", id="cli-hdi-truncated"),
     pytest.param(_cli(["hdi", "{d}", "--json", "{d}/config.json/x.json"], _CKPT),
                  ("--json FILE", "config.json/x.json'", "a writable file path"), id="cli-hdi-json-under-a-file"),
-    pytest.param(_cli(["hdi", "{d}", "--json", "{d}/out"], _CKPT | {"out": FOLDER}),
-                 ("--json FILE", "out'", "a writable file path"), id="cli-hdi-json-is-a-folder"),
     pytest.param(_cli(["hdi", "{d}", "--plots", "{d}/config.json"], _CKPT),
                  ("--out DIR", "config.json', a file"), id="cli-hdi-plots-is-a-file"),
     pytest.param(_cli(["hdi", "{d}", "--json"], _CKPT), ("python -m verify hdi", "argument --json: expected one argument"),
@@ -684,8 +637,6 @@ CASES = [
     pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
                  ("-o DIR", "f', which exists and is not a folder"), id="cli-latex-out-is-a-file"),
     # --- engine.decompose / noise_simulation_check / decompose_mp
-    pytest.param(eng(alpha=[1e200, -1e200]), ("alpha", "overflow to non-finite", "max |alpha| = 1e+200"),
-                 id="eng-alpha-overflows"),
     pytest.param(eng(dgp=DGP("huge", 4, 0.5, lambda x: np.full(x.shape[:-1], 1e200), _DGP.sample_x)),
                  ("dgp (f and sigma of 'huge')", "overflow to non-finite", "max |f(x_eval)| = 1e+200"),
                  id="eng-f-overflows"),
@@ -713,7 +664,6 @@ CASES = [
     pytest.param(eng(bandwidth=1.0), ("bandwidth", "1.0", "softmax"), id="eng-bandwidth-for-softmax"),
     pytest.param(eng(kernel="gaussian"), ("bandwidth, scale", "None"), id="eng-gaussian-without-bandwidth"),
     pytest.param(eng(max_memory=0), ("max_memory", "0"), id="eng-max-memory-zero"),
-    pytest.param(eng(max_memory=10_000), ("max_memory", "10000 bytes", "at least"), id="eng-max-memory-too-small"),
     pytest.param(eng(x_eval=np.full((3, 4), np.nan), m=None), ("x_eval", "NaN/inf"), id="eng-xeval-nan"),
     pytest.param(eng(x_eval=np.ones((3, 5)), m=None), ("x_eval", "(3, 5)"), id="eng-xeval-dimension"),
     pytest.param(eng(x_eval=np.ones((3, 4)), m=4), ("m", "4", "len(x_eval) = 3"), id="eng-m-vs-xeval"),
@@ -725,13 +675,10 @@ CASES = [
     pytest.param(noise(design=np.ones((5, 4)), n=8), ("n", "8", "len(design) = 5"), id="noise-n-vs-design"),
     pytest.param(lambda: decompose_mp(_DGP, _HEADS, m=2, n=4, R=2, seed=0, dps=5), ("dps", "5", ">= 16"),
                  id="mp-dps-too-small"),
-    pytest.param(lambda: decompose_mp(_DGP, _HEADS, m=64, n=512, R=64, seed=0), ("sizes for mp_check", "MP_MAX_OPS"),
-                 id="mp-too-many-operations"),
     # --- dgp.make_dgp / head_projections
     pytest.param(dgp(design=["normal"]), ("design", "['normal']", "'normal', 'uniform'"), id="dgp-design-list"),
     pytest.param(dgp(design="cauchy"), ("design", "'cauchy'"), id="dgp-design-unknown"),
     pytest.param(dgp(["bump"]), ("name", "['bump']"), id="dgp-name-list"),
-    pytest.param(dgp("sinc"), ("name", "'sinc'", "'single-index'"), id="dgp-name-unknown"),
     pytest.param(dgp(d=0), ("d", "0"), id="dgp-d-zero"),
     pytest.param(dgp(d=2.0), ("d", "2.0"), id="dgp-d-float"),
     pytest.param(dgp(sigma=0.0), ("sigma", "0.0"), id="dgp-sigma-zero"),
@@ -953,7 +900,6 @@ CASES = [
     pytest.param(rp("c8.rates-in-n", r=1.5), ("params.r", "1.5", "0 < r < 1"), id="cli-replay-c8-rates-r-above-one"),
     pytest.param(rp("c8.rates-in-n", gammas=[0.4, 0.6, 0.8, 1.0]), ("params.gammas, c", "γ_1 > γ_2"),
                  id="cli-replay-c8-rates-gammas-increasing"),
-    pytest.param(rp("c8.rates-in-n", c=[1.0, 0.0, 1.0, 1.0]), ("params.c[1]", "0.0", "> 0"), id="cli-replay-c8-rates-c-zero"),
     pytest.param(rp("c8.rates-in-n", c=[1.0, 1.0]), ("params.gammas, c", "c [1.0, 1.0]"), id="cli-replay-c8-rates-c-length"),
     pytest.param(rp("c8.rates-in-n", n_values=[1e3, 1e2]), ("params.n_values", "increasing"), id="cli-replay-c8-rates-n-decreasing"),
     pytest.param(rp("c8.rates-in-n", gammas=[1e300, 1.0, 0.5, 0.25]), ("params.gammas, c, n_values", "within e^(±600)"),
@@ -962,8 +908,6 @@ CASES = [
                  id="cli-replay-c8-rates-c-tiny"),
     pytest.param(rp("c8.rates-in-n", gammas=list(np.linspace(1, 0.1, 701)), c=[1.0] * 701), ("params.gammas", "2 to 700 items"),
                  id="cli-replay-c8-rates-too-many-heads"),
-    pytest.param(rp("c8.rates-in-n", n_values=list(np.geomspace(10, 1e6, 1025))), ("params.n_values", "2 to 1024 items"),
-                 id="cli-replay-c8-rates-too-many-n"),
     # --- hdi: the pair matrices of too many heads
     pytest.param(lambda: hdi(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="hdi-heads-beyond-memory"),
     pytest.param(lambda: overlap(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="overlap-heads-beyond-memory"),
@@ -1023,9 +967,6 @@ INPUT_CASES = [
     pytest.param(_file(_raw(b"{}", length=100 * 10**6)), "x.safetensors: expected a .safetensors header of at most 16,777,216 bytes (MAX_HEADER_BYTES), "
                  "got a header of 100,000,000 bytes",
                  id="st-header-100MB"),
-    pytest.param(_file(_raw({f"t{i}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(70_000)})),
-                 "x.safetensors: expected at most 65,536 tensors in one file (MAX_TENSORS), got a header of 70,000 tensors",
-                 id="st-70000-empty-tensors"),
     # 4. one parser, one name per meaning, contradictory options refused
     pytest.param(_cli(["sweep", "demo", "--jobs", "2", "--workers", "2", "-o", "{d}/o"]),
                  ("--jobs / --workers", "at most one of --jobs, --workers"), id="cli-sweep-jobs-and-old-workers"),
@@ -1061,10 +1002,6 @@ INPUT_CASES = [
                  ("--plot", "'/proc/verify-plot.png'", "a writable file path"), id="cli-sweep-plot-unwritable"),
     pytest.param(_cli(["sweep", "c7", "--quick", "-o", "{d}/o", "--plot", "{d}"]), ("--plot", "a folder"),
                  id="cli-sweep-plot-a-folder"),
-    pytest.param(_cli(["hdi", "{d}", "--json", "/proc/verify-hdi.json"], _CKPT), ("--json FILE", "'/proc/verify-hdi.json'"),
-                 id="cli-hdi-json-unwritable"),
-    pytest.param(_cli(["hdi", "{d}", "-o", "/proc/verify-hdi"], _CKPT), ("--out DIR", "'/proc/verify-hdi'"),
-                 id="cli-hdi-out-unwritable"),
     pytest.param(_cli(["snapshot", "--write"], {"tests/snapshots/verdicts.json": {}, "README.md": FOLDER}, chdir=True),
                  ("README", "'README.md', which is a folder"), id="cli-snapshot-readme-a-folder"),
     pytest.param(_cli(["snapshot", "--write"], {"tests/snapshots/verdicts.json": {}, "README.md": b"ok \xff\xfe"},
@@ -1079,9 +1016,8 @@ INPUT_CASES = [
 ]
 CASES += INPUT_CASES
 
-# --- GGUF checkpoints (issue #36): hostile files and the GGUF options of `hdi`. The files are written
-# byte by byte by tests/gguf_files.py, each breaking one field of a valid tiny LLaMA-layout model;
-# tests/test_gguf.py times every refusal and checks that header cases never reach the gguf library.
+# --- GGUF checkpoints (issue #36): the GGUF options of `hdi` and its refusals on the command line (each
+# hostile file of tests/gguf_files.py is refused, timed, by tests/test_gguf.py).
 from gguf_files import HOSTILE as _GGUF_HOSTILE  # noqa: E402
 from gguf_files import model as _gguf_model  # noqa: E402
 
@@ -1092,28 +1028,13 @@ def _gguf(data: bytes, name: str = "m.gguf") -> Callable[[], Any]:
     return _in_dir({name: data}, lambda d: analyze_checkpoint(d / name))
 
 
-def _gguf_linked_out(d: Path) -> Any:
-    (d / "outside").mkdir()
-    (d / "outside" / "real.gguf").write_bytes(_gguf_model())
-    (d / "model").mkdir()
-    (d / "model" / "link.gguf").symlink_to(d / "outside" / "real.gguf")
-    return analyze_checkpoint(d / "model")
-
-
 _GGUF_OK = {"m.gguf": _gguf_model()}
 GGUF_CASES = [
-    *[pytest.param(_gguf(data), f"m.gguf: {expected}", id=f"gguf-{name}") for name, (data, expected, _) in _GGUF_HOSTILE.items()],
     pytest.param(_gguf(b"GGUF" + struct.pack("<I", 3)), "m.gguf: expected a whole GGUF file (it is truncated or a count "
                                                          "lies), got a file of 8 bytes that ends inside the tensor count",
                  id="gguf-8-bytes"),
     pytest.param(_gguf(b""), "m.gguf: expected a whole GGUF file (it is truncated or a count lies), got a file of 0 bytes",
                  id="gguf-empty"),
-    pytest.param(_in_dir({"w.gguf": _gguf_model(), "v.gguf": _gguf_model()}, analyze_checkpoint),
-                 ("PATH", "with 2 .gguf files (v.gguf, w.gguf)", "one .gguf file per folder"), id="gguf-two-files-in-a-folder"),
-    pytest.param(_in_dir({}, _gguf_linked_out), ("PATH", "link.gguf', a symlink to", "outside the folder",
-                                                 "pass the file itself"), id="gguf-symlink-out-of-the-folder"),
-    pytest.param(_in_dir({"m.gguf": FIFO}, lambda d: analyze_checkpoint(d / "m.gguf")),
-                 ("PATH", "m.gguf', which is not a regular file (FIFO"), id="gguf-fifo"),
     pytest.param(_in_dir({"m.gguf": FOLDER}, lambda d: analyze_checkpoint(d)), ("PATH", "m.gguf', which is a folder"),
                  id="gguf-folder-named-gguf"),
     pytest.param(_in_dir(_GGUF_OK, lambda d: analyze_checkpoint(d / "m.gguf", band_draws=1)),

@@ -1,7 +1,8 @@
 """The same structural checks over every registered claim (scikit-learn's ``check_estimator`` is the
 model): each claim's parts, thresholds and replays as declared, every replay's example replayed,
 every row of bad input its schema implies refused by name, every counterexample of the quick run
-named after its part and replayed to the same judgement with the criterion that judged it.
+named after its part and replayed to the same judgement with the criterion that judged it, and every
+replay kind saved as a counterexample file and replayed from it to the judgement of its example.
 Nothing here names a claim: a claim added to the package is checked by this file as it is."""
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ import pytest
 
 from verify.claims import CLAIMS
 from verify.errors import VerifyError
+from verify.io import jsonable
 from verify.judgment.claim import PART_ID, Cap, Replay, Threshold
-from verify.judgment.counterexamples import ReplayOutcome
+from verify.judgment.counterexamples import ReplayOutcome, save
 from verify.judgment.verdicts import Role
 from verify.replay import replay
 
-#: Every declared replay once (a replay shared by several parts is checked once), by claim.
-REPLAYS = [pytest.param(rp, id=f"{rp.claim}-{rp.part}")
-           for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()]
-#: Every bad-input row each replay's schema implies.
+#: Every replay kind of every claim (a replay several parts share: once per part).
+KINDS = [pytest.param(part, rp, id=rp.kind) for claim in CLAIMS.values() for part, rp in claim.replays.items()]
+#: Every bad-input row each replay's schema implies (a replay several parts share: once).
 BAD_ROWS = [pytest.param(rp, params, name, id=f"{rp.claim}-{rp.part}-{label}")
-            for p in REPLAYS for rp in p.values for label, params, name in rp.schema.bad_rows(rp.example)]
+            for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()
+            for label, params, name in rp.schema.bad_rows(rp.example)]
 
 
 @pytest.mark.parametrize("claim", list(CLAIMS))
@@ -44,13 +46,20 @@ def test_thresholds_and_caps_are_named_with_a_one_line_reason(claim):
         assert v.reason.strip() and "\n" not in v.reason and len(v.reason) <= 300, f"{claim}.{name}: {v.reason!r}"
 
 
-@pytest.mark.parametrize("rp", REPLAYS)
-def test_a_replays_example_is_valid_and_replays(rp: Replay):
-    assert rp.kind == f"{rp.claim.lower()}.{rp.part}"
-    assert rp.schema.validate(rp.example) is not None
+@pytest.mark.parametrize("part, rp", KINDS)
+def test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_it(part, rp: Replay, tmp_path):
+    """Each kind's example is valid and replays; saved as a counterexample file (whatever its
+    outcome) and replayed from the file, it is judged again with the same params, by its own kind, to
+    the same outcome and summary as the saved ones."""
+    assert rp.kind == f"{rp.claim.lower()}.{part}" and rp.schema.validate(rp.example) is not None
     outcome = rp(rp.example)
     assert isinstance(outcome, ReplayOutcome) and isinstance(outcome.violates, bool) and outcome.summary
     json.dumps(outcome.figures, allow_nan=False, default=float)
+    path = save(tmp_path, claim=rp.claim, part=part, kind=rp.kind, statement="s", params=rp.example, outcome=outcome)
+    doc, again = replay(path)
+    assert path.name == f"{rp.claim}-{part}.json" and doc["kind"] == rp.kind and doc["params"] == jsonable(rp.example)
+    assert (doc["expected"]["violates"], doc["expected"]["summary"]) == (outcome.violates, outcome.summary)
+    assert (again.violates, again.summary) == (outcome.violates, outcome.summary)
 
 
 @pytest.mark.parametrize("rp, params, name", BAD_ROWS)

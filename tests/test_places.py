@@ -159,24 +159,6 @@ def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path, monkeypatch, 
     assert "--out" in line and f"{length} bytes" in line and "at most 255" in line and len(line) < 400
 
 
-@pytest.mark.parametrize("target", ["under-a-file", "proc"])
-def test_an_unwritable_target_is_refused_before_any_work(tmp_path, monkeypatch, capsys, target):
-    _no_work(monkeypatch)
-    (tmp_path / "f").write_text("x")
-    arg = str(tmp_path / "f" / "out") if target == "under-a-file" else "/proc/mha-nw-verify-test/out"
-    assert main(["--quick", "--only", QUICK, "--out", arg]) == 2
-    assert "--out" in _one_error_line(capsys.readouterr().err)
-
-
-def test_writable_folder_probes_before_the_work(tmp_path):
-    (tmp_path / "f").write_text("x")
-    for bad in (tmp_path / "f", tmp_path / "f" / "sub", Path("/proc/mha-nw-verify-test")):
-        with pytest.raises(VerifyError, match="--plots: expected a"):
-            io.writable_folder("--plots", bad)
-    assert io.writable_folder("--plots", tmp_path / "new" / "deeper").is_dir()
-    assert sorted(p.name for p in (tmp_path / "new" / "deeper").iterdir()) == []      # the probe is gone
-
-
 def test_a_write_failing_mid_run_is_one_line_exit_1_and_the_previous_run_stays(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     assert main(["--quick", "--only", QUICK, "--out", str(out)]) == 0

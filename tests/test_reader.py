@@ -7,6 +7,7 @@ with every formula rendered; the summary PDF short and without overfull lines.""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -176,3 +177,42 @@ def test_the_summary_pdf_is_short_and_nothing_runs_past_the_margin(doc, tmp_path
 
 def test_markdown_is_the_walk_rendered(doc):
     assert (doc[1] / "report.md").read_text() == markdown(doc[0])
+
+
+def _md(text: str) -> str:
+    return markup.render(" ".join(text.split()), "markdown")
+
+
+def _under(md: str, heading: str) -> str:
+    """The lines of ``md`` under the heading line ``heading``, up to the next heading."""
+    rest = md.split(f"\n{heading}\n", 1)[1]
+    return re.split(r"^#{1,3} ", rest, maxsplit=1, flags=re.M)[0]
+
+
+def test_report_md_states_corrections_limits_and_step_counts_as_report_json(doc):
+    """report.md field by field against report.json: each correction's stated and derived forms in
+    their places, each limit's "holds under" quoting its boundary (not the regime it was measured
+    in), every derivation's and every part's step counts exact (one step made unchecked, so that a
+    count that is not read from its own field shows)."""
+    d = copy.deepcopy(doc[0])
+    d["claims"][0]["evidence"]["derivation"]["steps"][0]["status"] = "unchecked"
+    next(p["symbolic"] for c in d["claims"] for p in c["evidence"]["parts"] if p["symbolic"])["n_checked"] -= 1
+    md = markdown(d)
+    limits = [x for c in d["claims"] for x in c["limits"]]
+    assert limits and any(x["boundary"] != x["regime"] for x in limits)
+    for x in limits:
+        assert f"- {_md(x['label'] + ': ' + x['finding'] + '. It holds under: ' + x['boundary'])}\n" in md
+    for c in d["claims"]:
+        steps = c["evidence"]["derivation"]["steps"]
+        derivation = _under(md, f"## {c['id']}: the derivation")
+        assert f"\n{sum(s['status'] == 'checked' for s in steps)} of {len(steps)} steps checked" in derivation
+        for p in c["evidence"]["parts"]:
+            shown = _under(md, f"### {_md(c['id'] + ', ' + p['label'] + ': ' + p['outcome'])}")
+            if p["symbolic"]:
+                assert f"\n- symbolic: {p['symbolic']['n_checked']} of {p['symbolic']['n_steps']} steps checked" in shown
+            if p["stated"]:
+                assert f"\n- {_md('the paper states ' + p['stated'] + '; derived: ' + p['derived'])}\n" in shown
+        for x in c["corrections"]:
+            assert x["instead"] or f"- {_md(x['derived'] + ' (where the paper states ' + x['stated'] + ')')}\n" in md
+    assert sum(bool(x["instead"]) for c in d["claims"] for x in c["corrections"]) < len(
+        [x for c in d["claims"] for x in c["corrections"]])         # a correction shown by its two forms

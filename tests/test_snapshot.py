@@ -75,12 +75,16 @@ def test_a_changed_limit_boundary_is_a_difference(quick_doc):
 
 def test_texts_are_compared_only_between_runs_of_one_size(quick_doc):
     """A default run's figures differ from the quick run's by design: against the (quick) snapshot
-    only its verdicts, readings and part effects are compared; a changed verdict still is."""
+    only its verdicts, deciding readings and part effects are compared; a changed verdict or deciding
+    reading still is."""
     snap = snapshot_of(quick_doc)
     default = {**_changed_headline(snap, "C1"), "quick": False}
     assert differences(snap, default) == []
+    cid = next(c for c, v in snap["claims"].items() if v["reading"])         # a claim read in several ways
     default["claims"]["C2"] = {**default["claims"]["C2"], "verdict": "refuted"}
-    assert differences(snap, default) == ["C2: verdict 'exact' in the snapshot, 'refuted' now"]
+    default["claims"][cid] = {**default["claims"][cid], "reading": "other"}
+    assert differences(snap, default) == ["C2: verdict 'exact' in the snapshot, 'refuted' now",
+                                          f"{cid}: reading {snap['claims'][cid]['reading']!r} in the snapshot, 'other' now"]
     assert differences(snap, {**_changed_headline(snap, "C1"), "seed": 1}) == []
 
 

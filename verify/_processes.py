@@ -3,23 +3,16 @@ the command line's Ctrl-C at every moment of a run, its imports included (standa
 the package's ``__init__`` imports this before anything heavy).
 
 Workers (the main run's forked ones, a sweep's spawned ones) first call
-:func:`ignore_sigint_in_worker` (a Ctrl-C reaches the whole process group; the parent alone handles
-it and ends them) and :func:`die_with_parent`. The parent starts them inside
-:func:`forking_with_sigint_blocked`, so a Ctrl-C that arrives before a worker ignores SIGINT stays
-pending in the worker and is discarded there; on an interrupt the parent ends them (:func:`stop_pool`).
+:func:`ignore_sigint_in_worker` (the parent alone handles a Ctrl-C, which reaches the whole process
+group) and :func:`die_with_parent`; the parent starts them inside
+:func:`forking_with_sigint_blocked` and, interrupted, ends them (:func:`stop_pool`).
 
-Ctrl-C on the command line (``python -m verify``, ``mha-nw-verify``): one line ``error:
-interrupted ...`` and exit status :data:`EXIT_INTERRUPTED`, never a traceback, whenever it comes:
-
-- while Python imports the package (before :func:`verify.cli.main` runs; :func:`exit_on_sigint`,
-  installed by ``verify/__init__.py`` when this process is the command line): nothing has been
-  written yet, so the process ends at once;
-- while a command runs (:func:`call_interruptible` around ``main``): Python's KeyboardInterrupt,
-  so that the command's ``finally`` blocks end its workers and remove its staging folder, then
-  one line (:func:`interrupted`); a second Ctrl-C after that line ends the process silently;
-- after the command returned (flushing, ``atexit``): the process ends at once with the line.
-
-A process that started with SIGINT ignored (a shell's background job) keeps it ignored.
+A Ctrl-C on the command line is one line ``error: interrupted ...`` and exit status
+:data:`EXIT_INTERRUPTED`, never a traceback: while the package is imported or after the command
+returned, the process ends at once (:func:`exit_on_sigint`); while a command runs it is Python's
+KeyboardInterrupt, so that the command's ``finally`` blocks end its workers and remove its staging
+folder, then one line (:func:`interrupted`). A process that started with SIGINT ignored (a
+shell's background job) keeps it ignored.
 """
 
 from __future__ import annotations
@@ -71,12 +64,10 @@ def die_with_parent(parent: int) -> None:
 
 @contextlib.contextmanager
 def forking_with_sigint_blocked() -> Iterator[None]:
-    """Block SIGINT in this thread while a pool starts its workers (a fork-context pool forks them
-    all in its first ``submit``, a spawn-context one starts one per ``submit``; a spawned
-    interpreter inherits the blocked mask through ``exec``): a worker starts with SIGINT blocked,
-    so a Ctrl-C that arrives before it ignores SIGINT (:func:`ignore_sigint_in_worker`) stays pending and is
-    then discarded, instead of raising KeyboardInterrupt in the worker (a traceback on the
-    terminal, a broken pool); here, a pending Ctrl-C is delivered when the block ends."""
+    """Block SIGINT in this thread while a pool starts its workers (forked or spawned, they inherit
+    the mask): a Ctrl-C that arrives before a worker ignores SIGINT stays pending there and is then
+    discarded, instead of raising KeyboardInterrupt in the worker (a traceback, a broken pool); here,
+    a pending Ctrl-C is delivered when the block ends."""
     if not hasattr(signal, "pthread_sigmask"):     # no fork where there is no pthread_sigmask
         yield
         return

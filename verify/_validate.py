@@ -20,42 +20,11 @@ import numpy as np
 
 from verify.errors import VerifyError
 
-__all__ = [
-    "ArgParser",
-    "seed_arg",
-    "claim_id",
-    "as_array",
-    "positive_number",
-    "positive_int",
-    "finite_number",
-    "integer_valued",
-    "seed",
-    "at_most",
-    "one_of",
-    "fields",
-    "within",
-    "physical_memory",
-    "fits_in_memory",
-    "memory_error_as",
-    "path_like",
-    "error_line",
-    "full_column_rank",
-    "fail",
-    "received",
-    "printable",
-    "writable_file",
-    "writable_folder",
-    "exclusive",
-    "MAX_QUOTED_CHARS",
-    "MAX_INTEGER",
-    "MAX_NUMERAL_CHARS",
-    "MAX_JOBS",
-    "MAX_SEED",
-    "int_numeral",
-    "real_numeral",
-    "seed_numeral",
-    "int_arg",
-]
+__all__ = ["ArgParser", "seed_arg", "as_array", "positive_number", "positive_int", "finite_number", "integer_valued",
+           "seed", "at_most", "one_of", "within", "physical_memory", "fits_in_memory", "memory_error_as",
+           "path_like", "error_line", "full_column_rank", "fail", "received", "printable", "writable_file",
+           "writable_folder", "exclusive", "MAX_QUOTED_CHARS", "MAX_INTEGER", "MAX_NUMERAL_CHARS", "MAX_JOBS",
+           "MAX_SEED", "int_numeral", "real_numeral", "seed_numeral", "int_arg"]
 
 # Singular values below this fraction of the largest one count as zero when deciding that
 # a projection is rank-deficient (a few hundred ulps of float64, well above rounding noise).
@@ -63,9 +32,8 @@ RANK_RTOL = 1e-10
 #: A message quotes at most this many characters of what it received: a 400-digit integer or a
 #: megabyte string from a file is named by its kind, length and first characters, not printed whole.
 MAX_QUOTED_CHARS = 80
-#: The largest integer a size, count or index validator accepts: numpy's int64 range, where its
-#: sizes and indices live. A product of a few such sizes stays far inside float64, so no later float
-#: conversion overflows, and a replay's ``"n": 1`` followed by 400 zeros is refused here, by name.
+#: The largest integer a size, count or index validator accepts: numpy's int64 range (a product of a
+#: few such sizes stays far inside float64; a replay's 400-digit ``"n"`` is refused here, by name).
 MAX_INTEGER = 2**63 - 1
 
 
@@ -99,9 +67,7 @@ def printable(text: str) -> str:
 
 
 def _describe(x: Any) -> str:
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return received(x)
+    return f"array of shape {x.shape} and dtype {x.dtype}" if isinstance(x, np.ndarray) else received(x)
 
 
 def _as_float(name: str, value: Any, want: str) -> float:
@@ -115,19 +81,10 @@ def _as_float(name: str, value: Any, want: str) -> float:
 _FLOAT_MAX_INT = int(np.finfo(np.float64).max)
 
 
-def as_array(
-    name: str,
-    x: Any,
-    *,
-    ndim: int | None = None,
-    min_ndim: int | None = None,
-    finite: bool = True,
-    keep_float32: bool = True,
-) -> np.ndarray:
-    """Return ``x`` as a real floating array (float64, or float32 if it already is one).
-
-    Rejects non-numeric, complex and boolean input, wrong ranks and (by default) NaN/inf.
-    """
+def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None = None, finite: bool = True,
+             keep_float32: bool = True) -> np.ndarray:
+    """``x`` as a real floating array (float64, or float32 if it already is one); non-numeric,
+    complex and boolean input, wrong ranks and (by default) NaN/inf are refused."""
     if isinstance(x, (str, bytes)) or x is None:
         raise fail(name, _describe(x), "a real numeric array")
     try:
@@ -136,10 +93,7 @@ def as_array(
         raise fail(name, f"{type(x).__name__} that numpy cannot read ({exc})", "a real numeric array") from None
     if arr.dtype.kind not in "iuf":
         raise fail(name, _describe(arr), "a real numeric array (int or float dtype)")
-    if arr.dtype == np.float32 and keep_float32:
-        arr = arr.astype(np.float32, copy=False)
-    else:
-        arr = arr.astype(np.float64, copy=False)
+    arr = arr.astype(np.float32 if arr.dtype == np.float32 and keep_float32 else np.float64, copy=False)
     if ndim is not None and arr.ndim != ndim:
         raise fail(name, f"shape {arr.shape} ({arr.ndim} axes)", f"{ndim} axes")
     if min_ndim is not None and arr.ndim < min_ndim:
@@ -261,18 +215,6 @@ def one_of(name: str, value: Any, options: Any) -> Any:
     return value
 
 
-def fields(name: str, value: Any, required: Any) -> dict:
-    """``value`` if it is a dict holding every key of ``required`` (other keys are allowed)."""
-    required = tuple(required)
-    if not isinstance(value, dict):
-        raise fail(name, f"{type(value).__name__} {received(value)}", f"an object with keys {', '.join(required)}")
-    missing = [k for k in required if k not in value]
-    if missing:
-        raise fail(name, f"an object without {', '.join(map(repr, missing))} (keys {sorted(value)[:20]})",
-                   f"an object with keys {', '.join(required)}")
-    return value
-
-
 @contextlib.contextmanager
 def within(prefix: str) -> Iterator[None]:
     """Name the package errors of the block as parts of ``prefix``: a call's ``n: expected ...``
@@ -381,31 +323,16 @@ def exclusive(*options: tuple[str, Any]) -> None:
         raise fail(" / ".join(given), "all of them", f"at most one of {', '.join(f for f, _ in options)}")
 
 
-def claim_id(name: str, value: Any) -> str:
-    """The canonical id of a claim ("c5" -> "C5"); the ids are those of ``proofs.CLAIM_IDS``."""
-    from proofs import CLAIM_IDS
-
-    key = value.strip().upper() if isinstance(value, str) else None
-    if key not in CLAIM_IDS:
-        raise fail(name, received(value), f"a claim among {', '.join(CLAIM_IDS)}")
-    return key
-
-
 def error_line(exc: BaseException) -> str:
     """``error: <message>`` on one line, as every CLI subcommand prints it before exit status 2."""
     return "error: " + " ".join(str(exc).split())
 
 
 # --------------------------------------------------------------------------- numerals on the command line
-#
-# One grammar for every numeric flag of every subcommand, narrower than Python's ``int`` and ``float``
-# (which take '５' and other Unicode digits, '1_000', surrounding spaces, 'inf' and 'nan'):
-#
-#   integer:  [+-]?[0-9]+                                   ASCII digits only
-#   decimal:  [+-]?([0-9]+(.[0-9]*)?|.[0-9]+)([eE][+-]?[0-9]+)?   (the integer form too)
-#
-# no underscores, no spaces, no 'inf' or 'nan', at most MAX_NUMERAL_CHARS characters; each flag
-# states its range, and a refusal quotes the text received (capped, MAX_QUOTED_CHARS).
+# One grammar for every numeric flag, narrower than Python's ``int`` and ``float`` (which take '５'
+# and other Unicode digits, '1_000', spaces, 'inf', 'nan'): ASCII digits with an optional sign, a
+# decimal point and an exponent (_INTEGER_NUMERAL, _DECIMAL_NUMERAL), at most MAX_NUMERAL_CHARS
+# characters; each flag states its range, and a refusal quotes the text received (capped).
 
 #: The longest numeral a flag takes: any value in any flag's range written out is shorter (2**63 has
 #: 19 digits, a float's shortest repr at most 24 characters); a longer text is refused unread.

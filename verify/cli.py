@@ -1,8 +1,7 @@
 """``python -m verify``: every claim checked, one computed verdict each, and the report; and every
-other command of the package. The one command-line module: every subcommand's options are parsed
-here (numerals by :mod:`verify._validate`'s one strict grammar) and handed to a function of the
-module that does the work, so a bad argument, a refused file and an interrupt read the same in
-every command.
+other command of the package, its options parsed here (numerals by :mod:`verify._validate`'s one
+grammar) and handed to the function that does the work: a bad argument, a refused file and an
+interrupt read the same in every command.
 
     python -m verify [--quick | --large] [--seed N] [--out DIR] [--only C5[,C6]]
     python -m verify proofs [C1 ...]          print the derivations in full
@@ -28,39 +27,20 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-#: Thread counts of the BLAS libraries numpy may use, unless the user set them: one. The checks'
-#: matrices are small and the worker processes share the CPUs (two BLAS threads in each of two
-#: workers on 2 cores: the warm run takes 9.2 s instead of 8.1 s), and the numbers then round the
-#: same way in every run (the test suite sets the same). Set here, at import, because the imports
-#: below load numpy, which reads them once.
+#: Thread counts of the BLAS libraries numpy may use, unless the user set them: one (the checks'
+#: matrices are small and the workers share the CPUs; the numbers round the same way in every run).
+#: Set before the imports below load numpy, which reads them once.
 ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 for _var, _value in ONE_BLAS_THREAD.items():
     os.environ.setdefault(_var, _value)
 
 from verify import _processes  # noqa: E402  (after the BLAS threads are set)
-from verify._validate import (  # noqa: E402
-    MAX_JOBS,
-    ArgParser,
-    exclusive,
-    fail,
-    int_arg,
-    int_numeral,
-    real_numeral,
-    received,
-    seed_arg,
-    seed_numeral,
-)
+from verify._validate import (MAX_JOBS, ArgParser, exclusive, fail, int_arg, int_numeral,  # noqa: E402
+                              real_numeral, received, seed_arg, seed_numeral)
 from verify.errors import VerifyError  # noqa: E402
 from verify.io import RUN_MARKER  # noqa: E402
 
 __all__ = ["main", "entry", "exit_now", "COMMANDS", "SWEEPS"]
-
-
-#: The file that marks a folder as a run this package wrote (and may replace): verify.io's marker,
-#: with its schema checked.
-REPORT_MARKER = RUN_MARKER
-#: Exit status after SIGINT (128 + the signal's number, as a shell reports it).
-EXIT_INTERRUPTED = _processes.EXIT_INTERRUPTED
 
 
 def _claims_arg(text: str) -> list[str]:
@@ -97,7 +77,7 @@ def _parser() -> ArgParser:
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--out", type=_out_arg, default=Path("verify-report"),
                    help="report folder (default ./verify-report): a new or empty folder, or one a previous run wrote "
-                        f"(it holds {REPORT_MARKER}); it is replaced as a whole")
+                        f"(it holds {RUN_MARKER}); it is replaced as a whole")
     p.add_argument("--only", type=_claims_arg, default=None, metavar="C5[,C6]", help="check only these claims")
     return p
 
@@ -133,7 +113,7 @@ def run(argv: list[str]) -> int:
 
     claims = args.only or list(CLAIM_IDS)
     out: Path = args.out
-    stage = staging_folder("--out", out, marker=REPORT_MARKER)
+    stage = staging_folder("--out", out, marker=RUN_MARKER)
     t0 = time.perf_counter()
     try:
         try:
@@ -209,8 +189,12 @@ def cmd_replay(argv: list[str]) -> int:
     from verify.replay import replay
 
     doc, outcome = replay(args.file)
-    expected = doc["expected"]
-    print(f"{doc['claim']}, part {doc['part']}: {_prose(doc.get('statement', ''), plain)}")
+    expected, statement = doc["expected"], doc.get("statement", "")
+    try:
+        statement = plain(statement)
+    except Exception:   # a file's text that is not the package's markup: shown as it is (escaped)
+        pass
+    print(f"{doc['claim']}, part {doc['part']}: {statement}")
     print(f"  saved:    {'violates' if expected.get('violates') else 'holds'}: {expected.get('summary', '')}")
     print(f"  replayed: {'violates' if outcome.violates else 'holds'}: {outcome.summary}")
     for key, value in outcome.figures.items():
@@ -219,13 +203,6 @@ def cmd_replay(argv: list[str]) -> int:
     print("  reproduced: the statement is still refuted by this case" if outcome.violates and same
           else "  NOT reproduced: the replay judges differently from the saved file")
     return 0 if same else 1
-
-
-def _prose(text: str, plain: Any) -> str:
-    try:
-        return plain(text)
-    except Exception:   # a file's text that is not the package's markup: shown as it is (escaped)
-        return text
 
 
 def cmd_snapshot(argv: list[str]) -> int:
@@ -460,10 +437,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def exit_now(code: int) -> NoReturn:
-    """End the process with ``code`` once its output is out: run the ``atexit`` handlers, flush
-    stdout and stderr, then ``os._exit``. This skips the interpreter's teardown, which after a
-    run frees SymPy's caches and numba's compiled code object by object (1-2 s, measured) and has
-    nothing left to write: every file is written, atomically, and closed before."""
+    """End the process with ``code`` once its output is out: the ``atexit`` handlers, a flush of
+    stdout and stderr, then ``os._exit``, skipping the interpreter's teardown (1-2 s freeing SymPy's
+    caches and numba's code object by object, with nothing left to write)."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -475,9 +451,8 @@ def exit_now(code: int) -> NoReturn:
 
 
 def entry() -> NoReturn:
-    """The command line's entry point (``python -m verify``, ``mha-nw-verify``): :func:`main`,
-    then :func:`exit_now` with its status; a Ctrl-C at any moment is one line and exit status 130
-    (:func:`verify._processes.call_interruptible`)."""
+    """The command line's entry point (``python -m verify``, ``mha-nw-verify``): :func:`main`, then
+    :func:`exit_now`; a Ctrl-C at any moment is one line and exit status 130."""
     exit_now(_processes.call_interruptible(main))
 
 

@@ -1,50 +1,31 @@
 """Files the package writes and reads: atomic writes, strict JSON, bounded reads, run folders.
 
 Every file is written to a temporary name in its own folder and moved into place with
-``os.replace``, so a reader sees either the previous file or the new one, never a part.
-JSON is written with ``allow_nan=False`` and read back rejecting ``NaN``/``Infinity``
-literals, duplicate keys, nesting deeper than :data:`MAX_JSON_DEPTH` and files larger
-than :data:`MAX_JSON_BYTES`, each with the package's error naming the file.
+``os.replace``: a reader sees the previous file or the new one, never a part. JSON is written with
+``allow_nan=False`` and read back rejecting ``NaN``/``Infinity`` literals, duplicate keys, nesting
+deeper than :data:`MAX_JSON_DEPTH` and files larger than :data:`MAX_JSON_BYTES`, each with the
+package's error naming the file.
 
-Symlinks and special files (the policy of every write here):
+A write to a symbolic link writes through to the file the link points to (resolved fully; a
+dangling link's target is created). An existing target that is not a regular file (a folder, FIFO,
+socket, or a device such as ``/dev/stdout``) is refused: never replaced, opened or written into.
+The only names a write creates beside its target are its temporary ``.NAME.XXXX.tmp`` and, for run
+folders, the staging folder ``.NAME.partial-PID.TOKEN``. Every file written is ``0o644`` and every
+folder created ``0o755``, whatever the umask.
 
-- a write to a symbolic link writes through to the file the link points to (resolved fully),
-  atomically in that file's own folder; the link stays a link (a dangling link's target is
-  created);
-- a target that exists and is not a regular file (a folder, FIFO, socket, or a device such as
-  ``/dev/stdout`` or ``/dev/null``) is refused with the package's error: it is never replaced,
-  opened or written into;
-- the only names a write creates beside its target are its temporary ``.NAME.XXXX.tmp`` (removed
-  when the write fails) and, for run folders, ``.NAME.partial-PID.TOKEN`` (the staging folder,
-  marked inside, below);
-- modes: every file written is ``0o644`` and every folder created ``0o755``, whatever the umask
-  (``mkstemp`` creates ``0o600``; the mode is set before the move).
-
-Run folders (``python -m verify --out DIR``): a run is written into a staging folder beside
-``DIR`` and published in one step. ``DIR`` is replaced only when it is absent, empty, or holds
-this package's marker (:data:`RUN_MARKER`, a JSON file with schema :data:`RUN_SCHEMA` and a
-version up to :data:`RUN_SCHEMA_VERSION`, checked); the current folder and the folders above it
-are refused. Publishing holds an exclusive lock on the parent folder (``flock``), so concurrent
-publishes into one folder take turns, and swaps the folders with one ``renameat2(RENAME_EXCHANGE)``
-where Linux offers it: a reader sees the old run or the new one, and the folder is never absent.
-Elsewhere two renames are used (the folder is absent for an instant; a run killed between them
-is put back by the next run).
-
-Leftovers of killed runs are judged by a marker, never by a name. The staging folder
-``.NAME.partial-PID.TOKEN`` holds :data:`STAGING_MARKER` (schema :data:`STAGING_SCHEMA`: the
-process id, the host, a random token that is also the end of the folder's name, the target's
-name) and the run in its subfolder ``run/``; the two-rename fallback moves the previous run into
-its subfolder ``previous/``, never to a name of its own. A later run into the same target removes
-such a folder, or first puts ``previous/`` back where the target is missing, only when its marker is
-valid, names this folder and this target, and its process has ended on this host. Anything
-without that marker (a user's ``.NAME.old-2024``, a copy of a staging folder under another name)
-is never moved, changed or removed.
+Run folders (``python -m verify --out DIR``): a run is written into a staging folder beside ``DIR``
+and published in one step. ``DIR`` is replaced only when it is absent, empty, or holds this
+package's :data:`RUN_MARKER` (schema and version checked); the current folder and those above it
+are refused. Publishing holds an exclusive ``flock`` on the parent folder and swaps the folders with
+one ``renameat2(RENAME_EXCHANGE)`` where Linux offers it (a reader sees the old run or the new one);
+elsewhere two renames, the previous run moved into the staging folder's ``previous/``. Leftovers of
+killed runs are judged by the staging folder's :data:`STAGING_MARKER` (the process id, the host, a
+random token that also ends the folder's name, the target's name), never by a name: a later run
+into the same target removes such a folder (first putting ``previous/`` back where the target is
+missing) only when its marker names this folder and target and its process has ended on this host.
 
 Output folders of the other writing commands (``sweep -o``, ``hdi -o``, ``latex -o``):
-:func:`output_folder`. Such a command writes only into a folder that is absent (created), empty,
-or holds :data:`OUTPUT_MARKER` written by that same command (schema :data:`OUTPUT_SCHEMA`, the
-command's name); anything else is refused before any work. While it writes it holds an exclusive
-lock on that marker, so a second command into the same folder at the same time is refused.
+:func:`output_folder`.
 """
 
 from __future__ import annotations
@@ -70,35 +51,11 @@ from typing import Any
 from proofs.cache import atomic_write
 from verify.errors import VerifyError
 
-__all__ = [
-    "FILE_MODE",
-    "FOLDER_MODE",
-    "MAX_JSON_BYTES",
-    "MAX_JSON_DEPTH",
-    "NAME_MAX",
-    "OUTPUT_MARKER",
-    "OUTPUT_SCHEMA",
-    "RUN_MARKER",
-    "RUN_SCHEMA",
-    "RUN_SCHEMA_VERSION",
-    "STAGING_MARKER",
-    "STAGING_SCHEMA",
-    "atomic_write_bytes",
-    "discard_staging",
-    "atomic_write_text",
-    "dump_json",
-    "is_run_folder",
-    "jsonable",
-    "loads_json",
-    "output_folder",
-    "publish_folder",
-    "read_json",
-    "regular_file",
-    "staging_folder",
-    "writable_folder",
-    "write_json",
-    "write_target",
-]
+__all__ = ["FILE_MODE", "FOLDER_MODE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "NAME_MAX", "OUTPUT_MARKER", "OUTPUT_SCHEMA",
+           "RUN_MARKER", "RUN_SCHEMA", "RUN_SCHEMA_VERSION", "STAGING_MARKER", "STAGING_SCHEMA", "atomic_write_bytes",
+           "discard_staging", "atomic_write_text", "dump_json", "is_run_folder", "jsonable", "loads_json",
+           "output_folder", "publish_folder", "read_json", "regular_file", "staging_folder", "write_json",
+           "write_target"]
 
 #: Deeper nesting than any file the package writes (report.json is < 12 levels deep).
 MAX_JSON_DEPTH = 64
@@ -139,18 +96,12 @@ def _quote(path: Path | str) -> str:
     return repr(text) if len(text) <= QUOTE_CHARS else repr(text[:QUOTE_CHARS]) + f" (+{len(text) - QUOTE_CHARS} characters)"
 
 
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "a file"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
+    return next((word for test, word in _KINDS if test(mode)), "not a regular file")
 
 
 #: Bytes of a target's name kept in the names written beside it (temporary files, staging
@@ -176,22 +127,24 @@ def _name_max(folder: Path) -> int:
             folder = folder.parent
 
 
-def _check_names(name: str, path: Path) -> None:
-    """Every component of ``path`` no longer than the file system allows (one line, not ENAMETOOLONG)."""
+def _named(name: str, path: Path | str, what: str) -> Path:
+    """``path`` once its name is checked: not empty, and every component no longer than the file
+    system allows (one line, not ENAMETOOLONG)."""
+    if not str(path).strip():
+        raise VerifyError(f"{name}: expected {what}, got {_quote(path)}")
+    path = Path(path)
     limit = _name_max(Path(os.path.abspath(path)).parent)
     for part in path.parts:
         if len(os.fsencode(part)) > limit:
             raise VerifyError(f"{name}: expected file names of at most {limit} bytes, got one of "
                               f"{len(os.fsencode(part))} bytes ({_quote(part)})")
+    return path
 
 
 def write_target(name: str, path: Path | str) -> Path:
     """Where a write to ``path`` goes (symlinks resolved, module docstring), refusing a name too
     long for the file system and an existing target that is not a regular file."""
-    if not str(path).strip():
-        raise VerifyError(f"{name}: expected a file name, got {_quote(path)}")
-    path = Path(path)
-    _check_names(name, path)
+    path = _named(name, path, "a file name")
     real = Path(os.path.realpath(path))
     try:
         st = os.stat(real)
@@ -221,27 +174,6 @@ def _make_folders(folder: Path) -> None:
                 continue
             raise
         os.chmod(f, FOLDER_MODE)
-
-
-def writable_folder(name: str, folder: Path | str) -> Path:
-    """``folder`` (created if missing) after a probe file was written and removed there: the
-    package's error, before any work, for a place that cannot take the outputs."""
-    if not str(folder).strip():
-        raise VerifyError(f"{name}: expected a folder name, got {_quote(folder)}")
-    folder = Path(folder)
-    _check_names(name, folder)
-    try:
-        if folder.exists() and not folder.is_dir():
-            raise VerifyError(f"{name}: expected a folder, got {_quote(folder)}, which is "
-                              f"{_kind(os.stat(folder).st_mode)}")
-        _make_folders(Path(os.path.abspath(folder)))
-        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise VerifyError(f"{name}: expected a writable folder, got {_quote(folder)} "
-                          f"({exc.strerror or exc})") from None
-    return folder
 
 
 def atomic_write_bytes(path: Path | str, data: bytes, *, name: str | None = None) -> Path:
@@ -472,21 +404,12 @@ def _clear_leftovers(parent: Path, real: Path) -> None:
 
 
 def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
-    """A fresh folder to write a whole run into before :func:`publish_folder`, holding the run
-    marker already: ``run/`` inside a staging folder beside ``target`` that holds
-    :data:`STAGING_MARKER` (module docstring).
-
-    ``target`` (symlinks resolved) must be absent, empty, or a folder the package wrote before (it
-    holds a valid ``marker``, :func:`is_run_folder`); neither the current folder nor one above it.
-    Anything else is refused before any work, so publishing never replaces a folder of the user's.
-    Staging folders left by killed runs (their marker says so, their process is gone) are removed.
-    """
-    if not str(target).strip():
-        raise VerifyError(f"{name}: expected a folder name, got {_quote(target)}")
+    """A fresh folder, holding the run marker already, to write a whole run into before
+    :func:`publish_folder`: ``run/`` inside a staging folder beside ``target`` (module docstring).
+    A ``target`` that is not absent, empty or one of this package's runs is refused before any
+    work; staging folders left by killed runs are removed."""
     shown = target
-    target = Path(target)
-    _check_names(name, target)
-    real = Path(os.path.realpath(target))
+    real = Path(os.path.realpath(_named(name, target, "a folder name")))
     here = Path(os.path.realpath(os.getcwd()))
     if real == here or real in here.parents:
         raise VerifyError(f"{name}: expected a folder other than the current one and those above it, got "
@@ -497,14 +420,9 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
         with _locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
             _replaceable(name, real, marker, shown)
             _clear_leftovers(parent, real)
-        while True:
-            token = secrets.token_hex(TOKEN_BYTES)
-            holder = parent / _staging_name(real.name, os.getpid(), token)
-            try:
-                os.mkdir(holder, FOLDER_MODE)
-                break
-            except FileExistsError:   # pragma: no cover - 64 random bits
-                continue
+        token = secrets.token_hex(TOKEN_BYTES)
+        holder = parent / _staging_name(real.name, os.getpid(), token)
+        os.mkdir(holder, FOLDER_MODE)
         os.chmod(holder, FOLDER_MODE)
         write_json(holder / STAGING_MARKER, {
             "schema": STAGING_SCHEMA, "schema_version": STAGING_SCHEMA_VERSION, "pid": os.getpid(),
@@ -573,10 +491,8 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def publish_folder(staging: Path | str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
     """Move the complete ``staging`` folder (from :func:`staging_folder`) to ``target`` (symlinks
-    resolved), replacing a previous run's folder, under the parent folder's lock (module
-    docstring): one atomic exchange where offered, else two renames (the previous run moved into
-    the staging folder's ``previous/``). The staging folder, with the old run, is then removed;
-    ``target`` is checked again under the lock."""
+    resolved, checked again under the parent folder's lock), replacing a previous run's folder
+    (module docstring); the staging folder, with the old run, is then removed."""
     staging, shown = Path(staging), Path(target)
     real = Path(os.path.realpath(shown))
     holder = _holder(staging)
@@ -640,25 +556,17 @@ def _claim_marker(name: str, real: Path, shown: Path | str, command: str) -> Non
 
 
 def _printable(text: str) -> str:
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:QUOTE_CHARS])
-    return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:QUOTE_CHARS])
 
 
 @contextlib.contextmanager
 def output_folder(name: str, folder: Path | str, command: str) -> Iterator[Path]:
-    """The rule of every command that writes into a folder of the user's naming (``sweep -o``,
-    ``hdi -o``, ``latex -o``): ``folder`` (symlinks resolved) is created if absent; an empty one
-    gets :data:`OUTPUT_MARKER` naming ``command`` (e.g. ``"python -m verify sweep"``); one that
-    holds that marker for ``command`` is taken as it is; anything else (a file, a non-empty folder
-    without the marker, another command's folder) is refused with the package error naming
-    ``name``, before any work and without changing anything there. While the block runs an
-    exclusive lock on the marker is held: a second command into the same folder at the same time
-    is refused. Yields ``folder`` as given."""
-    if not str(folder).strip():
-        raise VerifyError(f"{name}: expected a folder name, got {_quote(folder)}")
+    """The folder a command writes into (``sweep -o``, ``hdi -o``, ``latex -o``), held while the block
+    runs: created if absent; an empty one gets :data:`OUTPUT_MARKER` naming ``command``; one holding
+    that marker is taken; anything else, or a folder another command holds now (an exclusive lock on
+    the marker), is refused with the package error before any work. Yields ``folder`` as given."""
     shown = folder
-    _check_names(name, Path(folder))
-    real = Path(os.path.realpath(folder))
+    real = Path(os.path.realpath(_named(name, folder, "a folder name")))
     held = getattr(_HELD, "folders", None)
     if held is None:
         held = _HELD.folders = {}

@@ -1,21 +1,12 @@
-"""Display helpers for the derivation notebooks (``notebooks/*.ipynb``), and their refresh.
+"""Display helpers for the derivation notebooks (``notebooks/*.ipynb``), which call them and define
+no logic of their own: the claim and how the package reads it, the assumptions, the derivation's
+steps, the numeric check with its plots, the verdict. Formulas are printed by SymPy from the checked
+objects, the package's prose with its mathematics typeset (:mod:`proofs.markup`); without IPython the
+same content is printed as text.
 
-A notebook reads one claim group for a person: the claim and how the package reads it
-(:func:`show_claim`, :func:`show_reading`), the setting (:func:`show_assumptions`), the key steps
-of the derivation one at a time (:func:`show_step`), the results, the numeric check with its
-plots (:func:`check`, :func:`show_numeric`, :func:`show_plot`), the verdict
-(:func:`show_verdict`), and at the end every step (:func:`show_checks`, :func:`show_steps`).
-The notebooks call these helpers and define no logic of their own. Formulas are printed by
-SymPy from the checked objects; the package's prose is shown with its mathematics typeset
-(:mod:`proofs.markup`). Without IPython the same content is printed as text.
-
-Every text a notebook shows must be the same on every machine (a test re-executes the notebooks
-and compares): claim checks run with a fixed seed, numbers at rounding level are never shown
-(:func:`stable_text`), and a part whose numbers agree to floating-point rounding is reported
-as such rather than with its platform-dependent residuals.
-
-The notebooks' stored outputs are refreshed by ``python tools/notebooks.py refresh`` (a developer
-tool outside the package: it needs the test extras' nbclient).
+Every text a notebook shows is the same on every machine (a test re-executes the notebooks and
+compares): checks run with a fixed seed, and numbers at rounding level are shown as a bound
+(:func:`stable_text`). ``python tools/notebooks.py refresh`` refreshes the stored outputs.
 """
 
 from __future__ import annotations
@@ -27,33 +18,23 @@ import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable
+from types import ModuleType
+from typing import Any, Callable, Iterable
 
+import sympy as sp
+
+from proofs import CLAIM_IDS, derivation
+from proofs.core import METHODS
+from proofs.markup import render
+from proofs.notation import to_latex
 from verify.errors import VerifyError
+from verify.outputs.document import AGREEMENT_WORDS
+from verify.outputs.latex import Formula
 
-__all__ = [
-    "SEED",
-    "QUICK",
-    "stable_text",
-    "identical_sides",
-    "show_claim",
-    "show_checks",
-    "show_assumptions",
-    "show_step",
-    "show_steps",
-    "show_results",
-    "show_comparisons",
-    "check",
-    "show_reading",
-    "show_numeric",
-    "show_verdict",
-    "show_plot",
-    "show_agreement",
-    "show_hdi_table",
-    "show_hdi_summary",
-    "plot_hdi_layers",
-    "show_overlap_heatmaps",
-]
+__all__ = ["SEED", "QUICK", "stable_text", "identical_sides", "show_claim", "show_checks", "show_assumptions",
+           "show_step", "show_steps", "show_results", "show_comparisons", "check", "show_reading", "show_numeric",
+           "show_verdict", "show_plot", "show_agreement", "show_hdi_table", "show_hdi_summary", "plot_hdi_layers",
+           "show_overlap_heatmaps"]
 
 #: Seed and sizes of the claim checks the notebooks run (quick: each notebook stays well under 30 s).
 SEED = 0
@@ -65,41 +46,32 @@ ROUNDING_EXPONENT = 12
 MAX_PARAM_LATEX = 400
 
 
-
 # --- output ----------------------------------------------------------------------------------------
 
 
-def _ipython() -> Any:
+def _show(text: str, make: Callable[[Any], Any]) -> None:
+    """``make(IPython.display)`` displayed in a notebook, ``text`` printed elsewhere."""
     try:
         from IPython import display as ipd
         from IPython import get_ipython
     except ImportError:
-        return None
-    return ipd if get_ipython() is not None else None
+        ipd = None
+    if ipd is None or get_ipython() is None:
+        print(text)
+    else:
+        ipd.display(make(ipd))
 
 
 def _markdown(text: str) -> None:
-    ipd = _ipython()
-    if ipd is None:
-        print(text)
-    else:
-        ipd.display(ipd.Markdown(text))
+    _show(text, lambda ipd: ipd.Markdown(text))
 
 
 def _math(latex: str) -> None:
-    ipd = _ipython()
-    if ipd is None:
-        print(f"    {latex}")
-    else:
-        ipd.display(ipd.Math(latex))
+    _show(f"    {latex}", lambda ipd: ipd.Math(latex))
 
 
 def _image(path: str | Path) -> None:
-    ipd = _ipython()
-    if ipd is None:
-        print(f"[plot: {path}]")
-    else:
-        ipd.display(ipd.Image(filename=str(path)))
+    _show(f"[plot: {path}]", lambda ipd: ipd.Image(filename=str(path)))
 
 
 # --- text ------------------------------------------------------------------------------------------
@@ -136,8 +108,6 @@ def _md(text: Any) -> str:
 def _prose(text: Any) -> str:
     """The package's marked-up text as Markdown with ``$`` mathematics (:mod:`proofs.markup`);
     text that is not markup is shown literally."""
-    from proofs.markup import render
-
     return render(" ".join(stable_text(text, markup=True).split()), "markdown")
 
 
@@ -146,10 +116,6 @@ def _prose(text: Any) -> str:
 
 def _der(claim: Any) -> Any:
     """The derivation of a claim id, or of a derivation module of one's own (docs/adding-a-claim.md)."""
-    from types import ModuleType
-
-    from proofs import CLAIM_IDS, derivation
-
     if isinstance(claim, ModuleType):
         return derivation(claim)
     if not isinstance(claim, str) or claim.upper() not in CLAIM_IDS:
@@ -160,10 +126,6 @@ def _der(claim: Any) -> Any:
 def identical_sides(relation: Any) -> bool:
     """Whether a step's relation (or any part of an ``And``) prints with the same text or the same
     LaTeX on both sides, like ``V = V``: such a step shows nothing to a reader."""
-    import sympy as sp
-
-    from proofs.notation import to_latex
-
     parts = relation.args if isinstance(relation, sp.And) else (relation,)
     return any(str(p.lhs) == str(p.rhs) or to_latex(p.lhs) == to_latex(p.rhs) for p in parts if hasattr(p, "lhs"))
 
@@ -179,8 +141,6 @@ def show_claim(claim: str) -> None:
 def show_checks(claim: str) -> None:
     """How the derivation's steps were checked: the count per named method, and the counts of steps
     that print with identical sides and of steps checked by an unnamed method (both 0 by design)."""
-    from proofs.core import METHODS
-
     der = _der(claim)
     methods = Counter(s.method for s in der.steps)
     unnamed = sum(n for m, n in methods.items() if m not in METHODS and m != "unchecked")
@@ -194,8 +154,6 @@ def show_checks(claim: str) -> None:
 def show_assumptions(claim: str, names: Iterable[str] | None = None) -> None:
     """The assumptions, all or those named (``setting`` defines the objects, ``model`` restricts
     beyond them)."""
-    from proofs.notation import to_latex
-
     der = _der(claim)
     rows = []
     for a in _selected(der.assumptions.values(), names, "assumption names", der.claim):
@@ -209,8 +167,6 @@ def show_assumptions(claim: str, names: Iterable[str] | None = None) -> None:
 def _formula(claim: str, kind: str, name: str, expr: Any) -> None:
     """A formula, whole, as display mathematics; a long one split at its relation and its terms
     (``verify.outputs.latex.formula_lines``), never replaced by a note."""
-    from verify.outputs.latex import Formula
-
     lines = Formula(claim, name, kind, expr).lines(macros=False)
     _math(lines[0] if len(lines) == 1 and "&" not in lines[0]
           else "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}")
@@ -230,8 +186,6 @@ def _selected(items: Iterable[Any], names: Iterable[str] | None, what: str, clai
 
 def _step_text(der: Any, s: Any, *, why: bool, heading: str) -> str:
     """The line above a step's formula: its name, method, status, note and assumptions."""
-    from proofs.core import METHODS
-
     summary = METHODS[s.method].summary if s.method in METHODS else "no check method"
     text = f"{heading} `{s.name}`: checked by **{s.method}** ({_md(summary)}), **{s.status}**."
     if why and s.why:
@@ -250,10 +204,6 @@ def _step_text(der: Any, s: Any, *, why: bool, heading: str) -> str:
 
 def _param_latex(value: Any) -> str | None:
     """A method parameter as LaTeX, if it is a SymPy object (or a list of them) short enough to read."""
-    import sympy as sp
-
-    from proofs.notation import to_latex
-
     if isinstance(value, (list, tuple)) and all(isinstance(v, sp.Basic) for v in value):
         value = sp.Tuple(*value)
     if not isinstance(value, sp.Basic):
@@ -311,8 +261,6 @@ def show_steps(claim: str, names: Iterable[str] | None = None, *, computed: bool
 
 def show_results(claim: str, names: Iterable[str] | None = None) -> None:
     """The named results (the formulas the generated code and the LaTeX export take)."""
-    from proofs.notation import to_latex
-
     der = _der(claim)
     _markdown("### Results")
     for r in _selected(der.results.values(), names, "result names", der.claim):
@@ -386,15 +334,11 @@ def show_reading(result: Any) -> None:
     _markdown("\n".join(rows))
 
 
-_AGREEMENT = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo error",
-              "measured": "a measurement", "disagree": "the numbers contradict what they check"}
-
-
 def _numeric_line(p: Any) -> str:
     """What the numbers showed, with the numbers (residuals at rounding level shown as a bound)."""
     if p.numeric is None:
         return "no numeric check (symbolic only)"
-    return f"{_AGREEMENT.get(p.numeric.agreement, p.numeric.agreement)}: {_prose(p.numeric.summary)}"
+    return f"{AGREEMENT_WORDS.get(p.numeric.agreement, p.numeric.agreement)}: {_prose(p.numeric.summary)}"
 
 
 def _run_note() -> str:

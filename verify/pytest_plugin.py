@@ -18,7 +18,9 @@ Enabled by the project's own pytest configuration (``-p verify.pytest_plugin`` i
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import pickle
 import re
 import textwrap
 from collections import defaultdict
@@ -53,8 +55,6 @@ _EXTRA: dict[str, Any] = {}
 
 
 def _load_extra(config: pytest.Config) -> None:
-    import importlib
-
     from verify.judgment.claim import Claim
 
     _EXTRA.clear()
@@ -206,8 +206,6 @@ class QuickRun:
         return self.results[claim]
 
     def _shared(self, claim: str) -> tuple[Any, Path]:
-        import pickle
-
         out, done, failed = (self.shared / claim.lower(), self.shared / f"{claim}.pickle",
                              self.shared / f"{claim}.error")
         with _locked(self.shared / f"{claim}.lock"):
@@ -251,12 +249,8 @@ def quick_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 
 
 def _cell(part: str, row: dict) -> str:
-    bits = [f"{row['passed']} passed"]
-    if row["failed"]:
-        bits.append(f"{row['failed']} FAILED")
-    if row["skipped"]:
-        bits.append(f"{row['skipped']} skipped")
-    return f"{part} " + ", ".join(bits)
+    counts = (("passed", row["passed"]), ("FAILED", row["failed"]), ("skipped", row["skipped"]))
+    return f"{part} " + ", ".join(f"{n} {word}" for word, n in counts if n or word == "passed")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

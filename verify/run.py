@@ -2,24 +2,20 @@
 
 The checks are independent (each draws from its own seed streams, ``Context.rng(name)``), so
 with ``jobs > 1`` they run in that many forked worker processes, longest first; every number is
-the same as in one process (the NW core's results do not depend on its thread count, and a worker
-uses one thread so that the processes do not oversubscribe the CPUs).
-
-Workers die with their parent: on Linux each asks the kernel for SIGKILL when its parent dies
-(``prctl(PR_SET_PDEATHSIG)``), elsewhere a thread polls the parent every
-:data:`PARENT_POLL_SECONDS`; they ignore SIGINT (a Ctrl-C reaches the whole process group), and
-the parent, interrupted, kills them before it exits (:mod:`verify._processes`, shared with the
-sweeps' workers).
+the same as in one process (a worker uses one NW thread, so that the processes do not
+oversubscribe the CPUs). Workers die with their parent and ignore SIGINT; the parent, interrupted,
+kills them before it exits (:mod:`verify._processes`, shared with the sweeps' workers).
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from verify._processes import die_with_parent, ignore_sigint_in_worker, stop_pool
 from verify._processes import forking_with_sigint_blocked as _forking_with_sigint_blocked
@@ -69,14 +65,17 @@ def _worker_init(parent: int) -> None:
 
 def _preload(claims: list[str]) -> None:
     """Import, once in the parent, what every worker would otherwise load for itself after the
-    fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache).
-    A first run calls it while the workers derive: it fills the caches it reads then (numba
-    compiles the kernel, 6 to 11 s on 2 cores; matplotlib lists the fonts, 2-3 s)."""
+    fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache); a
+    first run calls it while the workers derive, filling the caches it reads (numba's, 6 to 11 s
+    on 2 cores; matplotlib's font list, 2-3 s)."""
+    import importlib
+
     import matplotlib
     import numpy as np
 
-    import verify.claims  # noqa: F401  (every claim module)
     from verify.numeric import nw
+
+    importlib.import_module("verify.claims")   # every claim module
 
     matplotlib.use("Agg")
     import matplotlib.pyplot  # noqa: F401  (pyplot and its font manager)
@@ -93,6 +92,20 @@ def _preload(claims: list[str]) -> None:
         nw.set_default_threads(previous)
 
 
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """Forked worker processes, shut down after the block; ended at once if it raises (bad input, a
+    failed write, SIGINT: the workers end now, not after their claims)."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_worker_init, initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
 def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
                progress: bool = True, large: bool = False, rederive: bool = False,
                jobs: int = 1) -> tuple[dict, list[Any]]:
@@ -104,56 +117,43 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
     from verify.claims import Context, by_cost, run_claim
     from verify.outputs.report import Progress, document
 
-    bar = Progress(len(claims)) if progress else None
+    bar = Progress(len(claims), shown=progress)
     missing = [] if rederive or cache.rederive_requested() else [
         c for c in claims if c not in proofs._CACHE and not cache.is_cached(c)]
     jobs = min(int(jobs), len(claims))
-    if min(jobs, len(missing)) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        # a first run: derive in worker processes, slowest first, while this process fills the
-        # caches that the checks read (numba's, matplotlib's) and loads them for the checks' workers;
-        # each worker stores its derivations in the cache, from which they load below (a failing
-        # one is not stored: derived again here, it raises)
+    forks = "fork" in multiprocessing.get_all_start_methods()
+    if min(jobs, len(missing)) > 1 and forks:
+        # a first run: derive in worker processes, slowest first, while this process fills the caches
+        # the checks read and loads them for the checks' workers; each worker stores its derivations in
+        # the cache, from which they load below (a failing one is not stored: derived again, it raises)
         order = by_cost(missing, "derive")
-        if bar:
-            bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(order)), mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_worker_init, initargs=(os.getpid(),))
-        try:
+        bar.show(f"deriving {', '.join(order)} in {min(jobs, len(order))} processes")
+        with _pool(min(jobs, len(order))) as pool:
             with _forking_with_sigint_blocked():
                 derived = [pool.submit(_derive, c) for c in order]
             _preload(claims)     # meanwhile, here: the checks' workers are forked from this process
             for fut in derived:
                 fut.result()
-        except BaseException:
-            stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
     ders = []
     for claim in claims:
-        if bar:
-            cached = not rederive and not cache.rederive_requested() and (claim in proofs._CACHE or cache.is_cached(claim))
-            bar.show(f"loading {claim} (cached)" if cached else f"deriving {claim}")
+        cached = not rederive and not cache.rederive_requested() and (claim in proofs._CACHE or cache.is_cached(claim))
+        bar.show(f"loading {claim} (cached)" if cached else f"deriving {claim}")
         ders.append(derivation(claim, rederive=rederive))
-        if bar:
-            bar.advance(f"loaded {claim} (cached)" if getattr(ders[-1], "from_cache", False) else f"derived {claim}")
-    if bar:
-        bar.close()
+        bar.advance(f"loaded {claim} (cached)" if getattr(ders[-1], "from_cache", False) else f"derived {claim}")
+    bar.close()
     for d in ders:
         d.raise_on_failure()
     by_claim: dict[str, Any] = {}
     crashed: dict[str, str] = {}
-    bar = Progress(len(claims)) if progress else None
-    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+    bar = Progress(len(claims), shown=progress)
+    if jobs > 1 and forks:
         _preload(claims)
         ctx_kwargs = {"seed": seed, "quick": quick, "out": out, "large": large}
         order = by_cost(claims, "check")
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_worker_init, initargs=(os.getpid(),))
-        try:
+        with _pool(jobs) as pool:
             with _forking_with_sigint_blocked():
                 pending = {pool.submit(_check, c, ctx_kwargs) for c in order}
-            if bar:
-                bar.show(f"checking {len(claims)} claims in {jobs} processes")
+            bar.show(f"checking {len(claims)} claims in {jobs} processes")
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -166,28 +166,20 @@ def run_report(claims: list[str], *, seed: int, quick: bool, out: Path | None,
                         crashed[claim] = error or ""
                     else:
                         by_claim[claim] = result
-                    if bar:
-                        bar.advance(f"checked {claim}")
-        except BaseException:   # bad input, a failed write, SIGINT: end the workers now, not after their claims
-            stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
+                    bar.advance(f"checked {claim}")
     else:
         ctx = Context(seed=seed, quick=quick, out=out, large=large)
         for claim in claims:
-            if bar:
-                bar.show(f"checking {claim}")
-                ctx.progress = lambda message, claim=claim: bar.show(f"{claim}: {message}")
+            bar.show(f"checking {claim}")
+            ctx.progress = lambda message, claim=claim: bar.show(f"{claim}: {message}")
             try:
                 by_claim[claim] = run_claim(claim, ctx)
             except (VerifyError, OSError):   # bad input, a failed write: the run stops
                 raise
             except Exception:  # a crashed check is reported, and the run exits non-zero
                 crashed[claim] = traceback.format_exc()
-            if bar:
-                bar.advance(f"checked {claim}")
-    if bar:
-        bar.close()
+            bar.advance(f"checked {claim}")
+    bar.close()
     results = [by_claim[claim] for claim in claims if claim in by_claim]
     crashed = {c: crashed[c] for c in claims if c in crashed}
     return document(results, seed=seed, quick=quick, crashed=crashed), ders

@@ -21,7 +21,7 @@ from verify._validate import fail, finite_number, integer_valued, one_of, receiv
 from verify._validate import seed as valid_seed
 from verify.errors import DefinitionError
 
-__all__ = ["Field", "Int", "Float", "Seed", "Choice", "Flag", "Text", "List", "Obj", "Custom", "Schema", "MAX_SEED",
+__all__ = ["Field", "Int", "Float", "Seed", "Choice", "Text", "List", "Obj", "Custom", "Schema", "MAX_SEED",
            "MAX_SIZE"]
 
 #: A seed the package writes is drawn from 64 bits at most; a longer one is not one of its files.
@@ -114,19 +114,6 @@ class Choice(Field):
 
     def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
         return [("unknown", "no-such-" + self.options[0], ""), ("list", list(self.options[:1]), ""), ("number", 1, "")]
-
-
-@dataclass(frozen=True)
-class Flag(Field):
-    """true or false (JSON booleans only)."""
-
-    def check(self, name: str, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise fail(name, received(value), "true or false")
-        return value
-
-    def bad(self, example: Any = None) -> list[tuple[str, Any, str]]:
-        return [("number", 1, ""), ("string", "true", "")]
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,11 @@
-"""The verdict snapshot: what each claim's computed verdict and each part's effect were when
-someone last looked, so that a change of verdict cannot pass unnoticed.
+"""The verdict snapshot: each claim's computed verdict and each part's effect when someone last
+looked, so that a change of verdict cannot pass unnoticed.
 
-``python -m verify snapshot --write`` runs the quick report (seed 0), stores every claim's
-verdict, deciding reading, headline and per-part (role, effect, finding, regime) in
-``tests/snapshots/verdicts.json``, and
-rewrites the README's verdict table from a full default run (or ``--report FILE``).
-``python -m verify snapshot [--report FILE]`` compares a report with the snapshot (and, given a
-full report, the README's table with it) and exits 1 on any difference. No verdict is written by
-hand anywhere: the snapshot and the README table are both generated here.
+``python -m verify snapshot --write`` stores the quick run's (seed 0) verdicts, deciding readings,
+headlines and per-part (role, effect, finding, regime) in ``tests/snapshots/verdicts.json`` and
+rewrites the README's verdict table from a full default run (or ``--report FILE``);
+``python -m verify snapshot [--report FILE]`` compares a report (and the README's table) with them
+and exits 1 on any difference. No verdict is written by hand anywhere.
 """
 
 from __future__ import annotations

@@ -17,13 +17,12 @@ reasons), its replays (a parameter schema each) and its parts::
         return Evidence(numeric=Numeric(...), finding="...")
 
 The declaration fixes what does not depend on the run (the part's id, its **role**, declared here
-and nowhere else, its reading, its statement and the paper's stated form, the derivation groups
-its symbolic side rests on); the function returns what the run measured (:class:`Evidence`). A
-replay's kind is ``<claim>.<part id>`` and its file ``<CLAIM>-<part id>.json``: nothing ties them
-but the part's id. Texts are marked up (:mod:`proofs.markup`): a static text is checked when the
-module is loaded, a computed one when the part is built, and either raises ``DefinitionError`` if
-malformed. ``CLAIM.check(ctx)`` runs the parts in the order declared and returns the immutable
-:class:`ClaimResult`; :func:`shared` memoises a computation that several parts use.
+and nowhere else, its reading, statement and stated form, the derivation groups its symbolic side
+rests on); the function returns what the run measured (:class:`Evidence`). A replay's kind is
+``<claim>.<part id>``, its file ``<CLAIM>-<part id>.json``. Texts are marked up (:mod:`proofs.markup`)
+and checked when the module is loaded or the part is built (``DefinitionError`` if malformed).
+``CLAIM.check(ctx)`` runs the parts in the order declared and returns the :class:`ClaimResult`;
+:func:`shared` memoises a computation that several parts use.
 """
 
 from __future__ import annotations
@@ -44,15 +43,7 @@ from verify.errors import DefinitionError
 from verify.io import jsonable
 from verify.judgment import counterexamples
 from verify.schema import Schema
-from verify.judgment.verdicts import (
-    ClaimResult,
-    Counterexample,
-    Numeric,
-    Part,
-    Reading,
-    Role,
-    Symbolic,
-)
+from verify.judgment.verdicts import ClaimResult, Counterexample, Numeric, Part, Reading, Role, Symbolic
 
 __all__ = ["Context", "Claim", "Evidence", "PartSpec", "Replay", "Threshold", "Cap", "shared", "PART_ID"]
 
@@ -60,49 +51,45 @@ __all__ = ["Context", "Claim", "Evidence", "PartSpec", "Replay", "Threshold", "C
 PART_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
-class Threshold(float):
+class _Reasoned:
+    """A value with the one-line reason for it, named after its variable by the registry
+    (:func:`name_values`): the base of :class:`Threshold` and :class:`Cap`."""
+
+    reason: str
+    name: str
+    _what = "a value"
+
+    def __new__(cls, value: Any, reason: str) -> Any:
+        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
+            raise DefinitionError(f"{cls._what} names its reason in one line, got {reason!r}")
+        markup.check(reason, f"{cls._what}'s reason")
+        obj = super().__new__(cls, value)
+        obj.reason, obj.name = reason, ""
+        return obj
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.real, self.reason), {"name": self.name})
+
+
+class Threshold(_Reasoned, float):
     """A cut that a judge compares a figure with: its value and the one-line reason for it.
 
     Declared once, at module level in a claim's check (``Z_MIN = Threshold(5.0, "...")``); the
     registry names it after its variable. Judges compare with it as with any float; texts cite it
     (:meth:`cite`) and tests read it from the module: no other place repeats its value."""
 
-    reason: str
-    name: str
-
-    def __new__(cls, value: float, reason: str) -> "Threshold":
-        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
-            raise DefinitionError(f"a threshold names its reason in one line, got {reason!r}")
-        markup.check(reason, "a threshold's reason")
-        obj = super().__new__(cls, value)
-        obj.reason, obj.name = reason, ""
-        return obj
-
-    def __reduce__(self) -> tuple:
-        return (type(self), (float(self), self.reason), {"name": self.name})
+    _what = "a threshold"
 
     def cite(self, spec: str = "g") -> str:
         """The value as a text quotes it, with its name in code type (``5 (`Z_MIN`)``)."""
         return f"{format(float(self), spec)} (`{self.name}`)" if self.name else format(float(self), spec)
 
 
-class Cap(int):
+class Cap(_Reasoned, int):
     """A bound on work or size (an integer) with the one-line reason for its value: as
     :class:`Threshold`, declared once and cited."""
 
-    reason: str
-    name: str
-
-    def __new__(cls, value: int, reason: str) -> "Cap":
-        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
-            raise DefinitionError(f"a cap names its reason in one line, got {reason!r}")
-        markup.check(reason, "a cap's reason")
-        obj = super().__new__(cls, value)
-        obj.reason, obj.name = reason, ""
-        return obj
-
-    def __reduce__(self) -> tuple:
-        return (type(self), (int(self), self.reason), {"name": self.name})
+    _what = "a cap"
 
 
 def name_values(namespace: dict[str, Any]) -> dict[str, Threshold | Cap]:
@@ -148,9 +135,7 @@ class Context:
         return large if self.large and large is not None else full
 
     def plot_path(self, name: str) -> Path | None:
-        if self.out is None:
-            return None
-        return Path(self.out) / "plots" / f"{name}.png"
+        return None if self.out is None else Path(self.out) / "plots" / f"{name}.png"
 
     def relative(self, path: Path | str) -> str:
         """``path`` relative to the output folder, as the report records it."""
@@ -169,18 +154,16 @@ class Context:
         if func is None:
             raise DefinitionError(f"{owner.id} part {spec.id!r}: a counterexample needs the part's replay "
                                   "(CLAIM.replay)")
-        claim, part, kind = owner.id, spec.id, func.kind
-        statement = statement or spec.statement
         if outcome is None:
             outcome = func(params)
         if not outcome.violates:
             return None
         file = None
         if self.out is not None:
-            path = counterexamples.save(Path(self.out) / "counterexamples", claim=claim, part=part, kind=kind,
-                                        statement=statement, params=params, outcome=outcome)
-            file = self.relative(path)
-        data = {"kind": kind, "params": params, "summary": outcome.summary, "figures": outcome.figures}
+            file = self.relative(counterexamples.save(Path(self.out) / "counterexamples", claim=owner.id, part=spec.id,
+                                                      kind=func.kind, statement=statement or spec.statement,
+                                                      params=params, outcome=outcome))
+        data = {"kind": func.kind, "params": params, "summary": outcome.summary, "figures": outcome.figures}
         return Counterexample(description=description, data=jsonable(data), file=file)
 
 
@@ -302,7 +285,6 @@ class Claim:
         self.replays: dict[str, Replay] = {}
         #: the check's declared thresholds and caps, by name (filled by :meth:`bind`)
         self.values: dict[str, Threshold | Cap] = {}
-        self.module_name = ""
         self._summary: Callable[[Context, tuple[Part, ...]], str] | None = None
 
     def part(self, id: str, role: Role, *, statement: str, groups: tuple[str, ...] = (), reading: str = "",
@@ -342,14 +324,11 @@ class Claim:
             raise DefinitionError(f"{self.id} replay of {parts}: expected a Schema")
 
         def register(func: Callable[[dict], Any]) -> Replay:
-            first = None
             for part in parts:
                 if part in self.replays:
                     raise DefinitionError(f"{self.id} part {part!r}: its replay is declared twice")
-                rp = Replay(self.id, part, schema, func, example)
-                self.replays[part] = rp
-                first = first or rp
-            return first
+                self.replays[part] = Replay(self.id, part, schema, func, example)
+            return self.replays[parts[0]]
 
         return register
 
@@ -357,7 +336,6 @@ class Claim:
         """Called by the registry once the check module is loaded: name its thresholds and caps, and
         check that every replay belongs to a declared part."""
         self.values = name_values(vars(module))
-        self.module_name = module.__name__
         ids = {p.id for p in self.parts}
         orphans = sorted(set(self.replays) - ids)
         if orphans:
@@ -390,6 +368,5 @@ class Claim:
         return ClaimResult(id=self.id, title=self.title, stated=self.stated, parts=parts_t, summary=summary,
                            plots=plots, seconds=time.perf_counter() - t0, derivation=der.to_dict(),
                            readings=self.readings,
-                           thresholds={k: {"value": float(v) if isinstance(v, float) else int(v), "reason": v.reason}
-                                       for k, v in self.values.items()},
+                           thresholds={k: {"value": v.real, "reason": v.reason} for k, v in self.values.items()},
                            captions=captions, figure=self.figure if self.figure in plots else "")

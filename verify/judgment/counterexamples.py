@@ -42,18 +42,11 @@ def save(directory: Path | str, *, claim: str, part: str, kind: str, statement: 
     """Write ``<directory>/<claim>-<part>.json`` atomically and return its path."""
     from verify import __version__
 
-    doc = {
-        "format": FORMAT,
-        "version": VERSION,
-        "claim": claim,
-        "part": part,
-        "kind": kind,
-        "statement": statement,
-        "params": jsonable(params),
-        "expected": {"violates": bool(outcome.violates), "summary": outcome.summary,
-                     "figures": jsonable(outcome.figures)},
-        "package_version": __version__,
-    }
+    doc = {"format": FORMAT, "version": VERSION, "claim": claim, "part": part, "kind": kind, "statement": statement,
+           "params": jsonable(params),
+           "expected": {"violates": bool(outcome.violates), "summary": outcome.summary,
+                        "figures": jsonable(outcome.figures)},
+           "package_version": __version__}
     return write_json(Path(directory) / f"{claim}-{part}.json", doc)
 
 

@@ -11,19 +11,13 @@ A claim is checked in *parts*. Every part declares its **role** next to the code
 - ``scope``: a probe outside the stated scope; a failure there is a **limit** (the boundary and
   its counterexample).
 
-Details, premises and scope probes never set the verdict; they are always shown beside it.
-
-The rule, in two steps:
-
-1. :func:`evidence_verdict` grades one part's evidence: an experiment that could not have decided
-   -> undecided; a counterexample -> refuted; numbers that contradict the derivation -> not
-   checkable; a proof with no model assumption confirmed to rounding -> exact; a proof (under
-   listed assumptions) -> holds under model; numbers only -> approximate; nothing -> not checkable.
-2. :func:`claim_verdict`: per reading, a refuted core part refutes the reading; otherwise an
-   undecided core part leaves it undecided; otherwise the reading takes the weakest verdict of its
-   checkable core parts (not checkable if none is). A claim with several natural readings (SPEC,
-   C8, C9) takes the reading under which it fares best; undecided ranks below every verdict that
-   rests on evidence for the claim and above refuted (no evidence either way is not a refutation).
+Details, premises and scope probes never set the verdict; they are always shown beside it. The
+rule has two steps: :func:`evidence_verdict` grades one part's evidence; :func:`claim_verdict`
+gives, per reading, refuted if a core part is refuted, else undecided if one is undecided, else the
+weakest verdict of its checkable core parts (not checkable if none is). A claim with several natural
+readings (SPEC, C8, C9) takes the reading under which it fares best; undecided ranks below every
+verdict that rests on evidence for the claim and above refuted (no evidence either way is not a
+refutation).
 """
 
 from __future__ import annotations
@@ -35,37 +29,26 @@ from typing import Any
 from proofs import markup
 from verify.errors import DefinitionError
 
-__all__ = [
-    "Role",
-    "Verdict",
-    "Effect",
-    "Symbolic",
-    "Numeric",
-    "Counterexample",
-    "Part",
-    "Reading",
-    "ClaimResult",
-    "evidence_verdict",
-    "part_effect",
-    "reading_verdict",
-    "claim_verdict",
-    "headline",
-    "AGREEMENTS",
-    "HEADLINE_FINDING_MAX",
-]
+__all__ = ["Role", "Verdict", "Effect", "Symbolic", "Numeric", "Counterexample", "Part", "Reading", "ClaimResult",
+           "evidence_verdict", "part_effect", "reading_verdict", "claim_verdict", "headline", "AGREEMENTS",
+           "HEADLINE_FINDING_MAX"]
 
 
-class Role(str, Enum):
-    CORE = "core"
-    DETAIL = "detail"
-    PREMISE = "premise"
-    SCOPE = "scope"
+class _Word(str, Enum):
+    """An enum whose members print as their value."""
 
     def __str__(self) -> str:
         return self.value
 
 
-class Verdict(str, Enum):
+class Role(_Word):
+    CORE = "core"
+    DETAIL = "detail"
+    PREMISE = "premise"
+    SCOPE = "scope"
+
+
+class Verdict(_Word):
     EXACT = "exact"
     HOLDS_UNDER_MODEL = "holds under model"
     APPROXIMATE = "approximate"
@@ -73,11 +56,8 @@ class Verdict(str, Enum):
     UNDECIDED = "undecided"
     NOT_CHECKABLE = "not checkable"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Effect(str, Enum):
+class Effect(_Word):
     """What a part does to the claim's record, by role and outcome."""
 
     SETS_VERDICT = "sets the verdict"          # core
@@ -90,9 +70,6 @@ class Effect(str, Enum):
     UNDECIDED = "undecided"                    # its experiment could not have decided
     NOT_CHECKED = "not checkable"              # a non-core part without usable evidence
 
-    def __str__(self) -> str:
-        return self.value
-
 
 # Strongest first; a reading takes the weakest verdict among its checkable core parts.
 _STRENGTH = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE]
@@ -100,11 +77,9 @@ _STRENGTH = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE]
 _READING_ORDER = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE, Verdict.UNDECIDED,
                   Verdict.REFUTED, Verdict.NOT_CHECKABLE]
 
-#: How numeric evidence agrees with what it checks:
-#: ``rounding``: to floating-point rounding of the computation (an identity);
-#: ``statistical``: within the Monte Carlo standard error;
-#: ``measured``: a measurement with an error/effect size but no exactness claim;
-#: ``disagree``: the numbers contradict what they check.
+#: How numeric evidence agrees with what it checks: ``rounding`` (to floating-point rounding: an
+#: identity), ``statistical`` (within the Monte Carlo standard error), ``measured`` (an effect with
+#: its size, no exactness claim), ``disagree`` (the numbers contradict what they check).
 AGREEMENTS = ("rounding", "statistical", "measured", "disagree")
 
 #: A part's ``finding`` goes into the one-line headline; longer text belongs in the evidence.
@@ -132,12 +107,13 @@ class Symbolic:
     groups: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_derivation(cls, der: Any, *, uses: list[str] | None = None, steps: list[str] | None = None,
-                        results: list[str] | None = None, comparisons: list[str] | None = None,
+    def from_derivation(cls, der: Any, *, uses: list[str] | None = None,
                         groups: tuple[str, ...] | list[str] | None = None) -> "Symbolic":
         """Summarise ``der`` (a :class:`proofs.Derivation`): the steps, results and comparisons of
-        its ``groups`` (or, in the legacy form, those named). ``uses`` selects the assumptions this
-        part rests on (default: those cited by the selected steps, results and comparisons)."""
+        its ``groups`` (default: every step and result). ``uses`` selects the assumptions this part
+        rests on (default: those cited by the selected steps, results and comparisons)."""
+        steps = results = None
+        comparisons: list[str] = []
         if groups is not None:
             unknown = [g for g in groups if g not in der.groups]
             if unknown:
@@ -150,31 +126,22 @@ class Symbolic:
         by_name = {c.name: c for c in der.comparisons}
         sel_steps = [s for s in der.steps if steps is None or s.name in steps]
         sel_results = [r for r in der.results.values() if results is None or r.name in results]
-        sel_cmp = [by_name[c] for c in (comparisons or []) if c in by_name]
+        sel_cmp = [by_name[c] for c in comparisons if c in by_name]
         missing = [s for s in (steps or []) if s not in {st.name for st in der.steps}]
         missing += [r for r in (results or []) if r not in der.results]
-        missing += [c for c in (comparisons or []) if c not in by_name]
+        missing += [c for c in comparisons if c not in by_name]
         if missing:
             raise DefinitionError(f"{der.claim}: no such steps/results/comparisons {missing}")
         if uses is None:
-            cited: list[str] = []
-            for item in [*sel_steps, *sel_results, *sel_cmp]:
-                cited += [u for u in item.uses if u not in cited]
-            uses = cited
+            uses = list(dict.fromkeys(u for item in [*sel_steps, *sel_results, *sel_cmp] for u in item.uses))
         statuses = {s.status for s in sel_steps}
         status = "failed" if "failed" in statuses else (
             "proved-with-unchecked-steps" if "unchecked" in statuses else "proved")
-        return cls(
-            claim=der.claim,
-            status=status,
-            steps=[s.name for s in sel_steps],
-            results=[r.name for r in sel_results],
-            model_assumptions=[a.statement for a in der.model_assumptions(uses)],
-            n_steps=len(sel_steps),
-            n_checked=sum(s.checked for s in sel_steps),
-            comparisons=[c.to_dict() for c in sel_cmp],
-            groups=list(groups or []),
-        )
+        return cls(claim=der.claim, status=status, steps=[s.name for s in sel_steps],
+                   results=[r.name for r in sel_results],
+                   model_assumptions=[a.statement for a in der.model_assumptions(uses)], n_steps=len(sel_steps),
+                   n_checked=sum(s.checked for s in sel_steps), comparisons=[c.to_dict() for c in sel_cmp],
+                   groups=list(groups or []))
 
     @property
     def contradicted(self) -> list[dict[str, Any]]:
@@ -221,16 +188,11 @@ TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_
 
 @dataclass(frozen=True)
 class Part:
-    """One checked part of a claim, with its declared role.
-
-    ``finding`` is the part's outcome in a referee's words (one phrase, computed by the check,
-    used in the headline). A detail names ``stated`` and ``derived`` forms; a premise or scope
-    part names the ``regime`` it was measured in; a refuted core or a limit names in
-    ``restored_by`` the narrowest assumption under which the statement holds (the boundary).
-    An experiment on real NW heads states ``r2`` (configuration -> R² = 1 − excess MSE / Var f),
-    its ``design`` (each choice with its reason) and its ``controls`` (``positive`` /
-    ``negative``: the configuration and the effect measured there).
-    """
+    """One checked part of a claim, with its declared role. ``finding``: its outcome in a
+    referee's words (one phrase, for the headline); ``restored_by``: for a refuted core or a limit,
+    the narrowest assumption under which the statement holds (the boundary). An experiment on real
+    NW heads states ``r2`` (configuration -> R² = 1 − excess MSE / Var f), its ``design`` (each
+    choice with its reason) and its ``controls`` (``positive`` / ``negative``)."""
 
     id: str
     role: Role
@@ -259,44 +221,40 @@ class Part:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", Role(self.role))
+        where = f"part {self.id!r}"
         if self.undecided and self.counterexample is not None:
-            raise DefinitionError(f"part {self.id!r}: an undecided part refutes nothing, it carries no counterexample")
-        violated = self.counterexample is not None or bool(self.symbolic and self.symbolic.contradicted)
-        if self.role is Role.CORE and violated and self.counterexample is None:
-            raise DefinitionError(f"part {self.id!r}: a core contradicted by the derivation needs a replayable "
+            raise DefinitionError(f"{where}: an undecided part refutes nothing, it carries no counterexample")
+        if self.role is Role.CORE and self.violated and self.counterexample is None:
+            raise DefinitionError(f"{where}: a core contradicted by the derivation needs a replayable "
                                   "counterexample before it can be refuted")
         if self.role in (Role.CORE, Role.SCOPE) and self.counterexample is not None and not self.restored_by:
-            raise DefinitionError(f"part {self.id!r}: a refuted core or a limit must name the assumption that "
-                                  "restores it")
+            raise DefinitionError(f"{where}: a refuted core or a limit must name the assumption that restores it")
         if self.role is Role.DETAIL and not (self.stated and self.derived):
-            raise DefinitionError(f"part {self.id!r}: a detail must name its stated and its derived form")
+            raise DefinitionError(f"{where}: a detail must name its stated and its derived form")
         if self.role in (Role.PREMISE, Role.SCOPE) and not self.regime:
-            raise DefinitionError(f"part {self.id!r}: a {self.role} part must name the regime it was measured in")
+            raise DefinitionError(f"{where}: a {self.role} part must name the regime it was measured in")
         if self.role is not Role.CORE and self.reading:
-            raise DefinitionError(f"part {self.id!r}: only core parts belong to a reading")
+            raise DefinitionError(f"{where}: only core parts belong to a reading")
         if ";" in self.finding:
-            raise DefinitionError(f"part {self.id!r}: a finding is one phrase (no ';'), got {self.finding!r}")
+            raise DefinitionError(f"{where}: a finding is one phrase (no ';'), got {self.finding!r}")
         if len(self.finding) > HEADLINE_FINDING_MAX:
-            raise DefinitionError(f"part {self.id!r}: finding of {len(self.finding)} characters; at most "
+            raise DefinitionError(f"{where}: finding of {len(self.finding)} characters; at most "
                                   f"{HEADLINE_FINDING_MAX} go into a headline")
         if self.controls and set(self.controls) - {"positive", "negative"}:
-            raise DefinitionError(f"part {self.id!r}: controls are 'positive' and 'negative', got "
-                                  f"{sorted(self.controls)}")
-        if self.markup:
-            for name in TEXT_FIELDS:
-                markup.check(getattr(self, name), f"part {self.id!r}: {name}")
-            if self.numeric is not None:
-                markup.check(self.numeric.summary, f"part {self.id!r}: numeric summary")
-            if self.counterexample is not None:
-                markup.check(self.counterexample.description, f"part {self.id!r}: counterexample")
-            for key, entry in self.design.items():
-                for field_, text in (entry.items() if isinstance(entry, dict) else [("value", entry)]):
-                    if isinstance(text, str):
-                        markup.check(text, f"part {self.id!r}: design {key}.{field_}")
-            for kind, ctl in self.controls.items():
-                for field_ in ("what", "effect"):
-                    if isinstance(ctl, dict) and isinstance(ctl.get(field_), str):
-                        markup.check(ctl[field_], f"part {self.id!r}: {kind} control {field_}")
+            raise DefinitionError(f"{where}: controls are 'positive' and 'negative', got {sorted(self.controls)}")
+        if not self.markup:
+            return
+        texts = [(name, getattr(self, name)) for name in TEXT_FIELDS]
+        texts += [("numeric summary", self.numeric.summary)] if self.numeric is not None else []
+        texts += [("counterexample", self.counterexample.description)] if self.counterexample is not None else []
+        for key, entry in self.design.items():
+            pairs = entry.items() if isinstance(entry, dict) else [("value", entry)]
+            texts += [(f"design {key}.{f}", t) for f, t in pairs if isinstance(t, str)]
+        for kind, ctl in self.controls.items():
+            texts += [(f"{kind} control {f}", ctl[f]) for f in ("what", "effect")
+                      if isinstance(ctl, dict) and isinstance(ctl.get(f), str)]
+        for name, text in texts:
+            markup.check(text, f"{where}: {name}")
 
     @property
     def violated(self) -> bool:
@@ -316,37 +274,23 @@ class Part:
     def effect(self) -> Effect:
         return part_effect(self)
 
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "label": self.label or self.id,
-            "role": self.role.value,
-            "reading": self.reading,
-            "statement": self.statement,
-            "evidence_verdict": self.evidence.value,
-            "effect": self.effect.value,
-            "outcome": self.outcome,
-            "finding": self.finding,
-            "stated": self.stated,
-            "derived": self.derived,
-            "regime": self.regime,
-            "r2": dict(self.r2),
-            "design": dict(self.design),
-            "controls": dict(self.controls),
-            "assumptions": self.model_assumptions,
-            "symbolic": self.symbolic.to_dict() if self.symbolic else None,
-            "numeric": self.numeric.to_dict() if self.numeric else None,
-            "counterexample": self.counterexample.to_dict() if self.counterexample else None,
-            "restored_by": self.restored_by,
-            "instead": self.instead,
-            "reason": self.undecided or self.reason or _why_not_checkable(self),
-        }
-
     @property
     def outcome(self) -> str:
         """What the part's evidence says, in the words every view prints: a core part its evidence
         verdict, any other part its effect."""
         return self.evidence.value if self.role is Role.CORE else self.effect.value
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "label": self.label or self.id, "role": self.role.value, "reading": self.reading,
+                "statement": self.statement, "evidence_verdict": self.evidence.value, "effect": self.effect.value,
+                "outcome": self.outcome, "finding": self.finding, "stated": self.stated, "derived": self.derived,
+                "regime": self.regime, "r2": dict(self.r2), "design": dict(self.design),
+                "controls": dict(self.controls), "assumptions": self.model_assumptions,
+                "symbolic": self.symbolic.to_dict() if self.symbolic else None,
+                "numeric": self.numeric.to_dict() if self.numeric else None,
+                "counterexample": self.counterexample.to_dict() if self.counterexample else None,
+                "restored_by": self.restored_by, "instead": self.instead,
+                "reason": self.undecided or self.reason or _why_not_checkable(self)}
 
 
 def evidence_verdict(part: Part) -> Verdict:
@@ -438,10 +382,6 @@ class Reading:
     description: str
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _items(texts: list[str]) -> str:
     """One item as is; several numbered, "(1) a, (2) b"."""
     return texts[0] if len(texts) == 1 else ", ".join(f"({i}) {t}" for i, t in enumerate(texts, 1))
@@ -466,7 +406,7 @@ def _beside(parts: list[Part], word: str, detail: str) -> str:
     """"; 2 limits: (1) ..., (2) ..." with each part's finding or label, or the count alone."""
     if not parts:
         return ""
-    head = f"; {_count(len(parts), word)}"
+    head = f"; {len(parts)} {word}{'' if len(parts) == 1 else 's'}"
     if detail == "count":
         return head
     return head + ": " + _items([(p.finding or p.statement) if detail == "finding" else (p.label or p.id)
@@ -606,10 +546,7 @@ class ClaimResult:
     @property
     def assumptions(self) -> list[str]:
         """The model assumptions the verdict rests on (those of the deciding reading's core parts)."""
-        out: list[str] = []
-        for p in self.core_parts:
-            out += [a for a in p.model_assumptions if a not in out]
-        return out
+        return list(dict.fromkeys(a for p in self.core_parts for a in p.model_assumptions))
 
     @property
     def restored_by(self) -> list[str]:
@@ -620,58 +557,41 @@ class ClaimResult:
                                   if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by))
 
     def corrections(self) -> list[dict]:
-        return [{"part": p.id, "label": p.label or p.id, "finding": p.finding, "stated": p.stated,
-                 "derived": p.derived, "instead": p.instead, "evidence": _evidence_line(p),
-                 "counterexample": p.counterexample.file if p.counterexample else None}
+        return [_entry(p, "finding", "stated", "derived", "instead", "evidence", "counterexample")
                 for p in self.corrections_parts]
 
     def premise(self) -> list[dict]:
-        return [{"part": p.id, "label": p.label or p.id, "outcome": p.effect.value, "finding": p.finding,
-                 "statement": p.statement,
-                 "regime": p.regime, "r2": dict(p.r2), "evidence": _evidence_line(p),
-                 "counterexample": p.counterexample.file if p.counterexample else None}
+        return [_entry(p, "outcome", "finding", "statement", "regime", "r2", "evidence", "counterexample")
                 for p in self.premise_parts]
 
     def limits(self) -> list[dict]:
-        return [{"part": p.id, "label": p.label or p.id, "finding": p.finding, "statement": p.statement,
-                 "boundary": p.restored_by, "instead": p.instead,
-                 "regime": p.regime, "r2": dict(p.r2), "evidence": _evidence_line(p),
-                 "counterexample": p.counterexample.file if p.counterexample else None}
+        return [_entry(p, "finding", "statement", "boundary", "instead", "regime", "r2", "evidence", "counterexample")
                 for p in self.limits_parts]
 
     def undecided(self) -> list[dict]:
-        return [{"part": p.id, "label": p.label or p.id, "role": p.role.value, "finding": p.finding,
-                 "reason": p.undecided, "regime": p.regime} for p in self.undecided_parts]
+        return [_entry(p, "role", "finding", "reason", "regime") for p in self.undecided_parts]
 
     def to_dict(self) -> dict:
         readings = _readings(self.parts)
-        return {
-            "id": self.id,
-            "title": self.title,
-            "stated": self.stated,
-            "verdict": self.verdict.value,
-            "headline": self.headline,
-            "short_headline": self.short_headline,
-            "reading": self.reading,
-            "readings": [{"id": r.id, "description": r.description,
-                          "verdict": reading_verdict(readings.get(r.id, [])).value} for r in self.readings],
-            "corrections": self.corrections(),
-            "premise": self.premise(),
-            "limits": self.limits(),
-            "undecided": self.undecided(),
-            "thresholds": dict(self.thresholds),
-            "assumptions": self.assumptions,
-            "restored_by": self.restored_by,
-            "summary": self.summary,
-            "figure": self.figure,
-            "evidence": {
-                "parts": [p.to_dict() for p in self.parts],
-                "plots": self.plots,
-                "captions": dict(self.captions),
-                "derivation": self.derivation,
-            },
-            "seconds": round(self.seconds, 3),
-        }
+        return {"id": self.id, "title": self.title, "stated": self.stated, "verdict": self.verdict.value,
+                "headline": self.headline, "short_headline": self.short_headline, "reading": self.reading,
+                "readings": [{"id": r.id, "description": r.description,
+                              "verdict": reading_verdict(readings.get(r.id, [])).value} for r in self.readings],
+                "corrections": self.corrections(), "premise": self.premise(), "limits": self.limits(),
+                "undecided": self.undecided(), "thresholds": dict(self.thresholds), "assumptions": self.assumptions,
+                "restored_by": self.restored_by, "summary": self.summary, "figure": self.figure,
+                "evidence": {"parts": [p.to_dict() for p in self.parts], "plots": self.plots,
+                             "captions": dict(self.captions), "derivation": self.derivation},
+                "seconds": round(self.seconds, 3)}
+
+
+def _entry(p: Part, *keys: str) -> dict:
+    """A part's entry in the claim's corrections, premise, limits or undecided list: its id and
+    label, then the fields named, in that order."""
+    value = {"outcome": lambda: p.effect.value, "role": lambda: p.role.value, "boundary": lambda: p.restored_by,
+             "reason": lambda: p.undecided, "r2": lambda: dict(p.r2), "evidence": lambda: _evidence_line(p),
+             "counterexample": lambda: p.counterexample.file if p.counterexample else None}
+    return {"part": p.id, "label": p.label or p.id, **{k: value[k]() if k in value else getattr(p, k) for k in keys}}
 
 
 def _evidence_line(p: Part) -> str:

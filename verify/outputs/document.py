@@ -12,7 +12,7 @@ the terminal shows the verdict table alone (:func:`verify.outputs.report.table`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 from typing import Any
 
 from proofs import markup
@@ -21,64 +21,18 @@ from verify.outputs.glossary import glossary_rows
 __all__ = ["Heading", "Para", "Field", "Items", "Table", "Figure", "Formula", "Fold", "Block", "walk", "verdict_rows",
            "VERDICT_WORDS", "plain_verdict"]
 
-
-@dataclass(frozen=True)
-class Heading:
-    level: int
-    text: str
-    anchor: str = ""
-
-
-@dataclass(frozen=True)
-class Para:
-    text: str
-
-
-@dataclass(frozen=True)
-class Field:
-    """A labelled paragraph (the label set in bold)."""
-
-    label: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Items:
-    items: tuple[str, ...]
-    label: str = ""
-
-
-@dataclass(frozen=True)
-class Table:
-    head: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A plot (its PNG, relative to the report's folder) and what it shows."""
-
-    path: str
-    caption: str
-
-
-@dataclass(frozen=True)
-class Formula:
-    """Display mathematics: a derivation's step or result (``latex`` as SymPy printed it)."""
-
-    latex: str
-    claim: str = ""
-    kind: str = ""
-    name: str = ""
-
-
-@dataclass(frozen=True)
-class Fold:
-    """Blocks a reader opens on demand (HTML ``details``; a plain section elsewhere)."""
-
-    summary: str
-    blocks: tuple
-
+Heading = namedtuple("Heading", "level text anchor", defaults=("",))
+Para = namedtuple("Para", "text")
+#: A labelled paragraph (the label set in bold).
+Field = namedtuple("Field", "label text")
+Items = namedtuple("Items", "items label", defaults=("",))
+Table = namedtuple("Table", "head rows")
+#: A plot (its PNG, relative to the report's folder) and what it shows.
+Figure = namedtuple("Figure", "path caption")
+#: Display mathematics: a derivation's step or result (``latex`` as SymPy printed it).
+Formula = namedtuple("Formula", "latex claim kind name", defaults=("", "", ""))
+#: Blocks a reader opens on demand (HTML ``details``; a plain section elsewhere).
+Fold = namedtuple("Fold", "summary blocks")
 
 Block = Heading | Para | Field | Items | Table | Figure | Formula | Fold
 
@@ -95,7 +49,7 @@ VERDICT_WORDS = {
 _ROLE_WORDS = {"core": "core: sets the verdict", "detail": "detail: a stated constant, convention or word",
                "premise": "premise: is the model true of real NW heads?", "scope": "scope: outside the stated scope"}
 _ROLE_ORDER = {"core": 0, "detail": 1, "premise": 2, "scope": 3}
-_AGREEMENT_WORDS = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo "
+AGREEMENT_WORDS = {"rounding": "agrees to floating-point rounding", "statistical": "agrees within the Monte Carlo "
                     "error", "measured": "a measurement", "disagree": "the numbers contradict what they check"}
 _SYMBOLIC_WORDS = {"proved": "every step checked", "proved-with-unchecked-steps": "some steps unchecked",
                    "failed": "a step failed"}
@@ -205,7 +159,7 @@ def _part(claim: str, p: dict) -> list[Block]:
                  for x in p["symbolic"].get("comparisons", [])]
     if p.get("numeric"):
         n = p["numeric"]
-        rows.append(f"numeric, {_AGREEMENT_WORDS.get(n['agreement'], n['agreement'])}: {n['summary']}")
+        rows.append(f"numeric, {AGREEMENT_WORDS.get(n['agreement'], n['agreement'])}: {n['summary']}")
     if p.get("r2"):
         rows.append("how much of the target each compared configuration learns, $R^2$, one minus the excess "
                     "$\\mathrm{MSE}$ over $\\mathrm{Var}\\, f$: "

@@ -89,9 +89,7 @@ def _walk(nodes: Iterable[Any], out: list[str]) -> None:
                 if not (isinstance(base, markup.Char) and base.c in INDEXED):
                     _walk(node.sub or (), out)
             _walk(node.sup or (), out)
-        elif isinstance(node, markup.Group):
-            _walk(node.nodes, out)
-        elif isinstance(node, markup.Fence):
+        elif isinstance(node, (markup.Group, markup.Fence)):
             _walk(node.nodes, out)
 
 
@@ -116,10 +114,4 @@ def glossary_rows(texts: Iterable[str]) -> list[tuple[str, str]]:
     used = {"HDI", "MSE"}
     for t in texts:
         used |= set(symbols(t))
-    seen: set[str] = set()
-    rows = []
-    for key, (sym, meaning) in GLOSSARY.items():
-        if key in used and sym not in seen:
-            seen.add(sym)
-            rows.append((sym, meaning))
-    return rows
+    return list(dict.fromkeys((sym, meaning) for key, (sym, meaning) in GLOSSARY.items() if key in used))

@@ -1,28 +1,17 @@
 """LaTeX export: every claim's derivation, verdict and evidence as one document, one snippet per formula.
 
 ``python -m verify latex [-o DIR] [--pdf] [--quick | --large] [--seed N] [--report FILE]`` writes
+``DIR/verification.tex`` (a standalone ``article`` needing only Debian's texlive-latex-base: the walk
+of the report, :func:`verify.outputs.document.walk`), ``DIR/snippets/<claim>_<name>.tex`` (one
+labelled ``equation`` per formula, ``eq:<claim>:<name>``, for ``\\input`` into a paper),
+``DIR/macros.tex`` (the notation macros, :data:`proofs.notation.MACROS`) and ``DIR/plots/``.
 
-- ``DIR/verification.tex``: a standalone ``article`` (amsmath, amssymb, graphicx, geometry,
-  longtable: all in Debian's texlive-latex-base) with, per claim, the statement, the verdict with
-  its corrections, premise findings and limits, every part's evidence, the plots, and the
-  derivation: assumptions, steps (each relation with its check method and status), results and
-  the derived-vs-stated comparisons;
-- ``DIR/snippets/<claim>_<name>.tex``: one ``equation`` per formula with the label
-  ``eq:<claim>:<name>`` (steps are ``<claim>_step_<name>``), for ``\\input`` into a paper;
-- ``DIR/macros.tex``: the notation macros (:data:`proofs.notation.MACROS`), defined once;
-- ``DIR/plots/<claim>_<name>.png``: the report's plots.
-
-Every text (titles, statements, headlines, findings, regimes, designs, controls, the steps'
-reasons, ...) is the package's markup, rendered by :func:`proofs.markup.to_latex`; a text the
-markup refuses (a report from another version) is escaped character by character
-(:func:`escape`). Every formula is printed by SymPy (:func:`proofs.notation.to_latex`) and
-set in display mathematics, broken over lines at its relation, its terms and its factors
-(:func:`formula_lines`), never replaced by a note.
-
-A report read with ``--report`` is a file the user may have received: every path in it is
-resolved inside the report's folder, every name written into TeX or used for a file name is
-checked against :data:`NAME_CHARS` (claim ids against :data:`proofs.CLAIM_IDS`), and anything
-else is refused (exit 2, one line) before anything is written.
+Every text is the package's markup, rendered by :func:`proofs.markup.to_latex`; a text the markup
+refuses (a report from another version) is escaped character by character (:func:`escape`). Every
+formula is printed by SymPy (:func:`proofs.notation.to_latex`), broken over lines at its relation,
+terms and factors (:func:`formula_lines`), never replaced by a note. A report read with ``--report``
+may come from anyone: its paths must resolve inside its folder and its names are checked against
+:data:`NAME_CHARS` (claim ids against :data:`proofs.CLAIM_IDS`) before anything is written.
 """
 
 from __future__ import annotations
@@ -42,31 +31,18 @@ from typing import Any, Iterable
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from proofs import markup
-from verify._validate import error_line, fail
+from proofs import CLAIM_IDS, DERIVATIONS, all_derivations, derivation, markup
+from proofs.notation import LATEX_NAMES, MACROS, SPELLED
+from verify._validate import error_line, fail, received
 from verify.errors import VerifyError
-from verify.io import atomic_write_bytes, atomic_write_text
+from verify.io import atomic_write_bytes, atomic_write_text, output_folder
 from verify.outputs.document import Block, Field, Figure, Fold, Heading, Items, Para, Table, walk
 from verify.outputs.document import Formula as FormulaBlock
+from verify.outputs.report import read_report
 
-__all__ = [
-    "Formula",
-    "escape",
-    "text",
-    "formulas",
-    "formula_lines",
-    "macro_file",
-    "snippet",
-    "load_report",
-    "run_checks",
-    "render_document",
-    "write_export",
-    "compile_pdf",
-    "run_latex",
-    "NAME_CHARS",
-    "MAX_NAME",
-    "MAX_PLOT_BYTES",
-]
+__all__ = ["Formula", "escape", "text", "formulas", "formula_lines", "macro_file", "snippet", "load_report",
+           "run_checks", "render_document", "write_export", "compile_pdf", "run_latex", "NAME_CHARS", "MAX_NAME",
+           "MAX_PLOT_BYTES"]
 
 # --- text ----------------------------------------------------------------------------------------
 
@@ -162,9 +138,6 @@ def _comment(value: Any) -> str:
 #: Characters of rendered mathematics per line the breaker aims for (about 15 cm of 11 pt display
 #: mathematics: the 17 cm line less the indent of a continued line and the equation number).
 LINE_UNITS = 55.0
-#: A term no wider than this is not broken further (breaking a short product reads worse than
-#: a slightly long line; the document scales a line that is still wider than the page).
-MIN_BREAK_UNITS = 20.0
 
 _REL_OPS = {sp.Equality: "=", sp.Unequality: r"\neq", sp.StrictLessThan: "<", sp.StrictGreaterThan: ">",
             sp.LessThan: r"\leq", sp.GreaterThan: r"\geq"}
@@ -180,8 +153,6 @@ class _Names(dict):
         self.macros = macros
 
     def get(self, sym: Any, default: Any = None) -> Any:
-        from proofs.notation import LATEX_NAMES, MACROS, SPELLED
-
         if self.macros and sym in MACROS:
             return MACROS[sym]
         if sym in LATEX_NAMES:
@@ -220,6 +191,11 @@ def _latex(expr: Any, macros: bool) -> str:
     if printer is None:
         printer = _PRINTERS[macros] = _MemoPrinter(macros)
     return printer.doprint(expr)
+
+
+#: Widths of the tokens that are not one character wide (every other token is).
+_WIDTHS = {"}": 0.0, "&": 0.0, "\\,": 0.2, "\\;": 0.2, "\\:": 0.2, "\\!": 0.2, "\\quad": 1.0, "\\qquad": 2.0,
+           **dict.fromkeys(("\\HDI", "\\log", "\\exp", "\\sin", "\\cos", "\\max", "\\min", "\\lim"), 3.0)}
 
 
 def _width(tex: str) -> float:
@@ -270,14 +246,7 @@ def _width(tex: str) -> float:
             return max(rows) + 1.0
         if t in ("^", "_"):
             return 0.7 * atom()
-        if t in ("}", "&"):
-            return 0.0
-        if t in ("\\,", "\\;", "\\:", "\\!", "\\quad", "\\qquad"):
-            return {"\\quad": 1.0, "\\qquad": 2.0}.get(t, 0.2)
-        if t.startswith("\\") and len(t) > 2:
-            return {"\\HDI": 3.0, "\\log": 3.0, "\\exp": 3.0, "\\sin": 3.0, "\\cos": 3.0, "\\max": 3.0,
-                    "\\min": 3.0, "\\lim": 3.0}.get(t, 1.0)
-        return 1.0
+        return _WIDTHS.get(t, 1.0)
 
     def group() -> float:
         nonlocal pos
@@ -533,8 +502,6 @@ def _is_formula(obj: Any) -> bool:
 def formulas(claims: Iterable[str] | None = None) -> list[Formula]:
     """Every SymPy formula of the derivations (results first, then the steps whose relation is a
     SymPy object; a step stated in words is text, not a formula)."""
-    from proofs import CLAIM_IDS, derivation
-
     out: list[Formula] = []
     for claim in claims or CLAIM_IDS:
         der = derivation(claim)
@@ -546,8 +513,6 @@ def formulas(claims: Iterable[str] | None = None) -> list[Formula]:
 
 def snippet(f: Formula) -> str:
     """The snippet file of a formula: one ``equation`` (with ``split`` when long) and its label."""
-    from proofs.notation import MACROS
-
     tex = f.latex()
     used = sorted(m for m in MACROS.values() if re.search(re.escape(m) + r"(?![A-Za-z])", tex))
     lines = f.lines()
@@ -577,8 +542,6 @@ def _display(f: Formula) -> str:
 def macro_file() -> str:
     """``\\newcommand`` for each macro of :data:`proofs.notation.MACROS`, meaning the symbol's
     plain spelling."""
-    from proofs.notation import MACROS
-
     lines = ["% Notation of the verification export (proofs.notation.MACROS); \\input once in the preamble."]
     for sym, macro in MACROS.items():
         lines.append(f"\\newcommand{{{macro}}}{{{_latex(sym, False)}}}  % the symbol {sym}")
@@ -616,8 +579,6 @@ def valid_name(field: str, value: Any) -> str:
 
 
 def _claim(field: str, value: Any) -> str:
-    from proofs import CLAIM_IDS
-
     if value not in CLAIM_IDS:
         raise fail(f"{REPORT_ARG} field {field}", _bounded(value), f"a claim id among {', '.join(CLAIM_IDS)}")
     return value
@@ -670,8 +631,6 @@ def report_plots(report: dict[str, Any], folder: Path | None) -> dict[str, dict[
 def load_report(path: str | Path) -> dict[str, Any]:
     """A ``report.json`` of ``python -m verify`` (schema checked by :func:`verify.outputs.report.read_report`),
     its names validated and its plots resolved inside its folder (``doc["plot_files"]``)."""
-    from verify.outputs.report import read_report
-
     doc = read_report(path, name=REPORT_ARG)
     doc.setdefault("crashed", {})
     doc.setdefault("meta", {})
@@ -683,7 +642,6 @@ def load_report(path: str | Path) -> dict[str, Any]:
 def run_checks(*, seed: int = 0, quick: bool = False, large: bool = False, out: Path | None = None,
                claims: Iterable[str] | None = None) -> dict[str, Any]:
     """Run the claim checks and return them in report.json form (:func:`verify.run.run_report`)."""
-    from proofs import CLAIM_IDS
     from verify.run import run_report
 
     doc, _ = run_report(list(claims or CLAIM_IDS), seed=seed, quick=quick, large=large, out=out)
@@ -774,8 +732,6 @@ def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] 
     (:func:`verify.outputs.document.walk`; ``summary``: the referee's summary alone, no appendices);
     ``plots`` maps claim -> {name: file relative to the document} (validated names only);
     ``formulas_`` reuses printed formulas."""
-    from proofs import DERIVATIONS, derivation
-
     index = {} if summary else {(f.claim, f.kind, f.name): f
                                 for f in (formulas_ if formulas_ is not None else formulas())}
     if not summary:   # the derivation of each claim in the report, from this package where the report has none
@@ -894,11 +850,6 @@ def run_latex(out: Path, report_path: Path | None, *, pdf: bool = False, summary
     """``python -m verify latex`` (options parsed by :mod:`verify.cli`): 0 written (and compiled), 1 a
     check crashed, a write failed or pdflatex failed, 2 a report or an output folder refused, or no
     pdflatex for ``pdf``."""
-    import contextlib
-
-    from verify._validate import received
-    from verify.io import output_folder
-
     if report_path is not None and (quick or large or seed is not None):
         raise fail("--report FILE", "together with --quick/--large/--seed",
                    "either --report (its verdicts were computed with its own seed and sizes) or --quick/--large/--seed")
@@ -907,10 +858,7 @@ def run_latex(out: Path, report_path: Path | None, *, pdf: bool = False, summary
     if out.exists() and not out.is_dir():
         raise fail("-o DIR", f"{received(str(out))}, which exists and is not a folder", "a folder, or a path for one")
     report = load_report(report_path) if report_path is not None else None
-    with contextlib.ExitStack() as held:   # -o DIR: taken (empty, or latex's own marker) and locked while written
-        held.enter_context(output_folder("-o DIR", out, "python -m verify latex"))   # before any work
-        from proofs import all_derivations
-
+    with output_folder("-o DIR", out, "python -m verify latex"):   # taken and locked before any work
         failed = [f"{d.claim}/{s.name}" for d in all_derivations() for s in d.failed]
         try:
             if report is None:

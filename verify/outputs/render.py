@@ -1,11 +1,9 @@
 """Blocks of the report (:mod:`verify.outputs.document`) as Markdown and as one self-contained HTML page.
 
 Markdown (``report.md``) keeps its mathematics as ``$...$`` for GitHub's renderer. The HTML page
-(``report.html``) needs nothing but a browser: the mathematics is MathML, converted from each math
-span's LaTeX by ``latex2mathml`` (browsers render MathML natively since Chromium 109, Firefox and
-Safari long before), the plots are embedded as PNG data, the style sheet is inline, and nothing is
-fetched from the network. A text that is not the package's markup (a report of another version,
-an error message) is escaped and shown as it is, never interpreted.
+(``report.html``) needs nothing but a browser: MathML converted by ``latex2mathml``, the plots
+embedded as PNG data, the style sheet inline, nothing fetched. A text that is not the package's
+markup (a report of another version, an error message) is escaped, never interpreted.
 """
 
 from __future__ import annotations

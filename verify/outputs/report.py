@@ -5,19 +5,8 @@ document through one walk (:func:`verify.outputs.document.walk`), so the termina
 ``report.md``, ``report.html``, the README's verdict table, the LaTeX export and the notebooks show
 the same fields (verdict, headline, corrections, premise findings, limits, undecided parts).
 
-Schema ``mha-nw-verify/report``, version 3 (documented in the README)::
-
-    {"schema": "mha-nw-verify/report", "schema_version": 3,
-     "claims": [{"id", "title", "stated", "verdict", "headline", "reading", "readings",
-                 "corrections": [{"part", "label", "finding", "stated", "derived", "instead", "evidence",
-                                  "counterexample"}],
-                 "premise": [{"part", "label", "outcome", "finding", "statement", "regime", "evidence", "counterexample"}],
-                 "limits": [{"part", "label", "finding", "statement", "boundary", "instead", "regime", "evidence",
-                             "counterexample"}],
-                 "undecided": [{"part", "label", "role", "finding", "reason", "regime"}],
-                 "thresholds": {name: {"value", "reason"}}, "assumptions", "restored_by", "summary", "figure",
-                 "evidence": {"parts": [...], "plots": {...}, "captions": {...}, "derivation": {...}}, "seconds"}],
-     "crashed": {claim: traceback}, "meta": {...}}
+Schema ``mha-nw-verify/report``, version 3: the README lists its fields; :data:`REPORT_SHAPE`
+names those its readers use, with their types.
 """
 
 from __future__ import annotations
@@ -45,14 +34,17 @@ TABLE_WIDTH = 80
 
 
 class Progress:
-    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+    """A one-line progress bar on stderr (plain lines when stderr is not a terminal; nothing when
+    not ``shown``)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, width: int = 24) -> None:
-        self.total, self.done, self.width = total, 0, width
+    def __init__(self, total: int, stream: TextIO | None = None, width: int = 24, *, shown: bool = True) -> None:
+        self.total, self.done, self.width, self.shown = total, 0, width, shown
         self.stream = stream or sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
 
     def show(self, label: str) -> None:
+        if not self.shown:
+            return
         filled = int(self.width * self.done / max(self.total, 1))
         bar = "#" * filled + "-" * (self.width - filled)
         line = f"[{bar}] {self.done}/{self.total} {label}"
@@ -67,7 +59,7 @@ class Progress:
         self.show(label)
 
     def close(self) -> None:
-        if self.tty:
+        if self.tty and self.shown:
             self.stream.write("\n")
             self.stream.flush()
 
@@ -139,8 +131,6 @@ def write_report(folder: Path | str, doc: dict) -> tuple[Path, Path, Path]:
 
 #: Marks a JSON object whose values are all strings (in :data:`REPORT_SHAPE`).
 _STR_MAP = "object of strings"
-#: A free text field that may be absent or null.
-_TEXT = "text?"
 
 #: The fields of a report.json (schema 2) that its readers use, and their types: a type,
 #: ``[shape]`` (a list of such) or ``{key: shape}`` (an object; a key ending in ``?`` may be absent
@@ -180,10 +170,9 @@ def check_shape(name: str, source: str, field: str, value: Any, shape: Any) -> N
     """``value`` (the report's ``field``) against ``shape`` (see :data:`REPORT_SHAPE`); the error
     names ``name`` (the argument), the field and what was found."""
     def bad(expected: str) -> VerifyError:
-        return VerifyError(f"{name} field {field}: expected {expected}, got "
-                           f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}"
-                           if field else f"{name}: expected {expected}, got "
-                           f"{_JSON_TYPES.get(type(value), type(value).__name__)} {repr(value)[:60]} in {source!r}")
+        where = f"{name} field {field}" if field else name
+        return VerifyError(f"{where}: expected {expected}, got {_JSON_TYPES.get(type(value), type(value).__name__)} "
+                           f"{repr(value)[:60]} in {source!r}")
 
     if isinstance(shape, dict):
         if not isinstance(value, dict):
