@@ -1,16 +1,25 @@
-"""The verdict snapshot: each claim's computed verdict and each part's effect when someone last
-looked, so that a change of verdict cannot pass unnoticed.
+"""The reviewed snapshot: everything a user reads of the quick run (seed 0) as it was when someone
+last looked, so that no verdict, figure or sentence changes unnoticed.
 
-``python -m verify snapshot --write`` stores the quick run's (seed 0) verdicts, deciding readings,
-headlines and per-part (role, effect, finding, regime) in ``tests/snapshots/verdicts.json`` and
-rewrites the README's verdict table from a full default run (or ``--report FILE``);
-``python -m verify snapshot [--report FILE]`` compares a report (and the README's table) with them
-and exits 1 on any difference. No verdict is written by hand anywhere.
+``python -m verify snapshot --write`` stores under ``tests/snapshots/``: the verdicts, deciding
+readings, headlines and per-part (role, effect, finding, regime) of the quick and the default run
+(``verdicts.json``), and the quick run's ``report.json`` (``quick-report.json``), ``report.md``, the
+terminal's table and the visible text of ``report.html`` (``quick-*.txt``, :data:`FILES`); it
+rewrites the README's verdict table from a full default run (or ``--report FILE``) and prints what
+changed. ``python -m verify snapshot [--report FILE]`` compares a report with them and exits 1 on
+any difference, listed the same way. Numbers are compared with :data:`SNAPSHOT_RTOL` and
+:data:`SNAPSHOT_ATOL`, text exactly once its numbers are masked (:func:`masked`). No verdict is
+written by hand anywhere.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
+import re
 import sys
+import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +28,8 @@ from verify.errors import VerifyError
 from verify.io import atomic_write_text, read_json, regular_file, write_json
 
 __all__ = ["for_run", "SNAPSHOT", "README", "TABLE_BEGIN", "TABLE_END", "snapshot_of", "differences", "readme_section",
-           "with_readme_table", "run_snapshot"]
+           "with_readme_table", "run_snapshot", "FILES", "SNAPSHOT_RTOL", "SNAPSHOT_ATOL", "views", "html_text",
+           "masked", "close", "json_differences", "text_differences", "view_differences", "stored_views"]
 
 SNAPSHOT = Path("tests/snapshots/verdicts.json")
 README = Path("README.md")
@@ -30,6 +40,27 @@ TABLE_END = "<!-- end of verdict table -->"
 #: The README is a few tens of kB; a larger file is not this repository's README.
 MAX_README_BYTES = 4 * 2**20
 FORMAT = "mha-nw-verify/verdict-snapshot"
+#: What a user reads of the quick run, and where its snapshot is stored.
+FILES = {"report.json": Path("tests/snapshots/quick-report.json"), "report.md": Path("tests/snapshots/quick-report.md"),
+         "terminal": Path("tests/snapshots/quick-terminal.txt"),
+         "report.html": Path("tests/snapshots/quick-report-html.txt")}
+#: A number's relative tolerance: the quick run was measured bit-identical with and without AVX-512
+#: (``NPY_DISABLE_CPU_FEATURES=X86_V4``); 1e-9 leaves room for another libm.
+SNAPSHOT_RTOL = 1e-9
+#: Below this, numbers are rounding residuals (``7e-17`` here, another on the next CPU) and equal:
+#: the package's own line between a residual and a figure (:data:`verify.notebook.ROUNDING_EXPONENT`).
+SNAPSHOT_ATOL = 1e-12
+#: Keys of report.json never compared (nor stored): wall-clock times, different on every run.
+VOLATILE_KEYS = frozenset({"seconds"})
+#: Fields of report.json stored for the reviewer but not compared: the machine's library versions
+#: (the figures they produce are compared).
+ENVIRONMENT_FIELDS = frozenset({"meta.python", "meta.numpy", "meta.sympy", "meta.mpmath"})
+#: Differences listed per file; the rest are counted.
+MAX_SHOWN = 12
+#: Characters of a text quoted around its first difference.
+QUOTE_CHARS = 90
+#: A stored text file larger than this is not one this command wrote (report.md is ~0.5 MB).
+MAX_TEXT_BYTES = 32 * 2**20
 
 
 def snapshot_of(doc: dict) -> dict[str, Any]:
@@ -148,18 +179,324 @@ def _read_snapshot() -> dict:
     return doc
 
 
-def _run(quick: bool) -> dict:
-    from proofs import CLAIM_IDS
-    from verify.run import run_report
+# --- what a user reads ------------------------------------------------------------------------------
 
-    doc, _ = run_report(list(CLAIM_IDS), seed=0, quick=quick, out=None, progress=False)
+
+def terminal_text(doc: dict) -> str:
+    """What ``python -m verify --quick`` prints of the verdicts (:func:`verify.cli.run`): the heading
+    and the table. Its derivation lines (cached or not) and closing line (folder, seconds) vary."""
+    from verify.outputs.report import table
+
+    meta = doc.get("meta", {})
+    return (f"Verdicts (python -m verify{' --quick' if meta.get('quick') else ''}, seed {meta.get('seed')}):\n"
+            + table(doc) + "\n")
+
+
+class _Visible(HTMLParser):
+    """The text a browser shows of a page: no style, no images (so no data URIs); block elements
+    on lines of their own, table cells separated by ``|``; in MathML an exponent after ``^`` (so that
+    ``7×10^−17`` reads as one number), a subscript after ``_``, a root as ``√``, a fraction's ``/``."""
+
+    BLOCKS = frozenset("title p h1 h2 h3 h4 h5 h6 li ul ol table tr details summary figure figcaption div br".split())
+    HIDDEN = frozenset({"style", "script"})
+    #: MathML elements whose children are read with a separator after the first (and second).
+    SEPARATED = {"msup": "^", "msub": "_", "msubsup": "_^", "mfrac": "/"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.stack: list[list[Any]] = []      # [tag, children closed]
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        if tag in self.BLOCKS or (tag == "math" and ("display", "block") in attrs):
+            self.out.append("\n")
+        elif tag in ("td", "th"):
+            self.out.append(" | ")
+        elif tag in ("msqrt", "mroot"):
+            self.out.append("√")
+        if tag not in ("img", "br", "meta", "link", "hr", "input"):
+            self.stack.append([tag, 0])
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.stack and self.stack[-1][0] != tag and any(t == tag for t, _ in self.stack):
+            self.stack.pop()      # an element left open: closed with its parent
+        if self.stack and self.stack[-1][0] == tag:
+            self.stack.pop()
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        if tag in self.BLOCKS:
+            self.out.append("\n")
+        if self.stack and self.stack[-1][0] in self.SEPARATED:
+            parent = self.stack[-1]
+            if parent[1] < len(self.SEPARATED[parent[0]]):
+                self.out.append(self.SEPARATED[parent[0]][parent[1]])
+            parent[1] += 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.out.append(data)
+
+
+def html_text(page: str) -> str:
+    """The visible text of an HTML page (:class:`_Visible`), one block a line, spaces collapsed."""
+    parser = _Visible()
+    parser.feed(page)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.out).splitlines())
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def views(doc: dict, folder: Path | None) -> dict[str, Any]:
+    """Everything a user reads of ``doc``, as :data:`FILES` stores it: report.json without its
+    timings, report.md, the terminal's table and the visible text of report.html (its plots read
+    from ``folder``, the report's)."""
+    from verify.outputs.report import html_page, markdown
+
+    return {"report.json": _without_volatile(doc), "report.md": markdown(doc), "terminal": terminal_text(doc),
+            "report.html": html_text(html_page(doc, folder))}
+
+
+def _without_volatile(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _without_volatile(v) for k, v in x.items() if k not in VOLATILE_KEYS}
+    if isinstance(x, list):
+        return [_without_volatile(v) for v in x]
+    return x
+
+
+# --- comparison -------------------------------------------------------------------------------------
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_MANTISSA = r"\d+(?:\.\d+)?"
+#: A number as the report writes it: ``7 \times 10^{-17}`` (LaTeX), ``7 × 10⁻¹⁷`` (Unicode),
+#: ``7×10^−17`` (the page's MathML as text), ``10^{-12}``, ``2.2e-16``, ``0.25``, ``3``; the sign
+#: of a mantissa is text, an exponent's belongs to the number.
+_NUMBER = re.compile(rf"(?:({_MANTISSA})\s*(?:\\times|\\cdot|×|·)\s*)?10(?:\^\{{([-−+]?\d+)\}}|\^([-−+]?\d+)"
+                     rf"|([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))|({_MANTISSA}(?:[eE][-+]?\d+)?)")
+
+
+def _value(m: re.Match) -> float:
+    if m.group(5) is not None:
+        return float(m.group(5))
+    exponent = (m.group(2) or m.group(3) or m.group(4).translate(_SUPERSCRIPT)).replace("−", "-")
+    return float(f"{m.group(1) or 1}e{exponent}")
+
+
+def masked(text: str) -> tuple[str, list[float]]:
+    """``text`` with each number replaced by ``#``, and the numbers in order."""
+    numbers: list[float] = []
+
+    def mask(m: re.Match) -> str:
+        numbers.append(_value(m))
+        return "#"
+
+    return _NUMBER.sub(mask, text), numbers
+
+
+def close(a: float, b: float) -> bool:
+    """Whether two numbers of the report agree: within :data:`SNAPSHOT_RTOL` of the larger, or
+    both within :data:`SNAPSHOT_ATOL` of each other (rounding residuals)."""
+    try:
+        return a == b or math.isclose(float(a), float(b), rel_tol=SNAPSHOT_RTOL, abs_tol=SNAPSHOT_ATOL)
+    except OverflowError:       # an integer beyond float: compared exactly
+        return False
+
+
+def _excerpt(text: str, at: int) -> str:
+    start = max(0, at - QUOTE_CHARS // 3)
+    cut = text[start:start + QUOTE_CHARS]
+    return repr(("…" if start else "") + cut + ("…" if start + QUOTE_CHARS < len(text) else ""))
+
+
+def _first_change(a: str, b: str) -> int:
+    return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _text_difference(expected: str, actual: str) -> str | None:
+    """How two texts differ (None if they agree): their masked texts around the first change, or the
+    first number beyond the tolerance."""
+    (me, ne), (ma, na) = masked(expected), masked(actual)
+    if me != ma:
+        at = _first_change(me, ma)
+        return f"text {_excerpt(me, at)} in the snapshot, {_excerpt(ma, at)} now"
+    for k, (x, y) in enumerate(zip(ne, na)):
+        if not close(x, y):
+            return f"number {k + 1} ({x:.12g} in the snapshot, {y:.12g} now) in {_excerpt(expected, 0)}"
+    return None
+
+
+def _label(item: Any, k: int) -> str:
+    if isinstance(item, dict):
+        for key in ("id", "name", "part"):
+            if isinstance(item.get(key), str):
+                return item[key]
+    return str(k)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def json_differences(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Every difference between two JSON values, each ``path: how``: numbers by :func:`close`,
+    strings by their masked text and then their numbers, lists item by item (labelled by an item's
+    id or name), anything else exactly; :data:`VOLATILE_KEYS` and :data:`ENVIRONMENT_FIELDS` skipped."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out = []
+        for key in dict.fromkeys([*expected, *actual]):
+            where = f"{path}.{key}" if path else str(key)
+            if key in VOLATILE_KEYS or where in ENVIRONMENT_FIELDS:
+                continue
+            if key not in actual:
+                out.append(f"{where}: in the snapshot, missing now")
+            elif key not in expected:
+                out.append(f"{where}: new, {_excerpt(str(actual[key]), 0)}")
+            else:
+                out += json_differences(expected[key], actual[key], where)
+        return out
+    if isinstance(expected, list) and isinstance(actual, list):
+        out = []
+        for k, (x, y) in enumerate(zip(expected, actual)):
+            out += json_differences(x, y, f"{path}[{_label(x, k)}]")
+        if len(expected) != len(actual):
+            out.append(f"{path}: {len(expected)} items in the snapshot, {len(actual)} now")
+        return out
+    if _is_number(expected) and _is_number(actual):
+        return [] if close(expected, actual) else [f"{path}: {expected!r} in the snapshot, {actual!r} now"]
+    if isinstance(expected, str) and isinstance(actual, str):
+        how = _text_difference(expected, actual)
+        return [f"{path}: {how}"] if how else []
+    if type(expected) is type(actual) and expected == actual:
+        return []
+    return [f"{path}: {_excerpt(repr(expected), 0)} in the snapshot, {_excerpt(repr(actual), 0)} now"]
+
+
+def _lines(start: int, stop: int) -> str:
+    return f"line {start + 1}" if stop == start + 1 else f"lines {start + 1}-{stop}"
+
+
+def text_differences(expected: str, actual: str) -> list[str]:
+    """Line by line (``line N: how``, N of the current text): lines added, removed or changed in
+    their masked text, and lines of the same masked text whose numbers differ beyond the tolerance.
+    The lines the two texts begin and end with alike are matched first (fast, and so a repeated
+    line cannot pair with the wrong one there)."""
+    old, new = expected.splitlines(), actual.splitlines()
+
+    def same(i: int, j: int) -> bool:
+        return old[i] == new[j] or masked(old[i])[0] == masked(new[j])[0]
+
+    n = min(len(old), len(new))
+    head = next((k for k in range(n) if not same(k, k)), n)
+    tail = next((k for k in range(n - head) if not same(len(old) - 1 - k, len(new) - 1 - k)), n - head)
+    pairs = [*((k, k) for k in range(head)), *((len(old) - k, len(new) - k) for k in range(tail, 0, -1))]
+    found: list[tuple[int, str]] = []
+    middle = difflib.SequenceMatcher(None, [masked(x)[0] for x in old[head:len(old) - tail]],
+                                     [masked(x)[0] for x in new[head:len(new) - tail]], autojunk=False)
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+        if tag == "equal":
+            pairs += zip(range(i1, i2), range(j1, j2))
+        elif tag == "delete":
+            found.append((j1, f"{_lines(i1, i2)} of the snapshot removed, the first {_excerpt(old[i1], 0)}"))
+        elif tag == "insert":
+            found.append((j1, f"{_lines(j1, j2)} new, the first {_excerpt(new[j1], 0)}"))
+        else:
+            more = f" (and {max(i2 - i1, j2 - j1) - 1} more lines)" if max(i2 - i1, j2 - j1) > 1 else ""
+            found.append((j1, f"line {j1 + 1}: {_text_difference(old[i1], new[j1])}{more}"))
+    found += [(j, f"line {j + 1}: {how}") for i, j in pairs
+              if old[i] != new[j] and (how := _text_difference(old[i], new[j]))]
+    return [how for _, how in sorted(found, key=lambda f: f[0])]
+
+
+def view_differences(stored: dict[str, Any], current: dict[str, Any]) -> dict[str, list[str]]:
+    """Per file of :data:`FILES`, the differences of ``current`` (:func:`views`) from ``stored``."""
+    return {name: (json_differences(stored[name], current[name]) if name == "report.json"
+                   else text_differences(stored[name], current[name])) for name in FILES}
+
+
+def summary(diffs: dict[str, list[str]], *, shown: int = MAX_SHOWN) -> str:
+    """The differences per file, at most ``shown`` each (the rest counted)."""
+    lines = []
+    for name, found in diffs.items():
+        if found:
+            lines.append(f"{FILES[name]} ({name}): {len(found)} difference{'s' if len(found) > 1 else ''}")
+            lines += [f"  {d}" for d in found[:shown]]
+            if len(found) > shown:
+                lines.append(f"  ... and {len(found) - shown} more")
+    return "\n".join(lines)
+
+
+def _read_text(name: str, path: Path) -> str:
+    try:
+        return regular_file(name, path, max_bytes=MAX_TEXT_BYTES).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VerifyError(f"{name}: expected UTF-8 text, got {str(path)!r} with undecodable bytes "
+                          f"({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise VerifyError(f"{name}: expected a readable file, got {str(path)!r} ({exc.strerror})") from None
+
+
+def stored_views(root: Path = Path(".")) -> dict[str, Any]:
+    """The stored snapshot of :data:`FILES` under ``root``; a missing, corrupt or foreign file is
+    the package's error naming it."""
+    from verify.outputs.report import SCHEMA
+
+    out: dict[str, Any] = {}
+    for name, rel in FILES.items():
+        if name == "report.json":
+            doc = read_json("snapshot", root / rel)
+            if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+                raise VerifyError(f"snapshot: expected {str(rel)!r} written by `python -m verify snapshot --write` "
+                                  f"(a report of schema {SCHEMA!r}), got a file of another shape")
+            out[name] = doc
+        else:
+            out[name] = _read_text("snapshot", root / rel)
+    return out
+
+
+def _write_views(current: dict[str, Any]) -> str:
+    """Store ``current`` (atomically, each file), returning what changed from the files it replaces."""
+    try:
+        diff = summary(view_differences(stored_views(), current))
+    except VerifyError as exc:      # no snapshot yet, or one of another version: replaced whole
+        diff = f"the previous snapshot is replaced whole ({exc})"
+    for name, rel in FILES.items():
+        if name == "report.json":
+            write_json(rel, current[name])
+        else:
+            atomic_write_text(rel, current[name])
+    return diff or "the quick run's files are unchanged"
+
+
+def _run(quick: bool, out: Path | None = None) -> dict:
+    from proofs import CLAIM_IDS
+    from verify.run import default_jobs, run_report
+
+    doc, _ = run_report(list(CLAIM_IDS), seed=0, quick=quick, out=out, progress=False, jobs=default_jobs())
     return doc
+
+
+def _quick_views() -> tuple[dict, dict[str, Any]]:
+    """The quick run (seed 0) as ``python -m verify --quick`` makes it, its plots and counterexamples
+    in a temporary folder of its own (removed after): its report and :func:`views`."""
+    with tempfile.TemporaryDirectory(prefix="mha-nw-snapshot-") as folder:
+        doc = _run(quick=True, out=Path(folder))
+        return doc, views(doc, Path(folder))
+
+
+def _is_quick_seed_0(doc: dict) -> bool:
+    meta = doc.get("meta") or {}
+    return bool(meta.get("quick")) and meta.get("seed") == 0
 
 
 def run_snapshot(write: bool, report: Path | None) -> int:
     """``python -m verify snapshot [--write] [--report FILE]``: compare a report (default: the quick
     run) with the stored snapshot, 1 on any difference; or (``write``) store the snapshot and the
-    README's verdict table."""
+    README's verdict table, printing what changed. A quick seed-0 ``--report`` is compared in full
+    (:data:`FILES`, its plots from its folder), a default one by its verdicts and the README table."""
     from verify.outputs.report import read_report, readme_table
 
     for path in (SNAPSHOT.parent, README):
@@ -167,29 +504,47 @@ def run_snapshot(write: bool, report: Path | None) -> int:
             raise VerifyError(f"snapshot: expected {str(path)!r} (run from the repository's root), got nothing there")
     if write or report:
         _readme_text()
-    if write:   # both targets, before the runs
-        writable_file("snapshot", SNAPSHOT)
+    if write:   # every target, before the runs
+        for path in (SNAPSHOT, *FILES.values()):
+            writable_file("snapshot", path)
         writable_file("README", README)
     full = read_report(report) if report else None
     if write:
-        snap = snapshot_of(_run(quick=True))
+        quick, current = _quick_views()
+        snap = snapshot_of(quick)
         full = full or _run(quick=False)
         if diff := differences(snap, snapshot_of(full)):
             print("note: the full run's verdicts or part effects differ from the quick run's (both are stored):\n  "
                   + "\n  ".join(diff), file=sys.stderr)
+        try:
+            old = differences(for_run(_read_snapshot(), quick), snap)
+        except VerifyError:
+            old = ["no readable verdict snapshot before"]
         write_json(SNAPSHOT, {**snap, "default": snapshot_of(full)})
+        changes = _write_views(current)
         atomic_write_text(README, with_readme_table(_readme_text(), readme_table(full)))
         write_json(COSTS, costs_of(full))
-        print(f"wrote {SNAPSHOT} ({len(snap['claims'])} claims), the verdict table of {README} and {COSTS}")
+        print(f"wrote {SNAPSHOT} ({len(snap['claims'])} claims), {', '.join(map(str, FILES.values()))}, the "
+              f"verdict table of {README} and {COSTS}")
+        print("changes in the quick run's verdicts: " + ("\n  " + "\n  ".join(old) if old else "none"))
+        print("changes in what a user reads:\n" + changes)
         return 0
     stored = _read_snapshot()
-    doc = full or _run(quick=True)
+    compare_all = full is None or _is_quick_seed_0(full)
+    stored_files = stored_views() if compare_all else None
+    if full is None:
+        doc, current = _quick_views()
+    else:
+        doc = full
+        current = views(full, report.parent) if compare_all else None
     diff = differences(for_run(stored, doc), snapshot_of(doc))
     if full is not None and readme_section(_readme_text()) != readme_table(full).strip():
         diff.append(f"{README}: the verdict table differs from the report's (python -m verify snapshot --write)")
-    if diff:
-        print("the verdicts differ from the stored snapshot (python -m verify snapshot --write after review):\n  "
-              + "\n  ".join(diff))
+    files = summary(view_differences(stored_files, current)) if compare_all else ""
+    if diff or files:
+        print("the report differs from the stored snapshot (python -m verify snapshot --write after review):"
+              + ("\n  " + "\n  ".join(diff) if diff else "") + ("\n" + files if files else ""))
         return 1
-    print(f"verdicts match {SNAPSHOT}" + (f" and {README}'s table" if full is not None else ""))
+    print(f"verdicts match {SNAPSHOT}" + (f" and {README}'s table" if full is not None else "")
+          + (f"; what a user reads matches {SNAPSHOT.parent}/quick-*" if compare_all else ""))
     return 0
