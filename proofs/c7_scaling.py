@@ -91,6 +91,11 @@ def _lemma_optimum(A_, a_, B_, b_):
     return (a_ * A_ / (b_ * B_)) ** (1 / (a_ + b_))
 
 
+#: The alternatives of which each candidate model takes one option (``choice`` of an assumption):
+#: models (a) and (b) differ in the exponent, Gaussian (a) in the bandwidth, each with three correlations.
+CORRELATION, EXPONENT, BANDWIDTH = "correlation of heads", "variance exponent", "bandwidth"
+
+
 def _assumptions(der: Derivation) -> None:
     der.assume("budget", r"$H d_k = D$ with $d_k > 0$ continuous, $H = D/d_k$; $0 < d_k \le D$ ($H \ge 1$)",
                kind="setting", expr=eq(H * d_k, D))
@@ -99,16 +104,19 @@ def _assumptions(der: Derivation) -> None:
                expr=c_b * sp.Symbol("h") ** 4)
     der.assume("variance_rate", "the variance of each head is $V = c_v / (n h^s)$ (the standard NW rate)")
     # models a and b take the summary's h = d_k^(-1/2) as SPEC asks; gauss_a C1's Gaussian bandwidth d_k^(1/4)
-    der.assume("bandwidth_summary", r"$h = d_k^{-1/2}$, the bandwidth of the summary (SPEC, C1)")
+    der.assume("bandwidth_summary", r"$h = d_k^{-1/2}$, the bandwidth of the summary (SPEC, C1)", choice=BANDWIDTH)
     der.assume("bandwidth_gauss", r"$h = d_k^{1/4}$: the Gaussian bandwidth of the softmax kernel with equal key "
                r"norms (C1), $\exp(\langle q, k \rangle/\sqrt{d_k}) \propto \exp(-\lVert q - k \rVert^2 / "
-               r"(2 \sqrt{d_k}))$")
-    der.assume("s_input", "variance exponent $s = d$: the kernel smooths in the input space of dimension $d$")
-    der.assume("s_head", r"variance exponent $s = d_k$: the kernel smooths in the head's own space")
+               r"(2 \sqrt{d_k}))$", choice=BANDWIDTH)
+    der.assume("s_input", "variance exponent $s = d$: the kernel smooths in the input space of dimension $d$",
+               choice=EXPONENT)
+    der.assume("s_head", r"variance exponent $s = d_k$: the kernel smooths in the head's own space", choice=EXPONENT)
     der.assume("c5_model", r"uniform weights $1/H$, equal head variances $V$, $C_{hh'} = \rho_{hh'} V$ (C5)")
-    der.assume("ens_corr", r"fully correlated heads: $\rho_{hh'} = 1$")
-    der.assume("ens_orth", r"orthogonal heads: $\rho_{hh'} = 0$ for $h \ne h'$ (feasible iff $D \le d$)")
-    der.assume("ens_frame", "$D > d$ and the overlap attains the fusion-frame bound (a tight fusion frame)")
+    der.assume("ens_corr", r"fully correlated heads: $\rho_{hh'} = 1$", choice=CORRELATION)
+    der.assume("ens_orth", r"orthogonal heads: $\rho_{hh'} = 0$ for $h \ne h'$ (feasible iff $D \le d$)",
+               choice=CORRELATION)
+    der.assume("ens_frame", "$D > d$ and the overlap attains the fusion-frame bound (a tight fusion frame)",
+               choice=CORRELATION)
     der.assume("fusion_frame_bound", r"$\sum_{h,h'} \lVert U_h^\top U_{h'} \rVert_F^2 \ge (H d_k)^2 / d$ (SPEC, C6)",
                kind="setting")
     der.assume("interior", "the continuous optimum lies in $(0, D]$ (otherwise $H^* = 1$)")

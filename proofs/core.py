@@ -62,18 +62,23 @@ class Assumption:
     ``kind`` is ``"setting"`` for what defines the objects (symbol domains, the regression
     model ``y = f + eps``) and ``"model"`` for a restriction a claim needs beyond that
     (uniform weights, a covariance model). Only results free of ``model`` assumptions can
-    support the verdict *exact*.
+    support the verdict *exact*. ``choice`` names a group of alternatives (``"bandwidth"``): the
+    assumptions sharing it are options of which each candidate model takes one, not conditions
+    that hold together; the report lists them apart from the common ones.
     """
 
     name: str
     statement: str
     kind: str = "model"
     expr: Any = None
+    choice: str = ""
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "statement": self.statement, "kind": self.kind}
         if self.expr is not None:
             out["expr"] = str(self.expr)
+        if self.choice:
+            out["choice"] = self.choice
         return out
 
 
@@ -1070,12 +1075,15 @@ class Derivation:
             markup.check(text, where)
 
     # -- building -----------------------------------------------------------------------------
-    def assume(self, name: str, statement: str, *, kind: str = "model", expr: Any = None) -> Assumption:
-        """Record an assumption; steps and results cite it by name in ``uses``."""
+    def assume(self, name: str, statement: str, *, kind: str = "model", expr: Any = None,
+               choice: str = "") -> Assumption:
+        """Record an assumption; steps and results cite it by name in ``uses``. ``choice``: the
+        group of alternatives it is one option of (see :class:`Assumption`)."""
         if kind not in ("setting", "model"):
             raise DefinitionError(f"assumption kind must be 'setting' or 'model', got {kind!r}")
         self._text(f"{self.claim}/{name}: statement", statement)
-        a = Assumption(name, statement, kind, expr)
+        self._text(f"{self.claim}/{name}: choice", choice)
+        a = Assumption(name, statement, kind, expr, choice)
         self.assumptions[name] = a
         return a
 

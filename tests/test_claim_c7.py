@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import mpmath as mp
 import numpy as np
@@ -17,6 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.special import j0, softmax
 
+import proofs
 from proofs import markup
 from proofs.c7_scaling import MODEL_NAMES, model_name
 from verify.claims import c7
@@ -426,7 +428,8 @@ def test_torus_figures_recomputed_here(result):
     assert f["grid_step"] == 2 and f["cap"] == 16
     assert part.r2 == {f"$n = {n}$, $d_k^* = {k}$": r for n, k, r in zip(ns, f["best_d_k"], f["best_r2"])}
     lo, hi = (markup.num(g(f["best_r2"]), ".2f") for g in (min, max))
-    assert part.finding.startswith("circle heads on the torus: ") and part.finding.endswith(f"best {lo} to {hi}")
+    best = lo if lo == hi else f"{lo} to {hi}"                        # a range whose ends print alike, once
+    assert part.finding.startswith("circle heads on the torus: ") and part.finding.endswith(f"best {best}")
     # the decision: a law below one step of the grid is never visible here; the optimum sits at the cap
     assert f["law_growth"] < 2 and "below the grid's step" in part.undecided and "n_1^{1024}" in part.undecided
     assert ("sits at the cap" in part.undecided) is (16 in f["best_d_k"])
@@ -456,3 +459,21 @@ def test_gaussian_design_is_undecided_against_the_sample_mean():
     for i in range(len(f["n"])):
         exact = _exact_bootstrap(values[:, i, :])
         assert np.all(np.abs(np.array(f["prob"][i]) - exact) <= 5 * np.sqrt(exact * (1 - exact) / 2000) + 1e-12)
+
+
+def test_the_restoring_text_opens_with_the_reverse_models_condition(result):
+    """The refuted law's restoring text is read after "The claim holds when:": before its first
+    parenthesis it states the reverse-engineered model's effective sample size (the derivation's
+    ``n_eff_log``), not that no standard model gives the law."""
+    restored = _part(result, "stated-law").restored_by
+    n_eff = proofs.derivation("C7").assumptions["n_eff_log"].statement.split(" instead")[0]
+    assert restored and not restored.lower().startswith(("no ", "not "))
+    assert n_eff in restored.split("(")[0], restored[:120]
+
+
+def test_no_range_prints_its_two_ends_alike(result):
+    """A range whose ends print alike is printed once ("$0.167$ at both", not "$0.167$ to $0.167$"):
+    the exact power laws of models (a) have one slope at both ends of $n$."""
+    texts = [t for p in result.parts for t in (p.finding, p.derived, p.numeric.summary if p.numeric else "")]
+    same = [m.group(0) for t in texts for m in re.finditer(r"(?<![\w.$])(\$?-?[\d.]+\$?) to \1(?![\w.$])", t)]
+    assert not same, same

@@ -623,3 +623,20 @@ def test_c7_model_names_are_defined_once():
     assert mod.model_name("a_corr") == "model (a), correlated heads"
     assert mod.model_name("gauss_a_orth") == "Gaussian model (a), orthogonal heads"
     assert mod.LAW_GROUPS == tuple(f"law_{m}" for m in mod.STANDARD_MODELS)
+
+
+@pytest.mark.claim("C7", part="derivation")
+def test_c7_each_candidate_model_takes_one_option_of_each_alternative(c7):
+    """The alternatives C7 declares (an assumption's ``choice``) are options, not joint conditions:
+    every model's MSE rests on exactly one option of each group, and every option is some model's."""
+    groups: dict[str, set[str]] = {}
+    for name, a in c7.assumptions.items():
+        if a.choice:
+            groups.setdefault(a.choice, set()).add(name)
+    assert groups and all(len(options) > 1 for options in groups.values())
+    used: set[str] = set()
+    for name, r in c7.results.items():
+        if name.startswith("mse_"):
+            assert all(len(options & set(r.uses)) == 1 for options in groups.values()), name
+            used |= set(r.uses)
+    assert set().union(*groups.values()) <= used

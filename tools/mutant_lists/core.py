@@ -426,3 +426,20 @@ MUTANTS += [
       'VOLATILE_KEYS = frozenset()',
       ('tests/test_snapshot.py::test_the_page_text_has_its_plots_and_no_image_data',)),
 ]
+
+# -- issue #35, what a researcher reads: alternatives apart, the list's heading, tested steps named
+R = "tests/test_reader.py"
+MUTANTS += [
+    M('report-alternatives-as-one-list', 'verify/outputs/document.py',
+      '    groups = {g: opts for g, opts in groups.items() if len(opts) > 1}',
+      '    groups = {}',
+      (f"{R}::test_alternatives_are_listed_apart_from_the_common_assumptions",)),
+    M('report-refuted-claim-holds-only', 'verify/outputs/document.py',
+      '    if c["verdict"] == "holds under model":\n        return "It holds only under these assumptions"',
+      '    if True:\n        return "It holds only under these assumptions"',
+      (f"{R}::test_alternatives_are_listed_apart_from_the_common_assumptions",)),
+    M('report-sampled-steps-proved', 'verify/outputs/document.py',
+      '    sampled = _sampled(c, _core(c)) if "proved" in words else []',
+      '    sampled = []',
+      (f"{R}::test_steps_tested_at_random_points_are_named_where_proved_is_said",)),
+]

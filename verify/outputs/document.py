@@ -2,7 +2,8 @@
 
 :func:`walk` reads the document (never the claim objects) and writes, in a referee's order, the
 summary first: per claim the paper's statement, the verdict in plain words, what a paper should
-write instead, what holds only under which assumption, the limits, what could not be decided and
+write instead, what holds only under which assumptions (those common to every candidate model, then
+the alternatives the models combine, one option of each), the limits, what could not be decided and
 what would decide it, and the plot that decides it; then the glossary of the symbols the
 headlines use. The full record follows as appendices: every part's evidence, the derivations.
 Every text in a block is the package's markup (:mod:`proofs.markup`), so each renderer (Markdown,
@@ -98,11 +99,75 @@ def _instead(c: dict) -> list[str]:
     return out
 
 
+#: The label of the alternatives' list: each candidate model takes one option of each group.
+ALTERNATIVES_LABEL = "One of each of these alternatives (the candidate models combine them)"
+
+
+def split_alternatives(assumptions: list[str], der: dict | None) -> tuple[list[str], dict[str, list[str]]]:
+    """``assumptions`` as those common to every candidate model and, per group of alternatives
+    its derivation declares (an assumption's ``choice``), the options in their order; a group
+    with a single option here holds throughout, so it counts as common."""
+    choice = {a["statement"]: a["choice"] for a in (der or {}).get("assumptions", [])
+              if isinstance(a.get("choice"), str) and a["choice"] and isinstance(a.get("statement"), str)}
+    groups: dict[str, list[str]] = {}
+    for a in assumptions:
+        if a in choice:
+            groups.setdefault(choice[a], []).append(a)
+    groups = {g: opts for g, opts in groups.items() if len(opts) > 1}
+    alternative = {a for opts in groups.values() for a in opts}
+    return [a for a in assumptions if a not in alternative], groups
+
+
+def _options(groups: dict[str, list[str]]) -> tuple[str, ...]:
+    """Each group of alternatives on one line, its options joined by "or" (an option that opens
+    with the group's name, "variance exponent $s = d$", without it)."""
+    return tuple(f"{g}: {' or '.join(o.removeprefix(g + ' ') for o in opts)}" for g, opts in groups.items())
+
+
+def _core(c: dict) -> list[dict]:
+    """The core parts of the claim's deciding reading (whose assumptions the claim lists)."""
+    return [p for p in c["evidence"]["parts"]
+            if p["role"] == "core" and (p.get("reading") or "") == (c.get("reading") or "")]
+
+
+def _assumptions_label(c: dict) -> str:
+    """What the assumption list is for: the claim when it holds under them; otherwise the core
+    parts that hold under them (and those refuted under them), so a refuted claim does not read
+    as holding."""
+    if c["verdict"] == "holds under model":
+        return "It holds only under these assumptions"
+    core = [p for p in _core(c) if p.get("assumptions")]
+    held = [p["label"] for p in core if p["outcome"] == "holds under model"]
+    failed = [p["label"] for p in core if p["outcome"] == "refuted"]
+    if not held:
+        return "Its core parts rest on these assumptions"
+    return (f"The {' and the '.join(held)} holds only under these assumptions"
+            + (f"; the {' and the '.join(failed)} is refuted under them" if failed else ""))
+
+
+def _sampled(c: dict, parts: list[dict]) -> list[str]:
+    """The steps of ``parts`` that were checked at random points (:data:`SAMPLED_METHODS`), once each."""
+    der = c["evidence"].get("derivation") or {}
+    sampled = {s["name"] for s in der.get("steps", []) if s["method"] in SAMPLED_METHODS}
+    return list(dict.fromkeys(n for p in parts for n in (p.get("symbolic") or {}).get("steps", []) if n in sampled))
+
+
+def _sampled_note(names: list[str]) -> str:
+    return (f"{len(names)} step{'s' if len(names) > 1 else ''} ({', '.join(f'`{n}`' for n in names)}) checked "
+            "at random rational points: a test, not a proof")
+
+
+def _verdict(c: dict) -> str:
+    """The verdict in words; where the words say proved, the steps of its core that were only tested."""
+    words = f"{c['verdict']}: {plain_verdict(c['verdict'])}"
+    sampled = _sampled(c, _core(c)) if "proved" in words else []
+    return words + (f"; {_sampled_note(sampled)}" if sampled else "")
+
+
 def _summary(c: dict) -> list[Block]:
     """A claim in the referee's order (module docstring)."""
     out: list[Block] = [Heading(2, f"{c['id']}: {c['title']}", c["id"]), Field("The paper states", c["stated"]),
-                        Field("Verdict", f"{c['verdict']}: {plain_verdict(c['verdict'])}"),
-                        Field("In one line", c["headline"])]
+                        Field("Verdict", _verdict(c)), Field("In one line", c["headline"])]
     if c.get("readings"):
         out.append(Items(tuple(f"reading {r['id']}, {r['description']}: {r['verdict']}" for r in c["readings"]),
                          "Readings"))
@@ -110,7 +175,11 @@ def _summary(c: dict) -> list[Block]:
     if instead:
         out.append(Items(tuple(instead), "What to write instead"))
     if c["assumptions"]:
-        out.append(Items(tuple(c["assumptions"]), "It holds only under these assumptions"))
+        common, groups = split_alternatives(c["assumptions"], c["evidence"].get("derivation"))
+        if common:
+            out.append(Items(tuple(common), _assumptions_label(c)))
+        if groups:
+            out.append(Items(_options(groups), ALTERNATIVES_LABEL))
     if c["premise"]:
         out.append(Items(tuple(f"{x['label']}: {x['outcome']}: {x['finding']} (measured in: {x['regime']})"
                                for x in c["premise"]), "Premise on real heads"))
@@ -140,13 +209,22 @@ def _name(key: str) -> str:
         return _code(key)
 
 
-def _symbolic(s: dict) -> str:
+def _symbolic(s: dict, sampled: list[str]) -> str:
     status = _SYMBOLIC_WORDS.get(s["status"], s["status"])
     groups = f" (the derivation's groups {', '.join(f'`{g}`' for g in s['groups'])})" if s.get("groups") else ""
-    return f"{s['n_checked']} of {s['n_steps']} steps checked, {status}{groups}"
+    tested = f"; {_sampled_note(sampled)}" if sampled else ""
+    return f"{s['n_checked']} of {s['n_steps']} steps checked, {status}{groups}{tested}"
 
 
-def _part(claim: str, p: dict) -> list[Block]:
+def _assumption_line(assumptions: list[str], der: dict | None) -> str:
+    """A part's model assumptions on one line: the common ones, then each group of alternatives."""
+    common, groups = split_alternatives(assumptions, der)
+    alternatives = [f"one of each: {'; '.join(_options(groups))}"] if groups else []
+    return "model assumptions: " + "; ".join(common + alternatives)
+
+
+def _part(c: dict, p: dict) -> list[Block]:
+    claim, der = c["id"], c["evidence"].get("derivation")
     role = _ROLE_WORDS.get(p["role"], p["role"]) + (f", reading {p['reading']}" if p.get("reading") else "")
     rows: list[str] = [f"role: {role}", f"statement: {p['statement']}"]
     if p.get("finding"):
@@ -154,7 +232,7 @@ def _part(claim: str, p: dict) -> list[Block]:
     if p.get("stated"):
         rows.append(f"the paper states {p['stated']}; derived: {p['derived']}")
     if p.get("symbolic"):
-        rows.append("symbolic: " + _symbolic(p["symbolic"]))
+        rows.append("symbolic: " + _symbolic(p["symbolic"], _sampled(c, [p])))
         rows += [f"against the statement, {_HOLDS_WORDS[x['holds']]}: {x['derived']}"
                  for x in p["symbolic"].get("comparisons", [])]
     if p.get("numeric"):
@@ -182,7 +260,7 @@ def _part(claim: str, p: dict) -> list[Block]:
     if p.get("restored_by"):
         rows.append(f"holds under: {p['restored_by']}")
     if p.get("assumptions"):
-        rows.append("model assumptions: " + "; ".join(p["assumptions"]))
+        rows.append(_assumption_line(p["assumptions"], der))
     if p.get("reason"):
         rows.append(f"{'undecided' if p.get('outcome') == 'undecided' else 'not checkable'}: {p['reason']}")
     return [Heading(3, f"{claim}, {p.get('label') or p['id']}: {p.get('outcome') or p['effect']}",
@@ -192,7 +270,7 @@ def _part(claim: str, p: dict) -> list[Block]:
 def _evidence(c: dict) -> list[Block]:
     out: list[Block] = [Heading(2, f"{c['id']}: the evidence, part by part", f"{c['id']}-evidence")]
     for p in sorted(c["evidence"]["parts"], key=lambda p: _ROLE_ORDER.get(p["role"], 9)):
-        out += _part(c["id"], p)
+        out += _part(c, p)
     if c.get("thresholds"):
         out.append(Table(("threshold", "value", "why this value"),
                          tuple((f"`{k}`", f"${v['value']:g}$", v["reason"]) for k, v in c["thresholds"].items())))
@@ -222,8 +300,9 @@ def _derivation(c: dict) -> list[Block]:
                         Para(f"{n_ok} of {len(der['steps'])} steps checked"
                              + (f", {sampled} of them at random rational points" if sampled else "")
                              + f"; `python -m verify proofs {c['id']}` prints it with every symbol."),
-                        Items(tuple(f"`{a['name']}` ({a['kind']}): {a['statement']}" for a in der["assumptions"]),
-                              "Assumptions")]
+                        Items(tuple(f"`{a['name']}` ({a['kind']}"
+                                    + (f", one option for the {a['choice']}" if a.get("choice") else "")
+                                    + f"): {a['statement']}" for a in der["assumptions"]), "Assumptions")]
     steps: list[Block] = []
     for k, s in enumerate(der["steps"], 1):
         steps += _step(k, s, c["id"])

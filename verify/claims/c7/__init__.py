@@ -311,14 +311,16 @@ def stated_law(ctx: Context) -> Evidence:
                         rf"{_B} {m['b_corr']['slope_vs_log_log_n']:.3f} on $\log \log n$, {_G} "
                         rf"{num(m['gauss_a_corr']['slope_vs_log_n'], '.4f')} on $\log n$; the derived exponents on $n$ "
                         f"are met to {sci(SLOPE_TOL, 0)}; every standard model's growth is off the law's by "
-                        f"{num(min(off), '.3g')} to {num(max(off), '.3g')} times", {**g, "reverse_replay": rev}),
+                        f"{_span(num(min(off), '.3g'), num(max(off), '.3g'))} times", {**g, "reverse_replay": rev}),
         counterexample=cx,
-        restored_by=(r"no standard NW-rate model gives it (models (a): $d_k^* \propto n^{2/(d+4)}$ or $n^{2/(d+6)}$; "
-                     r"models (b): $d_k^* \sim 2 \log n/\log \log n$; Gaussian models (a): $d_k^*$ falls with $n$). It "
-                     r"holds only with an effective sample size $\log n$ and fully correlated heads, $\mathrm{MSE} = "
-                     rf"c_b/d_k^2 + c_v d_k^{{d/2}}/\log n$ ({model_name('reverse')}; replayed: growth "
-                     f"{rev['observed_ratio']:.4f} against the law's {rev['law_ratio']:.4f}); under {_A} the exponent "
-                     r"$2/(4+d)$ appears on $n$ itself: $d_k^* = (4 c_b n/(d c_v))^{2/(d+4)}$") if cx else "",
+        # read after "The claim holds when:" (report.md) and "holds under:" (its part)
+        restored_by=(r"the model takes an effective sample size $\log n$ instead of $n$ and fully correlated heads, "
+                     rf"$\mathrm{{MSE}} = c_b/d_k^2 + c_v d_k^{{d/2}}/\log n$ ({model_name('reverse')}; replayed: "
+                     f"growth {rev['observed_ratio']:.4f} against the law's {rev['law_ratio']:.4f}), which no standard "
+                     r"NW-rate model gives (models (a): $d_k^* \propto n^{2/(d+4)}$ or $n^{2/(d+6)}$; models (b): "
+                     r"$d_k^* \sim 2 \log n/\log \log n$; Gaussian models (a): $d_k^*$ falls with $n$); under "
+                     rf"{_A} the exponent $2/(4+d)$ appears on $n$ itself: $d_k^* = (4 c_b n/(d c_v))^{{2/(d+4)}}$")
+        if cx else "",
         finding=(r"no standard NW-rate model gives $(\log n)^{2/(4+d)}$ (models (a): $n^{2/(d+4)}$, models (b): "
                  r"$2 \log n/\log \log n$), it needs an effective sample size $\log n$"))
 
@@ -341,7 +343,7 @@ def slow_growth(ctx: Context) -> Evidence:
         kinds.setdefault(r["growth"], []).append(model_name(r["model"]))
     return Evidence(
         numeric=Numeric("measured", r"log-log slope of $d_k^*(n)$ at $n = 10^3$ and $10^{12}$: " + "; ".join(
-            f"{model_name(r['model'])} {num(r['slope_n1'], '.3f')} to {num(r['slope_n2'], '.3f')}"
+            f"{model_name(r['model'])} {_span(num(r['slope_n1'], '.3f'), num(r['slope_n2'], '.3f'), ' at both')}"
             for r in outcome.figures["cases"]), outcome.figures),
         counterexample=cx,
         derived="per model: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in kinds.items()),
@@ -395,6 +397,11 @@ _EMPIRICAL = ("the stated law describes the MSE-optimal head size of real NW ens
 _STATED_EMPIRICAL = r"$d_k^* \sim (\log n)^{2/(4+d)}$: slow growth in $n$"
 
 
+def _span(lo: str, hi: str, same: str = "") -> str:
+    """A range as printed: its value once (and ``same``) where both ends print alike."""
+    return f"{lo}{same}" if lo == hi else f"{lo} to {hi}"
+
+
 def _and(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -418,7 +425,8 @@ def _optimum_evidence(ctx: Context, params: dict, outcome: ReplayOutcome, where:
     reasons = undecided_reasons(rec)
     cx = ctx.counterexample(params=params, outcome=outcome, description=(      # None unless it decides against
         f"the empirical optimum of real NW ensembles ({where}) grows unlike $(\\log n)^{{2/(4+d)}}$"))
-    lo, hi = num(min(rec["best_r2"]), ".2f"), num(max(rec["best_r2"]), ".2f")
+    best_r2 = _span(num(min(rec["best_r2"]), ".2f"), num(max(rec["best_r2"]), ".2f"))
+    reference_r2 = _span(num(min(rec["reference_r2"]), ".3f"), num(max(rec["reference_r2"]), ".3f"))
     rows = "; ".join(f"$n = {n}$: " + ", ".join(num(v, ".3f") for v in row) for n, row in zip(rec["n"], rec["mse"]))
     path = ctx.plot_path(plot)
     return Evidence(
@@ -426,15 +434,14 @@ def _optimum_evidence(ctx: Context, params: dict, outcome: ReplayOutcome, where:
                         f"MSE over {rec['draws']}, {rows} ($\\mathrm{{Var}}\\, f = {rec['var_f']:.4f}$); "
                         f"{_dk_text(rec)} "
                         "with bootstrap probability " + ", ".join(f"{x:.2f}" for x in rec["argmin_prob"])
-                        + f"; $R^2$ of the best {lo} to {hi} against the sample mean's "
-                        f"{num(min(rec['reference_r2']), '.3f')} to {num(max(rec['reference_r2']), '.3f')}; the law's "
+                        + f"; $R^2$ of the best {best_r2} against the sample mean's {reference_r2}; the law's "
                         f"growth over the $n$ grid {rec['law_growth']:.3f} times, the grid's step {rec['grid_step']:g} "
                         f"times", {**{k: v for k, v in rec.items() if k != "design"}, "params": params}),
         counterexample=cx,
         undecided=(f"{_and([r for r, _ in reasons])}; would decide: {_and([w for _, w in reasons])}"
                    if reasons else ""),
-        derived=f"on {where}: {_dk_text(rec)}, $R^2$ of the best {lo} to {hi}",
-        finding=f"{where}: {_dk_text(rec, short=True)}, $R^2$ of the best {lo} to {hi}",
+        derived=f"on {where}: {_dk_text(rec)}, $R^2$ of the best {best_r2}",
+        finding=f"{where}: {_dk_text(rec, short=True)}, $R^2$ of the best {best_r2}",
         r2={f"$n = {n}$, $d_k^* = {k}$": r for n, k, r in zip(rec["n"], rec["best_d_k"], rec["best_r2"])},
         design=rec["design"], regime=regime,
         plots={plot: plots.optimum_plot(path, rec, where)} if path else {}, **extra)
