@@ -526,9 +526,9 @@ def test_reading_ii_of_built_layers_is_graded_part_by_part(case):
     ctx.memo[(c9.checkpoint.__module__, c9.checkpoint.__qualname__)] = ck
     refuted = [mt for mt, s in sides.items() if set(s) == {"below"}]
     hdi = [h for mt in refuted for h in BUILT[case][mt]]
-    weaker = (f"a weaker statement: the trained heads stay far from identical (HDI {num(min(hdi), '.2f')} to "
-              f"{num(max(hdi), '.2f')} over {', '.join(f'{m} {t}' for m, t in refuted)}; identical heads have 0), but "
-              "every layer is less diverse than at initialisation") if refuted else ""
+    weaker = (f"it is weakened to \"trained heads stay far from identical\" (HDI {num(min(hdi), '.2f')} to "
+              f"{num(max(hdi), '.2f')} over {', '.join(f'{m} {t}' for m, t in refuted)}, where identical heads have 0), "
+              "though every layer is less diverse than at initialisation") if refuted else ""
     parts = []
     for (m, t), s in sides.items():
         spec = next(x for x in c9.CLAIM.parts if x.id == f"{m.lower()}-{t}")

@@ -252,13 +252,14 @@ def test_alternatives_are_listed_apart_from_the_common_assumptions(doc):
 
 def test_what_restores_a_claim_states_a_condition(doc):
     """Each restoring text follows "The claim holds when:" in the summary: it states the condition,
-    not first that nothing gives the claim."""
+    not first that nothing gives the claim, nor a label of its own ("a weaker statement: ...")."""
     d, _ = doc
     md = markdown(d)
     for c in d["claims"]:
         for r in c["restored_by"]:
             assert f"- {_md('The claim holds when: ' + r)}\n" in _claim_section(md, c)
             assert not re.match(r"(no|not|none|nothing)\b", r, flags=re.I), (c["id"], r[:80])
+            assert not re.match(r"[\w ]+:", r), (c["id"], r[:80])
 
 
 def test_steps_tested_at_random_points_are_named_where_proved_is_said(doc):

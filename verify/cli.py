@@ -108,7 +108,7 @@ def run(argv: list[str]) -> int:
                           "--large enlarges some), got both")
     from proofs import CLAIM_IDS, DerivationError
     from verify.io import discard_staging, publish_folder, staging_folder
-    from verify.outputs.report import table, write_report
+    from verify.outputs.report import terminal_verdicts, write_report
     from verify.run import default_jobs, run_report
 
     claims = args.only or list(CLAIM_IDS)
@@ -132,8 +132,7 @@ def run(argv: list[str]) -> int:
     print("Symbolic derivations (proofs/):")
     for der in ders:
         print(_derivation_summary(der))
-    print("\nVerdicts (python -m verify" + (" --quick" if args.quick else "") + f", seed {args.seed}):")
-    print(table(doc, ascii_only=medium == "ascii"))
+    print("\n" + terminal_verdicts(doc, ascii_only=medium == "ascii"))
     for claim, err in doc["crashed"].items():
         print(f"\n{claim} CRASHED:\n{err}", file=sys.stderr)
     n_plots = sum(len(c["evidence"]["plots"]) for c in doc["claims"])

@@ -185,11 +185,9 @@ def _read_snapshot() -> dict:
 def terminal_text(doc: dict) -> str:
     """What ``python -m verify --quick`` prints of the verdicts (:func:`verify.cli.run`): the heading
     and the table. Its derivation lines (cached or not) and closing line (folder, seconds) vary."""
-    from verify.outputs.report import table
+    from verify.outputs.report import terminal_verdicts
 
-    meta = doc.get("meta", {})
-    return (f"Verdicts (python -m verify{' --quick' if meta.get('quick') else ''}, seed {meta.get('seed')}):\n"
-            + table(doc) + "\n")
+    return terminal_verdicts(doc) + "\n"
 
 
 class _Visible(HTMLParser):

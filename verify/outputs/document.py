@@ -258,7 +258,7 @@ def _part(c: dict, p: dict) -> list[Block]:
         rows.append(f"counterexample: {cx['description']}" + (f" (replay: `python -m verify replay {cx['file']}`)"
                                                               if cx.get("file") else ""))
     if p.get("restored_by"):
-        rows.append(f"holds under: {p['restored_by']}")
+        rows.append(f"the claim holds when: {p['restored_by']}")
     if p.get("assumptions"):
         rows.append(_assumption_line(p["assumptions"], der))
     if p.get("reason"):
@@ -323,7 +323,7 @@ def walk(doc: dict, *, record: bool = True) -> list[Block]:
     meta = doc.get("meta", {})
     size = "quick sizes" if meta.get("quick") else ("large sizes" if meta.get("large") else "default sizes")
     out: list[Block] = [
-        Heading(1, "Verification of Multi-Head Attention as Ensemble Nadaraya-Watson Estimation (Fokoue, 2026)"),
+        Heading(1, "Verification of Multi-Head Attention as Ensemble Nadaraya-Watson Estimation (Fokoué, 2026)"),
         Para(f"Seed {meta.get('seed')}, {size}. Each claim's verdict is set by its core parts alone, read as a fair "
              "referee reads a theorem; a detail that is off is a correction, a failure outside the stated scope a "
              "limit, an experiment that could not have decided is undecided. Counts c/p/l/u: corrections, premise "

@@ -24,7 +24,7 @@ from verify.judgment.verdicts import ClaimResult
 from verify.outputs.document import counts, verdict_rows, walk
 from verify.outputs.render import to_html, to_markdown
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "document", "verdict_rows", "table", "markdown", "html_page", "readme_table",
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "document", "verdict_rows", "table", "terminal_verdicts", "markdown", "html_page", "readme_table",
            "write_report", "read_report", "Progress", "TABLE_WIDTH"]
 
 SCHEMA = "mha-nw-verify/report"
@@ -98,6 +98,13 @@ def table(doc: dict, *, width: int = TABLE_WIDTH, ascii_only: bool = False) -> s
                                    "The full texts: report.html.", width)]
     return "\n".join(lines)
 
+
+
+def terminal_verdicts(doc: dict, *, ascii_only: bool = False) -> str:
+    """What the command line prints of a run's verdicts: a heading naming the run, then the table."""
+    meta = doc.get("meta", {})
+    return (f"Verdicts (python -m verify{' --quick' if meta.get('quick') else ''}, seed {meta.get('seed')}):\n"
+            + table(doc, ascii_only=ascii_only))
 
 def _md(text: Any, *, table: bool = False) -> str:
     return render(" ".join(str(text).split()), "markdown", table=table)

@@ -431,9 +431,9 @@ def weaker_statement(ck: dict[str, Any]) -> str:
     hit = {f"{m} {t}": out.figures["layers"] for m, c in ck.items() if m != "weighted" and "reason" not in c
            for t, (_, out) in c.items() if out.violates}
     hdi = [r["hdi"] for rs in hit.values() for r in rs]
-    return (f"a weaker statement: the trained heads stay far from identical (HDI {num(min(hdi), '.2f')} to "
-            f"{num(max(hdi), '.2f')} over {', '.join(hit)}; identical heads have 0), but every layer is less diverse "
-            "than at initialisation")
+    return (f"it is weakened to \"trained heads stay far from identical\" (HDI {num(min(hdi), '.2f')} to "
+            f"{num(max(hdi), '.2f')} over {', '.join(hit)}, where identical heads have 0), though every layer is "
+            "less diverse than at initialisation")
 
 
 def _checkpoint_part(model: Any, tensor: str) -> None:
