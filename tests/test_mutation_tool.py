@@ -69,7 +69,24 @@ def test_stale_finds_the_mutants_that_no_longer_apply(mutants, tmp_path, old, te
     assert mutants.stale([mutants.Mutant("m", "lib.py", old, "return 3 * x", tests)], root) == found
 
 
+@pytest.mark.parametrize("test, found", [
+    ("tests/test_lib.py::test_double", []),
+    ("tests/test_lib.py::test_double[2]", []),
+    ("tests/test_lib.py::test_triple", ["m: pytest collects no tests/test_lib.py::test_triple"]),
+    ("tests/test_lib.py::test_double[3]", ["m: pytest collects no tests/test_lib.py::test_double[3]"])],
+    ids=["named", "named-row", "test-gone", "row-gone"])
+def test_unknown_tests_are_those_pytest_does_not_collect(mutants, tmp_path, test, found):
+    root = _repo(tmp_path / "repo", "assert double(x) == 2 * x")
+    body = (root / "tests" / "test_lib.py").read_text().replace("def test_double():", "import pytest\n\n\n"
+                                                               "@pytest.mark.parametrize('x', [1, 2])\ndef test_double(x):")
+    (root / "tests" / "test_lib.py").write_text(body)
+    assert mutants.unknown_tests([mutants.Mutant("m", "lib.py", "return 2 * x", "return 3 * x", (test,))],
+                                 root=root) == found
+
+
 def test_every_listed_mutant_still_applies(mutants):
     """After a refactoring the lists follow the code: each edit matches once, each test file exists
-    (``python tools/mutants.py --stale``)."""
-    assert mutants.stale(mutants.all_mutants()) == []
+    and pytest collects each named test (``python tools/mutants.py --stale``)."""
+    everything = mutants.all_mutants()
+    assert mutants.stale(everything) == []
+    assert mutants.unknown_tests(everything) == []

@@ -159,12 +159,26 @@ def stale(mutants: list[Mutant], root: Path = ROOT) -> list[str]:
     return out
 
 
+def unknown_tests(mutants: list[Mutant], python: str = sys.executable, root: Path = ROOT) -> list[str]:
+    """The tests a mutant names that pytest does not collect (a renamed test, a dropped table row):
+    such a mutant would stop the whole run. One collection of the named files, both tiers."""
+    files = sorted({t.split("::")[0] for m in mutants for t in m.tests if (root / t.split("::")[0]).is_file()})
+    if not files:
+        return []
+    proc = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider",
+                           "-m", "slow or not slow", *files], cwd=root, capture_output=True, text=True)
+    ids = {line for line in proc.stdout.splitlines() if "::" in line}
+    prefixes = {i.split("[")[0] for i in ids} | {i.rsplit("::", 1)[0] for i in ids} | ids
+    return [f"{m.name}: pytest collects no {t}" for m in mutants for t in m.tests
+            if "::" in t and t not in prefixes and not any(i.startswith(t + "[") for i in ids)]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default=None, help="comma-separated mutant names")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
-    p.add_argument("--stale", action="store_true", help="list the mutants whose edit no longer applies, and exit "
-                                                        "(1 if any)")
+    p.add_argument("--stale", action="store_true", help="list the mutants whose edit no longer applies or whose tests "
+                                                        "pytest does not collect, and exit (1 if any)")
     p.add_argument("--changed", nargs="?", const="HEAD", default=None, metavar="REF",
                    help="only the mutants of files (code or tests) that differ from REF (default HEAD)")
     args = p.parse_args(argv)
@@ -181,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [m for m in chosen if m.file in files or any(t.split("::")[0] in files for t in m.tests)]
     if args.stale:
         found = stale(chosen)
+        found += unknown_tests(chosen) if not found else []
         print("\n".join(found) or f"every one of {len(chosen)} mutants applies")
         return 1 if found else 0
     if args.list:
