@@ -751,6 +751,8 @@ CASES = [
     # --- python -m verify replay FILE: the file
     pytest.param(_cli(["replay"]), "the following arguments are required: FILE", id="cli-replay-no-file"),
     pytest.param(_cli(["replay", "{d}/a.json", "{d}/b.json"]), "unrecognized arguments:", id="cli-replay-two-files"),
+    pytest.param(_cli(["replay", "--json=yes", "{d}/a.json"]), "argument --json: ignored explicit argument 'yes'",
+                 id="cli-replay-json-with-a-value"),
     pytest.param(_cli(["replay", "{d}/none.json"]), ("FILE", "none.json'", "an existing readable file"),
                  id="cli-replay-missing-file"),
     pytest.param(rp_doc(FIFO), ("FILE", "cx.json', which is not a regular file (FIFO"), id="cli-replay-fifo"),

@@ -8,6 +8,7 @@ Nothing here names a claim: a claim added to the package is checked by this file
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -17,10 +18,15 @@ from verify.io import jsonable
 from verify.judgment.claim import PART_ID, Cap, Replay, Threshold
 from verify.judgment.counterexamples import ReplayOutcome, save
 from verify.judgment.verdicts import Role
-from verify.replay import replay
+from verify.replay import lines, record, replay
 
 #: Every replay kind of every claim (a replay several parts share: once per part).
 KINDS = [pytest.param(part, rp, id=rp.kind) for claim in CLAIMS.values() for part, rp in claim.replays.items()]
+#: A snake_case word: a field name where a reader reads words (tests/test_reader.py's FIELD_NAME).
+FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
+#: What ``replay`` prints that a claim wrote (its statement, its summary and the criterion the
+#: summary words): quoted as the claim wrote it, so outside this check.
+QUOTED = ("  statement: ", "  summary: ", "  saved summary: ", "  replayed summary: ", "  criterion: violated when: ")
 #: Every bad-input row each replay's schema implies (a replay several parts share: once).
 BAD_ROWS = [pytest.param(rp, params, name, id=f"{rp.claim}-{rp.part}-{label}")
             for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()
@@ -60,6 +66,20 @@ def test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_
     assert path.name == f"{rp.claim}-{part}.json" and doc["kind"] == rp.kind and doc["params"] == jsonable(rp.example)
     assert (doc["expected"]["violates"], doc["expected"]["summary"]) == (outcome.violates, outcome.summary)
     assert (again.violates, again.summary) == (outcome.violates, outcome.summary)
+    _reads_as_words(lines(doc, again), rp.kind)
+    rec = record(doc, again)
+    assert json.loads(json.dumps(rec, allow_nan=False)) == rec and rec["replayed"]["summary"] == again.summary
+
+
+def _reads_as_words(printed: list[str], kind: str) -> None:
+    """What ``replay`` prints reads as words: the outcome named, every figure labelled, no JSON,
+    no Python value, no field name (the claim's own quoted texts aside, QUOTED)."""
+    text = "\n".join(printed)
+    assert "\n  replayed: " in text and re.search(r"\n  reproduced: (yes|no), ", text), (kind, text[:400])
+    assert re.search(r"\n  replayed: (violates the statement|holds)", text), kind
+    ours = "\n".join(line for line in printed if not line.startswith(QUOTED))
+    bad = re.findall(r"[{}\[\]]|\b(?:True|False|None)\b", ours) + FIELD_NAME.findall(ours)
+    assert not bad, (kind, sorted(set(bad)), ours[:2000])
 
 
 @pytest.mark.parametrize("rp, params, name", BAD_ROWS)

@@ -160,6 +160,32 @@ def test_every_saved_counterexample_replays(cli_runs, capsys):
     assert "reproduced" in capsys.readouterr().out
 
 
+def test_replay_prints_for_a_reader_and_its_record_with_json(tmp_path, capsys):
+    """``replay FILE`` prints :func:`verify.replay.lines` (what it holds: tests/test_claims.py, every
+    kind); ``--json`` the recomputed record, which parses; a file the replay judges differently
+    exits 1 and says so."""
+    from verify.claims import CLAIMS
+    from verify.judgment.counterexamples import save
+    from verify.replay import lines, record, replay
+
+    rp = CLAIMS["C2"].replays["free-weights"]
+    outcome = rp(rp.example)
+    path = save(tmp_path, claim="C2", part="free-weights", kind=rp.kind, statement="s", params=rp.example,
+                outcome=outcome)
+    doc, again = replay(path)
+    assert main(["replay", str(path)]) == 0
+    assert capsys.readouterr().out == "\n".join(lines(doc, again)) + "\n"
+    assert main(["replay", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == record(doc, again) == json.loads(json.dumps(record(doc, again)))
+    flipped = json.loads(path.read_text())
+    flipped["expected"]["violates"] = not outcome.violates
+    path.write_text(json.dumps(flipped))
+    assert main(["replay", str(path)]) == 1
+    assert "reproduced: no, the replay judges differently" in capsys.readouterr().out
+    assert main(["replay", str(path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["reproduced"] is False
+
+
 def test_a_crashing_check_is_reported_and_exits_1(tmp_path, monkeypatch, capsys):
     from verify.claims import CLAIMS
 

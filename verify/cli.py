@@ -168,40 +168,22 @@ def cmd_proofs(argv: list[str]) -> int:
     return proofs_main(list(dict.fromkeys(args.claims)))
 
 
-def _shown(value: Any) -> str:
-    """A replayed figure as a line shows it: numbers to 6 significant digits, lists and tables as
-    compact JSON cut at 160 characters."""
-    import json
-
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    text = json.dumps(value, default=str, separators=(", ", ": ")) if isinstance(value, (dict, list)) else str(value)
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
 def cmd_replay(argv: list[str]) -> int:
+    """Print the recomputed case for a reader (:func:`verify.replay.lines`), or with ``--json`` the
+    recomputed record; exit status 1 when the replay judges differently from the saved file."""
     p = _parser_of("replay", "Re-run a saved counterexample from its parameters and judge it again.",
                    "python -m verify replay verify-report/counterexamples/C5-premise-nw-heads.json")
     p.add_argument("file", type=Path, metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print the recomputed record as JSON (every figure whole)")
     args = p.parse_args(argv)
-    from proofs.markup import plain
-    from verify.replay import replay
+    import json
+
+    from verify.replay import lines, record, replay
 
     doc, outcome = replay(args.file)
-    expected, statement = doc["expected"], doc.get("statement", "")
-    try:
-        statement = plain(statement)
-    except Exception:   # a file's text that is not the package's markup: shown as it is (escaped)
-        pass
-    print(f"{doc['claim']}, part {doc['part']}: {statement}")
-    print(f"  saved:    {'violates' if expected.get('violates') else 'holds'}: {expected.get('summary', '')}")
-    print(f"  replayed: {'violates' if outcome.violates else 'holds'}: {outcome.summary}")
-    for key, value in outcome.figures.items():
-        print(f"    {key}: {_shown(value)}")
-    same = bool(outcome.violates) == bool(expected.get("violates"))
-    print("  reproduced: the statement is still refuted by this case" if outcome.violates and same
-          else "  NOT reproduced: the replay judges differently from the saved file")
-    return 0 if same else 1
+    rec = record(doc, outcome)
+    print(json.dumps(rec, indent=2, ensure_ascii=False) if args.json else "\n".join(lines(doc, outcome)))
+    return 0 if rec["reproduced"] else 1
 
 
 def cmd_snapshot(argv: list[str]) -> int:

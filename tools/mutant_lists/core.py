@@ -443,3 +443,11 @@ MUTANTS += [
       '    sampled = []',
       (f"{R}::test_steps_tested_at_random_points_are_named_where_proved_is_said",)),
 ]
+
+# -- issue #35, defect 12: ``replay`` prints the figures for a reader, not as raw Python values
+MUTANTS += [
+    M('replay-prints-raw-figures', 'verify/replay.py',
+      '[line for k, v in outcome.figures.items() for line in _lines(label(k), v, 4)]',
+      '[f"    {k}: {v}" for k, v in outcome.figures.items()]',
+      ('tests/test_claims.py::test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_it',)),
+]
