@@ -35,6 +35,8 @@ key_norm = sp.Symbol("key_norm", positive=True)   # |k_i|, in the assumption's f
 q1, q2 = sp.symbols("q_1 q_2", real=True)
 KEYS = [sp.symbols(f"k_{i}1 k_{i}2", real=True) for i in (1, 2, 3)]
 Y = sp.symbols("y_1:4", real=True)
+# the entries of the projections W_Q, W_K (d = 3, d_k = 2), printed W_{Q,11}, ... (spelled on import)
+WQ, WK = entries("WQ", 3, 2, "W_{Q,#}"), entries("WK", 3, 2, "W_{K,#}")
 
 # general-n symbols
 n_keys = sp.Symbol("n", integer=True, positive=True)
@@ -108,7 +110,6 @@ def build() -> Derivation:
         # the score is a bilinear form of the raw inputs: the head sees x only through its projections
         x = sp.Matrix(sp.symbols("x_1:4", real=True))
         xi = sp.Matrix(sp.symbols("xi_1:4", real=True))
-        WQ, WK = entries("WQ", 3, 2), entries("WK", 3, 2)
         score = s * ((WQ.T * x).T * (WK.T * xi))[0, 0]
         dv.step("score_bilinear", eq(score, s * (x.T * WQ * WK.T * xi)[0, 0]), by="expand",
                 why=r"$s (W_Q^\top x) \cdot (W_K^\top x_i) = s x^\top W_Q W_K^\top x_i$ ($d = 3$, $d_k = 2$, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .core import Derivation, eq
-from .notation import entries
+from .notation import entries, spell
 
 __all__ = ["build", "CLAIM", "TITLE", "STATED", "MAX_H"]
 
@@ -28,6 +28,10 @@ s = sp.Symbol("s", positive=True)
 q1, q2 = sp.symbols("q_1 q_2", real=True)
 KEYS = [sp.symbols(f"k_{i}1 k_{i}2", real=True) for i in (1, 2, 3)]
 BK = sp.symbols("bK_1 bK_2", real=True)
+# the entries of head h's value and output blocks (2 x 2), printed W_{V,11}^{h}, ... (spelled on import)
+WV_ENTRIES = [entries(f"WV{h}", 2, 2, f"W_{{V,#}}^{{{h}}}") for h in (1, 2)]
+WO_ENTRIES = [entries(f"WO{h}", 2, 2, f"W_{{O,#}}^{{{h}}}") for h in (1, 2)]
+spell(WV_1=r"W_{V,1}", WV_2=r"W_{V,2}", WO_1=r"W_{O,1}", WO_2=r"W_{O,2}")   # one head's, in head_weight_dv2
 
 
 def _weights(h: int, n: int):
@@ -87,8 +91,7 @@ def build() -> Derivation:
         a_, c_ = sp.symbols("a c", real=True)
         w_i = kap[i_] / sp.Sum(kap[j_], (j_, 1, n_keys))
         n = 3
-        WVm = [entries(f"WV{h}", 2, 2) for h in (1, 2)]
-        WOm = [entries(f"WO{h}", 2, 2) for h in (1, 2)]
+        WVm, WOm = WV_ENTRIES, WO_ENTRIES
         bVm = [sp.Matrix(sp.symbols(f"bV{h}_1:3", real=True)) for h in (1, 2)]
         bOm = sp.Matrix(sp.symbols("bO_1:3", real=True))
         vs = [sp.Matrix(sp.symbols(f"v_{i}1 v_{i}2", real=True)) for i in range(1, n + 1)]
@@ -138,8 +141,7 @@ def build() -> Derivation:
     with dv.group("scalar_weights", r"with scalar values and output, $\mathrm{MHA} = \sum_h \alpha_h \hat{f}_h + "
                                     r"\beta$ with free weights $\alpha_h = W_V^h W_O^h$"):
         ys = sp.symbols("y_1:4", real=True)
-        WVs = [entries(f"WV{h}", 1, 2) for h in (1, 2)]
-        WOs = [entries(f"WO{h}", 2, 1) for h in (1, 2)]
+        WVs, WOs = [W[0, :] for W in WV_ENTRIES], [W[:, 0] for W in WO_ENTRIES]
         bO = sp.Symbol("b_O", real=True)
         heads_s = [sum((W[h][i] * (WVs[h].T * ys[i] + bVm[h]) for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
         mha_s = (sp.Matrix.vstack(*WOs).T * sp.Matrix.vstack(*heads_s))[0, 0] + bO

@@ -426,8 +426,9 @@ def _asymptotics(der: Derivation) -> None:
                  why=r"ratio test ($r^2 < 1$) and $r^H \to 0$: $W_{\mathrm{geom}} \to V_1 (1-r)^2 "
                      r"\mathrm{Li}_{-\beta}(r^2)/r^2$",
                  uses=up + ["w_geom", "polylog_def"])
-        der.result("W_geom_poly_limit", W_geom_lim, args=(V_1, beta, r), uses=up + ["w_geom", "polylog_def"], description=r"$\lim_{H \to \infty} W_{\mathrm{geom}}$ for $V_h = V_1 h^\beta$ "
-                                              r"(positive): `mpmath.polylog(-beta, r**2)`")
+        der.result("W_geom_poly_limit", W_geom_lim, args=(V_1, beta, r), uses=up + ["w_geom", "polylog_def"],
+                   description=r"$\lim_{H \to \infty} W_{\mathrm{geom}}$ for $V_h = V_1 h^\beta$ (positive), with "
+                               r"the polylogarithm $\mathrm{Li}_{-\beta}(r^2)$")
         der.step("geom_poly1_limit", eq(sp.Subs(W_geom_lim, beta, 1), V_1 / (1 + r) ** 2), by="simplify",
                  why=r"$\mathrm{Li}_{-1}(x) = x/(1-x)^2$", uses=up + ["w_geom", "polylog_def"])
         der.step("geom_exp_limit", eq(sp.Limit(V_1 * ((1 - r) / (1 - r**H)) ** 2 * (x2q**H - 1) / (x2q - 1), H,

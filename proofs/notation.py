@@ -112,9 +112,13 @@ def sympy_math(expr: Any) -> str:
     return f"${tex}$"
 
 
-def entries(name: str, rows: int, cols: int) -> sp.Matrix:
-    """A matrix of real symbols ``name_<row><column>`` (from 1)."""
-    return sp.Matrix(rows, cols, lambda a, b: sp.Symbol(f"{name}_{a + 1}{b + 1}", real=True))
+def entries(name: str, rows: int, cols: int, tex: str = "") -> sp.Matrix:
+    """A matrix of real symbols ``name_<row><column>`` (from 1); where ``tex`` is given they print as
+    it with ``#`` the row and column (``entries("WK", 3, 2, "W_{K,#}")`` prints ``W_{K,11}``, ...)."""
+    M = sp.Matrix(rows, cols, lambda a, b: sp.Symbol(f"{name}_{a + 1}{b + 1}", real=True))
+    if tex:
+        spell(**{e.name: tex.replace("#", e.name.rpartition("_")[2]) for e in M})
+    return M
 
 
 def normalised(values: list) -> list:

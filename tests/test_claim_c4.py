@@ -291,8 +291,28 @@ def test_c4_headline_summary_and_subspace_range_recomputed(result):
     assert result.summary == (
         rf"literal formula: identical orthonormal heads $1 - 1/d_k$, values down to "
         f"{num(_smallest_literal(result), '.3g')}, equal to the subspace form only for $W_h^\\top W_h = "
-        rf"\sqrt{{d_k}} I$; subspace form in $[0, 1]$, invariances and mpmath angles to "
-        f"{'$0$' if worst == 0 else sci(worst, 0)}")
+        rf"\sqrt{{d_k}} I$; subspace form in $[0, 1]$, invariances and mpmath angles "
+        f"{'exactly' if worst == 0 else 'to ' + sci(worst, 0)}")
+
+
+#: The deviations each numeric part quotes, in its order.
+QUOTED = {"literal-formula": ("identical_orthonormal_vs_c4_literal_identical_orthonormal",
+                              "scaled_vs_c4_literal_scaled", "matched_scale_literal_minus_subspace",
+                              "dk_identity_gram_vs_c4_literal_isotropic"),
+          "subspace-form": ("identical_max_abs_hdi", "orthogonal_max_abs_1_minus_hdi", "invariance_WA_max_change",
+                            "permutation_max_change", "principal_angles_vs_mpmath_max_abs", "hdi_vs_mpmath_max_abs",
+                            "c4_subspace_hdi_h2_d3dk2_mp_vs_hdi")}
+
+
+@pytest.mark.parametrize("pid", QUOTED)
+def test_a_deviation_of_exactly_0_is_said_so(result, pid):
+    """Each deviation a part quotes reads "exactly" where it is 0 and "to" its value otherwise (not
+    "within $0$ of $1$" or "by at most $0$")."""
+    numeric = _part(result, pid).numeric
+    said = [numeric.figures[k] for k in QUOTED[pid]]
+    assert numeric.summary.count(" exactly") == said.count(0.0)
+    assert all(f"to {sci(x, 0)}" in numeric.summary for x in said if x != 0)
+    assert "$0$ of" not in numeric.summary and "at most $0$" not in numeric.summary
 
 
 @pytest.mark.claim(CLAIM, part="detail")

@@ -143,6 +143,12 @@ def test_c8_monte_carlo_rows_and_largest_z_recomputed(quick_run):
     assert f"({mc['R']} replicates of independent Gaussian head errors, {len(here)} comparisons)" in part.numeric.summary
 
 
+def _c8_ends(W: dict, s: str, spec: str = ".4f") -> str:
+    """W of scheme ``s`` at the first and the last H as C8 quotes it: once where both print alike."""
+    lo, hi = format(W[s][0], spec), format(W[s][-1], spec)
+    return f"{lo} at both ends" if lo == hi else f"{lo} to {hi}"
+
+
 @pytest.mark.claim("C8", part="core")
 def test_c8_headline_and_summary_exactly(quick_run):
     result = _run(quick_run, "C8")
@@ -158,8 +164,8 @@ def test_c8_headline_and_summary_exactly(quick_run):
     assert result.summary == (
         f"closed forms equal exact sums to {sci(max(ce['max_rel_err_float'], ce['sums_max_rel_err_float']), 0)}, "
         f"Monte Carlo max $\\lvert z \\rvert = {z:.1f}$; inverse-variance weights never beaten (min gap "
-        f"{num(gap, '.1e')}); $V_h = h^{{0.5}}$, $H = {Hs[0]}$ to {Hs[-1]}: uniform {W['uniform'][0]:.3f} to "
-        f"{W['uniform'][-1]:.3f}, geometric {W['geom'][0]:.3f} to {W['geom'][-1]:.3f} (floor "
+        f"{num(gap, '.1e')}); $V_h = h^{{0.5}}$, $H = {Hs[0]}$ to {Hs[-1]}: uniform {_c8_ends(W, 'uniform', '.3f')}, "
+        f"geometric {_c8_ends(W, 'geom', '.3f')} (floor "
         f"{(1 - 0.5) ** 2:.2f}); in $n$: rate $n^{{-{rate:g}}}$ for every fixed weighting")
     assert "Monte Carlo max $\\lvert z \\rvert = 2.6$" in result.summary
 
@@ -195,14 +201,14 @@ def test_c8_limit_and_correction_quote_the_decay_sums(quick_run):
     W = {s: [_c8_decay_W(s, H) for H in Hs] for s in ("uniform", "geom", "fib_best")}
     lim = _part(result, "mild-heterogeneity").numeric.summary
     slope = math.log(W["uniform"][-1] / W["uniform"][-2]) / math.log(Hs[-1] / Hs[-2])
-    assert (f"uniform {W['uniform'][0]:.4f} to {W['uniform'][-1]:.4f} (decay factor "
+    assert (f"uniform {_c8_ends(W, 'uniform')} (decay factor "
             f"{W['uniform'][0] / W['uniform'][-1]:.3f}, final log-log slope {num(slope, '.3f')})") in lim
-    assert f"geometric {W['geom'][0]:.4f} to {W['geom'][-1]:.4f} (factor {W['geom'][0] / W['geom'][-1]:.4f})" in lim
-    assert (f"best-first Fibonacci {W['fib_best'][0]:.4f} to {W['fib_best'][-1]:.4f} (factor "
+    assert f"geometric {_c8_ends(W, 'geom')} (factor {W['geom'][0] / W['geom'][-1]:.4f})" in lim
+    assert (f"best-first Fibonacci {_c8_ends(W, 'fib_best')} (factor "
             f"{W['fib_best'][0] / W['fib_best'][-1]:.4f})") in lim
     dec = _part(result, "decay").numeric.summary
-    assert (f"geometric ($r = 1/2$) {W['geom'][0]:.4f} to {W['geom'][-1]:.4f} (floor $(1-r)^2 V_1 = 0.2500$), "
-            f"best-first Fibonacci {W['fib_best'][0]:.4f} to {W['fib_best'][-1]:.4f} (floor "
+    assert (f"geometric ($r = 1/2$) {_c8_ends(W, 'geom')} (floor $(1-r)^2 V_1 = 0.2500$), "
+            f"best-first Fibonacci {_c8_ends(W, 'fib_best')} (floor "
             f"$V_1/\\varphi^4 = {PHI ** -4:.4f}$)") in dec
 
 

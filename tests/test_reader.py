@@ -288,7 +288,7 @@ def test_steps_tested_at_random_points_are_named_where_proved_is_said(doc):
 
 #: Phrasings that read wrongly (issue #35, 8): a bound on a bound, an error that rounds to 0 shown as 0.
 GARBLED = (r"at most \$<", r"\\pm 0\.?0*\$")
-#: The same, still printed by C4 and C8 (files outside this test's branch): an exact 0 as a bound.
+#: An exact 0 as a bound (said "exactly" instead).
 GARBLED_ELSEWHERE = (r"within \$0\$ of", r"at most \$0\$")
 #: A range whose two ends print alike ("$0.167$ to $0.167$").
 EQUAL_ENDS = r"(?<![\w.$])(\$?-?[\d.]+\$?) to \1(?![\w.$])"
@@ -311,8 +311,6 @@ def test_no_bound_on_a_bound_no_zero_error_and_no_bullet_twice(doc):
     assert not problems, "\n".join(problems[:20])
 
 
-@pytest.mark.xfail(strict=True, reason="C4's subspace-form summary (verify/claims/c4.py, _sci) prints 'orthogonal "
-                   "within $0$ of $1$' and 'by at most $0$'; C8's decay summary '0.3763 to 0.3763'")
 def test_no_exact_zero_as_a_bound_and_no_range_with_equal_ends(doc):
     """No text says "within $0$ of" or "at most $0$" (an exact 0 is said so) or prints a range whose
     ends print alike."""

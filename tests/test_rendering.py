@@ -16,8 +16,11 @@ from proofs import CLAIM_IDS, all_derivations, markup
 #: The fields of report.json that are marked-up text (everything a referee reads).
 TEXT_KEYS = {"title", "stated", "headline", "summary", "finding", "statement", "derived", "regime",
              "restored_by", "reason", "boundary", "description", "why", "what", "effect"}
-#: A SymPy symbol name that leaked into mathematics: a multi-letter word set as a subscript.
-LEAK = re.compile(r"_\{(bar|hat|shift|lo|hi|star|tilde|sum|prod|sq|mean|min|max|corr|orth|frame)\}")
+#: A SymPy or Python name that leaked into what a reader reads: a multi-letter word set as a subscript,
+#: a multi-letter capital name with a subscript (``WK_{11}``), a module's attribute (``mpmath.polylog``),
+#: Python's power (``r**2``).
+LEAK = re.compile(r"_\{(bar|hat|shift|lo|hi|star|tilde|sum|prod|sq|mean|min|max|corr|orth|frame)\}"
+                  r"|(?<![\\\w])[A-Z]{2,}_\{|\b(mpmath|sympy|numpy|np|sp|math|torch)\.\w|\*\*")
 PLACEHOLDERS = ("too wide to read", "characters of LaTeX", "formula of ")
 
 
@@ -61,11 +64,10 @@ def _problems(where: str, text: str) -> list[str]:
             out.append(f"{where} (ascii): not ASCII")
         if medium in ("unicode", "ascii") and any(c in rendered for c in "$`\\"):
             out.append(f"{where} ({medium}): markup left: {rendered[:80]!r}")
-        if medium == "latex":
-            if rendered.count("{") != rendered.count("}") or rendered.count("$") % 2:
-                out.append(f"{where} (latex): unbalanced: {rendered[:80]!r}")
-            if LEAK.search(rendered):
-                out.append(f"{where} (latex): a SymPy name: {LEAK.search(rendered).group(0)}")
+        if medium == "latex" and (rendered.count("{") != rendered.count("}") or rendered.count("$") % 2):
+            out.append(f"{where} (latex): unbalanced: {rendered[:80]!r}")
+        if LEAK.search(rendered):
+            out.append(f"{where} ({medium}): a SymPy or Python name: {LEAK.search(rendered).group(0)}")
         if any(p in rendered for p in PLACEHOLDERS):
             out.append(f"{where} ({medium}): a placeholder for a formula")
     return out
@@ -89,10 +91,10 @@ def test_every_text_of_every_derivation_is_markup_and_prints_its_symbols():
         texts += [(f"group {g.name}", g.description) for g in der.groups.values() if g.description]
         texts += [(f"symbol {k}", v) for k, v in der.glossary.items()]
         problems += [p for where, text in texts for p in _problems(f"{der.claim} {where}", text)]
-        for s in der.steps:
-            tex = s.latex()
+        for item in [*der.steps, *der.results.values()]:
+            tex = item.latex()
             if LEAK.search(tex):
-                problems.append(f"{der.claim} step {s.name}: a SymPy name {LEAK.search(tex).group(0)}")
+                problems.append(f"{der.claim} {item.name}: a SymPy name {LEAK.search(tex).group(0)}")
     assert not problems, "\n".join(problems[:20])
 
 

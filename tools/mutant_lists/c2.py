@@ -56,4 +56,8 @@ MUTANTS = [
       'if not (np.all(np.isfinite(alpha)) and math.isfinite(total)):',
       'if False:',
       (ROWS + '[cli-replay-c2-products-overflow]',)),
+    M('c2-output-entries-unspelled', 'proofs/c2_ensemble.py',
+      'WO_ENTRIES = [entries(f"WO{h}", 2, 2, f"W_{{O,#}}^{{{h}}}") for h in (1, 2)]',
+      'WO_ENTRIES = [entries(f"WO{h}", 2, 2) for h in (1, 2)]',
+      ('tests/test_rendering.py::test_every_text_of_every_derivation_is_markup_and_prints_its_symbols',)),
 ]

@@ -70,8 +70,8 @@ MUTANTS = [
       (T + '::test_search_values_are_the_closed_form',)),
     # the criteria, stated in words
     M('c4-criterion-literal', 'verify/claims/c4.py',
-      'f"{_sci(lit[\'dk_identity_gram_vs_c4_literal_isotropic\'])} (criterion: {_LITERAL_CRITERION})",',
-      'f"{_sci(lit[\'dk_identity_gram_vs_c4_literal_isotropic\'])}",',
+      'f"(criterion: {_LITERAL_CRITERION})",',
+      'f"",',
       ('tests/test_headlines.py::test_every_numeric_part_states_its_criterion',)),
     M('c4-criterion-subspace', 'verify/claims/c4.py',
       'f"(criterion: {_SUBSPACE_CRITERION})", sub),',
@@ -91,6 +91,12 @@ MUTANTS = [
       'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
       'worst = min(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',
       (T + '::test_c4_headline_summary_and_subspace_range_recomputed',)),
+    # an exact 0 said "exactly", not printed as a bound of $0$
+    M('c4-exact-zero-as-a-number', 'verify/claims/c4.py',
+      'f"{agreement(sub[\'orthogonal_max_abs_1_minus_hdi\'])}; invariant under $W_h \\\\to W_h A_h$ "',
+      'f"to {num(sub[\'orthogonal_max_abs_1_minus_hdi\'])}; invariant under $W_h \\\\to W_h A_h$ "',
+      (T + '::test_a_deviation_of_exactly_0_is_said_so',
+       'tests/test_reader.py::test_no_exact_zero_as_a_bound_and_no_range_with_equal_ends')),
     # the raw sets the correction quotes (recomputed by loops and scipy)
     M('c4-raw-gap-halved', 'verify/claims/c4.py',
       'raw_gap, raw_min = max(raw_gap, abs(lit - sub)), min(raw_min, lit)',

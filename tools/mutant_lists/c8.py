@@ -180,4 +180,14 @@ MUTANTS = [
       '"geom_over_uniform_at_largest_n": mse["geom"][-1] / mse["uniform"][-1]',
       '"geom_over_uniform_at_largest_n": mse["geom"][0] / mse["uniform"][0]',
       (T + '::test_rates_limit_constant_16_over_225',)),
+    # what a reader reads
+    M('c8-range-ends-twice', C,
+      'return span(format(dc["W"][s][0], spec), format(dc["W"][s][-1], spec), " at both ends")',
+      'return f"{dc[\'W\'][s][0]:{spec}} to {dc[\'W\'][s][-1]:{spec}}"',
+      (T + '::test_each_schemes_range_of_w_prints_once_where_its_ends_print_alike',
+       'tests/test_reader.py::test_no_exact_zero_as_a_bound_and_no_range_with_equal_ends')),
+    M('c8-code-in-a-result-description', 'proofs/c8_weighting.py',
+      'r"the polylogarithm $\\mathrm{Li}_{-\\beta}(r^2)$")',
+      'r"`mpmath.polylog(-beta, r**2)`")',
+      ('tests/test_rendering.py::test_every_text_of_every_derivation_is_markup_and_prints_its_symbols',)),
 ]

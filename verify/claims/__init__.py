@@ -23,7 +23,7 @@ from verify.errors import DefinitionError
 from verify.judgment.claim import Claim, Context
 from verify.judgment.verdicts import ClaimResult
 
-__all__ = ["CLAIMS", "Context", "run_claim", "by_cost", "COSTS_FILE", "agreement"]
+__all__ = ["CLAIMS", "Context", "run_claim", "by_cost", "COSTS_FILE", "agreement", "span"]
 
 #: A check's module name: ``c`` and the claim's number.
 MODULE_NAME = re.compile(r"c(\d+)")
@@ -35,6 +35,11 @@ COSTS_FILE = Path(__file__).with_name("costs.json")
 def agreement(x: float) -> str:
     """"to x" for an agreement figure, "exactly" where it is 0 (markup; the claims' texts share it)."""
     return "exactly" if x == 0 else f"to {sci(x, 0)}"
+
+
+def span(lo: str, hi: str, same: str = "", sep: str = " to ") -> str:
+    """A range as printed (markup): its end once, and ``same``, where both ends print alike."""
+    return f"{lo}{same}" if lo == hi else f"{lo}{sep}{hi}"
 
 
 def _discover() -> dict[str, Claim]:

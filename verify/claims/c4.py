@@ -17,6 +17,7 @@ import proofs
 from proofs.c4_hdi import RESTORING_GRAM
 from proofs.markup import num, sci
 from verify._validate import as_array, fail, within
+from verify.claims import agreement
 from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
 from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Role
@@ -60,11 +61,6 @@ _LITERAL_CRITERION = (r"a head set violates the stated properties where its head
                       + " (`HDI_TOL`); a closed form holds where it agrees to " + _TOL)
 _SUBSPACE_CRITERION = (r"every HDI in $[0, 1]$, and every extreme, invariance and mpmath or generated value within "
                        + _TOL + " (`HDI_TOL`), the principal angles within " + sci(ANGLE_TOL, 0) + " rad")
-
-
-def _sci(x: float) -> str:
-    """A measured deviation in one significant digit, ``$0$`` when it is exactly 0 (markup)."""
-    return "$0$" if x == 0 else sci(x, 0)
 
 
 # --------------------------------------------------------------------------- the judges
@@ -302,15 +298,16 @@ def literal_formula(ctx: Context) -> Evidence:
     return Evidence(
         numeric=Numeric("measured" if lit["ok"] else "disagree",
                         r"against the derivation's closed forms: identical orthonormal heads give $1 - 1/d_k$ "
-                        f"($d_k$ in {lit['d_k_values']}) to "
-                        f"{_sci(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}, $W \\to c W$ "
-                        f"moves $1 - \\mathrm{{HDI}}$ by $c^4$ to {_sci(lit['scaled_vs_c4_literal_scaled'])}; "
+                        f"($d_k$ in {lit['d_k_values']}) "
+                        f"{agreement(lit['identical_orthonormal_vs_c4_literal_identical_orthonormal'])}, $W \\to c W$ "
+                        f"moves $1 - \\mathrm{{HDI}}$ by $c^4$ {agreement(lit['scaled_vs_c4_literal_scaled'])}; "
                         f"{lit['sets']} raw Gaussian sets: literal down to "
                         f"{num(lit['raw_gaussian_min_literal'], '.2f')}, up to "
                         f"{num(lit['raw_gaussian_max_literal_minus_subspace'], '.2f')} from the subspace form; with "
-                        f"{RESTORING_GRAM} the forms agree to {_sci(lit['matched_scale_literal_minus_subspace'])}; "
-                        r"$W_h^\top W_h = d_k I$ gives $1 - d_k \bar{\rho}$ to "
-                        f"{_sci(lit['dk_identity_gram_vs_c4_literal_isotropic'])} (criterion: {_LITERAL_CRITERION})",
+                        f"{RESTORING_GRAM} the forms agree {agreement(lit['matched_scale_literal_minus_subspace'])}; "
+                        r"$W_h^\top W_h = d_k I$ gives $1 - d_k \bar{\rho}$ "
+                        f"{agreement(lit['dk_identity_gram_vs_c4_literal_isotropic'])} "
+                        f"(criterion: {_LITERAL_CRITERION})",
                         figs),
         counterexample=cx,
         derived=r"scale-dependent (identical orthonormal heads give $1 - 1/d_k$, $W \to c W$ moves "
@@ -334,14 +331,14 @@ def subspace_form(ctx: Context) -> Evidence:
     return Evidence(
         numeric=Numeric("rounding" if sub["ok"] else "disagree",
                         f"{sub['random_sets']} seeded raw head sets: HDI in [{num(sub['hdi_min'], '.3f')}, "
-                        f"{num(sub['hdi_max'], '.3f')}]; identical subspaces (different bases) within "
-                        f"{_sci(sub['identical_max_abs_hdi'])} of $0$; orthogonal within "
-                        f"{_sci(sub['orthogonal_max_abs_1_minus_hdi'])} of $1$; $W_h \\to W_h A_h$ changes it by at "
-                        f"most {_sci(sub['invariance_WA_max_change'])}, permutations by at most "
-                        f"{_sci(sub['permutation_max_change'])}; principal angles against mpmath at {MP_DPS} digits "
-                        f"within {_sci(sub['principal_angles_vs_mpmath_max_abs'])} rad (tiny angles included), HDI "
-                        f"against mpmath within {_sci(sub['hdi_vs_mpmath_max_abs'])}, the derivation's closed form "
-                        f"($H = 2$, $d = 3$, $d_k = 2$) within {_sci(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
+                        f"{num(sub['hdi_max'], '.3f')}]; identical subspaces (different bases) give $0$ "
+                        f"{agreement(sub['identical_max_abs_hdi'])}, orthogonal ones $1$ "
+                        f"{agreement(sub['orthogonal_max_abs_1_minus_hdi'])}; invariant under $W_h \\to W_h A_h$ "
+                        f"{agreement(sub['invariance_WA_max_change'])} and under permutations "
+                        f"{agreement(sub['permutation_max_change'])}; principal angles (radians, tiny angles included) "
+                        f"equal mpmath's at {MP_DPS} digits {agreement(sub['principal_angles_vs_mpmath_max_abs'])}, "
+                        f"HDI mpmath's {agreement(sub['hdi_vs_mpmath_max_abs'])}, the derivation's closed form "
+                        f"($H = 2$, $d = 3$, $d_k = 2$) {agreement(sub['c4_subspace_hdi_h2_d3dk2_mp_vs_hdi'])} "
                         f"(criterion: {_SUBSPACE_CRITERION})", sub),
         finding=r"$\mathrm{HDI} = 1 - \bar{\rho}$ lies in $[0, 1]$, $0$ for identical and $1$ for orthogonal heads, "
                 "basis-invariant")
@@ -353,5 +350,5 @@ def summary(ctx: Context, parts: tuple) -> str:
     worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])
     return (r"literal formula: identical orthonormal heads $1 - 1/d_k$, values down to "
             f"{num(_min_literal(ctx), '.3g')}, equal to the subspace form only for {RESTORING_GRAM}; subspace form in "
-            f"$[0, 1]$, invariances and mpmath angles to {_sci(worst)}")
+            f"$[0, 1]$, invariances and mpmath angles {agreement(worst)}")
 

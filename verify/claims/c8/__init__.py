@@ -18,6 +18,7 @@ import proofs
 from proofs.c8_weighting import READINGS
 from proofs.markup import num, sci
 from verify._validate import fail
+from verify.claims import span
 from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
 from verify.judgment.counterexamples import ReplayOutcome
 from verify.judgment.verdicts import Numeric, Reading, Role
@@ -150,8 +151,9 @@ def replay_decay(p: dict) -> ReplayOutcome:
                    "a profile whose W and decay factors stay finite and positive in float64")
     c["fails"] = {s: decay_fails(c["W"]["uniform"], c["W"][s], p["margin"]) for s in p["schemes"]}
     W = c["W"]
+    ends = {s: span(f"{W[s][0]:.4g}", f"{W[s][-1]:.4g}", " at both ends", " -> ") for s in W}
     summary = (f"{p['profile']} profile ({key} = {p[key]:g}), H = {Hs[0]}..{Hs[-1]}: " + "; ".join(
-        f"{s}: W {W[s][0]:.4g} -> {W[s][-1]:.4g} (decay x{c['decay_factor'][s]:.3g}, final slope "
+        f"{s}: W {ends[s]} (decay x{c['decay_factor'][s]:.3g}, final slope "
         f"{c['final_loglog_slope'][s]:.3f})" for s in W) + f"; geometric floor (1-r)^2 V_1 = {c['geom_floor']:.4g} "
         f"(violation: ends above uniform and uniform decays > x{p['margin']:g} more)")
     return ReplayOutcome(violates=all(c["fails"].values()), summary=summary, figures=c)
@@ -236,9 +238,9 @@ def rates(ctx: Context) -> ReplayOutcome:
     return replay_rates(RATE_PARAMS)
 
 
-def _ends(dc: dict, s: str) -> str:
-    """W of scheme ``s`` at the first and the last H of the decay case."""
-    return f"{dc['W'][s][0]:.4f} to {dc['W'][s][-1]:.4f}"
+def _ends(dc: dict, s: str, spec: str = ".4f") -> str:
+    """W of scheme ``s`` at the first and the last H of the decay case, once where both print alike."""
+    return span(format(dc["W"][s][0], spec), format(dc["W"][s][-1], spec), " at both ends")
 
 
 def _at(name: str, x: float, spec: str) -> str:
@@ -411,10 +413,9 @@ def faster_decay_in_n(ctx: Context) -> Evidence:
 def summary(ctx: Context, parts: tuple) -> str:
     ce, mc, op = closed_vs_exact(ctx), monte_carlo(ctx), optimality(ctx)
     dc, ar = decay(ctx).figures, rates(ctx).figures["asymptotic_rate"]
-    W = dc["W"]
     return (f"closed forms equal exact sums to {sci(max(ce['max_rel_err_float'], ce['sums_max_rel_err_float']), 0)}, "
             f"Monte Carlo max $\\lvert z \\rvert = {mc['max_abs_z']:.1f}$; inverse-variance weights never beaten (min "
             f"gap {num(op['min_rel_gap_inverse'], '.1e')}); $V_h = h^{{0.5}}$, $H = {dc['H'][0]}$ to {dc['H'][-1]}: "
-            f"uniform {W['uniform'][0]:.3f} to {W['uniform'][-1]:.3f}, geometric {W['geom'][0]:.3f} to "
-            f"{W['geom'][-1]:.3f} (floor {dc['geom_floor']:.2f}); in $n$: rate $n^{{-{ar['uniform']:g}}}$ for every "
+            f"uniform {_ends(dc, 'uniform', '.3f')}, geometric {_ends(dc, 'geom', '.3f')} (floor "
+            f"{dc['geom_floor']:.2f}); in $n$: rate $n^{{-{ar['uniform']:g}}}$ for every "
             "fixed weighting")
