@@ -438,7 +438,7 @@ def test_texts_print_a_range_once_and_no_standard_error_as_zero():
            "falls_with_larger_n": False, "below_excess_min": 4}
     assert c5.premise_finding(reg) == f"shared noise: orthogonal heads correlate 0.01 over 4 regimes, below " \
                                       f"{c5.CORR_EXCESS_MIN:g} in 4"
-    assert c5.span("0.0085", "0.0085") == "0.0085" and c5.span("0.01", "0.02", "..") == "0.01..0.02"
+    assert c5.span("0.0085", "0.0085") == "0.0085" and c5.span("0.01", "0.02", sep="..") == "0.01..0.02"
     assert c5.gap_text({"diff": -0.00021, "se": 4.2e-7, "z": -500.0}, ".5f") == \
         r"$-0.00021000 \pm 0.00000042$ ($z = -500.0$)"
     assert c5.pm(0.5, 0.0123) == r"$0.500 \pm 0.012$" and c5.pm(0.5, 0.0) == r"$0.500 \pm 0.000$"

@@ -20,6 +20,7 @@ from proofs.c5_hdi_mse import counterexamples as exact_counterexamples
 from proofs import markup
 from proofs.markup import num, sci
 from verify._validate import fail, within
+from verify.claims import span
 from verify.claims.c5 import experiments as E
 from verify.claims.c5 import heads, plots, trained
 from verify.experiments.regimes import REGIME_PARAMS, design_record, timeless
@@ -260,11 +261,6 @@ def pm(x: float, se: float, spec: str = ".3f") -> str:
     return markup.pm(x, se, spec)
 
 
-def span(lo: str, hi: str, sep: str = " to ") -> str:
-    """A range as printed, its end once where both ends print alike."""
-    return lo if lo == hi else f"{lo}{sep}{hi}"
-
-
 def gap_text(g: dict, spec: str = ".4f") -> str:
     return f"{pm(g['diff'], g['se'], spec)} ($z = {g['z']:.1f}$)"
 
@@ -299,7 +295,7 @@ def straight_line(ctx: Context) -> Evidence:
 
 
 def _corr_range(reg: dict, sep: str = " to ") -> str:
-    return span(f"{reg['min']:.2f}", f"{reg['max']:.2f}", sep)
+    return span(f"{reg['min']:.2f}", f"{reg['max']:.2f}", sep=sep)
 
 
 def premise_finding(reg: dict) -> str:

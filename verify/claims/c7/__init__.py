@@ -19,6 +19,7 @@ import proofs
 from proofs.c7_scaling import LAW_GROUPS, model_name
 from proofs.markup import num, sci, to_unicode
 from verify._validate import fail
+from verify.claims import span
 from verify.experiments.allocate import MAX_BUDGET, MAX_DIM, MODELS, STANDARD_MODELS, continuous_optimum
 from verify.experiments.regimes import REGIME_PARAMS
 from verify.judgment.claim import Cap, Claim, Context, Evidence, Threshold, shared
@@ -311,7 +312,7 @@ def stated_law(ctx: Context) -> Evidence:
                         rf"{_B} {m['b_corr']['slope_vs_log_log_n']:.3f} on $\log \log n$, {_G} "
                         rf"{num(m['gauss_a_corr']['slope_vs_log_n'], '.4f')} on $\log n$; the derived exponents on $n$ "
                         f"are met to {sci(SLOPE_TOL, 0)}; every standard model's growth is off the law's by "
-                        f"{_span(num(min(off), '.3g'), num(max(off), '.3g'))} times", {**g, "reverse_replay": rev}),
+                        f"{span(num(min(off), '.3g'), num(max(off), '.3g'))} times", {**g, "reverse_replay": rev}),
         counterexample=cx,
         # read after "The claim holds when:" (report.md) and "holds under:" (its part)
         restored_by=(r"the model takes an effective sample size $\log n$ instead of $n$ and fully correlated heads, "
@@ -343,7 +344,7 @@ def slow_growth(ctx: Context) -> Evidence:
         kinds.setdefault(r["growth"], []).append(model_name(r["model"]))
     return Evidence(
         numeric=Numeric("measured", r"log-log slope of $d_k^*(n)$ at $n = 10^3$ and $10^{12}$: " + "; ".join(
-            f"{model_name(r['model'])} {_span(num(r['slope_n1'], '.3f'), num(r['slope_n2'], '.3f'), ' at both')}"
+            f"{model_name(r['model'])} {span(num(r['slope_n1'], '.3f'), num(r['slope_n2'], '.3f'), ' at both')}"
             for r in outcome.figures["cases"]), outcome.figures),
         counterexample=cx,
         derived="per model: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in kinds.items()),
@@ -397,11 +398,6 @@ _EMPIRICAL = ("the stated law describes the MSE-optimal head size of real NW ens
 _STATED_EMPIRICAL = r"$d_k^* \sim (\log n)^{2/(4+d)}$: slow growth in $n$"
 
 
-def _span(lo: str, hi: str, same: str = "") -> str:
-    """A range as printed: its value once (and ``same``) where both ends print alike."""
-    return f"{lo}{same}" if lo == hi else f"{lo} to {hi}"
-
-
 def _and(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -425,8 +421,8 @@ def _optimum_evidence(ctx: Context, params: dict, outcome: ReplayOutcome, where:
     reasons = undecided_reasons(rec)
     cx = ctx.counterexample(params=params, outcome=outcome, description=(      # None unless it decides against
         f"the empirical optimum of real NW ensembles ({where}) grows unlike $(\\log n)^{{2/(4+d)}}$"))
-    best_r2 = _span(num(min(rec["best_r2"]), ".2f"), num(max(rec["best_r2"]), ".2f"))
-    reference_r2 = _span(num(min(rec["reference_r2"]), ".3f"), num(max(rec["reference_r2"]), ".3f"))
+    best_r2 = span(num(min(rec["best_r2"]), ".2f"), num(max(rec["best_r2"]), ".2f"))
+    reference_r2 = span(num(min(rec["reference_r2"]), ".3f"), num(max(rec["reference_r2"]), ".3f"))
     rows = "; ".join(f"$n = {n}$: " + ", ".join(num(v, ".3f") for v in row) for n, row in zip(rec["n"], rec["mse"]))
     path = ctx.plot_path(plot)
     return Evidence(
