@@ -28,6 +28,9 @@ s = sp.Symbol("s", positive=True)
 q1, q2 = sp.symbols("q_1 q_2", real=True)
 KEYS = [sp.symbols(f"k_{i}1 k_{i}2", real=True) for i in (1, 2, 3)]
 BK = sp.symbols("bK_1 bK_2", real=True)
+# the entries of the biases (value bias of head h, output bias, key bias), printed b_{V,1}^{1}, b_{O,1}, b_{K,1}
+spell(**{f"bV{h}_{i}": f"b_{{V,{i}}}^{{{h}}}" for h in (1, 2) for i in (1, 2)},
+      **{f"b{x}_{i}": f"b_{{{x},{i}}}" for x in "OK" for i in (1, 2)})
 # the entries of head h's value and output blocks (2 x 2), printed W_{V,11}^{h}, ... (spelled on import)
 WV_ENTRIES = [entries(f"WV{h}", 2, 2, f"W_{{V,#}}^{{{h}}}") for h in (1, 2)]
 WO_ENTRIES = [entries(f"WO{h}", 2, 2, f"W_{{O,#}}^{{{h}}}") for h in (1, 2)]

@@ -31,6 +31,8 @@ c = sp.Symbol("c", positive=True)
 
 # how the multi-letter names print (notation.spell)
 spell(rho_bar=r"\bar{\rho}", mean_rho=r"\bar{\rho}", hdi=r"\mathrm{HDI}_{\mathrm{lit}}")
+# the entries of the two heads' key projections (3 x 2), printed W_{1,11}, W_{2,11}, ... (spelled on import)
+KEY_ENTRIES = entries("Wa", 3, 2, "W_{1,#}"), entries("Wb", 3, 2, "W_{2,#}")
 
 
 def rotation2(t):
@@ -95,7 +97,7 @@ def build() -> Derivation:
     Id = sp.Identity(dk_i)
     U1, U2 = sp.MatrixSymbol("U1", d, dk_i), sp.MatrixSymbol("U2", d, dk_i)
     t1, t2 = sp.symbols("t_1 t_2", real=True)
-    Wa, Wb = entries("Wa", 3, 2), entries("Wb", 3, 2)
+    Wa, Wb = KEY_ENTRIES
     hdi, mrho = sp.symbols("hdi mean_rho", real=True)
     dk_dom = {d_k: (1, 1024)}
 

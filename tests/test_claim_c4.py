@@ -215,22 +215,23 @@ def test_search_values_are_the_closed_form(result):
 
 # -- the judges: synthetic inputs on both sides of every threshold -----------------------------
 TOL = c4.HDI_TOL
+IDENTICAL, OUTSIDE = c4.IDENTICAL_NONZERO, c4.OUTSIDE_RANGE
 
 
 @pytest.mark.claim(CLAIM, part="detail")
 @pytest.mark.parametrize("lit,identical,bad", [
     (0.0, True, []),
     (TOL, True, []),
-    (np.nextafter(TOL, 1.0), True, ["identical heads, HDI != 0"]),
-    (1e-11, True, ["identical heads, HDI != 0"]),     # 1e4 times the rounding measured (~1e-15) is no rounding
+    (np.nextafter(TOL, 1.0), True, [IDENTICAL]),
+    (1e-11, True, [IDENTICAL]),     # 1e4 times the rounding measured (~1e-15) is no rounding
     (-TOL, True, []),
-    (np.nextafter(-TOL, -1.0), True, ["identical heads, HDI != 0", "outside [0, 1]"]),
+    (np.nextafter(-TOL, -1.0), True, [IDENTICAL, OUTSIDE]),
     (0.5, False, []),
     (-TOL, False, []),
-    (np.nextafter(-TOL, -1.0), False, ["outside [0, 1]"]),
+    (np.nextafter(-TOL, -1.0), False, [OUTSIDE]),
     (1 + TOL, False, []),
-    (np.nextafter(1 + TOL, 2.0), False, ["outside [0, 1]"]),
-    (-15.0, True, ["identical heads, HDI != 0", "outside [0, 1]"]),
+    (np.nextafter(1 + TOL, 2.0), False, [OUTSIDE]),
+    (-15.0, True, [IDENTICAL, OUTSIDE]),
 ], ids=["identical-zero", "identical-at-tol", "identical-one-ulp-over", "identical-not-rounding",
         "identical-at-minus-tol", "identical-below", "distinct-inside", "at-minus-tol", "below-minus-tol",
         "at-one-plus-tol", "above-one-plus-tol", "counterexample"])
@@ -344,10 +345,10 @@ def test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations(saved)
                 lit = 1 - c**4 / d_k
                 kind = "identical, orthonormal columns" if c == 1.0 else f"identical, scaled by {c:g}"
                 if c == 1.0 and abs(lit) > c4.HDI_TOL:
-                    first.setdefault("orthonormal", f"{kind}, d = {d}, d_k = {d_k}")
+                    first.setdefault("orthonormal", f"{kind}, $d = {d}$, $d_k = {d_k}$")
                 elif lit < -c4.HDI_TOL or lit > 1 + c4.HDI_TOL:
-                    first.setdefault("outside", f"{kind}, d = {d}, d_k = {d_k}")
+                    first.setdefault("outside", f"{kind}, $d = {d}$, $d_k = {d_k}$")
     expected = [first["orthonormal"], first["outside"]]
-    assert expected == ["identical, orthonormal columns, d = 2, d_k = 2", "identical, scaled by 2, d = 1, d_k = 1"]
+    assert expected == ["identical, orthonormal columns, $d = 2$, $d_k = 2$", "identical, scaled by 2, $d = 1$, $d_k = 1$"]
     doc = loads_json("counterexample", (out / part.counterexample.file).read_text())
     assert [c["label"] for c in doc["params"]["cases"]] == expected

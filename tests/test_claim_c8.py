@@ -434,7 +434,7 @@ def test_each_schemes_range_of_w_prints_once_where_its_ends_print_alike(result):
     quoted = [(_part(result, "decay").numeric.summary, ("geom", "fib_best"), ".4f", " to "),
               (_part(result, "mild-heterogeneity").numeric.summary, ("uniform", "geom", "fib_best"), ".4f", " to "),
               (result.summary, ("uniform", "geom"), ".3f", " to "),
-              (c8.replay_decay(c8.DECAY_PARAMS).summary, tuple(dc["W"]), ".4g", " -> ")]
+              (c8.replay_decay(c8.DECAY_PARAMS).summary, tuple(dc["W"]), ".4g", " to ")]
     alike = 0
     for text, schemes, spec, sep in quoted:
         for s in schemes:

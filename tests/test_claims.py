@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from proofs import markup
 from verify.claims import CLAIMS
 from verify.errors import VerifyError
 from verify.io import jsonable
@@ -24,9 +25,6 @@ from verify.replay import lines, record, replay
 KINDS = [pytest.param(part, rp, id=rp.kind) for claim in CLAIMS.values() for part, rp in claim.replays.items()]
 #: A snake_case word: a field name where a reader reads words (tests/test_reader.py's FIELD_NAME).
 FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
-#: What ``replay`` prints that a claim wrote (its statement, its summary and the criterion the
-#: summary words): quoted as the claim wrote it, so outside this check.
-QUOTED = ("  statement: ", "  summary: ", "  saved summary: ", "  replayed summary: ", "  criterion: violated when: ")
 #: Every bad-input row each replay's schema implies (a replay several parts share: once).
 BAD_ROWS = [pytest.param(rp, params, name, id=f"{rp.claim}-{rp.part}-{label}")
             for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()
@@ -60,8 +58,12 @@ def test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_
     assert rp.kind == f"{rp.claim.lower()}.{part}" and rp.schema.validate(rp.example) is not None
     outcome = rp(rp.example)
     assert isinstance(outcome, ReplayOutcome) and isinstance(outcome.violates, bool) and outcome.summary
+    markup.check(outcome.summary, f"{rp.kind} summary")      # printed rendered: well-formed markup
+    markup.check(outcome.criterion, f"{rp.kind} criterion")
     json.dumps(outcome.figures, allow_nan=False, default=float)
-    path = save(tmp_path, claim=rp.claim, part=part, kind=rp.kind, statement="s", params=rp.example, outcome=outcome)
+    statement = next(p.statement for p in CLAIMS[rp.claim].parts if p.id == part)
+    path = save(tmp_path, claim=rp.claim, part=part, kind=rp.kind, statement=statement, params=rp.example,
+                outcome=outcome)
     doc, again = replay(path)
     assert path.name == f"{rp.claim}-{part}.json" and doc["kind"] == rp.kind and doc["params"] == jsonable(rp.example)
     assert (doc["expected"]["violates"], doc["expected"]["summary"]) == (outcome.violates, outcome.summary)
@@ -73,13 +75,12 @@ def test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_
 
 def _reads_as_words(printed: list[str], kind: str) -> None:
     """What ``replay`` prints reads as words: the outcome named, every figure labelled, no JSON,
-    no Python value, no field name (the claim's own quoted texts aside, QUOTED)."""
+    no Python value, no field name, on every line (the statement, summary and criterion too)."""
     text = "\n".join(printed)
     assert "\n  replayed: " in text and re.search(r"\n  reproduced: (yes|no), ", text), (kind, text[:400])
     assert re.search(r"\n  replayed: (violates the statement|holds)", text), kind
-    ours = "\n".join(line for line in printed if not line.startswith(QUOTED))
-    bad = re.findall(r"[{}\[\]]|\b(?:True|False|None)\b", ours) + FIELD_NAME.findall(ours)
-    assert not bad, (kind, sorted(set(bad)), ours[:2000])
+    bad = re.findall(r"[{}\[\]]|\b(?:True|False|None)\b", text) + FIELD_NAME.findall(text)
+    assert not bad, (kind, sorted(set(bad)), text[:2000])
 
 
 @pytest.mark.parametrize("rp, params, name", BAD_ROWS)

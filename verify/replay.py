@@ -9,7 +9,6 @@ A counterexample file may come from anyone: its own fields are checked by
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from verify.errors import VerifyError
 from verify.io import jsonable
 from verify.judgment.counterexamples import ReplayOutcome, load, shown
 
-__all__ = ["replay", "lines", "record", "label", "criterion"]
+__all__ = ["replay", "lines", "record", "label"]
 
 
 def replay(path: Path | str) -> tuple[dict, ReplayOutcome]:
@@ -178,12 +177,6 @@ def _lines(name: str, value: Any, indent: int) -> list[str]:
     return [f"{pad}{name}: {_values(value) if not isinstance(value, dict) else 'none'}"]
 
 
-def criterion(summary: str) -> str:
-    """What makes the case a violation, as its summary words it (after ``violation:``), or ''."""
-    m = re.search(r"\(violation: ([^()]*(?:\([^()]*\)[^()]*)*)\)|violation: ([^;]*)$", summary)
-    return (m.group(1) or m.group(2)).strip() if m else ""
-
-
 def judgement(violates: bool) -> str:
     return "violates the statement" if violates else "holds (does not refute the statement)"
 
@@ -196,7 +189,7 @@ def lines(doc: dict, outcome: ReplayOutcome) -> list[str]:
     spec = next((p for p in CLAIMS[doc["claim"].upper()].parts if p.id == doc["part"]), None)
     name = _unicode(spec.label) if spec is not None and spec.label else doc["part"].replace("-", " ")
     saved, summary = doc["expected"], _unicode(outcome.summary)
-    test, saved_summary = criterion(outcome.summary), _unicode(saved.get("summary", ""))
+    test, saved_summary = outcome.criterion, _unicode(saved.get("summary", ""))
     out = [f"{doc['claim'].upper()}, {name}", f"  statement: {_unicode(doc.get('statement', ''))}",
            "  criterion: " + (f"violated when: {_unicode(test)}" if test else "the replay's own test of the statement "
                                                                           "(its summary and figures below)"),

@@ -86,6 +86,10 @@ MUTANTS = [
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}", hdi=r"\\mathrm{HDI}_{\\mathrm{lit}}")',
       'spell(rho_bar=r"\\bar{\\rho}", mean_rho=r"\\bar{\\rho}")',
       ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
+    M('c4-key-entries-unspelled', 'proofs/c4_hdi.py',
+      'KEY_ENTRIES = entries("Wa", 3, 2, "W_{1,#}"), entries("Wb", 3, 2, "W_{2,#}")',
+      'KEY_ENTRIES = entries("Wa", 3, 2), entries("Wb", 3, 2)',
+      ('tests/test_rendering.py::test_every_text_of_every_derivation_is_markup_and_prints_its_symbols',)),
     # the figures the summary quotes
     M('c4-summary-worst-min', 'verify/claims/c4.py',
       'worst = max(sub["invariance_WA_max_change"], sub["principal_angles_vs_mpmath_max_abs"])',

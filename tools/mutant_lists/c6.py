@@ -81,8 +81,9 @@ MUTANTS = [
       (P + '::test_every_comparison_is_decided_by_its_group',)),
     # -- real heads: judged with refit weights
     M('c6-torus-judge-ungated', C,
-      'return ReplayOutcome(violates=rises(g["diff"], g["se"]), figures=timeless(reg), summary=(',
-      'return ReplayOutcome(violates=rises(reg["gap"]["uniform"]["diff"], g["se"]), figures=timeless(reg), summary=(',
+      'return ReplayOutcome(violates=rises(g["diff"], g["se"]), figures=timeless(reg), criterion=crit, summary=(',
+      'return ReplayOutcome(violates=rises(reg["gap"]["uniform"]["diff"], g["se"]), figures=timeless(reg), '
+      'criterion=crit, summary=(',
       (T + '::test_one_direction_torus_is_judged_with_refit_weights',)),
     M('c6-torus-weights', C,
       'return torus_evidence(ctx, CLAIM, "refit", {',

@@ -186,6 +186,11 @@ MUTANTS = [
       'return f"{dc[\'W\'][s][0]:{spec}} to {dc[\'W\'][s][-1]:{spec}}"',
       (T + '::test_each_schemes_range_of_w_prints_once_where_its_ends_print_alike',
        'tests/test_reader.py::test_no_exact_zero_as_a_bound_and_no_range_with_equal_ends')),
+    M('c8-replay-scheme-field-name', C,
+      'return f"geometric, $r = {r:g}$" if s == "geom" else LABELS[s]',
+      'return f"geometric, $r = {r:g}$" if s == "geom" else s',
+      ('tests/test_claims.py::test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_it'
+       '[c8.rates-in-n]',)),
     M('c8-code-in-a-result-description', 'proofs/c8_weighting.py',
       'r"the polylogarithm $\\mathrm{Li}_{-\\beta}(r^2)$")',
       'r"`mpmath.polylog(-beta, r**2)`")',

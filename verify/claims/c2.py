@@ -239,9 +239,11 @@ def replay_free_weights(params: dict) -> ReplayOutcome:
         raise fail("params.W_V, W_O", f"entries up to {max(np.abs(wv).max(), np.abs(wo).max()):.3g}, "
                    "whose products overflow float64", "weights whose α_h and Σα are finite")
     on = on_simplex(alpha)
-    summary = (f"H = {alpha.size}: α = ({', '.join(f'{a:.3f}' for a in alpha)}), Σα = {alpha.sum():.3f}, "
-               f"min α = {alpha.min():.3f} (violation: not on the simplex α ≥ 0, Σα = 1)")
-    return ReplayOutcome(violates=not on, summary=summary, figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
+    crit = r"not on the simplex $\alpha_h \ge 0$, $\sum_h \alpha_h = 1$"
+    summary = (f"$H = {alpha.size}$: $\\alpha = ({', '.join(f'{a:.3f}' for a in alpha)})$, $\\sum_h \\alpha_h = "
+               f"{alpha.sum():.3f}$, $\\min_h \\alpha_h = {alpha.min():.3f}$ (violation: {crit})")
+    return ReplayOutcome(violates=not on, summary=summary, criterion=crit,
+                         figures={"alpha": alpha.tolist(), "sum": float(alpha.sum())})
 
 
 # --------------------------------------------------------------------------- the parts

@@ -35,8 +35,8 @@ from verify.numeric.subspace_reference import MP_DPS, mp_hdi, mp_principal_angle
 from verify.outputs import plots
 from verify.schema import Float, List, Obj, Schema, Text
 
-__all__ = ["CLAIM", "HDI_TOL", "ANGLE_TOL", "SCALES", "literal_violations", "literal_forms_agree", "subspace_agrees",
-           "replay_literal", "literal_search", "literal_figures", "subspace"]
+__all__ = ["CLAIM", "HDI_TOL", "ANGLE_TOL", "SCALES", "IDENTICAL_NONZERO", "OUTSIDE_RANGE", "literal_violations",
+           "literal_forms_agree", "subspace_agrees", "replay_literal", "literal_search", "literal_figures", "subspace"]
 
 CLAIM = Claim(proofs.c4_hdi, figure="c4_literal_vs_subspace")
 
@@ -64,14 +64,18 @@ _SUBSPACE_CRITERION = (r"every HDI in $[0, 1]$, and every extreme, invariance an
 
 
 # --------------------------------------------------------------------------- the judges
+#: The stated properties a literal HDI breaks, as :func:`literal_violations` names them (markup).
+IDENTICAL_NONZERO, OUTSIDE_RANGE = r"identical heads, $\mathrm{HDI} \ne 0$", r"outside $0 \le \mathrm{HDI} \le 1$"
+
+
 def literal_violations(lit: float, identical: bool) -> list[str]:
     """The stated properties a literal HDI value breaks: identical heads whose HDI is not 0, and a
-    value outside [0, 1], each beyond HDI_TOL."""
+    value outside [0, 1], each beyond HDI_TOL (markup)."""
     bad = []
     if identical and abs(lit) > HDI_TOL:
-        bad.append("identical heads, HDI != 0")
+        bad.append(IDENTICAL_NONZERO)
     if lit < -HDI_TOL or lit > 1 + HDI_TOL:
-        bad.append("outside [0, 1]")
+        bad.append(OUTSIDE_RANGE)
     return bad
 
 
@@ -122,9 +126,10 @@ def replay_literal(params: dict) -> ReplayOutcome:
         figures[label] = {"shape": list(W.shape), "identical_heads": identical, "literal_hdi": lit,
                           "subspace_hdi": sub, "violations": bad}
         if bad:
-            violated.append(f"{label}: literal HDI {lit:.6g} ({'; '.join(bad)}; subspace form {sub:.3g})")
+            violated.append(f"{label}: literal $\\mathrm{{HDI}}$ {num(lit, '.6g')} ({'; '.join(bad)}; subspace form "
+                            f"{num(sub, '.3g')})")
     summary = ("; ".join(violated) if violated else "every case satisfies the stated properties") + \
-              f" (tolerance {HDI_TOL:g})"
+              f" (tolerance {num(HDI_TOL, 'g')})"
     return ReplayOutcome(violates=bool(violated), summary=summary, figures=figures)
 
 
@@ -145,9 +150,9 @@ def literal_search(ctx: Context) -> dict[str, Any]:
                 table.append({"d": d, "d_k": d_k, "scale": c, "literal_hdi": lit})
                 kind = ("identical, orthonormal columns" if c == 1.0 else f"identical, scaled by {c:g}")
                 bad = literal_violations(lit, identical=True)
-                key = "orthonormal" if c == 1.0 and bad else "outside" if "outside [0, 1]" in bad else None
+                key = "orthonormal" if c == 1.0 and bad else "outside" if OUTSIDE_RANGE in bad else None
                 if key is not None and key not in first:
-                    first[key] = {"label": f"{kind}, d = {d}, d_k = {d_k}", "W_K": W.tolist()}
+                    first[key] = {"label": f"{kind}, $d = {d}$, $d_k = {d_k}$", "W_K": W.tolist()}
                     scaled = "" if c == 1.0 else f" scaled by ${c:g}$"
                     where[key] = (f"identical heads with orthonormal columns{scaled}, $d = {d}$, $d_k = {d_k}$ "
                                   f"(literal HDI {num(lit, '.3g')})")
@@ -276,7 +281,7 @@ def _min_literal(ctx: Context) -> float:
 @CLAIM.part("literal-formula", Role.DETAIL, groups=("literal",), label="literal formula as stated",
             statement=r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} \lVert G_{hh'} \rVert_F^2$, "
                       r"$G_{hh'} = (W_K^h)^\top W_K^{h'}/d_k$ on the raw weights, is $0$ for identical heads, $1$ for "
-                      r"orthogonal ones and lies in $[0, 1]$",
+                      r"orthogonal ones and lies between $0$ and $1$",
             stated=(r"$\mathrm{HDI} = 1 - \frac{2}{H (H - 1)} \sum_{h < h'} "
                     r"\lVert (W_K^h)^\top W_K^{h'}/d_k \rVert_F^2$ on the raw weights, in $[0, 1]$"),
             instead=(r"Define $\mathrm{HDI} = 1 - \mathrm{mean}_{h < h'} \rho_{hh'}$, with $\rho_{hh'}$ the mean "

@@ -30,11 +30,14 @@ MAX_SHOWN_CHARS = 1000
 
 @dataclass
 class ReplayOutcome:
-    """``violates`` is True when the recomputed case still contradicts the statement."""
+    """``violates`` is True when the recomputed case still contradicts the statement. ``summary``
+    (markup) words the case; ``criterion`` (markup), where the replay has one test, what makes the
+    case a violation (the summary's ``violation:`` clause)."""
 
     violates: bool
     summary: str
     figures: dict[str, Any] = field(default_factory=dict)
+    criterion: str = ""
 
 
 def save(directory: Path | str, *, claim: str, part: str, kind: str, statement: str, params: dict,

@@ -164,11 +164,13 @@ def replay_stated_bandwidth(params: dict) -> ReplayOutcome:
                "derived_bandwidth_rounding_bound": rounding_bound(gauss_abs_score(q, k, 1.0 / b_quarter**2),
                                                                   d_k + k.shape[0]),
                "mismatch_min": MISMATCH_MIN}
-    summary = (f"d_k = {d_k}, {k.shape[0]} keys of norm {figures['key_norm']:.4g}: softmax head (scale 1/sqrt(d_k)) "
-               f"vs Gaussian NW with the stated b = 1/sqrt(d_k) = {b_stated:.4g}: max difference "
-               f"{diff_mp:.3g} of max|v| (violation: > {MISMATCH_MIN:g}); with b = d_k^(1/4) = {b_quarter:.4g}: "
-               f"{figures['diff_derived_bandwidth_mp']:.1e}")
-    return ReplayOutcome(violates=stated_bandwidth_off(diff_mp), summary=summary, figures=figures)
+    crit = f"more than {num(MISMATCH_MIN, 'g')}"
+    summary = (f"$d_k = {d_k}$, {k.shape[0]} keys of norm {num(figures['key_norm'], '.4g')}: the softmax head "
+               f"(scale $1/\\sqrt{{d_k}}$) against Gaussian NW at the stated bandwidth $b = 1/\\sqrt{{d_k}} = "
+               f"{b_stated:.4g}$: largest difference {num(diff_mp, '.3g')} of $\\max_i \\lvert v_i \\rvert$ "
+               f"(violation: {crit}); at $b = d_k^{{1/4}} = {b_quarter:.4g}$: "
+               f"{num(figures['diff_derived_bandwidth_mp'], '.2g')}")
+    return ReplayOutcome(violates=stated_bandwidth_off(diff_mp), summary=summary, figures=figures, criterion=crit)
 
 
 @CLAIM.replay("unequal-norms", schema=_CASE, example=UNEQUAL_NORMS_CASE)
@@ -182,10 +184,12 @@ def replay_unequal_norms(params: dict) -> ReplayOutcome:
     diffs = {repr(b): float(np.max(np.abs(soft - mp_gaussian_nw(q, k, v, b)))) / vs for b in bands}
     norms = np.linalg.norm(k, axis=1)
     best = min(diffs.values())
-    summary = (f"d_k = {d_k}, key norms {norms.min():.3g}..{norms.max():.3g}: softmax head vs Gaussian NW at "
-               f"{len(bands)} bandwidths {bands[0]:g}..{bands[-1]:g} (incl. d_k^(1/4)): the closest is {best:.3g} "
-               f"of max|v| away (violation: all > {MISMATCH_MIN:g})")
-    return ReplayOutcome(violates=no_bandwidth_fits(diffs), summary=summary,
+    crit = f"every bandwidth more than {num(MISMATCH_MIN, 'g')} away"
+    summary = (f"$d_k = {d_k}$, key norms {num(norms.min(), '.3g')} to {num(norms.max(), '.3g')}: the softmax head "
+               f"against Gaussian NW at {len(bands)} bandwidths from {num(bands[0], 'g')} to {num(bands[-1], 'g')} "
+               f"(with $d_k^{{1/4}}$): the closest is {num(best, '.3g')} of $\\max_i \\lvert v_i \\rvert$ away "
+               f"(violation: {crit})")
+    return ReplayOutcome(violates=no_bandwidth_fits(diffs), summary=summary, criterion=crit,
                          figures={"head_mp": soft.tolist(), "diff_by_bandwidth": diffs, "closest": best,
                                   "key_norms": norms.tolist(), "bandwidths": bands})
 

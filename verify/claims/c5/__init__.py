@@ -136,10 +136,10 @@ def replay_shared_noise(p: dict) -> ReplayOutcome:
         head_projections("orthogonal", p["H"], p["d"], p["d_k"], rng=np.random.default_rng(0))
     j = E.corr_at_rho0(E.premise_batches(p, 0.0))
     violates = premise_violated(j["corr_at_rho0"], j["se"])
-    return ReplayOutcome(violates=violates, figures=j, summary=(
-        f"orthogonal heads (ρ ≤ {j['max_rho_of_heads']:.1e}): integrated head-output correlation "
-        f"{j['corr_at_rho0']:.3f} ± {j['se']:.3f} (z = {j['z']:.1f}); the premise predicts 0 (violation: > "
-        f"{CORR_EXCESS_MIN:g} and > {Z_MIN:g} SE)"))
+    crit = f"more than {num(CORR_EXCESS_MIN, 'g')} and more than {Z_MIN:g} SE"
+    return ReplayOutcome(violates=violates, figures=j, criterion=crit, summary=(
+        f"orthogonal heads (largest $\\rho$ {sci(j['max_rho_of_heads'])}): integrated head-output correlation "
+        f"{markup.pm(j['corr_at_rho0'], j['se'])} ($z = {j['z']:.1f}$); the premise predicts 0 (violation: {crit})"))
 
 
 _RATIONAL = Custom(func=rational, doc="an exact rational of at most 40 characters",
@@ -188,23 +188,25 @@ def replay_exact(p: dict) -> ReplayOutcome:
     figures.update(alpha=[str(x) for x in alpha], V=[str(x) for x in V], matches_saved=all(
         str(p["configs"][c].get(k, v)) == str(v) for c in cfgs for k, v in cfgs[c].items() if k != "rho"))
     return ReplayOutcome(violates=violates, figures=figures, summary=(
-        f"exact: HDI {a['HDI']} -> {b['HDI']} ({lo} -> {hi}), MSE − B² {a['mse_minus_bias_sq']} -> "
-        f"{b['mse_minus_bias_sq']}: " + ("higher HDI, higher MSE" if violates else "MSE follows HDI")))
+        f"exact: $\\mathrm{{HDI}}$ ${a['HDI']}$ to ${b['HDI']}$ ({lo} to {hi}), $\\mathrm{{MSE}} - B^2$ "
+        f"${a['mse_minus_bias_sq']}$ to ${b['mse_minus_bias_sq']}$: "
+        + ("higher HDI, higher MSE" if violates else "the MSE follows HDI")))
 
 
 def _pair_outcome(what: str, g: dict, figures: dict, z: bool = True) -> ReplayOutcome:
     """A declared pair's replay (its paired gaps ``g``): violated when α = 1/H raises the MSE (:func:`rises`)."""
-    gaps = ", ".join(f"{w} {g[w]['diff']:+.4f} ± {g[w]['se']:.4f}" + (f" (z = {g[w]['z']:.1f})" if z else "")
+    gaps = ", ".join(f"{w} ${g[w]['diff']:+.4f} \\pm {g[w]['se']:.4f}$" + (f" ($z = {g[w]['z']:.1f}$)" if z else "")
                      for w in ("uniform", "refit"))
-    return ReplayOutcome(violates=rises(g["uniform"]["diff"], g["uniform"]["se"]), figures=figures,
-                         summary=f"{what}: MSE {gaps}; violation: α = 1/H raises it by > {Z_MIN:g} SE")
+    crit = f"$\\alpha = 1/H$ raises it by more than {Z_MIN:g} SE"
+    return ReplayOutcome(violates=rises(g["uniform"]["diff"], g["uniform"]["se"]), figures=figures, criterion=crit,
+                         summary=f"{what}: MSE {gaps}; violation: {crit}")
 
 
 @CLAIM.replay("one-direction-torus", schema=REGIME_PARAMS, example={"size": "quick", "seed": 0})
 def replay_one_direction(p: dict) -> ReplayOutcome:
     """The declared pair of :func:`verify.claims.c5.heads.signal_pair` (HDI 1/2 to 1)."""
     reg = heads.signal_pair(p["size"], p["seed"])
-    return _pair_outcome("HDI 0.5 -> 1 (one signal circle)", reg["gap"], timeless(reg))
+    return _pair_outcome(r"$\mathrm{HDI}$ 0.5 to 1 (one signal circle)", reg["gap"], timeless(reg))
 
 
 @CLAIM.replay("in-scope-path", schema=REGIME_PARAMS, example={"size": "quick", "seed": 0})
@@ -213,7 +215,7 @@ def replay_path(p: dict) -> ReplayOutcome:
     HDI raises the MSE with either weighting (:func:`path_violated`)."""
     reg = heads.rotation_path(p["size"], p["seed"])
     return ReplayOutcome(violates=any(path_violated(s) for s in reg["steps"].values()), figures=timeless(reg),
-                         summary="MSE along HDI " + "; ".join(f"{w}: {heads.path_summary(reg['rows'], w)}"
+                         summary=r"MSE along $\mathrm{HDI}$, " + "; ".join(f"{w}: {heads.path_summary(reg['rows'], w)}"
                                                               for w in ("uniform", "refit")))
 
 
@@ -222,9 +224,10 @@ def replay_trained(p: dict) -> ReplayOutcome:
     """Trained heads moved in HDI (:func:`verify.claims.c5.trained.trained_experiment`); violated by
     :func:`trained_violated`."""
     exp = trained.trained_experiment(p["size"], p["seed"])
-    return ReplayOutcome(violates=trained_violated(exp["rows"]), figures=timeless(exp), summary="α refit, vs trained: "
-                         + "; ".join(f"{r['config']} (HDI {r['hdi']:.2f}) {r['refit']['diff']:+.3f} ± "
-                                     f"{r['refit']['diff_se']:.3f}" for r in exp["rows"][1:]))
+    moves = "; ".join(f"{r['config']} ($\\mathrm{{HDI}}$ {r['hdi']:.2f}) ${r['refit']['diff']:+.3f} \\pm "
+                      f"{r['refit']['diff_se']:.3f}$" for r in exp["rows"][1:])
+    return ReplayOutcome(violates=trained_violated(exp["rows"]), figures=timeless(exp),
+                         summary=r"$\alpha$ refit, against the trained heads: " + moves)
 
 
 # --------------------------------------------------------------------------- shared computations
@@ -566,7 +569,7 @@ def one_direction_torus(ctx: Context) -> Evidence:
 def replay_gaussian(p: dict) -> ReplayOutcome:
     """The declared Gaussian-design pair (:func:`verify.claims.c5.experiments.gaussian_pair`, HDI 0 to 1)."""
     ex = E.gaussian_pair(p)
-    return _pair_outcome("aligned heads, HDI 0 -> 1, Gaussian design", ex["gap"], ex, z=False)
+    return _pair_outcome(r"aligned heads, $\mathrm{HDI}$ 0 to 1, Gaussian design", ex["gap"], ex, z=False)
 
 
 @CLAIM.part("one-direction-gaussian", Role.SCOPE, experiment=True,

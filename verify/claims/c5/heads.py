@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from proofs.markup import pm
 from verify.io import jsonable
 from verify.experiments.regimes import (
     QUAD_POINTS,
@@ -276,5 +277,5 @@ def sharing_path(size: str, seed: int) -> dict[str, Any]:
 
 
 def path_summary(rows: list[dict], weights: str) -> str:
-    """``HDI h: MSE ± SE`` along a path (plain text for figures)."""
-    return ", ".join(f"{r['hdi']:.2f}: {r[weights]['mse']:.3f} ± {r[weights]['se']:.3f}" for r in rows)
+    """``HDI h: MSE ± SE`` along a path (markup)."""
+    return ", ".join(f"{r['hdi']:.2f}: {pm(r[weights]['mse'], r[weights]['se'])}" for r in rows)

@@ -19,6 +19,7 @@ import numpy as np
 import proofs
 from proofs.markup import num, sci
 from verify._validate import within
+from verify.claims import span
 from verify.claims.c5 import (A_REFIT, CONV_HDI, CONV_R2, GAUSSIAN_SCHEMA, R2_INFORMATIVE, Z_MIN, gaussian_evidence,
                               heads, path_evidence, rises, torus_evidence, trained, trained_evidence)
 from verify.claims.c6 import experiments as E
@@ -117,9 +118,9 @@ def replay_beyond_d(p: dict) -> ReplayOutcome:
                "hdi_optimum": hdi(best.U), "hdi_bound": float(formulas.c6_hdi_bound(H, d_k, d)),
                "tight_frame_residual": tight, "rho_min": min(pairs), "rho_max": max(pairs)}
     return ReplayOutcome(violates=infeasible_violated(H * d_k > d, bound, phi), figures=figures, summary=(
-        f"(H, d_k, d) = ({H}, {d_k}, {d}): orthogonal heads need H d_k = {H * d_k} " + ("> " if H * d_k > d else "<= ")
-        + f"d = {d} dimensions; min Φ ≥ {bound}, optimum found Φ = {phi:.6g} (pair overlaps {min(pairs):.4f}.."
-          f"{max(pairs):.4f})"))
+        f"$H = {H}$, $d_k = {d_k}$, $d = {d}$: orthogonal heads need $H d_k = {H * d_k}$ dimensions, "
+        + ("more than" if H * d_k > d else "no more than") + f" $d = {d}$; $\\min \\Phi \\ge {bound}$, the "
+        f"optimum found $\\Phi = {phi:.6g}$ (pair overlaps {span(f'{min(pairs):.4f}', f'{max(pairs):.4f}')})"))
 
 
 @CLAIM.replay("one-direction-torus", schema=REGIME_PARAMS, example={"size": "quick", "seed": 0})
@@ -128,9 +129,10 @@ def replay_one_direction(p: dict) -> ReplayOutcome:
     the heads sharing the signal beat the orthogonal ones (:func:`verify.claims.c5.rises`)."""
     reg = heads.signal_pair(p["size"], p["seed"])
     g = reg["gap"]["refit"]
-    return ReplayOutcome(violates=rises(g["diff"], g["se"]), figures=timeless(reg), summary=(
-        f"orthogonal minus sharing (one signal circle), α refit: {g['diff']:+.4f} ± {g['se']:.4f} (z = {g['z']:.1f}); "
-        f"α = 1/H: {reg['gap']['uniform']['diff']:+.4f}; violation: orthogonal worse by > {Z_MIN:g} SE with α refit"))
+    crit = f"orthogonal heads worse by more than {Z_MIN:g} SE with $\\alpha$ refit"
+    return ReplayOutcome(violates=rises(g["diff"], g["se"]), figures=timeless(reg), criterion=crit, summary=(
+        f"orthogonal minus sharing (one signal circle), $\\alpha$ refit: ${g['diff']:+.4f} \\pm {g['se']:.4f}$ "
+        f"($z = {g['z']:.1f}$); $\\alpha = 1/H$: ${reg['gap']['uniform']['diff']:+.4f}$; violation: {crit}"))
 
 
 @CLAIM.replay("in-scope-path", schema=REGIME_PARAMS, example={"size": "quick", "seed": 0})
@@ -139,7 +141,7 @@ def replay_path(p: dict) -> ReplayOutcome:
     when some configuration beats the orthogonal heads with either weighting."""
     reg = heads.sharing_path(p["size"], p["seed"])
     return ReplayOutcome(violates=any(beats_orthogonal(s) for s in reg["to_orthogonal"].values()),
-                         figures=timeless(reg), summary="MSE along HDI " + "; ".join(
+                         figures=timeless(reg), summary=r"MSE along $\mathrm{HDI}$, " + "; ".join(
                              f"{w}: {heads.path_summary(reg['rows'], w)}" for w in ("uniform", "refit")))
 
 
@@ -147,9 +149,10 @@ def replay_path(p: dict) -> ReplayOutcome:
 def replay_trained(p: dict) -> ReplayOutcome:
     """Trained heads moved up to orthogonal ones; violated by :func:`trained_violated`."""
     exp = trained.trained_experiment(p["size"], p["seed"])
-    return ReplayOutcome(violates=trained_violated(exp["rows"]), figures=timeless(exp), summary="α refit, vs trained: "
-                         + "; ".join(f"{r['config']} (HDI {r['hdi']:.2f}) {r['refit']['diff']:+.3f} ± "
-                                     f"{r['refit']['diff_se']:.3f}" for r in exp["rows"] if r["direction"] == "up"))
+    moves = "; ".join(f"{r['config']} ($\\mathrm{{HDI}}$ {r['hdi']:.2f}) ${r['refit']['diff']:+.3f} \\pm "
+                      f"{r['refit']['diff_se']:.3f}$" for r in exp["rows"] if r["direction"] == "up")
+    return ReplayOutcome(violates=trained_violated(exp["rows"]), figures=timeless(exp),
+                         summary=r"$\alpha$ refit, against the trained heads: " + moves)
 
 
 # --------------------------------------------------------------------------- shared computations
@@ -244,10 +247,11 @@ def replay_gaussian(p: dict) -> ReplayOutcome:
     when, with α refit, the orthogonal heads are worse (:func:`verify.claims.c5.rises`)."""
     ex = E.gaussian_pair(p)
     g = ex["gap"]
-    return ReplayOutcome(violates=rises(g["refit"]["diff"], g["refit"]["se"]), figures=ex, summary=(
-        "orthogonal minus sharing, Gaussian design: MSE " + ", ".join(f"{w} {g[w]['diff']:+.4f} ± {g[w]['se']:.4f}"
+    crit = f"worse by more than {Z_MIN:g} SE with $\\alpha$ refit"
+    return ReplayOutcome(violates=rises(g["refit"]["diff"], g["refit"]["se"]), figures=ex, criterion=crit, summary=(
+        "orthogonal minus sharing, Gaussian design: MSE " + ", ".join(f"{w} ${g[w]['diff']:+.4f} \\pm {g[w]['se']:.4f}$"
                                                                        for w in ("uniform", "refit"))
-        + f"; violation: worse by > {Z_MIN:g} SE with α refit"))
+        + f"; violation: {crit}"))
 
 
 @CLAIM.part("one-direction-gaussian", Role.SCOPE, experiment=True,

@@ -17,7 +17,7 @@ import numpy as np
 
 import proofs
 from proofs.c7_scaling import LAW_GROUPS, model_name
-from proofs.markup import num, sci, to_unicode
+from proofs.markup import num, sci
 from verify._validate import fail
 from verify.claims import span
 from verify.experiments.allocate import MAX_BUDGET, MAX_DIM, MODELS, STANDARD_MODELS, continuous_optimum
@@ -185,10 +185,11 @@ def replay_law(p: dict) -> ReplayOutcome:
                      "observed_ratio": float(observed), "law_ratio": float(law),
                      "off_by": float(max(observed / law, law / observed)),
                      "violates": law_violated(observed, law, p["factor"])})
-    summary = (f"n = {n1:.0e} -> {n2:.0e}: " + "; ".join(
-        f"{to_unicode(model_name(r['model']))}: d_k* x{r['observed_ratio']:.3g} vs law x{r['law_ratio']:.3g} (off "
-        f"x{r['off_by']:.3g})" for r in rows) + f" (violation: every case off by > x{p['factor']:g})")
-    return ReplayOutcome(violates=all(r["violates"] for r in rows), summary=summary,
+    crit = f"every case off by more than {p['factor']:g} times"
+    summary = (f"$d_k^*$ grows from $n$ of {sci(n1, 0)} to {sci(n2, 0)}: " + "; ".join(
+        f"{model_name(r['model'])} {num(r['observed_ratio'], '.3g')} times (the law {num(r['law_ratio'], '.3g')})"
+        for r in rows) + f" (violation: {crit})")
+    return ReplayOutcome(violates=all(r["violates"] for r in rows), summary=summary, criterion=crit,
                          figures={"cases": rows, "factor": p["factor"]})
 
 
@@ -204,8 +205,8 @@ def replay_slow(p: dict) -> ReplayOutcome:
         s1, s2 = (models.local_slope(c["model"], n, c["D"], c["d"]) for n in (n1, n2))
         rows.append({"model": c["model"], "d": c["d"], "D": c["D"], "slope_n1": s1, "slope_n2": s2,
                      "growth": growth_kind(s1, s2)})
-    summary = (f"log-log slope of d_k*(n) at n = {n1:.0e} and {n2:.0e}: " + "; ".join(
-        f"{to_unicode(model_name(r['model']))} {r['slope_n1']:.3f} -> {r['slope_n2']:.3f} ({r['growth']})"
+    summary = (f"log-log slope of $d_k^*(n)$ at $n$ of {sci(n1, 0)} and {sci(n2, 0)}: " + "; ".join(
+        f"{model_name(r['model'])} {num(r['slope_n1'], '.3f')} to {num(r['slope_n2'], '.3f')} ({r['growth']})"
         for r in rows) + f" (logarithmic: the slope drops by at least {SLOW_SLOPE_DROP:.0%})")
     return ReplayOutcome(violates=any(r["growth"] != "logarithmic" for r in rows), summary=summary,
                          figures={"cases": rows})
@@ -217,12 +218,12 @@ def _judged(rec: dict) -> ReplayOutcome:
     reasons = undecided_reasons(rec)
     growth = rec["best_d_k"][-1] / rec["best_d_k"][0]
     violates = not reasons and law_violated(growth, rec["law_growth"], LAW_FACTOR)
-    summary = (f"d_k* = {rec['best_d_k']} for n = {rec['n']} (bootstrap probability "
-               + ", ".join(f"{x:.2f}" for x in rec["argmin_prob"]) + f"), growth x{growth:g} vs the law's "
-               f"x{rec['law_growth']:.3g}; " + (to_unicode("undecided: " + _and([r for r, _ in reasons])) if reasons
-                                               else f"violation: off by more than x{LAW_FACTOR:g}"))
-    return ReplayOutcome(violates=violates, summary=summary, figures={**rec, "growth": growth,
-                                                                      "undecided": [r for r, _ in reasons]})
+    crit = "" if reasons else f"off by more than {LAW_FACTOR:g} times"
+    summary = (f"{_dk_text(rec)} (bootstrap probability " + ", ".join(f"{x:.2f}" for x in rec["argmin_prob"])
+               + f"), growth {growth:g} times against the law's {rec['law_growth']:.3g}; "
+               + ("undecided: " + _and([r for r, _ in reasons]) if reasons else f"violation: {crit}"))
+    return ReplayOutcome(violates=violates, summary=summary, criterion=crit,
+                         figures={**rec, "growth": growth, "undecided": [r for r, _ in reasons]})
 
 
 @CLAIM.replay("optimum-torus", schema=REGIME_PARAMS, example={"size": "quick", "seed": 0})

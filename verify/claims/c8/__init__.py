@@ -26,7 +26,7 @@ from verify.numeric import certify
 from verify.schema import Choice, Float, Int, List, Schema
 
 from . import experiments as ex
-from .plots import decay_plot
+from .plots import LABELS, decay_plot
 from .weights import FLOAT_FIB_MAX_H, SCHEMES
 
 CLAIM = Claim(proofs.c8_weighting, readings=tuple(Reading(rid, text) for rid, text in READINGS), figure="weighting_decay")
@@ -130,6 +130,16 @@ def _ratio(r: float) -> None:
         raise fail("params.r", repr(r), "a ratio 0 < r < 1")
 
 
+#: The replays' words for a profile and its parameter (markup).
+_PROFILE_OF = {"poly": r"power profile $V_h = V_1 h^\beta$", "exp": r"exponential profile $V_h = V_1 q^{h-1}$"}
+_SYMBOL = {"beta": r"\beta", "q": "q"}
+
+
+def _scheme(s: str, r: float) -> str:
+    """A scheme's name (C8's LABELS), geometric with the replay's ratio ``r``."""
+    return f"geometric, $r = {r:g}$" if s == "geom" else LABELS[s]
+
+
 @CLAIM.replay("mild-heterogeneity", example=DECAY_PARAMS, schema=Schema(
     profile=Choice(("poly", "exp")), beta=_POSITIVE, q=_POSITIVE, V_1=_POSITIVE, r=_POSITIVE, margin=_POSITIVE,
     H_values=List(Int(1), min_len=2), schemes=List(Choice(SCHEMES[1:]), max_len=len(SCHEMES)), optional=("beta", "q"),
@@ -151,12 +161,13 @@ def replay_decay(p: dict) -> ReplayOutcome:
                    "a profile whose W and decay factors stay finite and positive in float64")
     c["fails"] = {s: decay_fails(c["W"]["uniform"], c["W"][s], p["margin"]) for s in p["schemes"]}
     W = c["W"]
-    ends = {s: span(f"{W[s][0]:.4g}", f"{W[s][-1]:.4g}", " at both ends", " -> ") for s in W}
-    summary = (f"{p['profile']} profile ({key} = {p[key]:g}), H = {Hs[0]}..{Hs[-1]}: " + "; ".join(
-        f"{s}: W {ends[s]} (decay x{c['decay_factor'][s]:.3g}, final slope "
-        f"{c['final_loglog_slope'][s]:.3f})" for s in W) + f"; geometric floor (1-r)^2 V_1 = {c['geom_floor']:.4g} "
-        f"(violation: ends above uniform and uniform decays > x{p['margin']:g} more)")
-    return ReplayOutcome(violates=all(c["fails"].values()), summary=summary, figures=c)
+    ends = {s: span(f"{W[s][0]:.4g}", f"{W[s][-1]:.4g}", " at both ends") for s in W}
+    crit = f"ends above uniform and uniform decays more than {p['margin']:g} times more"
+    summary = (f"{_PROFILE_OF[p['profile']]} (${_SYMBOL[key]} = {p[key]:g}$), $H$ from {Hs[0]} to {Hs[-1]}: " + "; ".join(
+        f"{_scheme(s, p['r'])}: $W$ {ends[s]} (decay factor {c['decay_factor'][s]:.3g}, final slope "
+        f"{num(c['final_loglog_slope'][s], '.3f')})" for s in W) + f"; geometric floor $(1 - r)^2 V_1 = "
+        f"{c['geom_floor']:.4g}$ (violation: {crit})")
+    return ReplayOutcome(violates=all(c["fails"].values()), summary=summary, figures=c, criterion=crit)
 
 
 @CLAIM.replay("rates-in-n", example=RATE_PARAMS, schema=Schema(
@@ -180,13 +191,15 @@ def replay_rates(p: dict) -> ReplayOutcome:
                    f"head MSEs within e^(±{RATE_LOG_RANGE:g}) at every n (finite in float64)")
     f = ex.rates(g, c, p["r"], ns)
     asym, lr = f["asymptotic_rate"], f["local_rate"]
-    summary = (f"γ = {g.tolist()}: asymptotic rates uniform n^-{asym['uniform']:g}, geometric (r = {p['r']:g}) "
-               f"n^-{asym['geom']:g}, Fibonacci n^-{asym['fib_best']:g}, inverse-MSE n^-{asym['inverse']:g}; local "
-               f"rate at n = {ns[0]:.0e}: uniform {lr['uniform'][0]:.3f}, geometric {lr['geom'][0]:.3f}; at "
-               f"n = {ns[-1]:.0e}: {lr['uniform'][-1]:.3f}, {lr['geom'][-1]:.3f}; geometric/uniform MSE at "
-               f"n = {ns[-1]:.0e}: {f['geom_over_uniform_at_largest_n']:.3g}, tending to "
-               f"{f['geom_over_uniform_limit']:.4g} (violation: no structured scheme with a faster asymptotic rate)")
-    return ReplayOutcome(violates=rates_violate(asym), summary=summary, figures={**f, "faster": faster_rates(asym)})
+    crit = "no structured scheme with a faster asymptotic rate"
+    rates = ", ".join(f"$n^{{-{asym[s]:g}}}$ ({_scheme(s, p['r'])})" for s in ("uniform", "geom", "fib_best", "inverse"))
+    summary = (f"$\\gamma_h = {', '.join(f'{x:g}' for x in g)}$: asymptotic rates {rates}; local rate at $n$ of "
+               f"{sci(ns[0], 0)}: uniform {lr['uniform'][0]:.3f}, geometric {lr['geom'][0]:.3f}; at "
+               f"{sci(ns[-1], 0)}: {lr['uniform'][-1]:.3f}, {lr['geom'][-1]:.3f}; geometric over uniform MSE "
+               f"there: {f['geom_over_uniform_at_largest_n']:.3g}, tending to {f['geom_over_uniform_limit']:.4g} "
+               f"(violation: {crit})")
+    return ReplayOutcome(violates=rates_violate(asym), summary=summary, figures={**f, "faster": faster_rates(asym)},
+                         criterion=crit)
 
 
 # --------------------------------------------------------------------------- shared computations

@@ -279,12 +279,13 @@ def _replay_outcome(pid: str, exp: dict[str, Any]) -> ReplayOutcome:
     rows, refs = part_rows(exp, pid)
     j, role = judge(rows, refs), TRAINING_PARTS[pid][0]
     bad = violated(j, role)
+    crit = (WORDS[j["outcome"]] if role is Role.CORE else "the heads do not diversify") if bad else ""
     summary = (f"change over training $\\pm$ 1 SE, {rows[0]['half']} and {rows[0]['steps']} steps: "
                f"{_effects(j, 'half')}, then {_effects(j)}; $R^2$ {num(j['r2']['half']['mean'], '.2f')} then "
                f"{num(j['r2']['end']['mean'], '.2f')} against {num(j['reference']['mean'], '.2f')}: {_verdict_word(j)}"
-               + (f" (violation: {WORDS[j['outcome']] if role is Role.CORE else 'the heads do not diversify'})"
-                  if bad else ""))
-    return ReplayOutcome(violates=bad, summary=summary, figures={"judged": j, "settings": rows, "references": refs})
+               + (f" (violation: {crit})" if bad else ""))
+    return ReplayOutcome(violates=bad, summary=summary, criterion=crit,
+                         figures={"judged": j, "settings": rows, "references": refs})
 
 
 def _replay(pid: str, params: dict) -> ReplayOutcome:
