@@ -129,6 +129,16 @@ _SYMBOLS = {  # name: (unicode, ascii, spaced: a binary operator or relation)
     "top": ("ᵀ", "^T", False), "sum": ("Σ", "sum ", False), "prod": ("Π", "prod ", False),
     "int": ("∫", "int ", False),
 }
+#: Closing delimiters: a space written before one in the source is not printed (``\lvert x \rvert``).
+_CLOSING = frozenset({"rvert", "rVert", "rangle", "rfloor", "rceil"})
+
+
+def _closes(n: Node) -> bool:
+    """Whether ``n`` is a closing delimiter, with or without scripts (``\rVert^2``)."""
+    base = n.base if isinstance(n, Script) else n
+    return isinstance(base, Cmd) and base.name in _CLOSING
+
+
 _FUNCTIONS = ("log", "ln", "exp", "min", "max", "sin", "cos", "tan", "det", "arg", "sup", "inf", "lim", "Pr",
               "sinh", "cosh", "tanh")
 _SPACES = {",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": "  ", "qquad": "   "}
@@ -569,7 +579,7 @@ class _Plain:
                 continue
             if after_function and not piece.startswith(("(", "[", " ")):
                 out.append(" ")
-            elif pending_space and piece[0] not in " ,;)]}!'′ᵀ":
+            elif pending_space and piece[0] not in " ,;)]}!'′ᵀ" and not _closes(n):
                 out.append(" ")
             after_function = isinstance(n, Cmd) and COMMANDS.get(n.name) == "function"
             pending_space = False
@@ -631,7 +641,7 @@ class _Plain:
                 return text, True
             if name in ("sum", "prod", "int"):
                 return text.strip() + " ", False
-            return (f" {text.strip()} " if spaced else text), name in ("infty", "ell", "partial", "nabla")
+            return (f" {text.strip()} " if spaced else text), name in ("infty", "ell", "partial", "nabla") or name in _CLOSING
         if kind == "function":
             return name, True
         if kind in ("noop",):

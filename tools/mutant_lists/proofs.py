@@ -56,4 +56,9 @@ MUTANTS = [
       '    return bool(same and sign), (f"difference',
       '    return bool(same), (f"difference',
       ('tests/test_proofs_core.py::test_false_steps_fail_and_are_named',)),
+    # a space before a closing delimiter (|vᵢ |, ‖q − k ‖²) in the Unicode and ASCII renderings
+    M('markup-space-before-closing-delimiter', 'proofs/markup.py',
+      """            elif pending_space and piece[0] not in " ,;)]}!'′ᵀ" and not _closes(n):""",
+      """            elif pending_space and piece[0] not in " ,;)]}!'′ᵀ":""",
+      ('tests/test_markup.py::test_renderers_known_answers',)),
 ]
