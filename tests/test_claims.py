@@ -7,6 +7,7 @@ Nothing here names a claim: a claim added to the package is checked by this file
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 
@@ -48,6 +49,22 @@ def test_thresholds_and_caps_are_named_with_a_one_line_reason(claim):
     for name, v in values.items():
         assert isinstance(v, (Threshold, Cap)) and v.name == name
         assert v.reason.strip() and "\n" not in v.reason and len(v.reason) <= 300, f"{claim}.{name}: {v.reason!r}"
+
+
+#: Every replay schema that bounds its work (a schema several parts share: once).
+CAPPED = [pytest.param(rp, id=rp.kind) for claim in CLAIMS.values()
+          for rp in {id(r.func): r for r in claim.replays.values()}.values() if rp.schema.cap is not None]
+
+
+@pytest.mark.parametrize("rp", CAPPED)
+def test_a_replays_work_at_its_cap_is_admitted_and_one_more_is_refused(rp: Replay):
+    """Both sides of each work cap, with the work the schema computes replaced by the cap and the cap + 1."""
+    schema, cap = copy.copy(rp.schema), rp.schema.cap
+    schema.work = lambda p: cap
+    assert schema.validate(rp.example) is not None
+    schema.work = lambda p: cap + 1
+    with pytest.raises(VerifyError, match=f"at most {cap:,}"):
+        schema.validate(rp.example)
 
 
 @pytest.mark.parametrize("part, rp", KINDS)
