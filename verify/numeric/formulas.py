@@ -531,7 +531,7 @@ def c6_hdi_bound(H, d_k, d):
     return 1 - functools.reduce(numpy.maximum, [0, (H*d_k/d - 1)/(H - 1)])
 
 def c6_min_overlap_potential(H, d_k, d):
-    """C6 min_overlap_potential: lower bound on Φ = Σ_(h ≠ h′) ‖Uₕᵀ U_(h′) ‖_F²: max(0, H dₖ (H dₖ/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, dₖ, d) = (2, 2, 3) has min Φ = 2 > 4/3)
+    """C6 min_overlap_potential: lower bound on Φ = Σ_(h ≠ h′) ‖Uₕᵀ U_(h′)‖_F²: max(0, H dₖ (H dₖ/d − 1)); the minimum where orthogonal subspaces or a tight fusion frame exist (not always: (H, dₖ, d) = (2, 2, 3) has min Φ = 2 > 4/3)
 
     H*d_k*Max(0, H*d_k/d - 1)
     """
