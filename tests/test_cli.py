@@ -84,8 +84,14 @@ def test_report_has_every_claim_with_its_fields_and_evidence(cli_runs):
 @pytest.mark.parametrize("seed", [0, pytest.param(8, marks=pytest.mark.slow)])
 def test_verdicts_do_not_depend_on_the_seed(cli_runs, seed):
     """The command line's run gives the verdicts and part effects of the stored seed-0 snapshot,
-    with seed 0 and (the slow tier: a second whole run) with seed 8."""
-    diff = differences(loads_json("snapshot", (ROOT / SNAPSHOT).read_text()), snapshot_of(cli_runs[seed][1]))
+    with seed 0 and (the slow tier: a second whole run) with seed 8. With another seed a part's
+    experiment may lack the power to decide at the quick sizes: undecided says nothing either way,
+    so only a part undecided under one of the seeds may differ; no verdict, deciding reading or
+    decided effect may."""
+    stored, now = loads_json("snapshot", (ROOT / SNAPSHOT).read_text()), snapshot_of(cli_runs[seed][1])
+    undecided = [f"{c}/{p}:" for snap in (stored, now) for c, v in snap["claims"].items()
+                 for p, (_, effect) in v["parts"].items() if effect == "undecided"] if seed else []
+    diff = [d for d in differences(stored, now) if not d.startswith(tuple(undecided))]
     assert not diff, diff
 
 
