@@ -283,6 +283,8 @@ def test_document_is_ascii_balanced_and_uses_allowed_packages(export: dict) -> N
     assert not stack
     unescaped = re.sub(r"\\[{}$]", "", tex)
     assert unescaped.count("{") == unescaped.count("}")
+    # claims are numbered subsections under unnumbered level-1 headings: numbered "5", not "0.5"
+    assert "\\section{" not in tex and "\\renewcommand{\\thesubsection}{\\arabic{subsection}}" in tex
     for line in unescaped.splitlines():
         assert line.count("$") % 2 == 0, line[:200]
 

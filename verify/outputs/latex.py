@@ -660,6 +660,7 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 \input{macros.tex}
 \allowdisplaybreaks
 \renewcommand{\labelitemi}{$\bullet$}  % the text bullet would pull in a bitmap TS1 font
+\renewcommand{\thesubsection}{\arabic{subsection}}  % level-1 headings are unnumbered: no "0." prefix
 \sloppy\emergencystretch=3em
 \setlength{\parindent}{0pt}
 \setlength{\parskip}{0.4em}
