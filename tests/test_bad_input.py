@@ -21,6 +21,7 @@ import json
 import os
 import struct
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any, Callable
 
@@ -1232,6 +1233,18 @@ def test_proofs_help_prints_the_usage_and_exits_0(capsys):
     """``proofs --help`` (a traceback before) prints the usage and exits 0 like every subcommand."""
     assert verify_main(["proofs", "--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: python -m verify proofs [-h] [CLAIM ...]")
+
+
+def test_printable_escapes_exactly_the_control_characters():
+    """Every character of Unicode's category Cc (C0, DEL and the C1 controls, which drive a
+    terminal) is written as an ASCII escape; no other character of the first 0x250 changes."""
+    from verify._validate import printable
+
+    for cp in range(0x250):
+        ch = chr(cp)
+        out = printable(ch)
+        assert (out != ch) is (unicodedata.category(ch) == "Cc"), hex(cp)
+        assert out == ch or (out.isascii() and out.startswith("\\")), (hex(cp), out)
 
 
 def test_replay_prints_text_from_the_file_with_control_characters_escaped():
