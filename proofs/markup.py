@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Iterator, Union
 
 from .errors import MarkupError
 
 __all__ = ["MarkupError", "Text", "Code", "Math", "parse", "parse_math", "check", "to_unicode", "to_ascii",
-           "to_markdown", "to_latex", "math_to_unicode", "math_to_latex", "num", "pm", "sci", "plain", "render",
+           "to_markdown", "to_latex", "math_to_unicode", "math_to_latex", "num", "pm", "sci", "render",
            "escape", "MEDIA", "COMMANDS", "MAX_CHARS", "MAX_DEPTH", "CODE_CHARS"]
 
 #: A text longer than this is refused (the longest the package writes is a few hundred
@@ -180,10 +181,14 @@ class _MathParser:
         return MarkupError(f"{self.where}: {rule} at character {self.i} of the mathematics "
                            f"{self.s[lo:self.i + 20]!r}")
 
-    def enter(self) -> None:
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One level deeper for the parse inside the block (refused beyond MAX_DEPTH)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise self.fail(f"groups nested deeper than MAX_DEPTH = {MAX_DEPTH}")
+        yield
+        self.depth -= 1
 
     def at(self, word: str) -> bool:
         """The input continues with ``word`` (a command name not followed by more letters)."""
@@ -230,9 +235,8 @@ class _MathParser:
             self.skip_spaces()
             if self.i >= len(self.s) or self.s[self.i] in "_^}&":
                 raise self.fail(f"'{kind}' without its argument")
-            self.enter()
-            arg = self.argument()
-            self.depth -= 1
+            with self.nested():
+                arg = self.argument()
             if kind == "_":
                 sub = arg
             else:
@@ -261,12 +265,11 @@ class _MathParser:
 
     def group(self) -> Group:
         self.i += 1  # "{"
-        self.enter()
-        nodes = self.parse(stops=("}",))
-        if self.i >= len(self.s):
-            raise self.fail("an unbalanced '{'")
-        self.i += 1
-        self.depth -= 1
+        with self.nested():
+            nodes = self.parse(stops=("}",))
+            if self.i >= len(self.s):
+                raise self.fail("an unbalanced '{'")
+            self.i += 1
         return Group(nodes)
 
     def atom(self) -> Node:
@@ -313,31 +316,28 @@ class _MathParser:
         if kind in ("greek", "symbol", "function", "noop", "space"):
             return Cmd(name)
         if kind in ("accent", "font"):
-            self.enter()
-            arg = self.argument()
-            self.depth -= 1
+            with self.nested():
+                arg = self.argument()
             if name == "mathbb" and not all(isinstance(n, Char) and n.c.isalpha() for n in arg):
                 raise self.fail(r"\mathbb of something other than letters")
             return Cmd(name, (arg,))
         if kind == "substack":
             return self.substack()
         if kind in ("frac", "binom"):
-            self.enter()
-            a, b = self.argument(), self.argument()
-            self.depth -= 1
+            with self.nested():
+                a, b = self.argument(), self.argument()
             return Cmd(name, (a, b))
         if kind == "sqrt":
-            self.enter()
-            opt = None
-            self.skip_spaces()
-            if self.i < len(self.s) and self.s[self.i] == "[":
-                self.i += 1
-                opt = self.parse(stops=("]",))
-                if self.i >= len(self.s):
-                    raise self.fail("an unclosed '[' of \\sqrt")
-                self.i += 1
-            arg = self.argument()
-            self.depth -= 1
+            with self.nested():
+                opt = None
+                self.skip_spaces()
+                if self.i < len(self.s) and self.s[self.i] == "[":
+                    self.i += 1
+                    opt = self.parse(stops=("]",))
+                    if self.i >= len(self.s):
+                        raise self.fail("an unclosed '[' of \\sqrt")
+                    self.i += 1
+                arg = self.argument()
             return Cmd("sqrt", (arg,), opt)
         if kind == "fence":
             if name == "right":
@@ -357,13 +357,12 @@ class _MathParser:
 
     def fence(self) -> Fence:
         opened = self.delimiter()
-        self.enter()
-        nodes = self.parse(stops=("\\right",))
-        if self.i >= len(self.s):
-            raise self.fail(r"a \left without its \right")
-        self.i += len("\\right")
-        closed = self.delimiter()
-        self.depth -= 1
+        with self.nested():
+            nodes = self.parse(stops=("\\right",))
+            if self.i >= len(self.s):
+                raise self.fail(r"a \left without its \right")
+            self.i += len("\\right")
+            closed = self.delimiter()
         return Fence(opened, nodes, closed)
 
     def env_name(self) -> str:
@@ -396,12 +395,11 @@ class _MathParser:
         name = self.env_name()
         if name not in _ENVS:
             raise self.fail(f"the environment {name!r} (allowed: {', '.join(_ENVS)})")
-        self.enter()
-        rows = self.cells(("\\end",), ("&", "\\\\"))
-        self.i += len("\\end")
-        if self.env_name() != name:
-            raise self.fail(f"an environment {name!r} closed by another name")
-        self.depth -= 1
+        with self.nested():
+            rows = self.cells(("\\end",), ("&", "\\\\"))
+            self.i += len("\\end")
+            if self.env_name() != name:
+                raise self.fail(f"an environment {name!r} closed by another name")
         rows = [r for r in rows if any(r)]
         return Env(name, tuple(tuple(r) for r in rows))
 
@@ -410,10 +408,9 @@ class _MathParser:
         if self.i >= len(self.s) or self.s[self.i] != "{":
             raise self.fail(r"\substack without {...}")
         self.i += 1
-        self.enter()
-        rows = self.cells(("}",), ("\\\\",))
-        self.i += 1
-        self.depth -= 1
+        with self.nested():
+            rows = self.cells(("}",), ("\\\\",))
+            self.i += 1
         return Env("substack", tuple(tuple(r) for r in rows))
 
 
@@ -434,11 +431,7 @@ def parse_math(src: str, where: str = "math") -> tuple:
     _no_controls(src, where)
     if not src.strip():
         raise MarkupError(f"{where}: an empty math span")
-    p = _MathParser(src, where)
-    nodes = p.parse()
-    if p.i != len(src):  # pragma: no cover - parse() stops only at the end here
-        raise p.fail("unparsed input")
-    return nodes
+    return _MathParser(src, where).parse()
 
 
 # -- The prose -------------------------------------------------------------------------------------
@@ -550,10 +543,8 @@ def check(text: str, where: str = "text") -> str:
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ"))
 _SUPER = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzTβγδφχ",
                   "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀᵝᵞᵟᵠᵡ"))
-_SUPER["*"] = "*"
-_SUPER["−"] = "⁻"
+_SUPER.update({"*": "*", "−": "⁻", "′": "′"})
 _SUB["−"] = "₋"
-_SUPER["′"] = "′"
 _RELATIONS = set("=<>")
 #: A script of at most this many characters (unless all digits and signs) is set in Unicode
 #: sub/superscript letters; a longer one as _(...) or ^(...), which reads better.
@@ -715,6 +706,10 @@ def _arg(nodes: tuple, md: bool) -> str:
     return "{" + _tex_nodes(nodes, md) + "}"
 
 
+#: Fence delimiters that would end a Markdown table cell, and their commands.
+_MD_FENCES = {"|": "\\vert", "\\|": "\\Vert"}
+
+
 def _tex(n: Node, md: bool) -> str:
     """Canonical LaTeX of one node (``md``: Markdown, where '|' would end a table cell)."""
     if n is SPACE:
@@ -732,13 +727,8 @@ def _tex(n: Node, md: bool) -> str:
             out += "^" + _arg(n.sup, md)
         return out
     if isinstance(n, Fence):
-        def delim(d: str) -> str:
-            if md and d == "|":
-                return "\\vert"
-            if md and d == "\\|":
-                return "\\Vert"
-            return d
-        return f"\\left{delim(n.open)} {_tex_nodes(n.nodes, md)} \\right{delim(n.close)}"
+        delim = _MD_FENCES if md else {}
+        return f"\\left{delim.get(n.open, n.open)} {_tex_nodes(n.nodes, md)} \\right{delim.get(n.close, n.close)}"
     if isinstance(n, Env):
         if n.name == "substack":
             return "\\substack{" + " \\\\ ".join(_tex_nodes(r[0], md) for r in n.rows) + "}"
@@ -817,11 +807,6 @@ def to_latex(text: str, where: str = "text") -> str:
     return _render(text, where, lambda nodes: "$" + math_to_latex(nodes) + "$",
                    lambda code: r"\texttt{" + "".join(_LATEX_CODE.get(c, c) for c in code) + "}",
                    lambda prose: "".join(_LATEX_TEXT.get(c, c) for c in prose))
-
-
-def plain(text: str, where: str = "text") -> str:
-    """The words of ``text`` without its markup (for a search index or a file name)."""
-    return to_unicode(text, where)
 
 
 MEDIA = ("unicode", "ascii", "markdown", "latex")
