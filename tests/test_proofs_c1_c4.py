@@ -425,27 +425,6 @@ def test_false_steps_fail_and_true_ones_check(relation, method, extra, holds):
     assert (st.status == "checked") is holds, st.detail
 
 
-# -- C1, C3, C4: their groups, nested as the checks read them -----------------------------------
-#: the groups of each derivation (what each part of the claim's check rests on)
-GROUPS = {
-    "C1": {"exponential_kernel", "gaussian_reading", "derived_bandwidth", "stated_bandwidth", "unequal_norms"},
-    "C3": {"decomposition", "ensemble_bias", "ueda_nakano"},
-    "C4": {"literal", "literal_range", "literal_identical", "restoring_scale", "subspace"},
-}
-#: nested groups: every step of the inner one is a step of the outer one
-NESTED = {"C1": [("derived_bandwidth", "gaussian_reading")],
-          "C4": [("literal_range", "literal"), ("literal_identical", "literal"), ("restoring_scale", "literal")]}
-
-
-@pytest.mark.claim(part="derivation")
-@pytest.mark.parametrize("claim", GROUPS)
-def test_groups_and_their_nesting(claim):
-    der = derivation(claim)
-    assert set(der.groups) == GROUPS[claim]
-    for inner, outer in NESTED.get(claim, []):
-        assert set(der.groups[inner].steps) < set(der.groups[outer].steps)
-
-
 @pytest.mark.claim("C1", part="derivation")
 def test_c1_key_norm_prints_as_a_norm():
     """The equal-key-norm assumption reads ||k_i|| = r in every output (it printed |k_{i|} = r)."""

@@ -303,16 +303,6 @@ def test_c6_curvature_at_orthogonal_subspaces():
     assert phi / TAYLOR_T ** 2 == pytest.approx(limit, rel=TAYLOR_RTOL)
 
 
-# -- what the printed derivations tell a reader ---------------------------------------------------
-@pytest.mark.claim("C5", part="derivation")
-def test_c5_prints_its_own_names(c5):
-    """WDI, x_lo and the NW weights w_i^h print as C5 spells them."""
-    assert r"\mathrm{WDI}" in c5.results["mse_wdi"].latex()
-    steps = {s.name: s for s in c5.steps}
-    assert "w^{1}_{1}" in steps["orthogonal_example_correlation"].latex()
-    assert "x_{\\mathrm{lo}}" in steps["integrated_line"].latex()
-
-
 #: comparison -> (its deciding group, how, whether the statement holds)
 DECIDED = {
     "C5": {"line_under_model": ("supported_by line", True),
