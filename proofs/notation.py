@@ -86,14 +86,6 @@ def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     hit = _PRINTED.get(key)
     if hit is not None and hit[0] is expr:
         return hit[1]
-    text = _to_latex(expr, macros=macros, **kwargs)
-    if len(_PRINTED) >= MAX_PRINTED:
-        _PRINTED.clear()
-    _PRINTED[key] = (expr, text)
-    return text
-
-
-def _to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
     names = dict(LATEX_NAMES)
     if SPELLED:   # every symbol, bound ones too (a Sum's index, a Subs's variable)
         atoms = expr.atoms(sp.Symbol) if isinstance(expr, (sp.Basic, sp.MatrixBase)) else ()
@@ -102,7 +94,11 @@ def _to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
                 names[s] = SPELLED[s.name]
     if macros:
         names.update(MACROS)
-    return sp.latex(expr, symbol_names=names, **kwargs)
+    text = sp.latex(expr, symbol_names=names, **kwargs)
+    if len(_PRINTED) >= MAX_PRINTED:
+        _PRINTED.clear()
+    _PRINTED[key] = (expr, text)
+    return text
 
 
 def sympy_math(expr: Any) -> str:
