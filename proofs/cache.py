@@ -68,13 +68,6 @@ def private_temp_dir(name: str) -> Path:
     return root / name
 
 
-def _home_cache() -> Path | None:
-    try:
-        return Path.home() / ".cache"
-    except (RuntimeError, KeyError, OSError):   # HOME unset and no passwd entry
-        return None
-
-
 def cache_dir() -> Path:
     """``$MHA_NW_CACHE_DIR/derivations``, else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else
     ``~/.cache/mha-nw-verify/derivations``; :func:`private_temp_dir` when that folder cannot be
@@ -84,8 +77,10 @@ def cache_dir() -> Path:
         folder: Path | None = Path(root).expanduser() / "derivations"
     else:
         xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        base = Path(xdg).expanduser() if xdg else _home_cache()
-        folder = None if base is None else base / "mha-nw-verify" / "derivations"
+        try:
+            folder = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mha-nw-verify" / "derivations"
+        except (RuntimeError, KeyError, OSError):   # HOME unset and no passwd entry
+            folder = None
     if folder is not None and _usable(folder):
         return folder
     return private_temp_dir("derivations")

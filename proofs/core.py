@@ -276,11 +276,6 @@ def _short(expr: Any) -> str:
     return text if len(text) <= COMPUTED_CHARS else text[: COMPUTED_CHARS - 3] + "..."
 
 
-def _evaluated_note(side: Any, value: Any) -> str:
-    """What an unevaluated side evaluated to (empty if the side was already plain)."""
-    return "" if side == value else f"lhs evaluates to {_short(value)}"
-
-
 def _sides(relation: Any, method: str) -> tuple[Any, Any]:
     if not isinstance(relation, sp.Equality):
         raise ValueError(f"method {method!r} checks an equality, got {type(relation).__name__}")
@@ -433,15 +428,6 @@ def _generators(base: Any, bases: dict) -> dict:
     return {base: sp.Integer(1)}
 
 
-def _check_bases(bases: dict) -> None:
-    for base, product in bases.items():
-        if not _fraction_zero(base - product):
-            raise ValueError(f"bases: {base} is not equal to {product}")
-        for m in product.as_powers_dict().values():
-            if not (m.is_integer and m.is_number):
-                raise ValueError(f"bases: {product} must be a product of integer powers")
-
-
 def power_symbols(expr: Any, k: sp.Symbol, bases: dict | None = None) -> tuple[Any, dict]:
     """Replace every power ``b**(c*k + s)`` of the integer symbol ``k`` (c an integer) by
     ``P_g**(c m)`` ``b**s`` with one new symbol ``P_g`` per generator g of b (``bases`` states
@@ -451,7 +437,12 @@ def power_symbols(expr: Any, k: sp.Symbol, bases: dict | None = None) -> tuple[A
     if not (k.is_integer and k.is_Symbol):
         raise ValueError(f"power_symbols: {k} must be an integer symbol")
     bases = dict(bases or {})
-    _check_bases(bases)
+    for base, product in bases.items():
+        if not _fraction_zero(base - product):
+            raise ValueError(f"bases: {base} is not equal to {product}")
+        for m in product.as_powers_dict().values():
+            if not (m.is_integer and m.is_number):
+                raise ValueError(f"bases: {product} must be a product of integer powers")
     gens: dict = {}
 
     def sym(g):
@@ -599,7 +590,8 @@ def _difference_zero(name: str, reduce: Callable) -> Callable:
     def run(rel, p, rng):
         lhs, rhs = _sides(rel, name)
         lv, rv = _value(lhs), _value(rhs)
-        return all(_is_zero(reduce(a - b)) for a, b in _pairs(lv, rv)), _evaluated_note(lhs, lv)
+        note = "" if lhs == lv else f"lhs evaluates to {_short(lv)}"   # what an unevaluated side became
+        return all(_is_zero(reduce(a - b)) for a, b in _pairs(lv, rv)), note
     return run
 
 
