@@ -151,11 +151,10 @@ _FONTS = ("mathrm", "text", "operatorname", "mathit", "mathbf", "boldsymbol", "m
           "mathbb")
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ", "I": "𝕀"}
 _ENVS = ("matrix", "pmatrix", "bmatrix", "cases")
+_FENCE_SYMBOLS = ("langle", "rangle", "lvert", "rvert", "lVert", "rVert", "lfloor", "rfloor", "lceil", "rceil")
 _DELIMS = {"(": "(", ")": ")", "[": "[", "]": "]", ".": "", "|": "|", "\\{": "{", "\\}": "}", "\\|": "‖",
-           "\\langle": "⟨", "\\rangle": "⟩", "\\lvert": "|", "\\rvert": "|", "\\lVert": "‖", "\\rVert": "‖",
-           "\\lfloor": "⌊", "\\rfloor": "⌋", "\\lceil": "⌈", "\\rceil": "⌉"}
-_ASCII_DELIMS = {**_DELIMS, "\\langle": "<", "\\rangle": ">", "\\|": "||", "\\lVert": "||", "\\rVert": "||",
-                 "\\lfloor": "floor(", "\\rfloor": ")", "\\lceil": "ceil(", "\\rceil": ")"}
+           **{"\\" + c: _SYMBOLS[c][0] for c in _FENCE_SYMBOLS}}
+_ASCII_DELIMS = {**_DELIMS, "\\|": "||", **{"\\" + c: _SYMBOLS[c][1] for c in _FENCE_SYMBOLS}}
 
 #: Every command the mathematics may use, by kind (all others are refused).
 COMMANDS: dict[str, str] = {
