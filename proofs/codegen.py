@@ -156,20 +156,14 @@ def write(path: Path = TARGET) -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    text = render()
-    if "--check" in argv:
-        current = TARGET.read_text() if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET} is out of date: run `{COMMAND}`", file=sys.stderr)
-            return 1
-        print(f"{TARGET} is up to date")
+def main(argv: list[str]) -> int:
+    """Rewrite the module; with ``--check``, exit 1 if it differs from :func:`render` instead."""
+    if "--check" not in argv:
+        print(f"wrote {write(TARGET)}")
         return 0
-    atomic_write(TARGET, text.encode())
-    print(f"wrote {TARGET}")
+    current = TARGET.read_text() if TARGET.exists() else ""
+    if current != render():
+        print(f"{TARGET} is out of date: run `{COMMAND}`", file=sys.stderr)
+        return 1
+    print(f"{TARGET} is up to date")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
