@@ -93,12 +93,6 @@ def test_cached_derivation_equals_a_fresh_build(tmp_cache, monkeypatch):
             assert sp.nsimplify(second.results[name].expr.subs(point) - r.expr.subs(point)) == 0, name
 
 
-def _round_trips(claim: str, der) -> None:
-    assert cache.store(claim, "k" * 64, der), claim
-    back = cache.load(claim, "k" * 64)
-    assert back is not None and back.to_dict() == der.to_dict(), claim
-
-
 #: The claims whose round trip the default tier checks: quick to build, between them sums,
 #: matrices, Subs, derivatives and unevaluated equations; every claim in the slow tier.
 ROUND_TRIP_QUICK = ("C1", "C2", "C5")
@@ -109,7 +103,10 @@ ROUND_TRIP_QUICK = ("C1", "C2", "C5")
 def test_every_claim_round_trips_unevaluated(tmp_cache, claim):
     """SymPy's own pickles re-evaluate (Sum(1*f) and re-run Eq truth tests); ours must not: a fresh
     build stored and loaded again is the same to its last printed digit."""
-    _round_trips(claim, fresh(claim))
+    der = fresh(claim)
+    assert cache.store(claim, "k" * 64, der), claim
+    back = cache.load(claim, "k" * 64)
+    assert back is not None and back.to_dict() == der.to_dict(), claim
 
 
 def _marked_derivation(where: str):
