@@ -1,15 +1,11 @@
 """On-disk cache of the checked derivations, so that a run pays for SymPy only once per source.
 
-A derivation is pickled under :func:`cache_dir`, keyed by :func:`source_key` (the bytes of every file
-of ``proofs/``, SymPy's and Python's versions, :data:`FORMAT`); ``proofs.derivation(claim,
-rederive=True)`` or ``MHA_NW_REDERIVE=1`` bypass it. SymPy's own pickles re-evaluate every
-expression through its constructor (as slow as deriving, and an ``Eq`` re-runs its truth test), so
-every compound SymPy object is stored as its class, args and extra state and rebuilt with
-``Basic.__new__``, exactly as it was. A derivation is written only if it reads back identical (its
-``to_dict()`` and the ``srepr`` of every SymPy object in it); its ``to_dict()`` is stored beside it
-(printing costs ~0.4 s a claim). A file that does not load, is from another key or claim, or is
-larger than :data:`MAX_BYTES` is ignored and rewritten. Files are written atomically. The cache
-holds pickles: it trusts its folder as Python trusts ``__pycache__``. Kept free of ``verify``.
+A derivation is pickled under :func:`cache_dir`, keyed by :func:`source_key`; ``rederive=True`` or
+``MHA_NW_REDERIVE=1`` bypass it. SymPy's own pickles re-evaluate every expression (as slow as deriving),
+so each compound SymPy object is stored as its class, args and extra state and rebuilt with
+``Basic.__new__``. A derivation is written (atomically) only if it reads back identical, with its
+``to_dict()`` beside it; a file that does not load, is foreign or larger than :data:`MAX_BYTES` is
+ignored and rewritten. The cache trusts its folder as Python trusts ``__pycache__``. Free of ``verify``.
 """
 
 from __future__ import annotations
@@ -171,11 +167,8 @@ def _sympy_in(value: Any) -> list:
 
 
 def _fingerprint(der: Any) -> tuple:
-    """What must read back identical: the ``srepr`` of every SymPy object that ``to_dict()``
-    prints (steps' relations and parameters, results and their arguments, assumptions) and the
-    ``repr`` of every comparison. ``srepr`` spells out each object's classes, arguments and
-    atoms (names, assumptions, a Float's precision), so equal ``srepr`` print alike; it costs a
-    tenth of printing the copy again."""
+    """What must read back identical: the ``srepr`` (classes, arguments, atoms: equal ones print alike)
+    of every SymPy object ``to_dict()`` prints, and the ``repr`` of every comparison."""
     exprs = [sp.srepr(s.relation) for s in der.steps]
     exprs += [sp.srepr(x) for s in der.steps for x in _sympy_in(s.params)]
     exprs += [sp.srepr(x) for r in der.results.values() for x in (r.expr, *r.args)]
