@@ -6,6 +6,7 @@ summary quote (from the quick run's seeded inputs)."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import mpmath
@@ -429,6 +430,15 @@ def test_replayer_judges_like_statsmodels(d_k, n, seed):
     assert abs(diff - out.figures["diff_stated_bandwidth_mp"]) <= TORCH_RTOL
     assert out.violates == (diff > c1.MISMATCH_MIN)
     assert out.figures["diff_derived_bandwidth_mp"] <= out.figures["derived_bandwidth_rounding_bound"]
+
+
+@pytest.mark.claim(CLAIM, part="detail")
+def test_replay_refuses_entries_beyond_the_magnitude_bound():
+    """The replays' schema bounds every entry: scores stay finite in float64 (the at-the-cap run is in
+    tests/test_bad_input.py)."""
+    big = np.nextafter(c1.MAX_REPLAY_ABS, np.inf)
+    with pytest.raises(VerifyError, match=rf"^params\.keys\[0\]\[0\]: .*<= {re.escape(f'{c1.MAX_REPLAY_ABS:g}')}"):
+        c1.replay_stated_bandwidth({**c1.NAMED_BANDWIDTH_CASE, "keys": [[big, 0.0, 0.0, 0.0], [-big, 0.0, 0.0, 0.0]]})
 
 
 def test_reference_refuses_shapes_that_do_not_match():
