@@ -7,6 +7,7 @@ headline and the summary with their figures aggregated here."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from fractions import Fraction
@@ -58,14 +59,12 @@ def _alphas():
     """The quick run's random weights, drawn here as documented (1.5 N(0, 1), α_1 += 1 when
     |Σα − 1| < SUM_ALPHA_GAP), with each run's tag, in the order of the runs."""
     out = []
-    for H in (1, 3):
-        for method in ("simulate", "exact"):
-            for kernel in ("softmax", "gaussian"):
-                tag = f"any/{H}/{method}/{kernel}"
-                a = 1.5 * QUICK.rng(f"c3/{tag}/alpha").standard_normal(H)
-                if abs(a.sum() - 1.0) < c3.SUM_ALPHA_GAP:
-                    a[0] += 1.0
-                out.append((tag, H, a))
+    for H, method, kernel in itertools.product((1, 3), ("simulate", "exact"), ("softmax", "gaussian")):
+        tag = f"any/{H}/{method}/{kernel}"
+        a = 1.5 * QUICK.rng(f"c3/{tag}/alpha").standard_normal(H)
+        if abs(a.sum() - 1.0) < c3.SUM_ALPHA_GAP:
+            a[0] += 1.0
+        out.append((tag, H, a))
     return out
 
 
@@ -179,17 +178,12 @@ def test_identity_judge(ratio, rows, ok):
 
 def test_c3_headline_and_summary_exactly(result):
     """The summary's figures are the largest residuals over the runs (pointwise and integrated),
-    the largest mpmath residual and the largest Ueda–Nakano gap: each aggregated here by a loop."""
+    the largest mpmath residual and the largest Ueda–Nakano gap, each aggregated here."""
     assert result.headline == C3_HEADLINE
     ident = _part(result, "decomposition-identity").numeric.figures
-    worst = mp_res = gap = 0.0
-    for row in ident["cases"]:
-        worst = max(worst, row["pointwise"], row["integrated"])
-    for row in ident["mp"]:
-        mp_res = max(mp_res, row["residual"])
-    for row in _part(result, "ueda-nakano").numeric.figures["cases"]:
-        for k in GAPS:
-            gap = max(gap, row[k])
+    worst = max(max(row["pointwise"], row["integrated"]) for row in ident["cases"])
+    mp_res = max(row["residual"] for row in ident["mp"])
+    gap = max(row[k] for row in _part(result, "ueda-nakano").numeric.figures["cases"] for k in GAPS)
     Hs = sorted({H for _, H, _ in _alphas()})
     assert result.summary == (
         f"{C3_DECOMPOSITION} to {sci(worst, 0)} for any $\\alpha$ ($H$ in {Hs}); mpmath 50 digits residual "
