@@ -33,6 +33,11 @@ BAD_ROWS = [pytest.param(rp, params, name, id=f"{rp.claim}-{rp.part}-{label}")
             for rp in REPLAYS for label, params, name in rp.schema.bad_rows(rp.example)]
 
 
+def part_of(result, pid):
+    """The part ``pid`` of a claim's result (the claims' own tests read their parts by it)."""
+    return next(p for p in result.parts if p.id == pid)
+
+
 @pytest.mark.parametrize("claim", list(CLAIMS))
 def test_every_part_is_declared_with_an_id_a_label_and_what_its_role_needs(claim):
     c = CLAIMS[claim]
