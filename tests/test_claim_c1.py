@@ -17,6 +17,8 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.nonparametric.kernel_regression import KernelReg
+from test_claim_c2 import _mp_mha_sum_of_heads
+from test_claims import part_of
 
 import proofs
 from proofs.markup import num, sci
@@ -61,10 +63,6 @@ ROLES = {"exponential-kernel": Role.CORE, "gaussian-equal-norms": Role.DETAIL, "
 CLAIM = "C1"
 
 
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
-
-
 def _gaussian_nw_statsmodels(q, k, v, b):
     """Gaussian NW (local constant) with bandwidth b in every coordinate, one column of v at a time."""
     d_k = k.shape[1]
@@ -103,10 +101,10 @@ def test_parts_and_roles(saved):
     assert {p.id: p.numeric.agreement for p in result.parts} == {
         "exponential-kernel": "rounding", "gaussian-equal-norms": "rounding", "stated-bandwidth": "measured",
         "unequal-norms": "measured"}
-    gauss = _part(result, "gaussian-equal-norms")
+    gauss = part_of(result, "gaussian-equal-norms")
     assert gauss.model_assumptions == [r"every key has the same norm: $\lVert k_i \rVert = r$ for all $i$"]
     assert gauss.numeric.figures["unequal_norms_max_discrepancy"] > 10 * c1.MISMATCH_MIN
-    bw = _part(result, "stated-bandwidth")
+    bw = part_of(result, "stated-bandwidth")
     assert bw.counterexample is not None and "d_k^{1/4}" in bw.derived
     # the seeded search: d_k = 1 never violates (1/sqrt(1) = 1^(1/4)), every d_k > 1 case does
     table = bw.numeric.figures["cases"]
@@ -142,11 +140,11 @@ def test_headline_figure_recomputed_in_mpmath(result):
         stated = estimate(lambda k: mpmath.exp(-sum((a - b) ** 2 for a, b in zip(q, k)) / (2 * mpmath.mpf(1) / 4)))
         assert abs(head - 1 / (1 + mpmath.exp(-1))) < mpmath.mpf(10) ** (5 - DPS)
         assert abs(stated - 1 / (1 + mpmath.exp(-8))) < mpmath.mpf(10) ** (5 - DPS)
-    named = _part(result, "stated-bandwidth").numeric.figures["named_case"]
+    named = part_of(result, "stated-bandwidth").numeric.figures["named_case"]
     assert abs(named["head"] - float(head)) <= CLOSED_FORM_TOL
     assert abs(named["stated_bandwidth_estimate"] - float(stated)) <= CLOSED_FORM_TOL
     assert abs(named["difference"] - float(stated - head)) <= CLOSED_FORM_TOL
-    summary = _part(result, "stated-bandwidth").numeric.summary
+    summary = part_of(result, "stated-bandwidth").numeric.summary
     for x in (stated, head, stated - head):
         assert num(float(x), ".5f") in summary
 
@@ -172,17 +170,7 @@ def _identity_figure():
     head = MultiHeadNW(W_Q[None], W_K[None], W_V[None], W_O[None], b_Q=b_Q[None], b_K=b_K[None], b_V=b_V[None],
                        b_O=b_O)
     with mpmath.workdps(DPS):
-        mp = lambda a: mpmath.matrix(a.tolist())  # noqa: E731
-        Q = mp(x) * mp(W_Q) + mpmath.matrix([b_Q.tolist()] * L)
-        K = mp(xk) * mp(W_K) + mpmath.matrix([b_K.tolist()] * S)
-        V = mp(xv) * mp(W_V) + mpmath.matrix([b_V.tolist()] * S)
-        s = 1 / mpmath.sqrt(d_k)
-        ref = np.zeros((L, d_out))
-        for i in range(L):
-            w = [mpmath.exp(s * sum(Q[i, c] * K[j, c] for c in range(d_k))) for j in range(S)]
-            est = [sum(w[j] * V[j, c] for j in range(S)) / sum(w) for c in range(d_v)]
-            for o in range(d_out):
-                ref[i, o] = float(sum(est[c] * W_O[c, o] for c in range(d_v)) + b_O[o])
+        ref = _mp_mha_sum_of_heads(head, x, xk, xv)
     va = np.abs(xv) @ np.abs(W_V) + np.abs(b_V)
     out_scale = float(np.max(va) * np.max(np.sum(np.abs(W_O), axis=0)) + np.max(np.abs(b_O)))
     return max(worst, float(np.max(np.abs(head(x, xk, xv) - ref)) / out_scale))
@@ -191,7 +179,7 @@ def _identity_figure():
 def test_core_finding_figure_recomputed(result):
     """The core's finding quotes the largest relative error of the head against exponential-kernel
     NW: recomputed here with mpmath loops from the same seeded inputs."""
-    part = _part(result, "exponential-kernel")
+    part = part_of(result, "exponential-kernel")
     fig = _identity_figure()
     assert fig == pytest.approx(part.numeric.figures["max_rel_error"], rel=FIGURE_RTOL, abs=0)
     assert sci(fig, 0) in part.finding and sci(fig) in part.numeric.summary
@@ -228,11 +216,11 @@ def _gaussian_figure():
 def test_gaussian_finding_figure_recomputed(result):
     """The Gaussian detail's finding quotes the largest relative error of softmax against Gaussian NW
     with b = 1/sqrt(s) on equal-norm keys: recomputed here with an mpmath loop."""
-    part = _part(result, "gaussian-equal-norms")
+    part = part_of(result, "gaussian-equal-norms")
     fig, unequal = _gaussian_figure()
     assert fig == pytest.approx(part.numeric.figures["max_rel_error"], rel=FIGURE_RTOL, abs=0)
     assert unequal == pytest.approx(part.numeric.figures["unequal_norms_max_discrepancy"], rel=1e-9)
-    assert f"discrepancy up to {num(unequal, '.2f')} of" in _part(result, "unequal-norms").numeric.summary
+    assert f"discrepancy up to {num(unequal, '.2f')} of" in part_of(result, "unequal-norms").numeric.summary
     assert sci(fig, 0) in part.finding and sci(fig) in part.numeric.summary
     assert sci(fig, 0) in result.summary
 
@@ -249,7 +237,7 @@ def test_limit_figures_recomputed(result):
         assert abs(_gaussian_nw_statsmodels(q, k, v, b)[0, 0] - 0.5) <= KERNELREG_RTOL
     out = c1.replay_unequal_norms(c1.UNEQUAL_NORMS_CASE)
     assert out.violates and abs(out.figures["closest"] - (torch_head - 0.5)) <= TORCH_RTOL
-    part = _part(result, "unequal-norms")
+    part = part_of(result, "unequal-norms")
     with mpmath.workdps(DPS):
         head = mpmath.e / (1 + mpmath.e)
     case, text = part.numeric.figures["derivation_case"], part.numeric.summary
@@ -478,8 +466,8 @@ C1_HEADLINE = (r"exact; 1 correction: $1/\sqrt{d_k}$ is the kernel's scale (inve
 
 def test_c1_headline_and_summary_exactly(result):
     assert result.headline == C1_HEADLINE
-    ident = _part(result, "exponential-kernel").numeric.figures["max_rel_error"]
-    gauss = _part(result, "gaussian-equal-norms").numeric.figures["max_rel_error"]
+    ident = part_of(result, "exponential-kernel").numeric.figures["max_rel_error"]
+    gauss = part_of(result, "gaussian-equal-norms").numeric.figures["max_rel_error"]
     with mpmath.workdps(DPS):
         head, stated = 1 / (1 + mpmath.exp(-1)), 1 / (1 + mpmath.exp(-8))
     assert result.summary == (
@@ -493,7 +481,7 @@ def test_c1_headline_and_summary_exactly(result):
 def test_c1_correction_counts_and_worst_derived_bandwidth_recomputed(result):
     """'in 6 of 9 seeded equal-norm cases ... while b = d_k^{1/4} stays within ...': each case's
     Gaussian NW with the stated and the derived bandwidth against the head, by mpmath loops here."""
-    part = _part(result, "stated-bandwidth")
+    part = part_of(result, "stated-bandwidth")
     quick = Context(seed=0, quick=True)
     off, worst, n_cases, dks = 0, 0.0, 0, []
     with mpmath.workdps(DPS):

@@ -15,6 +15,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
+from test_claims import part_of
 
 from proofs.markup import num, sci
 from verify.claims import Context, c2
@@ -45,10 +46,6 @@ CLAIM = "C2"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
-
-
 def _rel(a, b):
     b = np.asarray(b)
     return float(np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b)))
@@ -57,7 +54,7 @@ def _rel(a, b):
 def test_parts_and_roles(result):
     assert result.id == "C2" and result.stated
     assert {p.id: p.role for p in result.parts} == {"ensemble-identity": Role.CORE, "free-weights": Role.DETAIL}
-    assert not _part(result, "ensemble-identity").model_assumptions
+    assert not part_of(result, "ensemble-identity").model_assumptions
 
 
 @pytest.mark.claim(CLAIM, part="detail")
@@ -190,7 +187,7 @@ def _alphas():
 def test_c2_headline_summary_and_core_finding_exactly(result):
     assert result.headline == C2_HEADLINE
     err = _ensemble_error()
-    core = _part(result, "ensemble-identity")
+    core = part_of(result, "ensemble-identity")
     assert err == pytest.approx(core.numeric.figures["max_rel_error"], rel=FIGURE_RTOL)
     sums = [sum(a) for a in _alphas()]
     assert result.summary == (
@@ -206,7 +203,7 @@ def test_c2_headline_summary_and_core_finding_exactly(result):
 def test_c2_correction_quotes_the_weights_as_recomputed(result):
     """The range of Σα, the smallest α_h, how many modules lie on the simplex, and the module the
     counterexample names (the first off the simplex), from α_h = W_V^h W_O^h computed in torch."""
-    part = _part(result, "free-weights")
+    part = part_of(result, "free-weights")
     alphas = _alphas()
     sums = [sum(a) for a in alphas]
     on = [all(x >= 0 for x in a) and abs(sum(a) - 1) <= 1e-12 for a in alphas]

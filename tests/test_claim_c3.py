@@ -7,6 +7,7 @@ headline and the summary with their figures aggregated here."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from fractions import Fraction
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
+from test_claims import part_of
 
 from proofs import markup
 from proofs.markup import num, sci
@@ -50,22 +52,16 @@ CLAIM = "C3"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
-
-
 def _alphas():
     """The quick run's random weights, drawn here as documented (1.5 N(0, 1), α_1 += 1 when
     |Σα − 1| < SUM_ALPHA_GAP), with each run's tag, in the order of the runs."""
     out = []
-    for H in (1, 3):
-        for method in ("simulate", "exact"):
-            for kernel in ("softmax", "gaussian"):
-                tag = f"any/{H}/{method}/{kernel}"
-                a = 1.5 * QUICK.rng(f"c3/{tag}/alpha").standard_normal(H)
-                if abs(a.sum() - 1.0) < c3.SUM_ALPHA_GAP:
-                    a[0] += 1.0
-                out.append((tag, H, a))
+    for H, method, kernel in itertools.product((1, 3), ("simulate", "exact"), ("softmax", "gaussian")):
+        tag = f"any/{H}/{method}/{kernel}"
+        a = 1.5 * QUICK.rng(f"c3/{tag}/alpha").standard_normal(H)
+        if abs(a.sum() - 1.0) < c3.SUM_ALPHA_GAP:
+            a[0] += 1.0
+        out.append((tag, H, a))
     return out
 
 
@@ -74,7 +70,7 @@ def test_parts_and_roles(saved):
     result, out = saved
     assert {p.id: p.role for p in result.parts} == {"decomposition-identity": Role.CORE, "ensemble-bias": Role.DETAIL,
                                                     "ueda-nakano": Role.DETAIL}
-    ident = _part(result, "decomposition-identity").numeric.figures
+    ident = part_of(result, "decomposition-identity").numeric.figures
     assert ident["max_error_over_bound"] <= 1.0
     assert {r["method"] for r in ident["cases"]} == {"simulate", "exact"}
     assert {r["kernel"] for r in ident["cases"]} == {"softmax", "gaussian"}
@@ -86,8 +82,8 @@ def test_parts_and_roles(saved):
     assert (out / result.plots["c3_ueda_nakano"]).stat().st_size > 0
     assert {p.numeric.agreement for p in result.parts} == {"rounding"}
     # Ueda-Nakano's uniform weights are that statement's hypothesis, not a model assumption
-    assert not _part(result, "ueda-nakano").model_assumptions
-    assert not _part(result, "decomposition-identity").model_assumptions
+    assert not part_of(result, "ueda-nakano").model_assumptions
+    assert not part_of(result, "decomposition-identity").model_assumptions
 
 
 def _texts(result):
@@ -103,7 +99,7 @@ def test_no_text_repeats_the_corrected_statement(result):
     for t in _texts(result):
         shown = markup.to_unicode(t)
         assert not re.search(r"B = Σ", shown) and "ensemble bias = Σ" not in shown, shown
-    bias = _part(result, "ensemble-bias")
+    bias = part_of(result, "ensemble-bias")
     for t in (result.summary, bias.derived, bias.finding):
         assert CORRECTION in t, t
 
@@ -115,14 +111,14 @@ def test_correction_recomputed_in_exact_rationals(result):
     the runs and x the engine's evaluation points (drawn from SeedSequence(seed), as documented)."""
     m = 16                                                   # the quick run's evaluation points
     gap = Fraction(0)
-    ident = _part(result, "decomposition-identity").numeric.figures
+    ident = part_of(result, "decomposition-identity").numeric.figures
     for row, (tag, H, alpha) in zip(ident["cases"], _alphas(), strict=True):
         assert alpha.tolist() == row["alpha"] and H == row["H"]                 # the run's weights
         x = np.random.default_rng(np.random.SeedSequence(QUICK.seed_for(f"c3/{tag}/engine"))).standard_normal((m, 4))
         correction = sum(Fraction(a) for a in row["alpha"]) - 1                # Σα − 1, exactly
         for xi in x:
             gap = max(gap, abs(correction * Fraction(math.sin(2.0 * float(xi[0])))))
-    bias = _part(result, "ensemble-bias").numeric
+    bias = part_of(result, "ensemble-bias").numeric
     assert abs(bias.figures["ensemble_bias_minus_weighted_head_bias_max"] - float(gap)) <= CORRECTION_RTOL * float(gap)
     assert num(float(gap), ".2f") in bias.summary
 
@@ -179,17 +175,12 @@ def test_identity_judge(ratio, rows, ok):
 
 def test_c3_headline_and_summary_exactly(result):
     """The summary's figures are the largest residuals over the runs (pointwise and integrated),
-    the largest mpmath residual and the largest Ueda–Nakano gap: each aggregated here by a loop."""
+    the largest mpmath residual and the largest Ueda–Nakano gap, each aggregated here."""
     assert result.headline == C3_HEADLINE
-    ident = _part(result, "decomposition-identity").numeric.figures
-    worst = mp_res = gap = 0.0
-    for row in ident["cases"]:
-        worst = max(worst, row["pointwise"], row["integrated"])
-    for row in ident["mp"]:
-        mp_res = max(mp_res, row["residual"])
-    for row in _part(result, "ueda-nakano").numeric.figures["cases"]:
-        for k in GAPS:
-            gap = max(gap, row[k])
+    ident = part_of(result, "decomposition-identity").numeric.figures
+    worst = max(max(row["pointwise"], row["integrated"]) for row in ident["cases"])
+    mp_res = max(row["residual"] for row in ident["mp"])
+    gap = max(row[k] for row in part_of(result, "ueda-nakano").numeric.figures["cases"] for k in GAPS)
     Hs = sorted({H for _, H, _ in _alphas()})
     assert result.summary == (
         f"{C3_DECOMPOSITION} to {sci(worst, 0)} for any $\\alpha$ ($H$ in {Hs}); mpmath 50 digits residual "
@@ -201,7 +192,7 @@ def test_figures_quoted_are_the_figures(result):
     """The core's summary quotes the runs (weights drawn here), the worst of each residual as measured,
     the fewest digits and the certified bound; the rounding bound it compares with is 4 eps (R + H² + n)
     of each run."""
-    part = _part(result, "decomposition-identity")
+    part = part_of(result, "decomposition-identity")
     fig, text = part.numeric.figures, part.numeric.summary
     alphas = _alphas()
     for row, (_, H, a) in zip(fig["cases"], alphas, strict=True):
@@ -222,7 +213,7 @@ def test_figures_quoted_are_the_figures(result):
 
 @pytest.mark.claim(CLAIM, part="detail")
 def test_c3_ueda_nakano_summary_quotes_the_largest_gap(result):
-    part = _part(result, "ueda-nakano")
+    part = part_of(result, "ueda-nakano")
     rows = part.numeric.figures["cases"]
     gap = max(r[k] for r in rows for k in GAPS)
     ratio = max(max(r[k] for k in GAPS) / r["bound"] for r in rows)

@@ -15,6 +15,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
+from test_claims import part_of
 
 from proofs.c4_hdi import RESTORING_GRAM
 from proofs.markup import num, sci
@@ -48,10 +49,6 @@ CLAIM = "C4"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
 
 
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
-
-
 # -- references ----------------------------------------------------------------------------------
 def _rho(a, b):
     return float(np.mean(np.cos(subspace_angles(a, b)) ** 2))
@@ -77,10 +74,10 @@ def _literal_loops(W):
 def test_parts_and_roles(saved):
     result, out = saved
     assert {p.id: p.role for p in result.parts} == {"literal-formula": Role.DETAIL, "subspace-form": Role.CORE}
-    lit = _part(result, "literal-formula")
+    lit = part_of(result, "literal-formula")
     assert RESTORING_GRAM == r"$W_h^\top W_h = \sqrt{d_k} I$"
     assert RESTORING_GRAM in lit.restored_by and RESTORING_GRAM in lit.derived and RESTORING_GRAM in lit.finding
-    assert not _part(result, "subspace-form").model_assumptions
+    assert not part_of(result, "subspace-form").model_assumptions
     assert (out / result.plots["c4_literal_vs_subspace"]).stat().st_size > 0
     assert {p.id: p.numeric.agreement for p in result.parts} == {"literal-formula": "measured",
                                                                  "subspace-form": "rounding"}
@@ -200,7 +197,7 @@ def test_restoring_gram_recomputed_in_exact_rationals():
 
 def _smallest_literal(result):
     """The smallest literal value of the search (1 − c⁴/d_k, written here) and of the raw sets."""
-    lit = _part(result, "literal-formula").numeric.figures
+    lit = part_of(result, "literal-formula").numeric.figures
     return min(min(1 - r["scale"] ** 4 / r["d_k"] for r in lit["search"]), lit["raw_gaussian_min_literal"])
 
 
@@ -208,7 +205,7 @@ def _smallest_literal(result):
 def test_search_values_are_the_closed_form(result):
     """Identical heads c·U (U orthonormal) give the literal value 1 − c⁴/d_k exactly: every row of the
     search, and the smallest literal value the summary quotes (test_c4_headline_summary_...)."""
-    for row in _part(result, "literal-formula").numeric.figures["search"]:
+    for row in part_of(result, "literal-formula").numeric.figures["search"]:
         assert abs(row["literal_hdi"] - (1 - row["scale"] ** 4 / row["d_k"])) <= REF_TOL * 16
     assert _smallest_literal(result) == -15.0
 
@@ -274,7 +271,7 @@ def test_c4_headline_summary_and_subspace_range_recomputed(result):
     angles here (the draws replayed in the check's order); the summary's figure is the larger of
     the invariance change and the angle error."""
     assert result.headline == C4_HEADLINE
-    sub = _part(result, "subspace-form").numeric
+    sub = part_of(result, "subspace-form").numeric
     rng = Context(seed=0, quick=True).rng("c4/subspace")
     lo, hi = np.inf, -np.inf
     for _ in range(8):
@@ -309,7 +306,7 @@ QUOTED = {"literal-formula": ("identical_orthonormal_vs_c4_literal_identical_ort
 def test_a_deviation_of_exactly_0_is_said_so(result, pid):
     """Each deviation a part quotes reads "exactly" where it is 0 and "to" its value otherwise (not
     "within $0$ of $1$" or "by at most $0$")."""
-    numeric = _part(result, pid).numeric
+    numeric = part_of(result, pid).numeric
     said = [numeric.figures[k] for k in QUOTED[pid]]
     assert numeric.summary.count(" exactly") == said.count(0.0)
     assert all(f"to {sci(x, 0)}" in numeric.summary for x in said if x != 0)
@@ -322,7 +319,7 @@ def test_c4_correction_quotes_the_raw_sets_and_saves_the_first_violations(saved)
     identical orthonormal set whose literal value (1 − c⁴/d_k, written here) is not 0, and the first
     set outside [0, 1], in the search's order (d, then d_k, then the scales 1, 2, 1/2)."""
     result, out = saved
-    part = _part(result, "literal-formula")
+    part = part_of(result, "literal-formula")
     rng = Context(seed=0, quick=True).rng("c4/literal/forms")           # the check's draws, in its order
     for dk in range(1, 5):
         haar_frame(rng, dk + 1, dk)

@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.linalg import polar, subspace_angles
 from scipy.special import iv, j0, jv, softmax
+from test_claims import part_of
 
 from proofs.markup import num, pm, sci, to_unicode
 from verify.claims import Context, c5
@@ -47,10 +48,6 @@ KAPPA = 4.0
 
 CLAIM = "C5"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
-
-
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
 
 
 # -- the judges, on both sides of every threshold ------------------------------------------------
@@ -247,7 +244,7 @@ def test_in_model_mse_is_the_line_and_non_increasing(H, d, seed, B, V, mix):
 
 @pytest.mark.claim(CLAIM, part="detail")
 def test_straight_line_detail(result):
-    part = _part(result, "straight-line")
+    part = part_of(result, "straight-line")
     assert part.effect.value == "detail holds" and part.symbolic.groups == ["straight_line"]
     for fitted, derived in part.numeric.figures["fitted_vs_derived_slope"].values():
         assert fitted == pytest.approx(derived, rel=1e-9, abs=1e-12)
@@ -272,7 +269,7 @@ def _sympy_case(params, alpha=None):
     ("unequal-variance", "unequal Vₕ", ("2/3", "7/10", "104/9", "40/3")),
     ("nonuniform-weights", "non-uniform α", ("2/3", "7/10", "1/2", "3/5"))])
 def test_exact_limits_match_sympy(result, pid, label, want):
-    part = _part(result, pid)
+    part = part_of(result, pid)
     params = part.counterexample.data["params"]
     (ha, ma), (hb, mb) = _sympy_case(params).values()
     assert (str(ha), str(hb), str(ma), str(mb)) == want
@@ -340,7 +337,7 @@ def _mean_se(values):
 def _regime_cells(result):
     """The regime table recomputed here: (scale factor, n, σ) -> (mean, SE) of the batches' correlations."""
     cells = {}
-    for row in _part(result, "shared-noise").numeric.figures["rows"]:
+    for row in part_of(result, "shared-noise").numeric.figures["rows"]:
         vals = _corr(_batches(row["params"]))
         assert np.allclose(vals, row["batch_values"], rtol=REF_RTOL, atol=0)
         cells[(row["scale_factor"], row["n"], row["sigma"])] = _mean_se(vals)
@@ -352,7 +349,7 @@ def test_premise_finding_by_brute_force(result):
     """Every cell of the regime table recomputed here (all batches), mean and SE, and the counts and
     trends the finding and the summary state (cells violating the premise: above CORR_EXCESS_MIN and
     more than Z_MIN standard errors; below it), against their texts."""
-    part = _part(result, "shared-noise")
+    part = part_of(result, "shared-noise")
     cells = _regime_cells(result)
     corr = [m for m, _ in cells.values()]
     below = sum(m < c5.CORR_EXCESS_MIN for m in corr)
@@ -377,7 +374,7 @@ def test_premise_fit_and_r2_by_brute_force(result):
     line of the pairs' correlation on ρ with its R² (by sums), the correlation at ρ = 0 with its SE and z,
     and R² = 1 − (noiseless MSE)/Var f at ρ = 0 and 1 with Var f of the bump in closed form
     (1 + 2/w²)^(−d/2) − (1 + 1/w²)^(−d); against the figures and the text."""
-    part = _part(result, "shared-noise")
+    part = part_of(result, "shared-noise")
     fig, text = part.numeric.figures, part.numeric.summary
     p = fig["params"]
     xs, ys, noiseless = [], [], {}
@@ -421,7 +418,7 @@ def test_c5_line_and_summary_recomputed(result):
         pts.sort()
         rise = max(rise, max(b[1] - a[1] for a, b in zip(pts, pts[1:])) / (B * B + V))
         hdis += [h for h, _ in pts]
-    line = _part(result, "in-model-line").numeric
+    line = part_of(result, "in-model-line").numeric
     assert (f"{len(hdis)} random head sets ($H$ in [2, 3, 4], $\\mathrm{{HDI}}$ {min(hdis):.2f} to {max(hdis):.2f})"
             in line.summary and f"is {num(rise, '.2g')} of $B^2 + V$" in line.summary)
     corr = [mean for mean, _ in _regime_cells(result).values()]
@@ -510,7 +507,7 @@ def test_one_direction_torus_by_brute_force(result):
     """The pair's MSE per replicate from angles (circle heads: softmax of κ Σ cos of angle differences),
     both weightings, the paired gaps with SE (ddof 1), R² against Var f = (1 − J_0(4r))/2 and the
     population MSEs from Bessel series."""
-    part = _part(result, "one-direction-torus")
+    part = part_of(result, "one-direction-torus")
     figs = part.numeric.figures
     assert figs["seed"] == Context(seed=0).seed_for("c5/torus")     # the run's seed through its own stream
     n, R, m = (figs["sizes"][k] for k in ("n", "R", "m"))
@@ -556,7 +553,7 @@ def test_rotation_path_by_brute_force(result):
     """The rotation path: each point's HDI from scipy's principal angles, its MSE with both weightings
     by loops, the paired steps, and the endpoints' population MSE from Bessel functions (block target:
     a head on circle b smooths sin 2θ_b by A_2 = I_2(κ)/I_0(κ))."""
-    part = _part(result, "in-scope-path")
+    part = part_of(result, "in-scope-path")
     figs = part.numeric.figures
     n, R, m = (figs["sizes"][k] for k in ("n", "R", "m"))
     gain = math.sqrt(KAPPA * math.sqrt(2)) / RADIUS
@@ -599,7 +596,7 @@ def test_rotation_path_by_brute_force(result):
 def test_gaussian_design_by_brute_force(result):
     """The declared pair on the Gaussian design by loops (aligned heads written here), and the part
     undecided exactly when its best R² with α = 1/H (Var f = (1 − e⁻⁸)/2) is below R2_INFORMATIVE."""
-    part = _part(result, "one-direction-gaussian")
+    part = part_of(result, "one-direction-gaussian")
     figs, p = part.numeric.figures, part.numeric.figures["params"]
     var_f = (1 - math.exp(-8)) / 2
     W = {}
@@ -673,7 +670,7 @@ def test_trained_moves_by_brute_force(result):
     """From the trained heads the part reports: every move written here, its key HDI from scipy's
     angles, its per-run MSE with both weightings by loops on the documented draws, the paired
     effects (mean, SE over runs) and the convergence figures the undecided rule reads."""
-    part = _part(result, "trained-heads")
+    part = part_of(result, "trained-heads")
     figs = part.numeric.figures
     z, seed = figs["sizes"], figs["seed"]
     hd = {k: np.array(v) for k, v in figs["heads"].items()}
@@ -725,7 +722,7 @@ def test_plots_put_every_line_apart_and_legends_outside(saved):
     result, out = saved
     path = out / result.plots["real_heads"]
     data = loads_json("plot", (out / data_path(result.plots["real_heads"])).read_text())
-    rows = _part(result, "in-scope-path").numeric.figures["rows"]
+    rows = part_of(result, "in-scope-path").numeric.figures["rows"]
     want = [r["refit"]["mse"] for r in rows]
     assert any(ln["y"] == pytest.approx(want) for ln in data["axes"][0]["lines"]) and path.stat().st_size > 0
     drawn = []
@@ -734,10 +731,10 @@ def test_plots_put_every_line_apart_and_legends_outside(saved):
     try:
         P.save = lambda fig, p, caption="": drawn.append(fig) or str(p)
         ctx = Context(seed=0, quick=True, out=out)
-        pr = _part(result, "shared-noise").numeric.figures
+        pr = part_of(result, "shared-noise").numeric.figures
         from verify.claims.c5 import plots
-        plots.premise_regimes(ctx, pr), plots.real_heads(ctx, _part(result, "in-scope-path").numeric.figures,
-                                                          _part(result, "trained-heads").numeric.figures["rows"])
+        plots.premise_regimes(ctx, pr), plots.real_heads(ctx, part_of(result, "in-scope-path").numeric.figures,
+                                                          part_of(result, "trained-heads").numeric.figures["rows"])
     finally:
         P.save = save
     for fig in drawn:

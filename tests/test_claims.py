@@ -26,10 +26,16 @@ from verify.replay import lines, record, replay
 KINDS = [pytest.param(part, rp, id=rp.kind) for claim in CLAIMS.values() for part, rp in claim.replays.items()]
 #: A snake_case word: a field name where a reader reads words (tests/test_reader.py's FIELD_NAME).
 FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
-#: Every bad-input row each replay's schema implies (a replay several parts share: once).
+#: Every replay function once (a replay several parts share is one function).
+REPLAYS = [rp for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()]
+#: Every bad-input row each replay's schema implies.
 BAD_ROWS = [pytest.param(rp, params, name, id=f"{rp.claim}-{rp.part}-{label}")
-            for claim in CLAIMS.values() for rp in {id(r.func): r for r in claim.replays.values()}.values()
-            for label, params, name in rp.schema.bad_rows(rp.example)]
+            for rp in REPLAYS for label, params, name in rp.schema.bad_rows(rp.example)]
+
+
+def part_of(result, pid):
+    """The part ``pid`` of a claim's result (the claims' own tests read their parts by it)."""
+    return next(p for p in result.parts if p.id == pid)
 
 
 @pytest.mark.parametrize("claim", list(CLAIMS))
@@ -51,9 +57,8 @@ def test_thresholds_and_caps_are_named_with_a_one_line_reason(claim):
         assert v.reason.strip() and "\n" not in v.reason and len(v.reason) <= 300, f"{claim}.{name}: {v.reason!r}"
 
 
-#: Every replay schema that bounds its work (a schema several parts share: once).
-CAPPED = [pytest.param(rp, id=rp.kind) for claim in CLAIMS.values()
-          for rp in {id(r.func): r for r in claim.replays.values()}.values() if rp.schema.cap is not None]
+#: Every replay schema that bounds its work.
+CAPPED = [pytest.param(rp, id=rp.kind) for rp in REPLAYS if rp.schema.cap is not None]
 
 
 @pytest.mark.parametrize("rp", CAPPED)

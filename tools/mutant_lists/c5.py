@@ -232,8 +232,8 @@ MUTANTS = [
       'ax.legend(fontsize=7)',
       (T + '::test_plots_put_every_line_apart_and_legends_outside',)),
     M('c5-regime-plot-styles', 'verify/claims/c5/plots.py',
-      '            color, marker = next(styles)\n',
-      '            color, marker = LINE_STYLES[0]\n',
+      'zip(LINE_STYLES, itertools.product(REGIME_NS, REGIME_SIGMAS))',
+      'zip(itertools.repeat(LINE_STYLES[0]), itertools.product(REGIME_NS, REGIME_SIGMAS))',
       (T + '::test_plots_put_every_line_apart_and_legends_outside',)),
     # -- the counts, SEs and ranges the texts print, recomputed in the tests (issue #38, #35 item 8)
     M('c5-violating-count-doubled', C,

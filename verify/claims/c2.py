@@ -91,15 +91,12 @@ def mp_mha(module: MultiHeadNW, query: Any, key: Any, value: Any, dps: int = MP_
         raise fail("query, key, value", f"shapes {q.shape}, {k.shape}, {v.shape}",
                    "(N, L, d), (N, S, kdim), (N, S, vdim)")
     H, d_k, d_v = module.H, module.d_k, module.d_v
-    full = {nm: np.concatenate(list(getattr(module, nm)), axis=1) for nm in ("W_Q", "W_K", "W_V")}
-    bias = {nm: np.concatenate(list(getattr(module, nm))) for nm in ("b_Q", "b_K", "b_V")}
-    W_o = np.concatenate(list(module.W_O), axis=0)                     # (H d_v, d_out)
     out = []
     with mpmath.workdps(dps):
         s = formulas.c1_softmax_scale_mp(d_k)
-        Wq, Wk, Wv, Wo = _mpm(full["W_Q"]), _mpm(full["W_K"]), _mpm(full["W_V"]), _mpm(W_o)
-        bq, bk, bv = ([mpmath.mpf(float(t)) for t in bias[nm]] for nm in ("b_Q", "b_K", "b_V"))
-        bo = [mpmath.mpf(float(t)) for t in module.b_O]
+        Wq, Wk, Wv = (_mpm(np.concatenate(list(getattr(module, nm)), axis=1)) for nm in ("W_Q", "W_K", "W_V"))
+        bq, bk, bv = (_mpm([np.concatenate(list(getattr(module, nm)))])[0] for nm in ("b_Q", "b_K", "b_V"))
+        Wo, bo = _mpm(np.concatenate(list(module.W_O), axis=0)), _mpm([module.b_O])[0]
         for x, xk, xv in zip(q, k, v):
             Q, K, V = _affine(_mpm(x), Wq, bq), _affine(_mpm(xk), Wk, bk), _affine(_mpm(xv), Wv, bv)
             concat = [[] for _ in Q]

@@ -184,9 +184,7 @@ def _plot(ctx: Context, un: dict[str, Any]) -> dict[str, Any]:
         return {}
     rows = [r for r in un["cases"] if r["method"] == "exact"]
     Hs = [r["H"] for r in rows]
-    b2 = np.array([r["integrated"]["bias2"] for r in rows])
-    var = np.array([r["integrated"]["var_term"] for r in rows])
-    cov = np.array([r["integrated"]["cov_term"] for r in rows])
+    b2, var, cov = (np.array([r["integrated"][k] for r in rows]) for k in ("bias2", "var_term", "cov_term"))
     fig, ax = plots.new_figure("C3: uniform NW ensembles, the Ueda–Nakano terms", "number of heads $H$",
                                "integrated MSE")
     x = np.arange(len(Hs))

@@ -139,8 +139,7 @@ def literal_search(ctx: Context) -> dict[str, Any]:
     """Smallest identical-head cases (by d, d_k, then scale) violating each stated property."""
     rng = ctx.rng("c4/literal/search")
     table: list[dict[str, Any]] = []
-    first: dict[str, Any] = {}
-    where: dict[str, str] = {}        # the same cases, described in markup
+    first: dict[str, tuple[dict, str]] = {}        # key -> (the case, the case described in markup)
     for d in (1, 2, 3):
         for d_k in range(1, d + 1):
             U = haar_frame(rng, d, d_k)
@@ -152,13 +151,13 @@ def literal_search(ctx: Context) -> dict[str, Any]:
                 bad = literal_violations(lit, identical=True)
                 key = "orthonormal" if c == 1.0 and bad else "outside" if OUTSIDE_RANGE in bad else None
                 if key is not None and key not in first:
-                    first[key] = {"label": f"{kind}, $d = {d}$, $d_k = {d_k}$", "W_K": W.tolist()}
                     scaled = "" if c == 1.0 else f" scaled by ${c:g}$"
-                    where[key] = (f"identical heads with orthonormal columns{scaled}, $d = {d}$, $d_k = {d_k}$ "
+                    first[key] = ({"label": f"{kind}, $d = {d}$, $d_k = {d_k}$", "W_K": W.tolist()},
+                                  f"identical heads with orthonormal columns{scaled}, $d = {d}$, $d_k = {d_k}$ "
                                   f"(literal HDI {num(lit, '.3g')})")
     keys = [k for k in ("orthonormal", "outside") if k in first]
-    return {"table": table, "params": {"cases": [first[k] for k in keys]} if keys else None,
-            "found": [where[k] for k in keys]}
+    return {"table": table, "params": {"cases": [first[k][0] for k in keys]} if keys else None,
+            "found": [first[k][1] for k in keys]}
 
 
 @shared

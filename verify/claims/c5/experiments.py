@@ -8,6 +8,7 @@ premise uses ``SeedSequence([seed, k]).generate_state(2) = (head seed, engine se
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from typing import Any
@@ -148,12 +149,10 @@ def premise_experiment(base: dict, table: dict) -> dict[str, Any]:
                                                       premise_batches({**base, "sigma": NOISELESS_SIGMA}, rho)]))
         r2[f"$\\rho = {rho:g}$"] = r_squared(lv["mse"], var_f, lv["noise_part"])
     rows = []
-    for c in REGIME_SCALES:
-        for n in REGIME_NS:
-            for sigma in REGIME_SIGMAS:
-                params = {**base, "scale_factor": c, "n": n, "sigma": sigma, **table}
-                rows.append({"scale_factor": c, "n": n, "sigma": sigma, **corr_at_rho0(premise_batches(params, 0.0)),
-                             "params": params})
+    for c, n, sigma in itertools.product(REGIME_SCALES, REGIME_NS, REGIME_SIGMAS):
+        params = {**base, "scale_factor": c, "n": n, "sigma": sigma, **table}
+        rows.append({"scale_factor": c, "n": n, "sigma": sigma, **corr_at_rho0(premise_batches(params, 0.0)),
+                     "params": params})
     return {"params": base, "levels": per_level, "slope": float(slope), "intercept": float(intercept),
             "fit_r2": fit_r2, "rho0": corr_at_rho0(levels[0.0]), "rows": rows, "var_f": var_f, "r2": r2}
 

@@ -35,7 +35,7 @@ from verify.numeric.stats import mean_se, paired, r_squared, z_score
 
 __all__ = ["SIGNAL", "BLOCK", "SIZES", "SIGNAL_PAIR", "ROTATION_HDI", "SHARING_PATH", "head_outputs", "refit_alpha",
            "ensemble_mse", "population_mse", "circle_terms", "signal_pair", "rotation_heads", "rotation_path",
-           "sharing_path", "path_summary", "compare", "r2_by_config", "WEIGHTS"]
+           "sharing_path", "path_summary", "compare", "r2_by_config", "WEIGHTS", "draws"]
 
 #: One direction: sin(2 x_1) on circle 0 of a 7-circle torus, three heads of two circles each, the
 #: paper's scale 1/sqrt(d_k) with head columns giving κ = 4 per circle (a bandwidth of about 0.5 rad).
@@ -88,11 +88,11 @@ def refit_alpha(loo: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (np.linalg.pinv(np.swapaxes(loo, -1, -2)) @ y[..., None])[..., 0]
 
 
-def _draws(dgp: Any, n: int, R: int, m: int, seed: int) -> tuple[np.ndarray, ...]:
-    """Replicate r: design X (n), noise ε (n), evaluation points (m) from SeedSequence([seed, r])."""
+def draws(dgp: Any, n: int, R: int, m: int, *entropy: int) -> tuple[np.ndarray, ...]:
+    """Replicate r: design X (n), noise ε (n), evaluation points (m) from SeedSequence([*entropy, r])."""
     X, eps, xe = [], [], []
     for r in range(R):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, r]))
+        rng = np.random.default_rng(np.random.SeedSequence([*entropy, r]))
         X.append(dgp.sample_x(rng, (n,)))
         eps.append(dgp.sigma * rng.standard_normal(n))
         xe.append(dgp.sample_x(rng, (m,)))
@@ -104,7 +104,7 @@ def ensemble_mse(dgp: Any, configs: dict[str, tuple[np.ndarray, np.ndarray]], sc
     """Per configuration (``W_Q``, ``W_K``) and replicate: the MSE against f at the evaluation points
     with ``α = 1/H`` (``uniform``) and refit (``refit``, with its ``alpha``), and with ``α = 1/H`` on
     the noise alone (``noise_only``: the zero target, values ε)."""
-    X, eps, xe = _draws(dgp, n, R, m, seed)
+    X, eps, xe = draws(dgp, n, R, m, seed)
     y, fe = dgp.f(X) + eps, dgp.f(xe)
     out = {}
     for name, (WQ, WK) in configs.items():

@@ -4,6 +4,7 @@ against HDI (the rotation path with both weightings, the moves of trained heads)
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from verify.claims.c5.experiments import REGIME_NS, REGIME_SIGMAS, RHO_LEVELS
@@ -46,14 +47,11 @@ def premise_regimes(ctx: Context, pr: dict[str, Any]) -> dict[str, str]:
     fig, ax = plots.new_figure("C5: correlation of orthogonal NW heads ($\\rho = 0$) by regime\n(the premise: 0 in "
                                "every regime)", r"softmax scale factor $c$ (scale $c/\sqrt{d_k}$; larger: sharper "
                                "attention)", "integrated head-output correlation", size=(7.6, 4.0))
-    styles = iter(LINE_STYLES)
-    for n in REGIME_NS:
-        for sigma in REGIME_SIGMAS:
-            color, marker = next(styles)
-            rows = [r for r in pr["rows"] if r["n"] == n and r["sigma"] == sigma]
-            ax.errorbar([r["scale_factor"] for r in rows], [r["corr_at_rho0"] for r in rows],
-                        yerr=[2 * r["se"] for r in rows], fmt=marker + "-", color=color, capsize=3,
-                        label=plots.label(f"$n = {n}$, $\\sigma = {sigma:g}$"))
+    for (color, marker), (n, sigma) in zip(LINE_STYLES, itertools.product(REGIME_NS, REGIME_SIGMAS)):
+        rows = [r for r in pr["rows"] if r["n"] == n and r["sigma"] == sigma]
+        ax.errorbar([r["scale_factor"] for r in rows], [r["corr_at_rho0"] for r in rows],
+                    yerr=[2 * r["se"] for r in rows], fmt=marker + "-", color=color, capsize=3,
+                    label=plots.label(f"$n = {n}$, $\\sigma = {sigma:g}$"))
     ax.axhline(0.0, color="gray", ls=":", label="premise")
     ax.set_xscale("log", base=2)
     _legend_outside(ax)

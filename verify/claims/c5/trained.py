@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from verify.claims.c5.heads import head_outputs, refit_alpha
+from verify.claims.c5.heads import draws, head_outputs, refit_alpha
 from verify.io import jsonable
 from verify.experiments.regimes import design_record, variance_of_f
 from verify.experiments.training import adam_step, forward, loss_and_grad
@@ -263,10 +263,7 @@ def trained_experiment(size: str, seed: int) -> dict[str, Any]:
     tr = train_split(dgp, **{k: p[k] for k in ("H", "d_k", "n", "queries", "lr_warm", "lr", "gain")}, T0=z["T0"], T=z["T"],
                      seeds=z["seeds"], seed=seed, m_conv=z["m_conv"])
     S, R, n, m = z["seeds"], z["R"], p["n"], z["m"]
-    X, eps, xe = (np.empty((S, R) + shape) for shape in ((n, p["d"]), (n,), (m, p["d"])))
-    for s, r in itertools.product(range(S), range(R)):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, s, 3, r]))
-        X[s, r], eps[s, r], xe[s, r] = dgp.sample_x(rng, (n,)), p["sigma"] * rng.standard_normal(n), dgp.sample_x(rng, (m,))
+    X, eps, xe = (np.stack(a) for a in zip(*(draws(dgp, n, R, m, seed, s, 3) for s in range(S))))
     y, fe = dgp.f(X) + eps, dgp.f(xe)
     moved = [moved_heads(tr["WQ"][s], tr["WK"][s]) for s in range(S)]
     mse, hdis = {}, {}
