@@ -163,13 +163,6 @@ def test_no_configuration_beats_the_bound(H, d_k, d, seed):
     assert _hdi(G.minimise_overlap(H, d_k, d, rng=seed).U) <= _bound(H, d_k, d) + BOUND_TOL
 
 
-@pytest.mark.claim(CLAIM, part="scope")
-@pytest.mark.parametrize("seed", range(3))
-def test_two_planes_in_r3_stop_above_the_bound(seed):
-    a, b = G.minimise_overlap(2, 2, 3, rng=seed).U
-    assert abs(2 * 2 * _rho(a, b) - 2.0) <= 1e-9       # Φ = 2 d_k ρ = 2: the planes share a line
-
-
 @pytest.mark.parametrize("call,name", [
     (lambda: G.minimise_overlap(1, 1, 2, rng=0), "H"), (lambda: G.minimise_overlap(2, 3, 2, rng=0), "d_k"),
     (lambda: G.model_mse(np.ones((2, 3)), 0.0, 1.0), "U"), (lambda: G.minimise_overlap(2, 1, 2, rng="seed"), "rng"),
