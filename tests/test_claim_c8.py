@@ -21,10 +21,6 @@ from verify.claims.c8 import weights as wlib
 from verify.outputs.plots import data_path as plot_data_path
 from verify.replay import replay
 
-#: generated float64 closed forms vs exact rationals (Binet powers up to ~1e25 of like size).
-FLOAT_RTOL = 1e-12
-#: generated forms at 30 digits vs exact rationals.
-MP_RTOL = mp.mpf("1e-25")
 #: float64 sums of <= 512 terms (the saved counterexample) vs 30-digit direct sums here.
 SUM_RTOL = 1e-12
 #: Monte Carlo SE of a mean of R squared N(0, W) draws is W sqrt(2/R); its estimate from R >= 4000
@@ -127,10 +123,10 @@ def test_weighting_rates_exponential_profile_closed_forms_equal_exact_sums(q, r,
     for scheme in wlib.SCHEMES:
         ex = exact_W(exact_weights(scheme, H, r, V), V)
         got = wlib.closed_form(scheme, "exp", H, float(V1), float(q), float(r))
-        assert abs(got - float(ex)) <= FLOAT_RTOL * float(ex), scheme
+        assert abs(got - float(ex)) <= c8.FLOAT_RTOL * float(ex), scheme
         with mp.workdps(30):
             gm = wlib.closed_form(scheme, "exp", H, mpq(V1), mpq(q), mpq(r), mp=True)
-            assert abs(gm - mpq(ex)) <= MP_RTOL * mpq(ex), scheme
+            assert abs(gm - mpq(ex)) <= c8.MP_RTOL * mpq(ex), scheme
 
 
 @given(beta=st.sampled_from([1, 2]), r=st.fractions(Fraction(1, 10), Fraction(9, 10), max_denominator=12),
@@ -140,14 +136,14 @@ def test_weighting_rates_polynomial_profile_closed_forms_equal_exact_sums(beta, 
     for scheme in wlib.SCHEMES:
         ex = exact_W(exact_weights(scheme, H, r, V), V)
         got = wlib.closed_form(scheme, "poly", H, 1.0, beta, float(r))
-        assert abs(got - float(ex)) <= FLOAT_RTOL * float(ex), scheme
+        assert abs(got - float(ex)) <= c8.FLOAT_RTOL * float(ex), scheme
 
 
 @given(beta=st.floats(0.05, 3), H=st.integers(1, 60), r=st.floats(0.05, 0.95))
 def test_weighting_rates_general_beta_against_mpmath_sums(beta, H, r):
     for scheme in wlib.SCHEMES:
         value = _W_here(scheme, "poly", beta, H, r)
-        assert abs(wlib.closed_form(scheme, "poly", H, 1.0, beta, r) - value) <= FLOAT_RTOL * value, scheme
+        assert abs(wlib.closed_form(scheme, "poly", H, 1.0, beta, r) - value) <= c8.FLOAT_RTOL * value, scheme
 
 
 @given(H=st.integers(1, 30), r=st.floats(0.05, 0.95), q=st.floats(0.3, 3.0))
