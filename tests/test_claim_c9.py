@@ -1,11 +1,7 @@
-"""C9 check (verify.claims.c9) against independent computations written here: the judges as tables
-on both sides of every threshold (read from the module); each training part judged again from its
-runs' own per-seed values (means, SEs, pooling, moves, the undecided rule and the verdict written out
-here); a setting's figures (R² at T and 2T, the change of each diagnostic) from the trained heads by a
-brute-force NW loop on the rebuilt evaluation stream and scipy's principal angles; MiniLM's heads read
-with the safetensors library and scored with scipy.linalg.subspace_angles, the Haar SD by Monte
-Carlo, the weighted HDI as canonical correlations (statsmodels CanCorr); a replay's checkpoint named
-by data only (issue #37)."""
+"""C9 check (verify.claims.c9) against computations written here: the judges on both sides of every
+threshold; each training part judged again from its runs' per-seed values; a setting's figures by a
+brute-force NW loop and scipy's principal angles; MiniLM's heads read with safetensors and scored with
+scipy, the Haar SD by Monte Carlo, the weighted HDI as canonical correlations (statsmodels)."""
 
 from __future__ import annotations
 
@@ -444,8 +440,8 @@ def test_checkpoint_rule_on_synthetic_checkpoints(tmp_path, layers, every_below)
 
 
 def test_a_checkpoint_is_named_by_data_and_nothing_is_imported(tmp_path, monkeypatch, capsys):
-    """Issue #37: a package whose import would print is on the path; a replay naming it (as the old
-    {"package", "subdir"} or as a distribution) is refused, and it is never imported."""
+    """A package whose import would print is on the path; a replay naming it (as {"package", "subdir"}
+    or as a distribution) is refused, and it is never imported."""
     pkg = tmp_path / "c9_fake_printing_pkg"
     (pkg / "model").mkdir(parents=True)
     (pkg / "__init__.py").write_text("print('IMPORTED c9_fake_printing_pkg')\n")
