@@ -129,18 +129,9 @@ def test_weighting_rates_exponential_profile_closed_forms_equal_exact_sums(q, r,
             assert abs(gm - mpq(ex)) <= c8.MP_RTOL * mpq(ex), scheme
 
 
-@given(beta=st.sampled_from([1, 2]), r=st.fractions(Fraction(1, 10), Fraction(9, 10), max_denominator=12),
-       H=st.integers(1, 40))
-def test_weighting_rates_polynomial_profile_closed_forms_equal_exact_sums(beta, r, H):
-    V = [Fraction(h**beta) for h in range(1, H + 1)]
-    for scheme in wlib.SCHEMES:
-        ex = exact_W(exact_weights(scheme, H, r, V), V)
-        got = wlib.closed_form(scheme, "poly", H, 1.0, beta, float(r))
-        assert abs(got - float(ex)) <= c8.FLOAT_RTOL * float(ex), scheme
-
-
-@given(beta=st.floats(0.05, 3), H=st.integers(1, 60), r=st.floats(0.05, 0.95))
-def test_weighting_rates_general_beta_against_mpmath_sums(beta, H, r):
+@given(beta=st.sampled_from([1, 2]) | st.floats(0.05, 3), H=st.integers(1, 60), r=st.floats(0.05, 0.95))
+def test_weighting_rates_polynomial_profile_closed_forms_equal_exact_sums(beta, H, r):
+    """β = 1, 2: the closed forms; any other β: the generated finite sums; against 40-digit sums here."""
     for scheme in wlib.SCHEMES:
         value = _W_here(scheme, "poly", beta, H, r)
         assert abs(wlib.closed_form(scheme, "poly", H, 1.0, beta, r) - value) <= c8.FLOAT_RTOL * value, scheme
