@@ -396,25 +396,6 @@ def test_floors_against_weights_written_here(result):
     assert min(dc["W"]["fib_best"]) >= dc["fib_floor"]
 
 
-@pytest.mark.claim(CLAIM, part="detail")
-def test_each_schemes_range_of_w_prints_once_where_its_ends_print_alike(result):
-    """Where a text quotes W of a scheme at the first and the last H (the decay detail, the scope, the
-    summary, the replay's line), it reads "a to b", or "a at both ends" where both print alike (the
-    quick run's geometric weights: 0.3763 at both)."""
-    dc = _part(result, "decay").numeric.figures["decay"]
-    quoted = [(_part(result, "decay").numeric.summary, ("geom", "fib_best"), ".4f", " to "),
-              (_part(result, "mild-heterogeneity").numeric.summary, ("uniform", "geom", "fib_best"), ".4f", " to "),
-              (result.summary, ("uniform", "geom"), ".3f", " to "),
-              (c8.replay_decay(c8.DECAY_PARAMS).summary, tuple(dc["W"]), ".4g", " to ")]
-    alike = 0
-    for text, schemes, spec, sep in quoted:
-        for s in schemes:
-            lo, hi = format(dc["W"][s][0], spec), format(dc["W"][s][-1], spec)
-            alike += lo == hi
-            assert (f"{lo} at both ends" if lo == hi else f"{lo}{sep}{hi}") in text, (s, text)
-    assert alike, "no range with ends alike: the test has nothing to check"
-
-
 def test_rates_limit_constant_16_over_225(result):
     """Reading ii's constant: geometric (r = 1/2) over uniform MSE tends to (α_4^geom/α_4^unif)² = 16/225,
     from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it, and at the
