@@ -22,17 +22,28 @@ FLOAT_FIB_MAX_H = 700
 MP_DPS = 30
 
 
-def _generated(name: str) -> tuple[Any, Any]:
-    """The generated function ``name`` in float64 and mpmath."""
-    return getattr(formulas, name), getattr(formulas, name + "_mp")
-
-
+_F = formulas
 #: The generated best-first and worst-first Fibonacci weights (float64, mpmath).
-_FIB = {s: _generated(f"c8_alpha_{s}") for s in ("fib_best", "fib_worst")}
+_FIB = {"fib_best": (_F.c8_alpha_fib_best, _F.c8_alpha_fib_best_mp),
+        "fib_worst": (_F.c8_alpha_fib_worst, _F.c8_alpha_fib_worst_mp)}
 #: The generated W per (scheme, form) in float64 and mpmath: ``exp`` (args V_1, q, H), ``poly`` (V_1, β, H),
 #: ``poly1``/``poly2`` (V_1, H: the closed forms at β = 1, 2); geometric forms take r last.
-_W = {(s, f): _generated(f"c8_W_{'inv' if s == 'inverse' else s}_{f}")
-      for s in SCHEMES for f in ("exp", "poly", "poly1", "poly2") if f in ("exp", "poly") or s in ("uniform", "geom")}
+_W = {
+    ("uniform", "exp"): (_F.c8_W_uniform_exp, _F.c8_W_uniform_exp_mp),
+    ("geom", "exp"): (_F.c8_W_geom_exp, _F.c8_W_geom_exp_mp),
+    ("fib_best", "exp"): (_F.c8_W_fib_best_exp, _F.c8_W_fib_best_exp_mp),
+    ("fib_worst", "exp"): (_F.c8_W_fib_worst_exp, _F.c8_W_fib_worst_exp_mp),
+    ("inverse", "exp"): (_F.c8_W_inv_exp, _F.c8_W_inv_exp_mp),
+    ("uniform", "poly"): (_F.c8_W_uniform_poly, _F.c8_W_uniform_poly_mp),
+    ("geom", "poly"): (_F.c8_W_geom_poly, _F.c8_W_geom_poly_mp),
+    ("fib_best", "poly"): (_F.c8_W_fib_best_poly, _F.c8_W_fib_best_poly_mp),
+    ("fib_worst", "poly"): (_F.c8_W_fib_worst_poly, _F.c8_W_fib_worst_poly_mp),
+    ("inverse", "poly"): (_F.c8_W_inv_poly, _F.c8_W_inv_poly_mp),
+    ("uniform", "poly1"): (_F.c8_W_uniform_poly1, _F.c8_W_uniform_poly1_mp),
+    ("uniform", "poly2"): (_F.c8_W_uniform_poly2, _F.c8_W_uniform_poly2_mp),
+    ("geom", "poly1"): (_F.c8_W_geom_poly1, _F.c8_W_geom_poly1_mp),
+    ("geom", "poly2"): (_F.c8_W_geom_poly2, _F.c8_W_geom_poly2_mp),
+}
 
 
 def fib_int(k: int) -> int:
