@@ -184,7 +184,7 @@ MUTANTS = [
     M('c8-range-ends-twice', C,
       'return span(format(dc["W"][s][0], spec), format(dc["W"][s][-1], spec), " at both ends")',
       'return f"{dc[\'W\'][s][0]:{spec}} to {dc[\'W\'][s][-1]:{spec}}"',
-      (T + '::test_each_schemes_range_of_w_prints_once_where_its_ends_print_alike',
+      ('tests/test_headlines.py::test_c8_limit_and_correction_quote_the_decay_sums',
        'tests/test_reader.py::test_no_exact_zero_as_a_bound_and_no_range_with_equal_ends')),
     M('c8-replay-scheme-field-name', C,
       'return f"geometric, $r = {r:g}$" if s == "geom" else LABELS[s]',

@@ -9,7 +9,6 @@ from typing import Any
 
 import mpmath
 
-
 from proofs.c7_scaling import model_name
 from verify.experiments.allocate import MODELS, STANDARD_MODELS, continuous_optimum, divisor_pairs
 from verify.outputs import plots

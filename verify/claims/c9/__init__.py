@@ -1,18 +1,11 @@
 """C9 (summary, 2, 4 and 3.C): does training pressure drive heads towards orthogonal subspaces?
 
-Three readings, each its own core (the claim takes the reading under which it fares best): (i)
-NW-ensemble heads trained by Adam with free head weights on the block targets, whose optimum needs
-diverse heads (:mod:`.experiments`; fixed weights 1/H and the single-index, additive and bump
-targets are scope parts); (ii) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M, their keys and
-queries per layer against Haar-random subspaces of the same sizes (:mod:`verify.experiments.pretrained`),
-a model's part refuted when every layer lies below chance; (iii) an attention layer trained from
-scratch on in-context regression of the block targets (:mod:`.layer`).
-
-A training part is judged by :func:`judge`: per diagnostic (key HDI, query HDI, score-form
-diversity) the change from initialisation, pooled over the part's targets, rises or falls by
-MOVE_SD Haar SDs and T_MIN standard errors where its bound leaves ROOM_SD SDs of room; the part is
-undecided unless the fit is informative (R2_MARGIN against its references), converged (R2_CONV,
-Z_CONV, :func:`stable`) and, when nothing moves, precise enough to have seen a move.
+Three readings, each its own core: (i) NW-ensemble heads trained by Adam with free head weights on the
+block targets, whose optimum needs diverse heads (:mod:`.experiments`; fixed weights and targets without
+a specialisation reward are scope parts); (ii) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M against
+Haar-random subspaces per layer (:mod:`verify.experiments.pretrained`), refuted when every layer lies below
+chance; (iii) an attention layer trained from scratch on in-context regression (:mod:`.layer`). A training
+part is judged by :func:`judge`.
 """
 
 from __future__ import annotations

@@ -82,8 +82,7 @@ def haar_baselines(H: int, d_k: int, d: int, *, seed: int, draws: int = 4000) ->
     dr = diagnostics(U, V)
     mu, sd = haar_hdi_moments(H, d_k, d)
     b = hdi_bound(H, d_k, d)
-    return {"key_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
-            "query_hdi": {"haar_mean": mu, "haar_sd": sd, "bound": b},
+    return {**{k: {"haar_mean": mu, "haar_sd": sd, "bound": b} for k in ("key_hdi", "query_hdi")},
             **{k: {"haar_mean": mean, "haar_sd": float(dr[k].std(ddof=1)), "haar_mean_drawn": float(dr[k].mean()),
                    "bound": bound}
                for k, mean, bound in (("form_diversity", 1.0 - 1.0 / d**2, form_bound(H, d)),

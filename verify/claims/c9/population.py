@@ -77,17 +77,6 @@ def population_mse(name: str, WQ: Any, WK: Any, alpha: Any) -> np.ndarray:
 FINITE_SCALES = {"normal": (0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0), "torus": (2.0, 4.0, 8.0, 16.0, 32.0)}
 
 
-def _block_maps(d: int, H: int, gain: float, keys: str) -> tuple[np.ndarray, np.ndarray]:
-    """Coordinate-block heads: W_Q^h = gain·[e_{2h−1}, e_{2h}] and W_K^h the same (``diverse``),
-    block 0 for every key (``shared``: shared keys, orthogonal queries) or for both (``identical``)."""
-    WQ, WK = np.zeros((H, d, 2)), np.zeros((H, d, 2))
-    for h in range(H):
-        bq, bk = (0, 0) if keys == "identical" else (h, 0 if keys == "shared" else h)
-        WQ[h, 2 * bq:2 * bq + 2] = gain * np.eye(2)
-        WK[h, 2 * bk:2 * bk + 2] = gain * np.eye(2)
-    return WQ, WK
-
-
 def _golden(fn: Any, lo: float, hi: float, iters: int = 80) -> float:
     """Argmin of a unimodal function on [lo, hi] by golden-section search."""
     g = (math.sqrt(5) - 1) / 2
@@ -111,45 +100,39 @@ def positive_control(target: str, design: str, *, H: int = 4, d: int = 8, sigma:
     n, seed = positive_int("n", n, minimum=2), valid_seed("seed", seed)
     replicates, m = positive_int("replicates", replicates, minimum=2), positive_int("m", m)
     s, vf = 1.0 / math.sqrt(2), regimes.variance_of_f(target, d, design)
-    configs: list[tuple[str, str, tuple, np.ndarray, float]] = []
+    layouts = {"diverse": (range(H), range(H)), "shared": (range(H), [0] * H), "identical": ([0] * H, [0] * H)}
+    radius2 = 1.0 if design == "normal" else regimes.TORUS_RADIUS**2
+
+    def fam(keys: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
+        qc, kc = layouts[keys]
+        return regimes.circle_heads([[b] for b in kc], d, query_circles=[[b] for b in qc],
+                                    gain=math.sqrt(scale / (s * radius2)))
+
+    def pop(keys: str, scale: float, a: float) -> float:
+        if design == "normal":
+            return float(population_mse(target, *fam(keys, scale), np.full(H, a)))
+        pairs = [[(q, k)] for q, k in zip(*layouts[keys])]
+        return float(regimes.torus_population_mse(target, d, pairs, np.full(H, a), scale))
+
     if design == "normal":
         amp = 1.0 if target == "block" else math.e              # α λ² = 1 (block), α = e at λ = 1 (sin-block)
-
-        def fam(keys: str, lam: float) -> tuple[np.ndarray, np.ndarray]:
-            return _block_maps(d, H, math.sqrt(lam / s), keys)
-
-        def pop(W: tuple, a: np.ndarray) -> float:
-            return float(population_mse(target, *W, a))
-
-        fixed = math.sqrt(H) if target == "block" else _golden(lambda L: pop(fam("diverse", L), np.full(H, 1 / H)),
-                                                               0.05, 4.0)
-        for name, hw, W, a in (("block heads", "free", fam("diverse", 1.0), np.full(H, amp)),
-                               ("shared keys, orthogonal queries", "free", fam("shared", 1.0), np.full(H, amp)),
-                               (f"block heads, λ = {fixed:.3g}", "fixed", fam("diverse", fixed), np.full(H, 1 / H)),
-                               ("identical heads", "free", fam("identical", 1.0), np.full(H, amp / H))):
-            configs.append((name, hw, W, a, pop(W, a)))
+        fixed = math.sqrt(H) if target == "block" else _golden(lambda L: pop("diverse", L, 1 / H), 0.05, 4.0)
+        specs = (("block heads", "diverse", "free", 1.0, amp),
+                 ("shared keys, orthogonal queries", "shared", "free", 1.0, amp),
+                 (f"block heads, λ = {fixed:.3g}", "diverse", "fixed", fixed, 1 / H),
+                 ("identical heads", "identical", "free", 1.0, amp / H))
     else:
         kappa = 8.0                                              # a local von Mises kernel (bandwidth ≈ 0.35 rad)
-        layouts = {"diverse": (range(H), range(H)), "shared": (range(H), [0] * H), "identical": ([0] * H, [0] * H)}
-
-        def fam(keys: str, kap: float) -> tuple[np.ndarray, np.ndarray]:
-            qc, kc = layouts[keys]
-            return regimes.circle_heads([[b] for b in kc], d, query_circles=[[b] for b in qc],
-                                        gain=math.sqrt(kap / (s * regimes.TORUS_RADIUS**2)))
-
         t = 2 * math.pi * np.arange(regimes.QUAD_POINTS) / regimes.QUAD_POINTS
         e = np.exp(kappa * (np.cos(t) - 1))
         A2 = float(np.sum(e * np.cos(2 * t)) / np.sum(e))      # I_2(κ)/I_0(κ) by quadrature
-        for name, keys, hw, a in (("circle heads", "diverse", "free", 1 / A2),
-                                  ("shared key circle, orthogonal query circles", "shared", "free", 1 / A2),
-                                  ("circle heads", "diverse", "fixed", 1 / H),
-                                  ("identical heads", "identical", "free", 1 / (A2 * H))):
-            qc, kc = layouts[keys]
-            pairs = [[(q, k)] for q, k in zip(qc, kc)]
-            configs.append((name, hw, fam(keys, kappa), np.full(H, a),
-                            float(regimes.torus_population_mse(target, d, pairs, np.full(H, a), kappa))))
+        specs = (("circle heads", "diverse", "free", kappa, 1 / A2),
+                 ("shared key circle, orthogonal query circles", "shared", "free", kappa, 1 / A2),
+                 ("circle heads", "diverse", "fixed", kappa, 1 / H),
+                 ("identical heads", "identical", "free", kappa, 1 / (A2 * H)))
     rows = []
-    for name, hw, W, a, pm in configs:
+    for name, keys, hw, scale, a in specs:
+        pm, W = pop(keys, scale, a), fam(keys, scale)
         dg = diagnostics(W[0][None], W[1][None])
         rows.append({"config": name, "head_weights": hw, "population_mse": pm,
                      "population_r2": r_squared(max(pm, 0.0), vf),
