@@ -333,12 +333,6 @@ class _Problem:
         index) with its own buffers, called by one thread."""
         workers = self.workers(block_units)
         blocks = self.blocks(j, c)
-        if workers == 1:
-            work = make_worker()
-            with np.errstate(over="ignore", invalid="ignore"):  # overflow is caught in scores()
-                for idx, kidx in blocks:
-                    work(idx, kidx)
-            return
         # Hand out runs of consecutive blocks (at most one key set's), so that a worker prepares
         # a key set once per run, and at least 16 runs per worker, so that a worker slowed down
         # by other processes delays the end by little.
@@ -351,7 +345,7 @@ class _Problem:
 
         def loop() -> None:
             work = make_worker()
-            with np.errstate(over="ignore", invalid="ignore"):  # errstate is per thread
+            with np.errstate(over="ignore", invalid="ignore"):  # per thread; overflow is caught in scores()
                 while True:
                     with lock:
                         run = [] if errors else list(itertools.islice(blocks, take))
