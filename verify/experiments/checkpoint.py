@@ -135,6 +135,12 @@ class SafetensorsFile:
             raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._info)}", f"a tensor {name!r}")
         return self._info[name]
 
+    def readable(self, name: str) -> None:
+        """Refuse tensor ``name`` unless its dtype is a float one (``_FLOAT_DTYPES``)."""
+        dtype = self.info(name)[0]
+        if dtype not in _FLOAT_DTYPES:
+            raise fail(f"tensor {name!r}", f"dtype {dtype}", f"a float dtype ({', '.join(_FLOAT_DTYPES)})")
+
     def get(self, name: str) -> np.ndarray:
         """Tensor ``name`` in native byte order, as the library returns it; BF16 (which numpy
         cannot hold) becomes float32, exactly: a bf16 value is the high half of a float32."""
@@ -336,18 +342,22 @@ def _open_gguf(path: Path, file: Path) -> Checkpoint:
             raise fail(f"{f.where}: key '{arch}.attention.head_count'", H, f"heads of at most {MAX_HEAD_DIM} dimensions "
                                                                             "(MAX_HEAD_DIM)")
     name = f.string("general.name", required=False) if f.has("general.name") else None
-    ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", {}, format="gguf", rotary=layout == "llama",
-                    name=name, version=f.version)
-    why = f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})"
-    for i in range(L):
-        for tname, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
-            if not f.has_tensor(tname):
-                raise fail(f.where, f"no tensor {tname!r}", f"tensor {tname!r} of shape {shape} {why}")
-            _, got = f.info(tname)
+    ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", dict.fromkeys(f.names, f), format="gguf",
+                    rotary=layout == "llama", name=name, version=f.version)
+    return _checked(ck, f.where, f"{f.where}: ",
+                    f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})")
+
+
+def _checked(ck: Checkpoint, where: str, prefix: str, why: str) -> Checkpoint:
+    """``ck`` once every attention tensor is present, of the shape ``why`` gives and of a type read here."""
+    for i in range(ck.num_layers):
+        for name, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
+            if name not in ck._where:
+                raise fail(where, f"no tensor {name!r}", f"tensor {name!r} of shape {shape} {why}")
+            _, got = ck._where[name].info(name)
             if got != shape:
-                raise fail(f"{f.where}: tensor {tname!r}", f"shape {got}", f"shape {shape} {why}")
-            f.readable(tname)   # a type read here, refused by name otherwise
-            ck._where[tname] = f
+                raise fail(f"{prefix}tensor {name!r}", f"shape {got}", f"shape {shape} {why}")
+            ck._where[name].readable(name)   # a type read here, refused by name otherwise
     return ck
 
 
@@ -432,18 +442,8 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         raise fail(f"{files[0]}", f"attention tensors for layer {extra[0]}", f"layers 0..{L - 1} (config {L} layers)")
     mt = cfg.get("model_type")
     ck = Checkpoint(path, files, layout, mt if isinstance(mt, str) else None, L, H, H_kv, d, d_k, prefix, index)
-    why = f"from {cfg_path.name} (heads {H}, key heads {H_kv}, hidden size {d}, head_dim {d_k})"
-    for i in range(L):
-        for name, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
-            if name not in index:
-                raise fail(f"{files[0] if len(files) == 1 else path}", f"no tensor {name!r}",
-                           f"tensor {name!r} of shape {shape} {why}")
-            dtype, got = index[name].info(name)
-            if got != shape:
-                raise fail(f"tensor {name!r}", f"shape {got}", f"shape {shape} {why}")
-            if dtype not in _FLOAT_DTYPES:
-                raise fail(f"tensor {name!r}", f"dtype {dtype}", f"a float dtype ({', '.join(_FLOAT_DTYPES)})")
-    return ck
+    return _checked(ck, f"{files[0] if len(files) == 1 else path}", "",
+                    f"from {cfg_path.name} (heads {H}, key heads {H_kv}, hidden size {d}, head_dim {d_k})")
 
 
 def _hdi_by_cholesky(W: np.ndarray) -> float:

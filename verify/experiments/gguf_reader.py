@@ -364,9 +364,6 @@ class GGUFFile:
     def names(self) -> list[str]:
         return [t.name for t in self.header.tensors]
 
-    def has_tensor(self, name: str) -> bool:
-        return name in self._info
-
     def info(self, name: str) -> tuple[str, tuple[int, ...]]:
         """(type name, numpy shape) of tensor ``name``."""
         t = self._lookup(name)
@@ -423,26 +420,25 @@ class GGUFFile:
     def has(self, key: str) -> bool:
         return self._field(key) is not None
 
+    def _single(self, key: str, required: bool, what: str, types: set[int], want: str) -> Any:
+        """The field of metadata ``key`` holding one value of ``types`` (None when absent and not required)."""
+        f = self._field(key, required, what)
+        kinds = [] if f is None else [int(t) for t in f.types]
+        if f is not None and (len(kinds) != 1 or kinds[0] not in types):
+            names = "/".join(_VALUE_NAMES.get(k, str(k)) for k in kinds)
+            raise fail(f"{self.where}: key {received(key)}", f"type {names}", want)
+        return f
+
     def integer(self, key: str, *, required: bool = True) -> int | None:
         """The integer scalar of metadata ``key`` (None when absent and not required)."""
-        f = self._field(key, required, "an integer")
-        if f is None:
-            return None
-        kinds = [int(t) for t in f.types]
-        if kinds[:1] != kinds or kinds[0] not in _INTEGER_TYPES:
-            names = "/".join(_VALUE_NAMES.get(k, str(k)) for k in kinds)
-            raise fail(f"{self.where}: key {received(key)}", f"type {names}", "a single integer (per-layer arrays are "
-                                                                               "not read)")
-        return int(f.parts[-1][0])
+        f = self._single(key, required, "an integer", _INTEGER_TYPES, "a single integer (per-layer arrays are not read)")
+        return None if f is None else int(f.parts[-1][0])
 
     def string(self, key: str, *, required: bool = True) -> str | None:
         """The string of metadata ``key``, UTF-8 (None when absent and not required)."""
-        f = self._field(key, required, "a string")
+        f = self._single(key, required, "a string", {_STRING}, "a string")
         if f is None:
             return None
-        if [int(t) for t in f.types] != [_STRING]:
-            names = "/".join(_VALUE_NAMES.get(int(k), str(k)) for k in f.types)
-            raise fail(f"{self.where}: key {received(key)}", f"type {names}", "a string")
         try:
             return bytes(f.parts[-1]).decode("utf-8")
         except UnicodeDecodeError as exc:
