@@ -524,84 +524,67 @@ def _kernel_block(P: _Problem, out: np.ndarray, idx: tuple) -> tuple[np.ndarray,
     return q, o
 
 
-def _weights_kernel(P: _Problem, out: np.ndarray) -> bool:
-    """nw_weights on the compiled kernel; False when the numpy path must redo the call."""
-    K = _kernel()
-    if K is None:
-        return False
-    n, d = P.n, P.d
-    limit = float(np.finfo(P.dtype).max)
-    f64 = P.dtype == np.float64
-    # per row: the query copy, the float64 weights when the result is float32; per key set:
-    # keys, centre, half-norms and their temporary (norms), scratch
-    plan = _kernel_plan(P, d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4)
-
-    def make_worker() -> Callable[[tuple, tuple], None]:
-        qs = np.empty(d)
-        current: list = [None, None]
-
-        def work(idx: tuple, kidx: tuple) -> None:
-            if current[0] != kidx:
-                current[:] = None, None
-                kT, centre, half, norms, half_max = _kernel_keys(P, P.k[kidx].reshape((-1, n, d)))
-                current[:] = kidx, (kT, centre, half, norms, half_max,
-                                    _kernel_fast_bound(n, np.zeros(kT.shape[0])))
-            q, o = _kernel_block(P, out, idx)
-            kT, centre, half, norms, half_max, bound = current[1]
-            res = o if f64 else np.empty(o.shape)
-            if K.weights_rows(q, kT, centre, half, float(P.factor), norms, half_max, bound, limit, res, qs):
-                raise _NotFinite
-            if not f64:
-                o[...] = res
-        return work
-
-    return _run_kernel(P, plan, make_worker)
-
-
-def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
-    """nw_estimate on the compiled kernel; False when the numpy path must redo the call."""
+def _on_kernel(P: _Problem, out: np.ndarray) -> bool:
+    """nw_weights (no values) or nw_estimate on the compiled kernel; False when the numpy path must redo the call."""
     K = _kernel()
     if K is None:
         return False
     n, d, p = P.n, P.d, P.p
     limit = float(np.finfo(P.dtype).max)
     f64 = P.dtype == np.float64
-    # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
-    # and norms, values minus r (transposed), their range and r, scratch rows
-    plan = _kernel_plan(P, 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE))
+    weights = P.v is None
+    if weights:   # per row: the query copy, the float64 weights when the result is float32; per key set:
+        # keys, centre, half-norms and their temporary (norms), scratch
+        plan = _kernel_plan(P, d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4)
+    else:         # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
+        # and norms, values minus r (transposed), their range and r, scratch rows
+        plan = _kernel_plan(P, 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE))
     rows = plan[1] if plan[0] == len(P.batch) else P.m     # query rows per key set in a block
 
     def make_worker() -> Callable[[tuple, tuple], None]:
-        qs, acc, s = np.empty((rows, d + 1)), np.empty((rows, p + 1)), np.empty(min(n, K.TILE))
+        if weights:
+            scratch: tuple = (np.empty(d),)
+        else:
+            scratch = np.empty((rows, d + 1)), np.empty((rows, p + 1)), np.empty(min(n, K.TILE))
         current: list = [None, None]
 
         def work(idx: tuple, kidx: tuple) -> None:
             if current[0] != kidx:
                 current[:] = None, None
                 kT, centre, half, norms, half_max = _kernel_keys(P, P.k[kidx].reshape((-1, n, d)))
-                v = P.v[kidx].reshape((-1, n, p))
-                lo = v.min(axis=-2).astype(np.float64)
-                hi = v.max(axis=-2).astype(np.float64)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    ref = lo + (hi - lo) * 0.5                   # mid-range: exactly v when v is constant
-                    ref = np.where(np.isfinite(ref), ref, lo * 0.5 + hi * 0.5)
-                    dev = np.max(hi - lo, axis=-1) * 0.5 * (1 + 1e-6)   # bounds |v - r|, maybe inf
-                vT = np.empty((v.shape[0], p, n))
-                np.subtract(v.transpose(0, 2, 1), ref[:, :, None], out=vT)
-                with np.errstate(divide="ignore"):
-                    log_spread = np.log(dev)                      # -inf for constant values
-                current[:] = kidx, (kT, vT, ref, centre, half, norms, half_max, _kernel_fast_bound(n, log_spread))
+                if weights:   # the kernel's arguments before and after the factor
+                    current[:] = kidx, ((kT, centre, half), (norms, half_max, _kernel_fast_bound(n, np.zeros(len(kT)))))
+                else:
+                    vT, ref, log_spread = _kernel_values(P, kidx)
+                    bound = _kernel_fast_bound(n, log_spread)
+                    current[:] = kidx, ((kT, vT, ref, centre, half), (norms, half_max, bound))
             q, o = _kernel_block(P, out, idx)
-            kT, vT, ref, centre, half, norms, half_max, bound = current[1]
             res = o if f64 else np.empty(o.shape)
-            if K.estimate_rows(q, kT, vT, ref, centre, half, float(P.factor), norms, half_max, bound, limit,
-                               res, qs, acc, s):
+            before, after = current[1]
+            rows_of = K.weights_rows if weights else K.estimate_rows
+            if rows_of(q, *before, float(P.factor), *after, limit, res, *scratch):
                 raise _NotFinite
             if not f64:
                 o[...] = res
         return work
 
-    return _run_kernel(P, plan, make_worker, out)
+    return _run_kernel(P, plan, make_worker, None if weights else out)
+
+
+def _kernel_values(P: _Problem, kidx: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values of the key sets ``kidx`` for the kernel in float64: (v - r transposed (G, p, n), the
+    mid-range r (G, p), log of the bound on |v - r| (G,), -inf for constant values)."""
+    v = P.v[kidx].reshape((-1, P.n, P.p))
+    lo = v.min(axis=-2).astype(np.float64)
+    hi = v.max(axis=-2).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = lo + (hi - lo) * 0.5                   # mid-range: exactly v when v is constant
+        ref = np.where(np.isfinite(ref), ref, lo * 0.5 + hi * 0.5)
+        dev = np.max(hi - lo, axis=-1) * 0.5 * (1 + 1e-6)   # bounds |v - r|, maybe inf
+    vT = np.empty((v.shape[0], P.p, P.n))
+    np.subtract(v.transpose(0, 2, 1), ref[:, :, None], out=vT)
+    with np.errstate(divide="ignore"):
+        return vT, ref, np.log(dev)
 
 
 def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float | None = None,
@@ -612,7 +595,7 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
     out = np.empty(P.batch + (P.m, P.n), dtype=P.dtype)
     if out.size == 0:
         return out
-    if _weights_kernel(P, out):
+    if _on_kernel(P, out):
         return out
     gauss = P.kernel == "gaussian"
     row_cost = P.d * (2 if gauss else 1) + 2
@@ -645,7 +628,7 @@ def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax"
     out = np.empty(P.batch + (P.m, P.p), dtype=P.dtype)
     if out.size == 0:
         return out
-    if _estimate_kernel(P, out):
+    if _on_kernel(P, out):
         return out
     gauss = P.kernel == "gaussian"
     n, d, p = P.n, P.d, P.p
