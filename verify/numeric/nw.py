@@ -195,10 +195,8 @@ class _Problem:
             if bandwidth is not None:
                 raise fail("bandwidth", repr(bandwidth), "None for kernel='softmax' (it takes scale)")
             s = positive_number("scale", scale, allow_none=True)
-            with np.errstate(over="ignore"):
-                self.factor = self.dtype.type(1.0 / math.sqrt(d) if s is None else s)
-            if not np.isfinite(self.factor):
-                raise fail("scale", repr(scale), f"a scale that is finite in {self.dtype.name} (the working dtype)")
+            factor = 1.0 / math.sqrt(d) if s is None else s
+            name, given, want = "scale", scale, "a scale that is finite"
         else:
             if scale is not None:
                 raise fail("scale", repr(scale), "None for kernel='gaussian' (it takes bandwidth)")
@@ -209,11 +207,11 @@ class _Problem:
                 inv_b2 = float(np.float64(1.0) / np.float64(b) ** 2)
             if not math.isfinite(inv_b2):
                 raise fail("bandwidth", repr(bandwidth), "a bandwidth whose 1/b^2 is finite")
-            with np.errstate(over="ignore"):
-                self.factor = self.dtype.type(inv_b2)
-            if not np.isfinite(self.factor):
-                raise fail("bandwidth", repr(bandwidth),
-                           f"a bandwidth whose 1/b^2 is finite in {self.dtype.name} (the working dtype)")
+            factor, name, given, want = inv_b2, "bandwidth", bandwidth, "a bandwidth whose 1/b^2 is finite"
+        with np.errstate(over="ignore"):
+            self.factor = self.dtype.type(factor)
+        if not np.isfinite(self.factor):
+            raise fail(name, repr(given), f"{want} in {self.dtype.name} (the working dtype)")
         self.cap = get_default_max_memory() if max_memory is None else positive_int("max_memory", max_memory)
         self.log_max = math.log(float(np.finfo(self.dtype).max)) - 2   # e^2 below overflow
 
