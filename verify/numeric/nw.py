@@ -41,9 +41,7 @@ this module allocates at any one time, in all its threads together (scores, scal
 maxima and sums, matmul outputs, prepared keys and values, numpy's ufunc buffers; not the result,
 dtype conversions of the inputs or BLAS's internal buffers); ``tests/test_nw.py`` checks it with
 ``tracemalloc`` on both paths. A call that cannot fit one query row against one key set raises
-:class:`VerifyError`. Unless BLAS is pinned to one thread, blocks also keep every product below
-``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where OpenBLAS stays on one thread (its threads inside ours
-made cache-sized products 5-10x slower, measured on 2 cores).
+:class:`VerifyError`. Blocks also keep BLAS on one thread (``BLAS_SINGLE_THREAD_MNK``).
 
 Threads
 -------
@@ -86,7 +84,8 @@ DEFAULT_MAX_MEMORY = 256 * 2**20
 CACHE_BLOCK_BYTES = 512 * 2**10
 
 #: OpenBLAS runs a gemm on one thread while m*n*k < 2**19 (and on up to m*n*k / 2**18 threads
-#: above); unless the environment pins BLAS to one thread, every product here stays below.
+#: above); unless the environment pins BLAS to one thread, every product here stays below: its
+#: threads inside ours made cache-sized products 5-10x slower (measured on 2 cores).
 BLAS_SINGLE_THREAD_MNK = 2**19
 
 
