@@ -287,19 +287,18 @@ def _gguf_in(folder: Path) -> Path | None:
 
 
 def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
-    if path.exists() and not path.is_dir():
-        regular_file("PATH", path)  # a FIFO or device is refused before anything opens it
-        cfg = path.parent / "config.json"
-        return (path,), (cfg if cfg.exists() else None)
     if path.is_dir():
         single = path / "model.safetensors"
         files = (single,) if single.is_file() else tuple(sorted(path.glob("*.safetensors")))
         if not files:
             raise fail("PATH", f"directory {path} without *.safetensors files or a .gguf file",
                        "a .safetensors or .gguf file or a directory holding model.safetensors (or shards)")
-        cfg = path / "config.json"
-        return files, (cfg if cfg.exists() else None)
-    raise fail("PATH", repr(str(path)), "an existing .safetensors file, .gguf file or model directory")
+    elif path.exists():
+        files = (regular_file("PATH", path),)  # a FIFO or device is refused before anything opens it
+    else:
+        raise fail("PATH", repr(str(path)), "an existing .safetensors file, .gguf file or model directory")
+    cfg = files[0].parent / "config.json"
+    return files, (cfg if cfg.exists() else None)
 
 
 def _gguf_int(f: GGUFFile, key: str, required: bool, cap: int, why: str) -> int | None:

@@ -292,16 +292,6 @@ class Decomposition:
         return _arb_certify(self._setup, prec)
 
 
-def _terms(alpha: np.ndarray, f: np.ndarray, mu: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, ...]:
-    bias2 = (alpha @ mu - f) ** 2  # (sum_h alpha_h mu_h - f)^2
-    diag = np.einsum("hhm->hm", C)
-    var_term = (alpha**2) @ diag  # sum_h alpha_h^2 V_h
-    off = C.copy()
-    off[np.arange(len(alpha)), np.arange(len(alpha))] = 0.0
-    cov_term = np.einsum("h,g,hgm->m", alpha, alpha, off)  # sum_{h != g} alpha_h alpha_g C_hg
-    return bias2, var_term, cov_term
-
-
 def _finite(s: _Setup, terms: dict[str, np.ndarray]) -> None:
     """Refuse non-finite moments (an overflow), naming the input responsible: ``alpha`` when its
     weights are the largest magnitude in play, else the DGP's responses (f and sigma)."""
@@ -348,7 +338,11 @@ def _run(s: _Setup) -> Decomposition:
         C = C + S_acc * (sigma2 / R)
         mse = mse + noise_ens.mean(axis=0)
     C = np.ascontiguousarray(C.transpose(1, 2, 0))
-    bias2, var_term, cov_term = _terms(s.alpha, s.f_eval, mu, C)
+    bias2 = (s.alpha @ mu - s.f_eval) ** 2  # (sum_h alpha_h mu_h - f)^2
+    var_term = (s.alpha**2) @ np.einsum("hhm->hm", C)  # sum_h alpha_h^2 V_h
+    off = C.copy()
+    off[np.arange(H), np.arange(H)] = 0.0
+    cov_term = np.einsum("h,g,hgm->m", s.alpha, s.alpha, off)  # sum_{h != g} alpha_h alpha_g C_hg
     _finite(s, {"head_mean": mu, "head_cov": C, "bias2": bias2, "var_term": var_term, "cov_term": cov_term,
                 "mse": mse})
     return Decomposition(alpha=s.alpha, x_eval=s.x_eval, f_eval=s.f_eval, head_mean=mu, head_bias=mu - s.f_eval,
