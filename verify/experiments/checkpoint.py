@@ -340,9 +340,8 @@ def _open_gguf(path: Path, file: Path) -> Checkpoint:
         if d_k > MAX_HEAD_DIM:
             raise fail(f"{f.where}: key '{arch}.attention.head_count'", H, f"heads of at most {MAX_HEAD_DIM} dimensions "
                                                                             "(MAX_HEAD_DIM)")
-    name = f.string("general.name", required=False) if f.has("general.name") else None
     ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", dict.fromkeys(f.names, f), format="gguf",
-                    rotary=layout == "llama", name=name, version=f.version)
+                    rotary=layout == "llama", name=f.string("general.name", required=False), version=f.version)
     return _checked(ck, f.where, f"{f.where}: ",
                     f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})")
 

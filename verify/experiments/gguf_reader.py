@@ -411,18 +411,11 @@ class GGUFFile:
         raw = np.asarray(self._tensors[name].data).reshape(-1, tsize)
         return _block_steps(t.type_name, raw).reshape(t.shape)
 
-    def _field(self, key: str, required: bool = False, what: str = "") -> Any:
+    def _single(self, key: str, required: bool, what: str, types: set[int], want: str) -> Any:
+        """The field of metadata ``key`` holding one value of ``types`` (None when absent and not required)."""
         f = self._reader.fields.get(key)
         if f is None and required:
             raise fail(self.where, f"no metadata key {received(key)}", f"the key {received(key)} ({what})")
-        return f
-
-    def has(self, key: str) -> bool:
-        return self._field(key) is not None
-
-    def _single(self, key: str, required: bool, what: str, types: set[int], want: str) -> Any:
-        """The field of metadata ``key`` holding one value of ``types`` (None when absent and not required)."""
-        f = self._field(key, required, what)
         kinds = [] if f is None else [int(t) for t in f.types]
         if f is not None and (len(kinds) != 1 or kinds[0] not in types):
             names = "/".join(_VALUE_NAMES.get(k, str(k)) for k in kinds)
