@@ -359,17 +359,6 @@ def _checked(ck: Checkpoint, where: str, prefix: str, why: str) -> Checkpoint:
     return ck
 
 
-def _read_config(cfg_path: Path | None, weights: Path) -> dict[str, Any]:
-    if cfg_path is None:
-        raise fail("config.json", f"none beside {weights}",
-                   "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
-                   "from the tensors' shapes alone")
-    cfg = read_json("config.json", cfg_path)
-    if not isinstance(cfg, dict):
-        raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
-    return cfg
-
-
 def _cfg_int(cfg: dict, cfg_path: Path | None, keys: tuple[str, ...], required: bool) -> int | None:
     for k in keys:
         if cfg.get(k) is not None:
@@ -420,7 +409,13 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
                 raise fail(str(fp), f"tensor {name!r} also in {index[name].path}", "each tensor in one shard only")
             index[name] = sf
     layout, prefix, layers = _detect_layout(index, files)
-    cfg = _read_config(cfg_path, files[0])
+    if cfg_path is None:
+        raise fail("config.json", f"none beside {files[0]}",
+                   "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
+                   "from the tensors' shapes alone")
+    cfg = read_json("config.json", cfg_path)
+    if not isinstance(cfg, dict):
+        raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
     H = _cfg_int(cfg, cfg_path, ("num_attention_heads", "n_head"), True)
     H_kv = _cfg_int(cfg, cfg_path, ("num_key_value_heads",), False) if layout == "llama" else None
     H_kv = H if H_kv is None else H_kv

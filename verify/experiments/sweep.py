@@ -95,26 +95,19 @@ class SweepResult:
     summary: dict = field(default_factory=dict)
 
 
-def _canonical(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
 def task_key(function: str, params: dict) -> str:
     """SHA-256 (hex) of the task's function and parameters (canonical JSON)."""
-    return hashlib.sha256(_canonical({"function": function, "params": params}).encode()).hexdigest()
-
-
-def _resolve(function: str) -> Callable[[dict], dict]:
-    module, _, name = function.partition(":")
-    if not module or not name:
-        raise fail("function", received(function), "'module:function'")
-    return getattr(importlib.import_module(module), name)
+    doc = json.dumps({"function": function, "params": params}, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(doc.encode()).hexdigest()
 
 
 def _execute(function: str, params: dict) -> tuple[dict, float]:
     """Run one task (in a worker): its result and CPU seconds."""
     t0 = time.process_time()
-    result = _resolve(function)(params)
+    module, _, name = function.partition(":")
+    if not module or not name:
+        raise fail("function", received(function), "'module:function'")
+    result = getattr(importlib.import_module(module), name)(params)
     return result, time.process_time() - t0
 
 
