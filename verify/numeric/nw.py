@@ -456,21 +456,6 @@ def softmax_exp(a: np.ndarray) -> np.ndarray:
 kernel_fallbacks = 0
 
 
-def _run_kernel(P: _Problem, plan: tuple[int, int, int], make_worker: Callable[[], Callable[[tuple, tuple], None]],
-                out: np.ndarray | None = None) -> bool:
-    """Run the kernel's blocks; False (counted in ``kernel_fallbacks``) when the numpy path must redo
-    the call: a score beyond the working dtype, or sums in ``out`` past the range (numpy raises)."""
-    global kernel_fallbacks
-    try:
-        P.run(*plan, make_worker)
-        if out is None or np.all(np.isfinite(out)):
-            return True
-    except _NotFinite:
-        pass
-    kernel_fallbacks += 1
-    return False
-
-
 class _NotFinite(Exception):
     """A kernel met a score beyond the working dtype (or NaN): the numpy path redoes the call
     and raises its error."""
@@ -501,28 +486,10 @@ def _kernel_keys(P: _Problem, k: np.ndarray) -> tuple[np.ndarray, ...]:
     return kT, centre, half, norms, np.max(half, axis=-1)
 
 
-def _kernel_plan(P: _Problem, row_words: int, item_words: int) -> tuple[int, int, int]:
-    """:meth:`_Problem.plan` with costs in float64 words (the kernel path works in float64
-    whatever the inputs' dtype), ``KERNEL_BLOCK_SCORES`` per block and no BLAS product to keep
-    small."""
-    w = 8 // P.dtype.itemsize
-    return P.plan(w * row_words, w * item_words, 1, block_scores=KERNEL_BLOCK_SCORES)
-
-
-def _kernel_block(P: _Problem, out: np.ndarray, idx: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The block's queries (G, c, d) in float64 (a copy: contiguous for the kernel) and its
-    slice of the result (G, c, width), a view (blocks are contiguous slices, module docstring)."""
-    q = P.q[idx]
-    q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64).view()
-    q.flags.writeable = False   # always read-only (this view only): numba compiles one signature, not two
-    o = out[idx].reshape(q.shape[:2] + out.shape[-1:])
-    if not np.may_share_memory(o, out):
-        raise AssertionError("a block of the result is not a view")
-    return q, o
-
-
 def _on_kernel(P: _Problem, out: np.ndarray) -> bool:
-    """nw_weights (no values) or nw_estimate on the compiled kernel; False when the numpy path must redo the call."""
+    """nw_weights (no values) or nw_estimate on the compiled kernel; False (counted in ``kernel_fallbacks``) when
+    the numpy path must redo the call: a score beyond the working dtype, or sums past the range (numpy raises)."""
+    global kernel_fallbacks
     K = _kernel()
     if K is None:
         return False
@@ -532,10 +499,13 @@ def _on_kernel(P: _Problem, out: np.ndarray) -> bool:
     weights = P.v is None
     if weights:   # per row: the query copy, the float64 weights when the result is float32; per key set:
         # keys, centre, half-norms and their temporary (norms), scratch
-        plan = _kernel_plan(P, d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4)
+        row_words, item_words = d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4
     else:         # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
         # and norms, values minus r (transposed), their range and r, scratch rows
-        plan = _kernel_plan(P, 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE))
+        row_words, item_words = 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE)
+    # costs in float64 words (the kernel works in float64 whatever the inputs' dtype), no BLAS product to keep small
+    w = 8 // P.dtype.itemsize
+    plan = P.plan(w * row_words, w * item_words, 1, block_scores=KERNEL_BLOCK_SCORES)
     rows = plan[1] if plan[0] == len(P.batch) else P.m     # query rows per key set in a block
 
     def make_worker() -> Callable[[tuple, tuple], None]:
@@ -555,7 +525,12 @@ def _on_kernel(P: _Problem, out: np.ndarray) -> bool:
                     vT, ref, log_spread = _kernel_values(P, kidx)
                     bound = _kernel_fast_bound(n, log_spread)
                     current[:] = kidx, ((kT, vT, ref, centre, half), (norms, half_max, bound))
-            q, o = _kernel_block(P, out, idx)
+            q = P.q[idx]   # the block's queries (G, c, d) in float64, a contiguous copy; its slice of the result, a view
+            q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64).view()
+            q.flags.writeable = False   # always read-only (this view only): numba compiles one signature, not two
+            o = out[idx].reshape(q.shape[:2] + out.shape[-1:])
+            if not np.may_share_memory(o, out):
+                raise AssertionError("a block of the result is not a view")
             res = o if f64 else np.empty(o.shape)
             before, after = current[1]
             rows_of = K.weights_rows if weights else K.estimate_rows
@@ -565,7 +540,14 @@ def _on_kernel(P: _Problem, out: np.ndarray) -> bool:
                 o[...] = res
         return work
 
-    return _run_kernel(P, plan, make_worker, None if weights else out)
+    try:
+        P.run(*plan, make_worker)
+        if weights or np.all(np.isfinite(out)):
+            return True
+    except _NotFinite:
+        pass
+    kernel_fallbacks += 1
+    return False
 
 
 def _kernel_values(P: _Problem, kidx: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
