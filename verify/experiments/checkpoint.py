@@ -259,15 +259,6 @@ class Checkpoint:
         return self._split(out[0], out[-1])
 
 
-def _inside(folder: Path, item: Path) -> bool:
-    """Whether ``item`` resolves to a place inside ``folder`` (resolved)."""
-    try:
-        item.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 def _gguf_in(folder: Path) -> Path | None:
     """The one ``*.gguf`` file of a model folder, None when it has none. Several (split GGUF
     models, or two quantisations) are refused, and so is a symlink that leads out of the folder:
@@ -280,7 +271,7 @@ def _gguf_in(folder: Path) -> Path | None:
         raise fail("PATH", f"folder {printable(str(folder))!r} with {len(found)} .gguf files ({names})",
                    "one .gguf file per folder (split GGUF models are not read; pass one file)")
     item = found[0]
-    if item.is_symlink() and not _inside(folder, item):
+    if item.is_symlink() and not item.resolve().is_relative_to(folder.resolve()):
         raise fail("PATH", f"{printable(str(item))!r}, a symlink to {printable(os.path.realpath(item))!r} outside "
                            "the folder", "files inside the model folder (pass the file itself to read a linked file)")
     return item

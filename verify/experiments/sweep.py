@@ -144,7 +144,8 @@ def _load_done(out: Path, task: Task) -> dict | None:
     return doc
 
 
-def _table_rows(records: list[dict]) -> tuple[list[str], list[dict]]:
+def _write_table(path: Path, records: list[dict]) -> Path:
+    """``results.csv``: per record its key, parameters and scalar results (floats by repr)."""
     rows = []
     for rec in records:
         row: dict = {"key": rec["key"]}
@@ -157,11 +158,6 @@ def _table_rows(records: list[dict]) -> tuple[list[str], list[dict]]:
     columns: list[str] = []
     for row in rows:
         columns += [c for c in row if c not in columns]
-    return columns, rows
-
-
-def _write_table(path: Path, records: list[dict]) -> Path:
-    columns, rows = _table_rows(records)
     buf = _io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -233,7 +229,7 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
         write_json(_task_path(out, task.key), doc)
         records[task.key] = doc
         cpu += seconds
-        advance(_short(task.params))
+        advance(" ".join(f"{k}={v}" for k, v in list(task.params.items())[:6]))
 
     try:
         if todo:
@@ -271,10 +267,6 @@ def check_targets(out: Path | str, keys: list[str]) -> Path:
         if os.path.lexists(path) and not path.is_file():
             raise fail("--out", f"{str(path)!r}, which is not a regular file", expected)
     return out
-
-
-def _short(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in list(params.items())[:6])
 
 
 def _workers(workers: int | None) -> int:
