@@ -483,13 +483,6 @@ def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
     return out
 
 
-def _groups_text(H: int, H_kv: int) -> str:
-    """``query heads 0-2 -> key head 0, 3-5 -> 1, ...`` (at most eight groups spelled out)."""
-    g = H // H_kv
-    parts = [f"{j * g}-{(j + 1) * g - 1} -> {j}" if g > 1 else f"{j} -> {j}" for j in range(min(H_kv, 8))]
-    return "query heads " + ", ".join(parts) + (", ..." if H_kv > 8 else "")
-
-
 #: Why score forms are not compared for rotary models (printed with the table).
 ROTARY_NOTE = ("score forms W_Q^h (W_K^h)^T are not compared: with rotary positions the score of a query at "
                "position m and a key at n is x_m^T W_Q^h R(n - m) (W_K^h)^T x_n, R a rotation of the head's d_k "
@@ -625,8 +618,10 @@ def format_table(result: dict[str, Any]) -> str:
         + (f", ± {sd_keys:.2g} over draws of {r['H_kv']} key heads" if sd_keys else ""),
     ]
     if r["H_kv"] < r["H"]:
-        lines.append(f"groups: {_groups_text(r['H'], r['H_kv'])} (query head h uses key head h // "
-                     f"{r['H'] // r['H_kv']})")
+        g = r["H"] // r["H_kv"]   # query heads 0-2 -> key head 0, 3-5 -> 1, ... (at most eight groups spelled out)
+        groups = ", ".join(f"{j * g}-{(j + 1) * g - 1} -> {j}" for j in range(min(r["H_kv"], 8)))
+        lines.append(f"groups: query heads {groups}{', ...' if r['H_kv'] > 8 else ''} "
+                     f"(query head h uses key head h // {g})")
     lines += [
         *[f"note: {n}" for n in r["notes"]],
         "HDI = 1 - mean pairwise overlap rho (subspace form); bound = fusion-frame maximum of HDI; "
