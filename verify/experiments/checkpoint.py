@@ -332,7 +332,7 @@ def _open_gguf(path: Path, file: Path) -> Checkpoint:
             raise fail(f"{f.where}: key '{arch}.attention.head_count'", H, f"heads of at most {MAX_HEAD_DIM} dimensions "
                                                                             "(MAX_HEAD_DIM)")
     ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", dict.fromkeys(f.names, f), format="gguf",
-                    rotary=layout == "llama", name=f.string("general.name", required=False), version=f.version)
+                    rotary=layout == "llama", name=f.string("general.name", required=False), version=f.header.version)
     return _checked(ck, f.where, f"{f.where}: ",
                     f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})")
 

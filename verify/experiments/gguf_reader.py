@@ -351,10 +351,6 @@ class GGUFFile:
                        f"the {len(self._info)} the header declares (did the file change?)")
 
     @property
-    def version(self) -> int:
-        return self.header.version
-
-    @property
     def names(self) -> list[str]:
         return [t.name for t in self.header.tensors]
 
