@@ -1,13 +1,12 @@
 """GGUF checkpoints and C9's reading ii over MiniLM and SmolLM2-135M (the installed distributions are
 required), against the ``gguf`` library's own reading, writer and quantiser, heads sliced by hand,
-scipy's and numpy's angles, the Haar moments written out here, hostile files of tests/gguf_files.py,
-and MiniLM's float32 weights as the truth the quantisation band is checked against."""
+scipy's and numpy's angles, hostile files of tests/gguf_files.py, and MiniLM's float32 weights as
+the truth the quantisation band is checked against."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import math
 import os
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from verify.experiments.checkpoint import (
     open_checkpoint,
 )
 from verify.experiments.gguf_reader import READ_TYPES, GGUFFile
+from verify.numeric.baseline import haar_hdi_moments
 from verify.experiments.pretrained import (
     MODELS,
     Model,
@@ -92,9 +92,8 @@ def _hdi(rho: np.ndarray) -> float:
 
 
 def _haar_sd(H: int, d_k: int, d: int) -> float:
-    """SD of the HDI of H independent Haar d_k-subspaces of R^d: Var rho = 2 (d-k)^2 / (d^2 (d-1)(d+2)),
-    uncorrelated over the H(H-1)/2 pairs."""
-    return math.sqrt(2 * (d - d_k) ** 2 / (d * d * (d - 1) * (d + 2)) / (H * (H - 1) / 2))
+    """The Haar SD of H heads (its law is checked by Monte Carlo in tests/test_training.py)."""
+    return haar_hdi_moments(H, d_k, d)[1]
 
 
 def _dequantised(t: gguf.ReaderTensor) -> np.ndarray:

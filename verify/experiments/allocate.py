@@ -130,13 +130,9 @@ def _budget(D: Any) -> int:
     return positive_int("D (--budget)", D, maximum=MAX_BUDGET, why="MAX_BUDGET: the divisor pairs are searched by brute force")
 
 
-def _sample_size(n: Any) -> float:
-    # n > 1: the models divide by log n ('reverse') or take logs of it (the asymptotics)
-    return finite_number("n (--n)", n, minimum=1, strict_minimum=True)
-
-
 def _inputs(D: Any, n: Any, d: Any, c_b: Any, c_v: Any) -> tuple[int, float, int, float, float]:
-    return (_budget(D), _sample_size(n),
+    # n > 1: the models divide by log n ('reverse') or take logs of it (the asymptotics)
+    return (_budget(D), finite_number("n (--n)", n, minimum=1, strict_minimum=True),
             positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM: mpmath's cost grows with d"),
             positive_number("c_b (--c-b)", c_b), positive_number("c_v (--c-v)", c_v))
 
@@ -340,20 +336,15 @@ def format_allocation(result: dict[str, Any], *, verdict: bool = True) -> str:
     return "\n".join(out)
 
 
-def _applies_here(m: Model, D: int, d: int) -> None:
-    """Refuse a model named on the command line whose ensemble is not feasible at (D, d): its
-    ranking would be advice for an ensemble that cannot be built (the models that apply are named)."""
-    ok, condition = m.applies(D, d)
-    if not ok:
-        here = [name for name, other in MODELS.items() if other.applies(D, d)[0]]
-        raise fail("--model", f"{m.name!r}, n/a at this budget: {condition}",
-                   f"a model that applies at D = {D}, d = {d} ({', '.join(here)})")
-
-
 def run_allocate(D: int, n: float, d: int, model: str | None = None, c_b: float = 1.0, c_v: float = 1.0) -> int:
     """``python -m verify allocate`` (numerals parsed by :mod:`verify.cli`): the table of the best
     splits; a model named that does not apply at (D, d) is refused by name."""
-    if model is not None:
-        _applies_here(_model(model), _budget(D), positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM"))
+    if model is not None:   # its ranking would be advice for an ensemble that cannot be built
+        m, D_, d_ = _model(model), _budget(D), positive_int("d (--dim)", d, maximum=MAX_DIM, why="MAX_DIM")
+        ok, condition = m.applies(D_, d_)
+        if not ok:
+            here = [name for name, other in MODELS.items() if other.applies(D_, d_)[0]]
+            raise fail("--model", f"{m.name!r}, n/a at this budget: {condition}",
+                       f"a model that applies at D = {D_}, d = {d_} ({', '.join(here)})")
     print(format_allocation(allocate(D, n, d, model=model, c_b=c_b, c_v=c_v)))
     return 0

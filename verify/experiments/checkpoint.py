@@ -135,6 +135,12 @@ class SafetensorsFile:
             raise fail(f"{self.path}", f"no tensor named {name!r} among {len(self._info)}", f"a tensor {name!r}")
         return self._info[name]
 
+    def readable(self, name: str) -> None:
+        """Refuse tensor ``name`` unless its dtype is a float one (``_FLOAT_DTYPES``)."""
+        dtype = self.info(name)[0]
+        if dtype not in _FLOAT_DTYPES:
+            raise fail(f"tensor {name!r}", f"dtype {dtype}", f"a float dtype ({', '.join(_FLOAT_DTYPES)})")
+
     def get(self, name: str) -> np.ndarray:
         """Tensor ``name`` in native byte order, as the library returns it; BF16 (which numpy
         cannot hold) becomes float32, exactly: a bf16 value is the high half of a float32."""
@@ -253,15 +259,6 @@ class Checkpoint:
         return self._split(out[0], out[-1])
 
 
-def _inside(folder: Path, item: Path) -> bool:
-    """Whether ``item`` resolves to a place inside ``folder`` (resolved)."""
-    try:
-        item.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 def _gguf_in(folder: Path) -> Path | None:
     """The one ``*.gguf`` file of a model folder, None when it has none. Several (split GGUF
     models, or two quantisations) are refused, and so is a symlink that leads out of the folder:
@@ -274,26 +271,25 @@ def _gguf_in(folder: Path) -> Path | None:
         raise fail("PATH", f"folder {printable(str(folder))!r} with {len(found)} .gguf files ({names})",
                    "one .gguf file per folder (split GGUF models are not read; pass one file)")
     item = found[0]
-    if item.is_symlink() and not _inside(folder, item):
+    if item.is_symlink() and not item.resolve().is_relative_to(folder.resolve()):
         raise fail("PATH", f"{printable(str(item))!r}, a symlink to {printable(os.path.realpath(item))!r} outside "
                            "the folder", "files inside the model folder (pass the file itself to read a linked file)")
     return item
 
 
 def _weight_files(path: Path) -> tuple[tuple[Path, ...], Path | None]:
-    if path.exists() and not path.is_dir():
-        regular_file("PATH", path)  # a FIFO or device is refused before anything opens it
-        cfg = path.parent / "config.json"
-        return (path,), (cfg if cfg.exists() else None)
     if path.is_dir():
         single = path / "model.safetensors"
         files = (single,) if single.is_file() else tuple(sorted(path.glob("*.safetensors")))
         if not files:
             raise fail("PATH", f"directory {path} without *.safetensors files or a .gguf file",
                        "a .safetensors or .gguf file or a directory holding model.safetensors (or shards)")
-        cfg = path / "config.json"
-        return files, (cfg if cfg.exists() else None)
-    raise fail("PATH", repr(str(path)), "an existing .safetensors file, .gguf file or model directory")
+    elif path.exists():
+        files = (regular_file("PATH", path),)  # a FIFO or device is refused before anything opens it
+    else:
+        raise fail("PATH", repr(str(path)), "an existing .safetensors file, .gguf file or model directory")
+    cfg = files[0].parent / "config.json"
+    return files, (cfg if cfg.exists() else None)
 
 
 def _gguf_int(f: GGUFFile, key: str, required: bool, cap: int, why: str) -> int | None:
@@ -335,31 +331,23 @@ def _open_gguf(path: Path, file: Path) -> Checkpoint:
         if d_k > MAX_HEAD_DIM:
             raise fail(f"{f.where}: key '{arch}.attention.head_count'", H, f"heads of at most {MAX_HEAD_DIM} dimensions "
                                                                             "(MAX_HEAD_DIM)")
-    name = f.string("general.name", required=False) if f.has("general.name") else None
-    ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", {}, format="gguf", rotary=layout == "llama",
-                    name=name, version=f.version)
-    why = f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})"
-    for i in range(L):
-        for tname, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
-            if not f.has_tensor(tname):
-                raise fail(f.where, f"no tensor {tname!r}", f"tensor {tname!r} of shape {shape} {why}")
-            _, got = f.info(tname)
+    ck = Checkpoint(path, (file,), layout, arch, L, H, H_kv, d, d_k, "", dict.fromkeys(f.names, f), format="gguf",
+                    rotary=layout == "llama", name=f.string("general.name", required=False), version=f.header.version)
+    return _checked(ck, f.where, f"{f.where}: ",
+                    f"from the file's metadata (heads {H}, key heads {H_kv}, width {d}, head size {d_k})")
+
+
+def _checked(ck: Checkpoint, where: str, prefix: str, why: str) -> Checkpoint:
+    """``ck`` once every attention tensor is present, of the shape ``why`` gives and of a type read here."""
+    for i in range(ck.num_layers):
+        for name, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
+            if name not in ck._where:
+                raise fail(where, f"no tensor {name!r}", f"tensor {name!r} of shape {shape} {why}")
+            _, got = ck._where[name].info(name)
             if got != shape:
-                raise fail(f"{f.where}: tensor {tname!r}", f"shape {got}", f"shape {shape} {why}")
-            f.readable(tname)   # a type read here, refused by name otherwise
-            ck._where[tname] = f
+                raise fail(f"{prefix}tensor {name!r}", f"shape {got}", f"shape {shape} {why}")
+            ck._where[name].readable(name)   # a type read here, refused by name otherwise
     return ck
-
-
-def _read_config(cfg_path: Path | None, weights: Path) -> dict[str, Any]:
-    if cfg_path is None:
-        raise fail("config.json", f"none beside {weights}",
-                   "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
-                   "from the tensors' shapes alone")
-    cfg = read_json("config.json", cfg_path)
-    if not isinstance(cfg, dict):
-        raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
-    return cfg
 
 
 def _cfg_int(cfg: dict, cfg_path: Path | None, keys: tuple[str, ...], required: bool) -> int | None:
@@ -412,7 +400,13 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
                 raise fail(str(fp), f"tensor {name!r} also in {index[name].path}", "each tensor in one shard only")
             index[name] = sf
     layout, prefix, layers = _detect_layout(index, files)
-    cfg = _read_config(cfg_path, files[0])
+    if cfg_path is None:
+        raise fail("config.json", f"none beside {files[0]}",
+                   "a config.json (num_attention_heads / n_head): the number of heads cannot be read "
+                   "from the tensors' shapes alone")
+    cfg = read_json("config.json", cfg_path)
+    if not isinstance(cfg, dict):
+        raise fail(str(cfg_path), f"JSON {type(cfg).__name__}", "a JSON object")
     H = _cfg_int(cfg, cfg_path, ("num_attention_heads", "n_head"), True)
     H_kv = _cfg_int(cfg, cfg_path, ("num_key_value_heads",), False) if layout == "llama" else None
     H_kv = H if H_kv is None else H_kv
@@ -432,18 +426,8 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         raise fail(f"{files[0]}", f"attention tensors for layer {extra[0]}", f"layers 0..{L - 1} (config {L} layers)")
     mt = cfg.get("model_type")
     ck = Checkpoint(path, files, layout, mt if isinstance(mt, str) else None, L, H, H_kv, d, d_k, prefix, index)
-    why = f"from {cfg_path.name} (heads {H}, key heads {H_kv}, hidden size {d}, head_dim {d_k})"
-    for i in range(L):
-        for name, shape in zip(ck.tensor_names(i), ck.expected_shapes()):
-            if name not in index:
-                raise fail(f"{files[0] if len(files) == 1 else path}", f"no tensor {name!r}",
-                           f"tensor {name!r} of shape {shape} {why}")
-            dtype, got = index[name].info(name)
-            if got != shape:
-                raise fail(f"tensor {name!r}", f"shape {got}", f"shape {shape} {why}")
-            if dtype not in _FLOAT_DTYPES:
-                raise fail(f"tensor {name!r}", f"dtype {dtype}", f"a float dtype ({', '.join(_FLOAT_DTYPES)})")
-    return ck
+    return _checked(ck, f"{files[0] if len(files) == 1 else path}", "",
+                    f"from {cfg_path.name} (heads {H}, key heads {H_kv}, hidden size {d}, head_dim {d_k})")
 
 
 def _hdi_by_cholesky(W: np.ndarray) -> float:
@@ -497,13 +481,6 @@ def _block(W: np.ndarray, tensor: str, d: int, d_k: int) -> dict[str, Any]:
                    note="a single head: HDI needs at least two")
     out.update(random_mean_overlap=random_rho, random_hdi=1.0 - random_rho, overlap=rho.tolist())
     return out
-
-
-def _groups_text(H: int, H_kv: int) -> str:
-    """``query heads 0-2 -> key head 0, 3-5 -> 1, ...`` (at most eight groups spelled out)."""
-    g = H // H_kv
-    parts = [f"{j * g}-{(j + 1) * g - 1} -> {j}" if g > 1 else f"{j} -> {j}" for j in range(min(H_kv, 8))]
-    return "query heads " + ", ".join(parts) + (", ..." if H_kv > 8 else "")
 
 
 #: Why score forms are not compared for rotary models (printed with the table).
@@ -641,8 +618,10 @@ def format_table(result: dict[str, Any]) -> str:
         + (f", ± {sd_keys:.2g} over draws of {r['H_kv']} key heads" if sd_keys else ""),
     ]
     if r["H_kv"] < r["H"]:
-        lines.append(f"groups: {_groups_text(r['H'], r['H_kv'])} (query head h uses key head h // "
-                     f"{r['H'] // r['H_kv']})")
+        g = r["H"] // r["H_kv"]   # query heads 0-2 -> key head 0, 3-5 -> 1, ... (at most eight groups spelled out)
+        groups = ", ".join(f"{j * g}-{(j + 1) * g - 1} -> {j}" for j in range(min(r["H_kv"], 8)))
+        lines.append(f"groups: query heads {groups}{', ...' if r['H_kv'] > 8 else ''} "
+                     f"(query head h uses key head h // {g})")
     lines += [
         *[f"note: {n}" for n in r["notes"]],
         "HDI = 1 - mean pairwise overlap rho (subspace form); bound = fusion-frame maximum of HDI; "

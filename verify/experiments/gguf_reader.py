@@ -105,13 +105,15 @@ class GGUFHeader:
 
 class _Cursor:
     """Little-endian reads of a file's first bytes, never beyond MAX_HEADER_BYTES or the file's end;
-    the file is read in growing chunks, so a small header costs a small read."""
+    the file is read in growing chunks, so a small header costs a small read. Every metadata array
+    item walked is counted against MAX_ARRAY_ITEMS."""
 
     def __init__(self, fh: Any, size: int, where: str) -> None:
         self.fh, self.size, self.where = fh, size, where
         self.limit = min(size, MAX_HEADER_BYTES)
         self.buf = bytearray()
         self.pos = 0
+        self.items = 0
 
     def need(self, n: int, what: str) -> None:
         end = self.pos + n
@@ -155,43 +157,35 @@ class _Cursor:
         except UnicodeDecodeError as exc:
             raise fail(self.where, f"{what} {received(raw)} that is not UTF-8 ({exc.reason})", "UTF-8 names") from None
 
-
-class _Walk:
-    """The header walk: counts every array item against MAX_ARRAY_ITEMS."""
-
-    def __init__(self, cur: _Cursor) -> None:
-        self.cur = cur
-        self.items = 0
-
     def value(self, vtype: int, key: str, depth: int = 0) -> None:
-        cur, where = self.cur, self.cur.where
+        """Walk one metadata value of type ``vtype``."""
         if vtype in _SCALAR_BYTES:
-            cur.skip(_SCALAR_BYTES[vtype], f"the value of key {received(key)}")
+            self.skip(_SCALAR_BYTES[vtype], f"the value of key {received(key)}")
         elif vtype == _STRING:
-            n = cur.u64(f"a string length in key {received(key)}")
+            n = self.u64(f"a string length in key {received(key)}")
             if n > MAX_STRING_BYTES:
-                raise fail(where, f"a string of {n:,} bytes in key {received(key)}",
+                raise fail(self.where, f"a string of {n:,} bytes in key {received(key)}",
                            f"strings of at most {MAX_STRING_BYTES:,} bytes (MAX_STRING_BYTES)")
-            cur.skip(n, f"a string of key {received(key)}")
+            self.skip(n, f"a string of key {received(key)}")
         elif vtype == _ARRAY:
             if depth >= MAX_ARRAY_DEPTH:
-                raise fail(where, f"arrays nested {depth + 1} deep in key {received(key)}",
+                raise fail(self.where, f"arrays nested {depth + 1} deep in key {received(key)}",
                            f"arrays nested at most {MAX_ARRAY_DEPTH} deep (MAX_ARRAY_DEPTH)")
-            itype = cur.u32(f"the item type of key {received(key)}")
-            count = cur.u64(f"the item count of key {received(key)}")
+            itype = self.u32(f"the item type of key {received(key)}")
+            count = self.u64(f"the item count of key {received(key)}")
             if itype not in _VALUE_NAMES:
-                raise fail(where, f"item type {itype} in key {received(key)}", "a GGUF value type (0 to 12)")
+                raise fail(self.where, f"item type {itype} in key {received(key)}", "a GGUF value type (0 to 12)")
             self.items += count
             if self.items > MAX_ARRAY_ITEMS:
-                raise fail(where, f"{count:,} array items in key {received(key)} ({self.items:,} in all)",
+                raise fail(self.where, f"{count:,} array items in key {received(key)} ({self.items:,} in all)",
                            f"at most {MAX_ARRAY_ITEMS:,} metadata array items in one file (MAX_ARRAY_ITEMS)")
             if itype in _SCALAR_BYTES:
-                cur.skip(count * _SCALAR_BYTES[itype], f"the items of key {received(key)}")
+                self.skip(count * _SCALAR_BYTES[itype], f"the items of key {received(key)}")
             else:
                 for _ in range(count):
                     self.value(itype, key, depth + 1)
         else:
-            raise fail(where, f"value type {vtype} for key {received(key)}", "a GGUF value type (0 to 12)")
+            raise fail(self.where, f"value type {vtype} for key {received(key)}", "a GGUF value type (0 to 12)")
 
 
 def check_header(path: Path, where: str) -> GGUFHeader:
@@ -222,7 +216,7 @@ def _walk(cur: _Cursor, size: int, types: dict[int, tuple[str, int, int]]) -> GG
         raise fail(where, f"a header of {n_tensors:,} tensors", f"at most {MAX_TENSORS:,} tensors (MAX_TENSORS)")
     if n_kv > MAX_KV:
         raise fail(where, f"a header of {n_kv:,} metadata keys", f"at most {MAX_KV:,} keys (MAX_KV)")
-    walk, keys, alignment = _Walk(cur), [], _DEFAULT_ALIGNMENT
+    keys, alignment = [], _DEFAULT_ALIGNMENT
     for i in range(n_kv):
         key = cur.name(f"key {i}")
         if key in keys:
@@ -237,7 +231,7 @@ def _walk(cur: _Cursor, size: int, types: dict[int, tuple[str, int, int]]) -> GG
                 raise fail(f"{where}: key 'general.alignment'", f"{alignment:,}",
                            f"a power of two of at most {MAX_ALIGNMENT:,} (MAX_ALIGNMENT)")
         else:
-            walk.value(vtype, key)
+            cur.value(vtype, key)
     infos = []
     for i in range(n_tensors):
         name = cur.name(f"the name of tensor {i}")
@@ -357,15 +351,8 @@ class GGUFFile:
                        f"the {len(self._info)} the header declares (did the file change?)")
 
     @property
-    def version(self) -> int:
-        return self.header.version
-
-    @property
     def names(self) -> list[str]:
         return [t.name for t in self.header.tensors]
-
-    def has_tensor(self, name: str) -> bool:
-        return name in self._info
 
     def info(self, name: str) -> tuple[str, tuple[int, ...]]:
         """(type name, numpy shape) of tensor ``name``."""
@@ -414,35 +401,27 @@ class GGUFFile:
         raw = np.asarray(self._tensors[name].data).reshape(-1, tsize)
         return _block_steps(t.type_name, raw).reshape(t.shape)
 
-    def _field(self, key: str, required: bool = False, what: str = "") -> Any:
+    def _single(self, key: str, required: bool, what: str, types: set[int], want: str) -> Any:
+        """The field of metadata ``key`` holding one value of ``types`` (None when absent and not required)."""
         f = self._reader.fields.get(key)
         if f is None and required:
             raise fail(self.where, f"no metadata key {received(key)}", f"the key {received(key)} ({what})")
+        kinds = [] if f is None else [int(t) for t in f.types]
+        if f is not None and (len(kinds) != 1 or kinds[0] not in types):
+            names = "/".join(_VALUE_NAMES.get(k, str(k)) for k in kinds)
+            raise fail(f"{self.where}: key {received(key)}", f"type {names}", want)
         return f
-
-    def has(self, key: str) -> bool:
-        return self._field(key) is not None
 
     def integer(self, key: str, *, required: bool = True) -> int | None:
         """The integer scalar of metadata ``key`` (None when absent and not required)."""
-        f = self._field(key, required, "an integer")
-        if f is None:
-            return None
-        kinds = [int(t) for t in f.types]
-        if kinds[:1] != kinds or kinds[0] not in _INTEGER_TYPES:
-            names = "/".join(_VALUE_NAMES.get(k, str(k)) for k in kinds)
-            raise fail(f"{self.where}: key {received(key)}", f"type {names}", "a single integer (per-layer arrays are "
-                                                                               "not read)")
-        return int(f.parts[-1][0])
+        f = self._single(key, required, "an integer", _INTEGER_TYPES, "a single integer (per-layer arrays are not read)")
+        return None if f is None else int(f.parts[-1][0])
 
     def string(self, key: str, *, required: bool = True) -> str | None:
         """The string of metadata ``key``, UTF-8 (None when absent and not required)."""
-        f = self._field(key, required, "a string")
+        f = self._single(key, required, "a string", {_STRING}, "a string")
         if f is None:
             return None
-        if [int(t) for t in f.types] != [_STRING]:
-            names = "/".join(_VALUE_NAMES.get(int(k), str(k)) for k in f.types)
-            raise fail(f"{self.where}: key {received(key)}", f"type {names}", "a string")
         try:
             return bytes(f.parts[-1]).decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -254,10 +254,8 @@ def readme_table(models: list[dict[str, Any]], judged: dict[str, Any]) -> str:
 def _word(x: dict[str, Any]) -> str:
     if x["outcome"] == "none":
         return "no HDI (one head per layer)"
-    if x["outcome"] == "below":
-        return f"below chance in all {x['layers']} layers (z {x['z'][0]:.0f} to {x['z'][1]:.0f})"
-    if x["outcome"] == "above":
-        return f"above chance in all {x['layers']} layers (z {x['z'][0]:.0f} to {x['z'][1]:.0f})"
+    if x["outcome"] in ("below", "above"):
+        return f"{x['outcome']} chance in all {x['layers']} layers (z {x['z'][0]:.0f} to {x['z'][1]:.0f})"
     rest = ", ".join(f"layer {e['layer']}: {e['why']}" for e in x["exceptions"][:6])
     return (f"below chance in {x['below']} and above in {x['above']} of {x['layers']} layers "
             f"(z {x['z'][0]:.0f} to {x['z'][1]:.0f}; {rest})")

@@ -121,15 +121,6 @@ def _mean_se(values: list[float | None]) -> dict[str, Any]:
     return {"mean": float(np.mean(v)), "se": se, "per_seed": values}
 
 
-def _model_parts(model: str, dks: list[int], ns: list[float], D: int, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """A(d_k) and B(d_k, n) of a linear C7 model on the grid (n rows, d_k columns)."""
-    f = MODELS[model].mse_mp
-    with mpmath.workdps(30):
-        A = np.array([[float(f(k, n, D, d, 1, 0)) for k in dks] for n in ns])
-        B = np.array([[float(f(k, n, D, d, 0, 1)) for k in dks] for n in ns])
-    return A, B
-
-
 def _fit_model(model: str, dks: list[int], ns: list[float], D: int, d: int, Y: np.ndarray,
                best_dk: list[int]) -> dict[str, Any]:
     """Fit MSE = c_0 + c_b A + c_v B with c_0, c_b, c_v >= 0 by least squares on the relative
@@ -137,7 +128,10 @@ def _fit_model(model: str, dks: list[int], ns: list[float], D: int, d: int, Y: n
     sets of free constants); RMS log error; agreement of the optima over the divisors."""
     import itertools
 
-    A, B = _model_parts(model, dks, ns, D, d)
+    f = MODELS[model].mse_mp
+    with mpmath.workdps(30):   # A(d_k) and B(d_k, n) on the grid (n rows, d_k columns)
+        A = np.array([[float(f(k, n, D, d, 1, 0)) for k in dks] for n in ns])
+        B = np.array([[float(f(k, n, D, d, 0, 1)) for k in dks] for n in ns])
     if not (np.isfinite(A).all() and np.isfinite(B).all()):
         return {"model": model, "fitted": False, "reason": "the model's terms overflow float64 on this grid"}
     cols = np.stack([(1 / Y).ravel(), (A / Y).ravel(), (B / Y).ravel()], 1)
@@ -213,8 +207,7 @@ def analyse(records: list[dict]) -> dict[str, Any]:
                           best_mean[ns.index(n):])), None)
         models = [_fit_model(m, dks, [float(n) for n in ns], D, d, Y, best_mean) if MODELS[m].applies(D, d)[0]
                   else {"model": m, "fitted": False, "reason": MODELS[m].applies(D, d)[1]} for m in MODELS]
-        fitted = [m for m in models if m["fitted"]]
-        fitted = [m for m in fitted if m["rms_log_error"] is not None]
+        fitted = [m for m in models if m["fitted"] and m["rms_log_error"] is not None]
         best = min(fitted, key=lambda m: m["rms_log_error"]) if fitted else None
         describes = bool(best and best["rms_log_error"] <= DESCRIBES_RMS_LOG
                          and best["optimum_agreement"] >= DESCRIBES_AGREEMENT)

@@ -95,26 +95,19 @@ class SweepResult:
     summary: dict = field(default_factory=dict)
 
 
-def _canonical(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
 def task_key(function: str, params: dict) -> str:
     """SHA-256 (hex) of the task's function and parameters (canonical JSON)."""
-    return hashlib.sha256(_canonical({"function": function, "params": params}).encode()).hexdigest()
-
-
-def _resolve(function: str) -> Callable[[dict], dict]:
-    module, _, name = function.partition(":")
-    if not module or not name:
-        raise fail("function", received(function), "'module:function'")
-    return getattr(importlib.import_module(module), name)
+    doc = json.dumps({"function": function, "params": params}, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(doc.encode()).hexdigest()
 
 
 def _execute(function: str, params: dict) -> tuple[dict, float]:
     """Run one task (in a worker): its result and CPU seconds."""
     t0 = time.process_time()
-    result = _resolve(function)(params)
+    module, _, name = function.partition(":")
+    if not module or not name:
+        raise fail("function", received(function), "'module:function'")
+    result = getattr(importlib.import_module(module), name)(params)
     return result, time.process_time() - t0
 
 
@@ -151,7 +144,8 @@ def _load_done(out: Path, task: Task) -> dict | None:
     return doc
 
 
-def _table_rows(records: list[dict]) -> tuple[list[str], list[dict]]:
+def _write_table(path: Path, records: list[dict]) -> Path:
+    """``results.csv``: per record its key, parameters and scalar results (floats by repr)."""
     rows = []
     for rec in records:
         row: dict = {"key": rec["key"]}
@@ -164,11 +158,6 @@ def _table_rows(records: list[dict]) -> tuple[list[str], list[dict]]:
     columns: list[str] = []
     for row in rows:
         columns += [c for c in row if c not in columns]
-    return columns, rows
-
-
-def _write_table(path: Path, records: list[dict]) -> Path:
-    columns, rows = _table_rows(records)
     buf = _io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -240,7 +229,7 @@ def _run_in(out: Path, tasks: list[Task], keys: list[str], workers: int | None, 
         write_json(_task_path(out, task.key), doc)
         records[task.key] = doc
         cpu += seconds
-        advance(_short(task.params))
+        advance(" ".join(f"{k}={v}" for k, v in list(task.params.items())[:6]))
 
     try:
         if todo:
@@ -278,10 +267,6 @@ def check_targets(out: Path | str, keys: list[str]) -> Path:
         if os.path.lexists(path) and not path.is_file():
             raise fail("--out", f"{str(path)!r}, which is not a regular file", expected)
     return out
-
-
-def _short(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in list(params.items())[:6])
 
 
 def _workers(workers: int | None) -> int:

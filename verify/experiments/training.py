@@ -240,18 +240,19 @@ def _run_data(group: list[TrainSetting]) -> dict[str, np.ndarray]:
         batches = 0 if s.queries else (s.steps + 1 if s.data == "fresh" else 1)
         for r in range(s.seeds):
             init, data, evals = (np.random.default_rng(np.random.SeedSequence([s.seed, r, k])) for k in range(3))
-            out["WQ"].append(_init_heads(s, init))
-            out["WK"].append(_init_heads(s, init))
-            x = dgp.sample_x(data, (batches, s.n))
-            out["X"].append(x)
-            out["y"].append(dgp.f(x) + s.sigma * data.standard_normal((batches, s.n)))
-            xe = dgp.sample_x(evals, (s.n,))
-            out["Xe"].append(xe)
-            out["ye"].append(dgp.f(xe) + s.sigma * evals.standard_normal(s.n))
+            wq, wk = _init_heads(s, init), _init_heads(s, init)
+            x, y = _noisy(dgp, data, data, (batches, s.n))
+            xe, ye = _noisy(dgp, evals, evals, (s.n,))
             xq = dgp.sample_x(evals, (s.m,))
-            out["Xq"].append(xq)
-            out["fq"].append(dgp.f(xq))
+            for key, v in zip(out, (wq, wk, x, y, xe, ye, xq, dgp.f(xq))):
+                out[key].append(v)
     return {k: np.stack(v) for k, v in out.items()}
+
+
+def _noisy(dgp: Any, gx: np.random.Generator, gy: np.random.Generator, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Design points of ``shape`` drawn from ``gx``, and their values f + σ·noise, the noise from ``gy``."""
+    x = dgp.sample_x(gx, shape)
+    return x, dgp.f(x) + dgp.sigma * gy.standard_normal(shape)
 
 
 def _streams(group: list[TrainSetting]) -> list[tuple[np.random.Generator, ...]]:
@@ -276,12 +277,9 @@ class _Stream:
             size = min(CHUNK_STEPS, s0.steps + 1 - t)
             parts: dict[str, list] = {"X": [], "y": [], "Xq": [], "yq": []}
             for dgp, (kx, ky, qx, qy) in zip(self.dgps, self.gens):
-                x = dgp.sample_x(kx, (size, s0.n))
-                parts["X"].append(x)
-                parts["y"].append(dgp.f(x) + dgp.sigma * ky.standard_normal((size, s0.n)))
-                xq = dgp.sample_x(qx, (size, s0.queries))
-                parts["Xq"].append(xq)
-                parts["yq"].append(dgp.f(xq) + dgp.sigma * qy.standard_normal((size, s0.queries)))
+                drawn = (*_noisy(dgp, kx, ky, (size, s0.n)), *_noisy(dgp, qx, qy, (size, s0.queries)))
+                for key, v in zip(parts, drawn):
+                    parts[key].append(v)
             self.data = {k: np.stack(v) for k, v in parts.items()}
             self.lo, self.hi = t, t + size
         return {k: v[:, t - self.lo] for k, v in self.data.items()}
@@ -307,16 +305,6 @@ def train_many(settings: list[TrainSetting]) -> list[Trace]:
     return traces  # type: ignore[return-value]
 
 
-def _compiled(group: list[TrainSetting]) -> Any:
-    """The compiled kernel module when it can train this group (split mode on fresh data), else None."""
-    s0 = group[0]
-    if not (s0.queries and s0.data == "fresh") or get_backend() != "numba":
-        return None
-    from verify.experiments import _train_kernel as K
-
-    return K
-
-
 def _train_group(group: list[TrainSetting]) -> list[Trace]:
     s0 = group[0]
     D = _run_data(group)
@@ -333,8 +321,9 @@ def _train_group(group: list[TrainSetting]) -> list[Trace]:
             rec[key].append(np.array(v, copy=True))
 
     marks = s0.records
-    K = _compiled(group)
-    if K is not None:
+    if s0.queries and s0.data == "fresh" and get_backend() == "numba":   # the compiled kernel trains this group
+        from verify.experiments import _train_kernel as K
+
         P = np.concatenate([D["WQ"].reshape(R, -1), D["WK"].reshape(R, -1), np.full((R, H), 1.0 / H)], axis=1)
         M, V = np.zeros_like(P), np.zeros_like(P)
         gens = _streams(group)

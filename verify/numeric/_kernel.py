@@ -390,9 +390,6 @@ def weights_rows(q, kT, centre, half, factor, knorm, half_max, fast_bound, limit
     return 0
 
 
-NUMBA_VERSION = numba.__version__
-
-
 def _smoke_test() -> None:
     """One compiled call (loaded from the cache after the first run): a compiler or CPU that
     cannot run the kernel ends the import here, not in a claim's check."""

@@ -43,19 +43,12 @@ class DGP:
 
 
 def _normal_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
-    def sample_x(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        return rng.standard_normal((*shape, d))
-
-    return sample_x
+    return lambda rng, shape: rng.standard_normal((*shape, d))
 
 
 def _uniform_design(d: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
     half = math.sqrt(3.0)  # U[-sqrt3, sqrt3] has unit variance, like N(0, 1)
-
-    def sample_x(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        return rng.uniform(-half, half, (*shape, d))
-
-    return sample_x
+    return lambda rng, shape: rng.uniform(-half, half, (*shape, d))
 
 
 #: Radius of each circle of the torus design: sqrt(2) gives every coordinate unit variance.
@@ -86,35 +79,21 @@ _EVEN_DESIGNS = ("torus",)
 
 
 def _single_index(d: int, freq: float = 2.0) -> tuple[Callable, str]:
-    def f(x: np.ndarray) -> np.ndarray:
-        return np.sin(freq * x[..., 0])
-
-    return f, f"f(x) = sin({freq:g} x_1)"
+    return lambda x: np.sin(freq * x[..., 0]), f"f(x) = sin({freq:g} x_1)"
 
 
 def _additive(d: int) -> tuple[Callable, str]:
     root_d = math.sqrt(d)
-
-    def f(x: np.ndarray) -> np.ndarray:
-        return np.sin(x).sum(axis=-1) / root_d
-
-    return f, "f(x) = sum_j sin(x_j) / sqrt(d)"
+    return lambda x: np.sin(x).sum(axis=-1) / root_d, "f(x) = sum_j sin(x_j) / sqrt(d)"
 
 
 def _bump(d: int, width: float = 1.0) -> tuple[Callable, str]:
     two_w2 = 2.0 * width * width
-
-    def f(x: np.ndarray) -> np.ndarray:
-        return np.exp(-np.sum(x * x, axis=-1) / two_w2)
-
-    return f, f"f(x) = exp(-||x||^2 / (2 * {width:g}^2))"
+    return lambda x: np.exp(-np.sum(x * x, axis=-1) / two_w2), f"f(x) = exp(-||x||^2 / (2 * {width:g}^2))"
 
 
 def _linear(d: int) -> tuple[Callable, str]:
-    def f(x: np.ndarray) -> np.ndarray:
-        return np.array(x[..., 0], dtype=float, copy=True)
-
-    return f, "f(x) = x_1"
+    return lambda x: np.array(x[..., 0], dtype=float, copy=True), "f(x) = x_1"
 
 
 def _pairs(d: int, name: str) -> int:
@@ -126,13 +105,8 @@ def _pairs(d: int, name: str) -> int:
 def _block(d: int) -> tuple[Callable, str]:
     # disjoint 2-d blocks, Var f = 1 under N(0, I), no linear part: H = B heads of d_k = 2 must
     # specialise, one block each (C9's positive control)
-    B = _pairs(d, "block")
-    c = 1.0 / math.sqrt(B)
-
-    def f(x: np.ndarray) -> np.ndarray:
-        return c * np.sum(x[..., 0::2] * x[..., 1::2], axis=-1)
-
-    return f, "f(x) = sum_b x_(2b-1) x_(2b) / sqrt(d/2)"
+    c = 1.0 / math.sqrt(_pairs(d, "block"))
+    return lambda x: c * np.sum(x[..., 0::2] * x[..., 1::2], axis=-1), "f(x) = sum_b x_(2b-1) x_(2b) / sqrt(d/2)"
 
 
 #: Var of sin(X_1) sin(X_2) for X ~ N(0, I_2): (E sin^2 X)^2 = ((1 - e^-2)/2)^2.
@@ -141,20 +115,13 @@ SIN_BLOCK_VAR = ((1.0 - math.exp(-2.0)) / 2.0) ** 2
 
 def _sin_block(d: int) -> tuple[Callable, str]:
     # disjoint 2-d blocks again, bounded, Var f = 1 under N(0, I), no linear or constant part
-    B = _pairs(d, "sin-block")
-    c = 1.0 / math.sqrt(B * SIN_BLOCK_VAR)
-
-    def f(x: np.ndarray) -> np.ndarray:
-        return c * np.sum(np.sin(x[..., 0::2]) * np.sin(x[..., 1::2]), axis=-1)
-
-    return f, "f(x) = sum_b sin(x_(2b-1)) sin(x_(2b)) / sqrt(d/2 * ((1 - e^-2)/2)^2)"
+    c = 1.0 / math.sqrt(_pairs(d, "sin-block") * SIN_BLOCK_VAR)
+    return (lambda x: c * np.sum(np.sin(x[..., 0::2]) * np.sin(x[..., 1::2]), axis=-1),
+            "f(x) = sum_b sin(x_(2b-1)) sin(x_(2b)) / sqrt(d/2 * ((1 - e^-2)/2)^2)")
 
 
 def _zero(d: int) -> tuple[Callable, str]:
-    def f(x: np.ndarray) -> np.ndarray:
-        return np.zeros(np.shape(x)[:-1])
-
-    return f, "f(x) = 0 (noise only)"
+    return lambda x: np.zeros(np.shape(x)[:-1]), "f(x) = 0 (noise only)"
 
 
 # name -> (builder, accepted extra parameters)

@@ -18,26 +18,25 @@ import numpy as np
 
 from verify._validate import as_array, fail, fits_in_memory, full_column_rank, positive_int
 
-__all__ = ["principal_angles", "orthonormal_basis", "overlap", "hdi", "hdi_bound", "haar_overlap_mean"]
+__all__ = ["principal_angles", "orthonormal_basis", "overlap", "hdi", "hdi_bound", "haar_overlap_mean", "check_sizes"]
 
 # Angles whose cos^2 is at least this (angles <= pi/4) are taken from their sine, the rest from
 # their cosine: each formula is then used where its derivative is bounded (Bjorck-Golub).
 _SINE_BRANCH_COS2 = 0.5
 
 
-def _matrices(name: str, W: Any, ndim: int) -> np.ndarray:
-    """A float64 array of ``ndim`` axes with no empty axis."""
-    arr = as_array(name, W, ndim=ndim, keep_float32=False)
+def _matrices(name: str, W: Any, ndim: int | None = None, want: str = " (at least one head, row and column)"
+              ) -> np.ndarray:
+    """A float64 array of ``ndim`` axes (at least two when None) with no empty axis."""
+    arr = as_array(name, W, ndim=ndim, min_ndim=2, keep_float32=False)
     if 0 in arr.shape:
-        raise fail(name, f"shape {arr.shape}", "no empty axis (at least one head, row and column)")
+        raise fail(name, f"shape {arr.shape}", "no empty axis" + want)
     return arr
 
 
 def orthonormal_basis(W: Any, name: str = "W") -> np.ndarray:
     """Orthonormal bases ``Q`` (..., d, d_k) of ``Range(W)`` by Householder QR, after a rank check."""
-    arr = as_array(name, W, min_ndim=2, keep_float32=False)
-    if 0 in arr.shape:
-        raise fail(name, f"shape {arr.shape}", "no empty axis")
+    arr = _matrices(name, W, want="")
     full_column_rank(name, arr)
     q, _ = np.linalg.qr(arr)
     return q
@@ -117,19 +116,20 @@ def hdi(W_K: Any, form: str = "subspace") -> float:
 def hdi_bound(H: int, d_k: int, d: int) -> float:
     """Largest HDI of H subspaces of dimension d_k in R^d (fusion-frame bound, C6): ``||sum_h P_h||_F^2 >=
     (H d_k)^2 / d`` (equality for tight fusion frames) gives ``HDI <= 1 - max(0, (H d_k/d - 1)/(H - 1))``."""
-    H = positive_int("H", H, minimum=2)
-    d_k = positive_int("d_k", d_k)
-    d = positive_int("d", d)
-    if d_k > d:
-        raise fail("d_k", repr(d_k), f"d_k <= d = {d} (a d_k-dimensional subspace of R^d)")
+    H, d_k, d = check_sizes(H, d_k, d)
     return 1.0 - max(0.0, (H * d_k - d) / (d * (H - 1)))
 
 
 def haar_overlap_mean(d_k: int, d: int) -> float:
     """Expected overlap of two independent Haar d_k-subspaces of R^d: ``E[P_V] = (d_k/d) I`` (it commutes
     with every rotation), so ``E rho = tr(P_U E[P_V]) / d_k = d_k / d``."""
-    d_k = positive_int("d_k", d_k)
-    d = positive_int("d", d)
+    _, d_k, d = check_sizes(2, d_k, d)
+    return d_k / d
+
+
+def check_sizes(H: Any, d_k: Any, d: Any) -> tuple[int, int, int]:
+    """``(H, d_k, d)`` validated: H >= 2 heads of dimension 1 <= d_k <= d."""
+    H, d_k, d = positive_int("H", H, minimum=2), positive_int("d_k", d_k), positive_int("d", d)
     if d_k > d:
         raise fail("d_k", repr(d_k), f"d_k <= d = {d} (a d_k-dimensional subspace of R^d)")
-    return d_k / d
+    return H, d_k, d

@@ -48,7 +48,7 @@ from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
 from verify.numeric.certify import precision
 from verify.numeric.dgp import DGP
-from verify.numeric.nw import KERNELS, nw_weights
+from verify.numeric.nw import KERNELS, _ufunc_buffer_bytes, nw_weights
 
 __all__ = ["Decomposition", "MpCheck", "ArbCheck", "NoiseCheck", "decompose", "decompose_mp", "noise_simulation_check",
            "DEFAULT_M", "DEFAULT_MAX_MEMORY", "MP_MAX_OPS"]
@@ -108,11 +108,6 @@ def _results_guard(R: int, H: int, m: int, d: int, d_k: int) -> str:
     return size
 
 
-def _eval_points(dgp: DGP, seed: int, m: int) -> np.ndarray:
-    x = dgp.sample_x(np.random.default_rng(np.random.SeedSequence(seed)), (m,))
-    return _checked_design(dgp, x, m, "x_eval drawn by dgp.sample_x")
-
-
 def _checked_design(dgp: DGP, x: Any, rows: int, name: str) -> np.ndarray:
     x = as_array(name, x, keep_float32=False)
     if x.shape != (rows, dgp.d):
@@ -162,7 +157,8 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
         m = positive_int("m", DEFAULT_M if m is None else m)
         size = _results_guard(R, H, m, dgp.d, WQ.shape[2])
         with memory_error_as("m", f"{size}; x_eval of {m} x {dgp.d}"):
-            x_eval = _eval_points(dgp, seed, m)
+            x_eval = dgp.sample_x(np.random.default_rng(np.random.SeedSequence(seed)), (m,))
+            x_eval = _checked_design(dgp, x_eval, m, "x_eval drawn by dgp.sample_x")
     else:
         x_eval = as_array("x_eval", x_eval, ndim=2, keep_float32=False)
         if x_eval.shape[1] != dgp.d or x_eval.shape[0] < 1:
@@ -174,20 +170,14 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
     return _Setup(dgp, WQ, WK, alpha, x_eval, f_eval, n, R, seed, method, kernel, scale, bandwidth, max_memory)
 
 
-def _numpy_buffer_bytes() -> int:
-    # numpy's iteration buffers in a buffered ufunc/einsum call: np.getbufsize() float64 elements
-    # per buffered operand, two operands allowed (the same reserve as verify.numeric.nw)
-    return 2 * np.getbufsize() * 8
-
-
 def _block_sizes(s: _Setup) -> tuple[int, int]:
     """(replicates per block, evaluation points per chunk) within ``s.max_memory``."""
     H, n, d, d_k = s.H, s.n, s.dgp.d, s.W_Q.shape[2]
     fixed = 2 * n * d + 3 * n + H * n * d_k + (H * (2 * n * d_k + n + d_k) if s.kernel == "gaussian" else 0)
     per_point = H * n + H * (d_k + 3) + (2 * n + H * H if s.method == "exact" else 0)
-    words = (s.max_memory - _numpy_buffer_bytes()) // 8
+    words = (s.max_memory - _ufunc_buffer_bytes(np.dtype(np.float64))) // 8
     if fixed + per_point > words:
-        need = 8 * (fixed + per_point) + _numpy_buffer_bytes()
+        need = 8 * (fixed + per_point) + _ufunc_buffer_bytes(np.dtype(np.float64))
         total = physical_memory()
         if total is not None and need > total:  # no max_memory would do: the design is too large
             raise fail("n", f"{n} ({need / 2**30:.4g} GiB for one replicate at one evaluation point, H={H}, d={d})",
@@ -302,16 +292,6 @@ class Decomposition:
         return _arb_certify(self._setup, prec)
 
 
-def _terms(alpha: np.ndarray, f: np.ndarray, mu: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, ...]:
-    bias2 = (alpha @ mu - f) ** 2  # (sum_h alpha_h mu_h - f)^2
-    diag = np.einsum("hhm->hm", C)
-    var_term = (alpha**2) @ diag  # sum_h alpha_h^2 V_h
-    off = C.copy()
-    off[np.arange(len(alpha)), np.arange(len(alpha))] = 0.0
-    cov_term = np.einsum("h,g,hgm->m", alpha, alpha, off)  # sum_{h != g} alpha_h alpha_g C_hg
-    return bias2, var_term, cov_term
-
-
 def _finite(s: _Setup, terms: dict[str, np.ndarray]) -> None:
     """Refuse non-finite moments (an overflow), naming the input responsible: ``alpha`` when its
     weights are the largest magnitude in play, else the DGP's responses (f and sigma)."""
@@ -326,13 +306,6 @@ def _finite(s: _Setup, terms: dict[str, np.ndarray]) -> None:
 
 
 def _run(s: _Setup) -> Decomposition:
-    # an overflow is not warned about but refused, naming its cause, by _finite
-    with memory_error_as("R, m", f"R = {s.R}, m = {s.m} (H = {s.H}): the result arrays"), \
-            np.errstate(over="ignore", invalid="ignore"):
-        return _run_unguarded(s)
-
-
-def _run_unguarded(s: _Setup) -> Decomposition:
     H, m, R = s.H, s.m, s.R
     sigma2 = s.dgp.sigma * s.dgp.sigma
     est = np.empty((R, H, m))  # F (simulate) or m_h(x|X_r) (exact)
@@ -365,7 +338,11 @@ def _run_unguarded(s: _Setup) -> Decomposition:
         C = C + S_acc * (sigma2 / R)
         mse = mse + noise_ens.mean(axis=0)
     C = np.ascontiguousarray(C.transpose(1, 2, 0))
-    bias2, var_term, cov_term = _terms(s.alpha, s.f_eval, mu, C)
+    bias2 = (s.alpha @ mu - s.f_eval) ** 2  # (sum_h alpha_h mu_h - f)^2
+    var_term = (s.alpha**2) @ np.einsum("hhm->hm", C)  # sum_h alpha_h^2 V_h
+    off = C.copy()
+    off[np.arange(H), np.arange(H)] = 0.0
+    cov_term = np.einsum("h,g,hgm->m", s.alpha, s.alpha, off)  # sum_{h != g} alpha_h alpha_g C_hg
     _finite(s, {"head_mean": mu, "head_cov": C, "bias2": bias2, "var_term": var_term, "cov_term": cov_term,
                 "mse": mse})
     return Decomposition(alpha=s.alpha, x_eval=s.x_eval, f_eval=s.f_eval, head_mean=mu, head_bias=mu - s.f_eval,
@@ -381,7 +358,10 @@ def decompose(dgp: DGP, W_Q: Any, W_K: Any = None, *, alpha: Any = None, x_eval:
     ``x_eval`` ``(m, d)`` (default m points of the design); the kernel as in ``nw_weights``."""
     s = _prepare(dgp, W_Q, W_K, alpha=alpha, x_eval=x_eval, m=m, n=n, R=R, seed=seed, method=method,
                  kernel=kernel, scale=scale, bandwidth=bandwidth, max_memory=max_memory)
-    return _run(s)
+    # an overflow is not warned about but refused, naming its cause, by _finite
+    with memory_error_as("R, m", f"R = {s.R}, m = {s.m} (H = {s.H}): the result arrays"), \
+            np.errstate(over="ignore", invalid="ignore"):
+        return _run(s)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import numpy as np
 from verify._validate import as_array, fail, positive_int
 from verify.numeric import formulas
 from verify.numeric.dgp import haar_frame
-from verify.numeric.diversity import hdi, overlap
+from verify.numeric.diversity import check_sizes, hdi, overlap
 
 __all__ = ["check_sizes", "overlap_potential", "model_mse", "tangent_move", "retract", "minimise_overlap", "OverlapRun", "starts",
            "PHI_STOP", "MAX_SWEEPS"]
@@ -25,14 +25,6 @@ __all__ = ["check_sizes", "overlap_potential", "model_mse", "tangent_move", "ret
 PHI_STOP = 1e-14
 #: A descent gives up after this many sweeps (C6's descents stop after <= 40).
 MAX_SWEEPS = 2000
-
-
-def check_sizes(H: Any, d_k: Any, d: Any) -> tuple[int, int, int]:
-    """``(H, d_k, d)`` validated: H >= 2 heads of dimension 1 <= d_k <= d."""
-    H, d_k, d = positive_int("H", H, minimum=2), positive_int("d_k", d_k), positive_int("d", d)
-    if d_k > d:
-        raise fail("d_k", repr(d_k), f"d_k <= d = {d} (a d_k-dimensional subspace of R^d)")
-    return H, d_k, d
 
 
 def _heads(U: Any) -> np.ndarray:

@@ -41,9 +41,7 @@ this module allocates at any one time, in all its threads together (scores, scal
 maxima and sums, matmul outputs, prepared keys and values, numpy's ufunc buffers; not the result,
 dtype conversions of the inputs or BLAS's internal buffers); ``tests/test_nw.py`` checks it with
 ``tracemalloc`` on both paths. A call that cannot fit one query row against one key set raises
-:class:`VerifyError`. Unless BLAS is pinned to one thread, blocks also keep every product below
-``BLAS_SINGLE_THREAD_MNK`` multiply-adds, where OpenBLAS stays on one thread (its threads inside ours
-made cache-sized products 5-10x slower, measured on 2 cores).
+:class:`VerifyError`. Blocks also keep BLAS on one thread (``BLAS_SINGLE_THREAD_MNK``).
 
 Threads
 -------
@@ -86,7 +84,8 @@ DEFAULT_MAX_MEMORY = 256 * 2**20
 CACHE_BLOCK_BYTES = 512 * 2**10
 
 #: OpenBLAS runs a gemm on one thread while m*n*k < 2**19 (and on up to m*n*k / 2**18 threads
-#: above); unless the environment pins BLAS to one thread, every product here stays below.
+#: above); unless the environment pins BLAS to one thread, every product here stays below: its
+#: threads inside ours made cache-sized products 5-10x slower (measured on 2 cores).
 BLAS_SINGLE_THREAD_MNK = 2**19
 
 
@@ -195,10 +194,8 @@ class _Problem:
             if bandwidth is not None:
                 raise fail("bandwidth", repr(bandwidth), "None for kernel='softmax' (it takes scale)")
             s = positive_number("scale", scale, allow_none=True)
-            with np.errstate(over="ignore"):
-                self.factor = self.dtype.type(1.0 / math.sqrt(d) if s is None else s)
-            if not np.isfinite(self.factor):
-                raise fail("scale", repr(scale), f"a scale that is finite in {self.dtype.name} (the working dtype)")
+            factor = 1.0 / math.sqrt(d) if s is None else s
+            name, given, want = "scale", scale, "a scale that is finite"
         else:
             if scale is not None:
                 raise fail("scale", repr(scale), "None for kernel='gaussian' (it takes bandwidth)")
@@ -209,11 +206,11 @@ class _Problem:
                 inv_b2 = float(np.float64(1.0) / np.float64(b) ** 2)
             if not math.isfinite(inv_b2):
                 raise fail("bandwidth", repr(bandwidth), "a bandwidth whose 1/b^2 is finite")
-            with np.errstate(over="ignore"):
-                self.factor = self.dtype.type(inv_b2)
-            if not np.isfinite(self.factor):
-                raise fail("bandwidth", repr(bandwidth),
-                           f"a bandwidth whose 1/b^2 is finite in {self.dtype.name} (the working dtype)")
+            factor, name, given, want = inv_b2, "bandwidth", bandwidth, "a bandwidth whose 1/b^2 is finite"
+        with np.errstate(over="ignore"):
+            self.factor = self.dtype.type(factor)
+        if not np.isfinite(self.factor):
+            raise fail(name, repr(given), f"{want} in {self.dtype.name} (the working dtype)")
         self.cap = get_default_max_memory() if max_memory is None else positive_int("max_memory", max_memory)
         self.log_max = math.log(float(np.finfo(self.dtype).max)) - 2   # e^2 below overflow
 
@@ -333,12 +330,6 @@ class _Problem:
         index) with its own buffers, called by one thread."""
         workers = self.workers(block_units)
         blocks = self.blocks(j, c)
-        if workers == 1:
-            work = make_worker()
-            with np.errstate(over="ignore", invalid="ignore"):  # overflow is caught in scores()
-                for idx, kidx in blocks:
-                    work(idx, kidx)
-            return
         # Hand out runs of consecutive blocks (at most one key set's), so that a worker prepares
         # a key set once per run, and at least 16 runs per worker, so that a worker slowed down
         # by other processes delays the end by little.
@@ -351,7 +342,7 @@ class _Problem:
 
         def loop() -> None:
             work = make_worker()
-            with np.errstate(over="ignore", invalid="ignore"):  # errstate is per thread
+            with np.errstate(over="ignore", invalid="ignore"):  # per thread; overflow is caught in scores()
                 while True:
                     with lock:
                         run = [] if errors else list(itertools.islice(blocks, take))
@@ -465,21 +456,6 @@ def softmax_exp(a: np.ndarray) -> np.ndarray:
 kernel_fallbacks = 0
 
 
-def _run_kernel(P: _Problem, plan: tuple[int, int, int], make_worker: Callable[[], Callable[[tuple, tuple], None]],
-                out: np.ndarray | None = None) -> bool:
-    """Run the kernel's blocks; False (counted in ``kernel_fallbacks``) when the numpy path must redo
-    the call: a score beyond the working dtype, or sums in ``out`` past the range (numpy raises)."""
-    global kernel_fallbacks
-    try:
-        P.run(*plan, make_worker)
-        if out is None or np.all(np.isfinite(out)):
-            return True
-    except _NotFinite:
-        pass
-    kernel_fallbacks += 1
-    return False
-
-
 class _NotFinite(Exception):
     """A kernel met a score beyond the working dtype (or NaN): the numpy path redoes the call
     and raises its error."""
@@ -510,104 +486,84 @@ def _kernel_keys(P: _Problem, k: np.ndarray) -> tuple[np.ndarray, ...]:
     return kT, centre, half, norms, np.max(half, axis=-1)
 
 
-def _kernel_plan(P: _Problem, row_words: int, item_words: int) -> tuple[int, int, int]:
-    """:meth:`_Problem.plan` with costs in float64 words (the kernel path works in float64
-    whatever the inputs' dtype), ``KERNEL_BLOCK_SCORES`` per block and no BLAS product to keep
-    small."""
-    w = 8 // P.dtype.itemsize
-    return P.plan(w * row_words, w * item_words, 1, block_scores=KERNEL_BLOCK_SCORES)
-
-
-def _kernel_block(P: _Problem, out: np.ndarray, idx: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The block's queries (G, c, d) in float64 (a copy: contiguous for the kernel) and its
-    slice of the result (G, c, width), a view (blocks are contiguous slices, module docstring)."""
-    q = P.q[idx]
-    q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64).view()
-    q.flags.writeable = False   # always read-only (this view only): numba compiles one signature, not two
-    o = out[idx].reshape(q.shape[:2] + out.shape[-1:])
-    if not np.may_share_memory(o, out):
-        raise AssertionError("a block of the result is not a view")
-    return q, o
-
-
-def _weights_kernel(P: _Problem, out: np.ndarray) -> bool:
-    """nw_weights on the compiled kernel; False when the numpy path must redo the call."""
-    K = _kernel()
-    if K is None:
-        return False
-    n, d = P.n, P.d
-    limit = float(np.finfo(P.dtype).max)
-    f64 = P.dtype == np.float64
-    # per row: the query copy, the float64 weights when the result is float32; per key set:
-    # keys, centre, half-norms and their temporary (norms), scratch
-    plan = _kernel_plan(P, d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4)
-
-    def make_worker() -> Callable[[tuple, tuple], None]:
-        qs = np.empty(d)
-        current: list = [None, None]
-
-        def work(idx: tuple, kidx: tuple) -> None:
-            if current[0] != kidx:
-                current[:] = None, None
-                kT, centre, half, norms, half_max = _kernel_keys(P, P.k[kidx].reshape((-1, n, d)))
-                current[:] = kidx, (kT, centre, half, norms, half_max,
-                                    _kernel_fast_bound(n, np.zeros(kT.shape[0])))
-            q, o = _kernel_block(P, out, idx)
-            kT, centre, half, norms, half_max, bound = current[1]
-            res = o if f64 else np.empty(o.shape)
-            if K.weights_rows(q, kT, centre, half, float(P.factor), norms, half_max, bound, limit, res, qs):
-                raise _NotFinite
-            if not f64:
-                o[...] = res
-        return work
-
-    return _run_kernel(P, plan, make_worker)
-
-
-def _estimate_kernel(P: _Problem, out: np.ndarray) -> bool:
-    """nw_estimate on the compiled kernel; False when the numpy path must redo the call."""
+def _on_kernel(P: _Problem, out: np.ndarray) -> bool:
+    """nw_weights (no values) or nw_estimate on the compiled kernel; False (counted in ``kernel_fallbacks``) when
+    the numpy path must redo the call: a score beyond the working dtype, or sums past the range (numpy raises)."""
+    global kernel_fallbacks
     K = _kernel()
     if K is None:
         return False
     n, d, p = P.n, P.d, P.p
     limit = float(np.finfo(P.dtype).max)
     f64 = P.dtype == np.float64
-    # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
-    # and norms, values minus r (transposed), their range and r, scratch rows
-    plan = _kernel_plan(P, 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE))
+    weights = P.v is None
+    if weights:   # per row: the query copy, the float64 weights when the result is float32; per key set:
+        # keys, centre, half-norms and their temporary (norms), scratch
+        row_words, item_words = d + (0 if f64 else n), n * d + 2 * n + 2 * d + 4
+    else:         # per row: the query copy and the float64 estimate; per key set: keys, centre, half-norms
+        # and norms, values minus r (transposed), their range and r, scratch rows
+        row_words, item_words = 2 * d + 2 * p + 3, n * d + 3 * n + 2 * d + n * p + 6 * p + 4 + min(n, K.TILE)
+    # costs in float64 words (the kernel works in float64 whatever the inputs' dtype), no BLAS product to keep small
+    w = 8 // P.dtype.itemsize
+    plan = P.plan(w * row_words, w * item_words, 1, block_scores=KERNEL_BLOCK_SCORES)
     rows = plan[1] if plan[0] == len(P.batch) else P.m     # query rows per key set in a block
 
     def make_worker() -> Callable[[tuple, tuple], None]:
-        qs, acc, s = np.empty((rows, d + 1)), np.empty((rows, p + 1)), np.empty(min(n, K.TILE))
+        if weights:
+            scratch: tuple = (np.empty(d),)
+        else:
+            scratch = np.empty((rows, d + 1)), np.empty((rows, p + 1)), np.empty(min(n, K.TILE))
         current: list = [None, None]
 
         def work(idx: tuple, kidx: tuple) -> None:
             if current[0] != kidx:
                 current[:] = None, None
                 kT, centre, half, norms, half_max = _kernel_keys(P, P.k[kidx].reshape((-1, n, d)))
-                v = P.v[kidx].reshape((-1, n, p))
-                lo = v.min(axis=-2).astype(np.float64)
-                hi = v.max(axis=-2).astype(np.float64)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    ref = lo + (hi - lo) * 0.5                   # mid-range: exactly v when v is constant
-                    ref = np.where(np.isfinite(ref), ref, lo * 0.5 + hi * 0.5)
-                    dev = np.max(hi - lo, axis=-1) * 0.5 * (1 + 1e-6)   # bounds |v - r|, maybe inf
-                vT = np.empty((v.shape[0], p, n))
-                np.subtract(v.transpose(0, 2, 1), ref[:, :, None], out=vT)
-                with np.errstate(divide="ignore"):
-                    log_spread = np.log(dev)                      # -inf for constant values
-                current[:] = kidx, (kT, vT, ref, centre, half, norms, half_max, _kernel_fast_bound(n, log_spread))
-            q, o = _kernel_block(P, out, idx)
-            kT, vT, ref, centre, half, norms, half_max, bound = current[1]
+                if weights:   # the kernel's arguments before and after the factor
+                    current[:] = kidx, ((kT, centre, half), (norms, half_max, _kernel_fast_bound(n, np.zeros(len(kT)))))
+                else:
+                    vT, ref, log_spread = _kernel_values(P, kidx)
+                    bound = _kernel_fast_bound(n, log_spread)
+                    current[:] = kidx, ((kT, vT, ref, centre, half), (norms, half_max, bound))
+            q = P.q[idx]   # the block's queries (G, c, d) in float64, a contiguous copy; its slice of the result, a view
+            q = np.ascontiguousarray(q.reshape((-1,) + q.shape[-2:]), dtype=np.float64).view()
+            q.flags.writeable = False   # always read-only (this view only): numba compiles one signature, not two
+            o = out[idx].reshape(q.shape[:2] + out.shape[-1:])
+            if not np.may_share_memory(o, out):
+                raise AssertionError("a block of the result is not a view")
             res = o if f64 else np.empty(o.shape)
-            if K.estimate_rows(q, kT, vT, ref, centre, half, float(P.factor), norms, half_max, bound, limit,
-                               res, qs, acc, s):
+            before, after = current[1]
+            rows_of = K.weights_rows if weights else K.estimate_rows
+            if rows_of(q, *before, float(P.factor), *after, limit, res, *scratch):
                 raise _NotFinite
             if not f64:
                 o[...] = res
         return work
 
-    return _run_kernel(P, plan, make_worker, out)
+    try:
+        P.run(*plan, make_worker)
+        if weights or np.all(np.isfinite(out)):
+            return True
+    except _NotFinite:
+        pass
+    kernel_fallbacks += 1
+    return False
+
+
+def _kernel_values(P: _Problem, kidx: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values of the key sets ``kidx`` for the kernel in float64: (v - r transposed (G, p, n), the
+    mid-range r (G, p), log of the bound on |v - r| (G,), -inf for constant values)."""
+    v = P.v[kidx].reshape((-1, P.n, P.p))
+    lo = v.min(axis=-2).astype(np.float64)
+    hi = v.max(axis=-2).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = lo + (hi - lo) * 0.5                   # mid-range: exactly v when v is constant
+        ref = np.where(np.isfinite(ref), ref, lo * 0.5 + hi * 0.5)
+        dev = np.max(hi - lo, axis=-1) * 0.5 * (1 + 1e-6)   # bounds |v - r|, maybe inf
+    vT = np.empty((v.shape[0], P.p, P.n))
+    np.subtract(v.transpose(0, 2, 1), ref[:, :, None], out=vT)
+    with np.errstate(divide="ignore"):
+        return vT, ref, np.log(dev)
 
 
 def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float | None = None,
@@ -618,7 +574,7 @@ def nw_weights(queries: Any, keys: Any, *, kernel: str = "softmax", scale: float
     out = np.empty(P.batch + (P.m, P.n), dtype=P.dtype)
     if out.size == 0:
         return out
-    if _weights_kernel(P, out):
+    if _on_kernel(P, out):
         return out
     gauss = P.kernel == "gaussian"
     row_cost = P.d * (2 if gauss else 1) + 2
@@ -651,7 +607,7 @@ def nw_estimate(queries: Any, keys: Any, values: Any, *, kernel: str = "softmax"
     out = np.empty(P.batch + (P.m, P.p), dtype=P.dtype)
     if out.size == 0:
         return out
-    if _estimate_kernel(P, out):
+    if _on_kernel(P, out):
         return out
     gauss = P.kernel == "gaussian"
     n, d, p = P.n, P.d, P.p
