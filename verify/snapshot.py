@@ -141,14 +141,7 @@ def _readme_text() -> str:
     """The README as UTF-8 text holding the table markers, checked before any run: a folder, a
     FIFO, undecodable bytes or missing markers are the package's one-line error, not a traceback
     after the work."""
-    path = regular_file("README", README, max_bytes=MAX_README_BYTES)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise VerifyError(f"README: expected UTF-8 text, got {str(path)!r} with undecodable bytes "
-                          f"({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise VerifyError(f"README: expected a readable file, got {str(path)!r} ({exc.strerror})") from None
+    text = _read_text("README", README, MAX_README_BYTES)
     readme_section(text)
     return text
 
@@ -427,9 +420,11 @@ def summary(diffs: dict[str, list[str]], *, shown: int = MAX_SHOWN) -> str:
     return "\n".join(lines)
 
 
-def _read_text(name: str, path: Path) -> str:
+def _read_text(name: str, path: Path, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """A regular file of at most ``max_bytes`` as UTF-8 text; anything else is the package's error."""
+    path = regular_file(name, path, max_bytes=max_bytes)
     try:
-        return regular_file(name, path, max_bytes=MAX_TEXT_BYTES).read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise VerifyError(f"{name}: expected UTF-8 text, got {str(path)!r} with undecodable bytes "
                           f"({exc.reason} at byte {exc.start})") from None

@@ -79,9 +79,9 @@ def verdict_rows(doc: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def counts(row: dict) -> str:
+def counts(row: dict, sep: str = "/") -> str:
     """corrections/premise/limits/undecided, as every view prints them."""
-    return f"{row['corrections']}/{row['premise']}/{row['limits']}/{row['undecided']}"
+    return sep.join(str(row[k]) for k in ("corrections", "premise", "limits", "undecided"))
 
 
 def _verdict_table(doc: dict) -> Table:
