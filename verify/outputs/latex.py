@@ -406,7 +406,9 @@ def _relation_lines(lhs: Any, op: str, rhs: Any, macros: bool, prefix: str = "")
     return [Line(prefix, "", lp[0]), *_continued(lp[1:]), Line("", op, rp[0]), *_continued(rp[1:])]
 
 
-def _entry(i: int, j: int | None) -> str:
+def _entry(k: int, shape: tuple[int, int]) -> str:
+    """The label of a matrix's ``k``-th entry: its index in a vector, its row and column otherwise."""
+    i, j = (k, None) if 1 in shape else divmod(k, shape[1])
     return rf"\text{{entry }} ({i + 1}{'' if j is None else f', {j + 1}'})\colon\quad "
 
 
@@ -418,10 +420,8 @@ def _lines(expr: Any, macros: bool) -> list[Line]:
     if op is not None:
         lhs, rhs = expr.args
         if isinstance(lhs, sp.MatrixBase) and isinstance(rhs, sp.MatrixBase) and lhs.shape == rhs.shape:
-            vec = 1 in lhs.shape
             return [line for k, (a, b) in enumerate(zip(lhs, rhs))
-                    for line in _relation_lines(a, op, b, macros,
-                                                _entry(k, None) if vec else _entry(*divmod(k, lhs.shape[1])))]
+                    for line in _relation_lines(a, op, b, macros, _entry(k, lhs.shape))]
         return _relation_lines(lhs, op, rhs, macros)
     if isinstance(expr, sp.And):
         out: list[Line] = []
@@ -432,12 +432,10 @@ def _lines(expr: Any, macros: bool) -> list[Line]:
             out += sub
         return out
     if isinstance(expr, sp.MatrixBase):
-        vec = 1 in expr.shape
         out = []
         for k, entry in enumerate(expr):
-            head = _entry(k, None) if vec else _entry(*divmod(k, expr.shape[1]))
             body = _pack(_pieces(entry, macros), LINE_UNITS - 12, LINE_UNITS - 3)
-            out += [Line(head, "", body[0]), *_continued(body[1:])]
+            out += [Line(_entry(k, expr.shape), "", body[0]), *_continued(body[1:])]
         return out
     body = _pack(_pieces(expr, macros), LINE_UNITS, LINE_UNITS - 3)
     return [] if len(body) == 1 else [Line("", "", body[0]), *_continued(body[1:])]
@@ -674,21 +672,6 @@ def _inline(value: Any) -> str:
     return text(" ".join(str(value).split()))
 
 
-def _figure_tex(b: Figure, figures: dict[str, str]) -> list[str]:
-    path = figures.get(b.path)
-    if path is None:                    # a plot the export did not copy (validated names only)
-        return []
-    return ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
-            f"\\small {_inline(b.caption)}" if b.caption else "", "\\end{center}"]
-
-
-def _formula_tex(b: FormulaBlock, index: dict[tuple[str, str, str], "Formula"]) -> str:
-    f = index.get((b.claim, b.kind, b.name))
-    if f is not None:
-        return _display(f)
-    return "\\begin{equation*}\\fitline{" + b.latex + "}\\end{equation*}"
-
-
 _SECTIONS = {1: "\\section*", 2: "\\subsection", 3: "\\subsubsection*"}
 
 
@@ -717,10 +700,12 @@ def render_blocks(blocks: list[Block], *, figures: dict[str, str], index: dict) 
                     " & ".join(f"\\textbf{{{_inline(h)}}}" for h in b.head) + " \\\\ \\hline \\endhead"]
             out += [" & ".join(f"\\small {_inline(c)}" for c in row) + " \\\\" for row in b.rows]
             out.append("\\end{longtable}")
-        elif isinstance(b, Figure):
-            out += _figure_tex(b, figures)
+        elif isinstance(b, Figure) and b.path in figures:    # a plot the export did not copy is left out
+            out += ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{figures[b.path]}}}\\\\",
+                    f"\\small {_inline(b.caption)}" if b.caption else "", "\\end{center}"]
         elif isinstance(b, FormulaBlock):
-            out.append(_formula_tex(b, index))
+            f = index.get((b.claim, b.kind, b.name))
+            out.append(_display(f) if f is not None else "\\begin{equation*}\\fitline{" + b.latex + "}\\end{equation*}")
         elif isinstance(b, Fold):
             out += ["", f"\\textit{{{_inline(b.summary)}.}}"] + render_blocks(list(b.blocks), figures=figures,
                                                                                index=index)
