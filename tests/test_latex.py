@@ -25,6 +25,7 @@ import struct
 import subprocess
 import sys
 import time
+import unicodedata
 import warnings
 import zlib
 from pathlib import Path
@@ -518,7 +519,7 @@ def quick_document(quick_run, export: dict) -> tuple[dict, str]:
 def test_quick_document_has_no_ascii_math_controls_or_placeholders(quick_document: tuple[dict, str]) -> None:
     report, tex = quick_document
     assert tex.isascii()
-    assert not [c for c in tex if unicodedata_category(c) == "Cc" and c not in "\n"]
+    assert not [c for c in tex if unicodedata.category(c) == "Cc" and c not in "\n"]
     assert "[U+" not in tex                       # every character has a spelling
     body = tex.split("\\begin{document}")[1]
     assert not any(p in body for p in ("too wide to read", "characters of \\LaTeX", "formula of "))
@@ -529,24 +530,6 @@ def test_quick_document_has_no_ascii_math_controls_or_placeholders(quick_documen
             for cid in converted}
     hits = {k: v for k, v in hits.items() if v}
     assert not hits, f"ASCII mathematics in text mode: { {k: v[:5] for k, v in hits.items()} }"
-
-
-def test_quick_document_has_one_title_and_headline_per_claim(quick_document: tuple[dict, str]) -> None:
-    report, tex = quick_document
-    sections = _sections(tex)
-    table = tex.split("\\begin{longtable}")[1].split("\\end{longtable}")[0]
-    for c in report["claims"]:
-        assert sections[c["id"]].startswith(f" {text(c['title'])}}}")
-        row = next(line for line in table.splitlines() if line.startswith(f"\\small {c['id']} "))
-        assert row.startswith(f"\\small {text(c['id'] + ' ' + c['title'])} &")
-        assert row.endswith(f"\\small {text(c['headline'])} \\\\")
-        assert text(c["headline"]) in sections[c["id"]]
-
-
-def unicodedata_category(c: str) -> str:
-    import unicodedata
-
-    return unicodedata.category(c)
 
 
 # --- hostile reports --------------------------------------------------------------------------------

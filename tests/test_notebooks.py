@@ -290,21 +290,15 @@ def test_show_step_prints_the_checked_relation_and_its_method(capsys) -> None:
     assert "certificate" not in capsys.readouterr().out.split("\n", 1)[1]
 
 
-@pytest.mark.parametrize("call", [("C5", "no_such_step"), ("C5", None), ("C99", "mse_line"), (5, "mse_line")])
-def test_show_step_refuses_an_unknown_name(call) -> None:
+@pytest.mark.parametrize("show, call", [("show_step", ("C5", "no_such_step")), ("show_step", ("C5", None)),
+                                        ("show_step", ("C99", "mse_line")), ("show_step", (5, "mse_line")),
+                                        ("show_steps", ("C7", ["a_corr_optimum", "no_such_step"]))])
+def test_show_step_refuses_an_unknown_name(show, call) -> None:
     from verify import notebook as nb
     from verify.errors import VerifyError
 
-    with pytest.raises(VerifyError, match=r"^(name|claim): expected"):
-        nb.show_step(*call)
-
-
-def test_show_steps_refuses_unknown_names() -> None:
-    from verify import notebook as nb
-    from verify.errors import VerifyError
-
-    with pytest.raises(VerifyError, match="unknown"):
-        nb.show_steps("C7", ["a_corr_optimum", "no_such_step"])
+    with pytest.raises(VerifyError, match=r"^(name|claim|names): expected"):
+        getattr(nb, show)(*call)
 
 
 def test_prose_typesets_mathematics_and_keeps_code() -> None:
