@@ -29,7 +29,6 @@ import proofs
 import verify.claims
 from proofs import cache
 from proofs.markup import render
-from verify.cli import main as verify_cli
 from verify import io
 from verify.cli import _derivation_summary, main
 from verify.errors import VerifyError
@@ -392,24 +391,6 @@ def _wait_for(proc, text: str) -> list[str]:
             return lines
         assert time.monotonic() - t0 < CHILD_DEADLINE_S, lines
     pytest.fail(f"the child ended before {text!r}: {''.join(lines)}")
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
-    proc = _start_run(tmp_path, "--quick", "--jobs", "2", "--only", "C2,C5,C6,C7")
-    _wait_for(proc, "in 2 processes")
-    workers = _children(proc.pid)
-    assert len(workers) >= 2, workers
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    deadline = time.monotonic() + 10
-    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [w for w in workers if _alive(w)]
-    for w in left:
-        os.kill(w, signal.SIGKILL)
-    assert not left
 
 
 def test_a_worker_whose_parent_is_gone_exits_at_once():
@@ -1028,7 +1009,7 @@ def test_two_sweeps_into_one_folder_at_once_the_second_is_refused(tmp_path, caps
         while not list((out / "tasks").glob("*.json")):
             assert time.monotonic() < deadline and not first_done.is_set(), result
             time.sleep(0.02)
-        code = verify_cli(["sweep", "c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
+        code = main(["sweep", "c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
         line = _one_error_line(capsys.readouterr().err)
         assert not first_done.is_set()                   # the second was refused while the first ran
     finally:
@@ -1141,12 +1122,20 @@ def _descendants(pid: int) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_sigkill_of_a_sweeps_parent_leaves_no_worker_behind(tmp_path):
-    """Issue 37 (5): a sweep's workers (and multiprocessing's resource tracker) end with it."""
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path, command):
+    """A parallel run's workers, and a sweep's (with multiprocessing's resource tracker, issue 37 (5)), end
+    with it."""
     out = tmp_path / "o"
-    proc = _sweep_child(out, pipes=False)
+    if command == "run":
+        proc = _start_run(tmp_path, "--quick", "--jobs", "2", "--only", "C2,C5,C6,C7")
+    else:
+        proc = _sweep_child(out, pipes=False)
     try:
-        _wait_for_tasks(proc, out, 2)
+        if command == "run":
+            _wait_for(proc, "in 2 processes")
+        else:
+            _wait_for_tasks(proc, out, 2)
         workers = _descendants(proc.pid)
         assert len(workers) >= 2, workers
         os.kill(proc.pid, signal.SIGKILL)
@@ -1155,7 +1144,7 @@ def test_sigkill_of_a_sweeps_parent_leaves_no_worker_behind(tmp_path):
         while any(_alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
         left = [w for w in workers if _alive(w)]
-    finally:                     # whatever is left of the sweep's group ends with the test
+    finally:                     # whatever is left of its group ends with the test
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     assert not left

@@ -1,17 +1,12 @@
 """LaTeX export: every claim's derivation, verdict and evidence as one document, one snippet per formula.
 
-``python -m verify latex [-o DIR] [--pdf] [--quick | --large] [--seed N] [--report FILE]`` writes
-``DIR/verification.tex`` (a standalone ``article`` needing only Debian's texlive-latex-base: the walk
-of the report, :func:`verify.outputs.document.walk`), ``DIR/snippets/<claim>_<name>.tex`` (one
-labelled ``equation`` per formula, ``eq:<claim>:<name>``, for ``\\input`` into a paper),
-``DIR/macros.tex`` (the notation macros, :data:`proofs.notation.MACROS`) and ``DIR/plots/``.
-
-Every text is the package's markup, rendered by :func:`proofs.markup.to_latex`; a text the markup
-refuses (a report from another version) is escaped character by character (:func:`escape`). Every
-formula is printed by SymPy (:func:`proofs.notation.to_latex`), broken over lines at its relation,
-terms and factors (:func:`formula_lines`), never replaced by a note. A report read with ``--report``
-may come from anyone: its paths must resolve inside its folder and its names are checked against
-:data:`NAME_CHARS` (claim ids against :data:`proofs.CLAIM_IDS`) before anything is written.
+``python -m verify latex`` writes ``DIR/verification.tex`` (a standalone ``article`` for Debian's
+texlive-latex-base: the walk of the report, :func:`verify.outputs.document.walk`),
+``DIR/snippets/<claim>_<name>.tex`` (one ``equation`` labelled ``eq:<claim>:<name>`` per formula),
+``DIR/macros.tex`` (:data:`proofs.notation.MACROS`) and ``DIR/plots/``. Texts are the markup
+(:func:`text`; refused text is escaped, :func:`escape`); formulas are SymPy's printing broken over
+lines (:func:`formula_lines`). A ``--report`` may come from anyone: its paths must resolve inside its
+folder and its names are checked (:data:`NAME_CHARS`, :data:`proofs.CLAIM_IDS`) before anything is written.
 """
 
 from __future__ import annotations
@@ -90,9 +85,8 @@ def _prose(tex: str) -> str:
 
 
 def escape(value: Any) -> str:
-    """Any text shown literally in text mode: TeX's specials escaped, Unicode mathematics as inline
-    mathematics, control characters as a visible ``[U+XXXX]``; the result is ASCII and has no
-    groups deeper than one (for text the markup refuses, and for names)."""
+    """Any text shown literally in text mode (text the markup refuses, names): ASCII, TeX's specials
+    escaped, Unicode mathematics as inline mathematics, a control character as ``[U+XXXX]``."""
     out: list[str] = []
     for ch in unicodedata.normalize("NFC", str(value)):
         if ch in _COMBINING and out and out[-1].isascii():   # an accent on the character before it
@@ -111,9 +105,8 @@ def escape(value: Any) -> str:
 
 
 def text(value: Any) -> str:
-    """A text of the package (markup: prose, ``$...$`` mathematics, backtick code) as LaTeX, by
-    :func:`proofs.markup.to_latex`; a text the markup refuses (another version's report, a
-    traceback) is escaped (:func:`escape`), so that nothing in it reaches TeX as a command."""
+    """A text of the package (markup) as LaTeX, by :func:`proofs.markup.to_latex`; a text the markup
+    refuses (another version's report, a traceback) is escaped, so nothing reaches TeX as a command."""
     if not isinstance(value, str):
         return escape(value)
     try:
@@ -144,9 +137,8 @@ _REL_OPS = {sp.Equality: "=", sp.Unequality: r"\neq", sp.StrictLessThan: "<", sp
 _FUNCTIONS = {sp.exp: r"\exp", sp.log: r"\log", sp.sqrt: r"\sqrt"}
 
 class _Names(dict):
-    """The project's symbol spelling as :func:`proofs.notation.to_latex` chooses it: the export's
-    macros (if asked), then :data:`~proofs.notation.LATEX_NAMES`, then the spelling registered
-    for the symbol's name."""
+    """The symbol spelling of :func:`proofs.notation.to_latex`: the macros (if asked), then
+    :data:`~proofs.notation.LATEX_NAMES`, then the spelling registered for the symbol's name."""
 
     def __init__(self, macros: bool) -> None:
         super().__init__()
@@ -161,10 +153,8 @@ class _Names(dict):
 
 
 class _MemoPrinter(LatexPrinter):
-    """SymPy's LaTeX printer with the project's spelling that prints each subexpression once: the
-    breaker prints the terms and factors of formulas whose whole it printed already, and the
-    derivations share subexpressions (a node's LaTeX does not depend on where it stands; its
-    parent adds any parentheses)."""
+    """SymPy's LaTeX printer with the project's spelling, printing each subexpression once (the
+    breaker prints parts of formulas printed whole, and the derivations share subexpressions)."""
 
     def __init__(self, macros: bool) -> None:
         super().__init__({"symbol_names": _Names(macros)})
@@ -413,7 +403,7 @@ def _entry(k: int, shape: tuple[int, int]) -> str:
 
 
 def _lines(expr: Any, macros: bool) -> list[Line]:
-    """:func:`formula_lines` as :class:`Line` objects (an empty list: the formula fits one line)."""
+    """:func:`formula_lines` as :class:`Line` objects (none: the formula fits one line)."""
     if _width(_latex(expr, macros)) <= LINE_UNITS:
         return []
     op = _REL_OPS.get(type(expr))
@@ -442,11 +432,9 @@ def _lines(expr: Any, macros: bool) -> list[Line]:
 
 
 def formula_lines(expr: Any, *, macros: bool = True) -> list[str]:
-    """The formula as display lines for ``align``/``aligned``/``split`` (``&`` marks the
-    alignment point, one per line): a relation at its sign, then each side broken at its terms
-    and factors (:func:`_pieces`); a conjunction one relation per line; a matrix too wide for a
-    line entry by entry. A formula that fits on one line is one line without ``&``. Every piece
-    is SymPy's printing of a part of ``expr``."""
+    """The formula as display lines for ``align``/``split`` (``&`` at the alignment point): a relation
+    at its sign, each side broken at its terms and factors (:func:`_pieces`), a conjunction one
+    relation per line, a wide matrix entry by entry; a formula that fits is one line without ``&``."""
     lines = _lines(expr, macros)
     return [str(x) for x in lines] if lines else [_latex(expr, macros)]
 
@@ -714,10 +702,8 @@ def render_blocks(blocks: list[Block], *, figures: dict[str, str], index: dict) 
 
 def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] | None = None,
                     formulas_: list[Formula] | None = None, summary: bool = False) -> str:
-    """The whole document for ``report`` (report.json form): the walk of the report
-    (:func:`verify.outputs.document.walk`; ``summary``: the referee's summary alone, no appendices);
-    ``plots`` maps claim -> {name: file relative to the document} (validated names only);
-    ``formulas_`` reuses printed formulas."""
+    """The whole document for ``report`` (``summary``: the referee's summary alone); ``plots`` maps
+    claim -> {name: file relative to the document}; ``formulas_`` reuses printed formulas."""
     index = {} if summary else {(f.claim, f.kind, f.name): f
                                 for f in (formulas_ if formulas_ is not None else formulas())}
     if not summary:   # the derivation of each claim in the report, from this package where the report has none
@@ -751,10 +737,9 @@ def _inside(out: Path, path: Path) -> Path:
 
 
 def write_export(out_dir: str | Path, report: dict[str, Any], *, summary: bool = False) -> Path:
-    """Write verification.tex (``summary``: summary.tex, the referee's summary, without snippets),
-    macros.tex, snippets/ and plots/ under ``out_dir``; returns the .tex. Plots are those of
-    ``report["plot_files"]`` (:func:`load_report`, :func:`run_checks`), else the report's plot paths
-    resolved inside the current folder (:func:`report_plots`)."""
+    """Write verification.tex (``summary``: summary.tex, without snippets), macros.tex, snippets/ and
+    plots/ under ``out_dir``; returns the .tex. Plots: ``report["plot_files"]``, else the report's
+    paths resolved inside the current folder (:func:`report_plots`)."""
     out = Path(out_dir)
     plot_files = report["plot_files"] if "plot_files" in report else report_plots(report, Path.cwd().resolve())
     try:

@@ -1,9 +1,8 @@
 """Blocks of the report (:mod:`verify.outputs.document`) as Markdown and as one self-contained HTML page.
 
-Markdown (``report.md``) keeps its mathematics as ``$...$`` for GitHub's renderer. The HTML page
-(``report.html``) needs nothing but a browser: MathML converted by ``latex2mathml``, the plots
-embedded as PNG data, the style sheet inline, nothing fetched. A text that is not the package's
-markup (a report of another version, an error message) is escaped, never interpreted.
+Markdown (``report.md``) keeps ``$...$`` mathematics for GitHub. The HTML page (``report.html``)
+needs only a browser: MathML (``latex2mathml``), plots embedded as PNG data, the style inline. Text
+that is not markup (another version's report, an error) is escaped, never interpreted.
 """
 
 from __future__ import annotations

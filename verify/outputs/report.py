@@ -1,12 +1,8 @@
 """The report: one document (``report.json``) and every view of it.
 
-:func:`document` turns the claim results into the report document; every view reads that
-document through one walk (:func:`verify.outputs.document.walk`), so the terminal table,
-``report.md``, ``report.html``, the README's verdict table, the LaTeX export and the notebooks show
-the same fields (verdict, headline, corrections, premise findings, limits, undecided parts).
-
-Schema ``mha-nw-verify/report``, version 3: the README lists its fields; :data:`REPORT_SHAPE`
-names those its readers use, with their types.
+:func:`document` turns the claim results into the report document; every view reads it through one
+walk (:func:`verify.outputs.document.walk`). Schema ``mha-nw-verify/report``, version 3: the README
+lists its fields, :data:`REPORT_SHAPE` those its readers use.
 """
 
 from __future__ import annotations
