@@ -567,8 +567,6 @@ def _hostile(folder: Path, case: str) -> None:
     elif case == "not a png":
         (folder / "plots" / "fake.png").write_text("\\input{/etc/passwd}")
         c3["evidence"]["plots"] = {"c3_demo": "plots/fake.png"}
-    elif case == "a folder":
-        c3["evidence"]["plots"] = {"c3_demo": "plots"}
     elif case == "duplicate claim":
         doc["claims"].append(dict(c3))
     else:  # pragma: no cover - a case the table names but this function does not build
@@ -578,7 +576,7 @@ def _hostile(folder: Path, case: str) -> None:
 
 HOSTILE = ["plot path:SECRET", "plot path:../secret.png", "plot path:plots/../../secret.png",
            "plot path:plots/missing.png", "plot path:", "plot path:C:\\secret.png", "symlink out",
-           "symlinked folder out", "not a png", "a folder", "plot name:a/../../../../escaped-plot",
+           "symlinked folder out", "not a png", "plot path:plots", "plot name:a/../../../../escaped-plot",
            "plot name:x.png}\\input{FILE}%", "plot name:with space", "plot name:dot.name", "plot name:",
            "plot name:" + "n" * 65, "claim id:C1/../../escaped-id", "claim id:c3", "claim id:C99",
            "crashed:C1/../../x", "duplicate claim"]

@@ -79,13 +79,12 @@ def math_html(latex: str, *, display: bool = False) -> str:
     import latex2mathml.converter
 
     try:
-        out = latex2mathml.converter.convert(latex, display="block" if display else "inline")
+        return latex2mathml.converter.convert(latex, display="block" if display else "inline")
     except Exception:   # the converter's own errors are not one exception class
         try:
             return f'<span class="math">{html.escape(markup.math_to_unicode(markup.parse_math(latex, "html")))}</span>'
         except markup.MarkupError:
             return f"<code>{html.escape(latex)}</code>"
-    return out
 
 
 def inline_html(text: Any) -> str:
