@@ -308,7 +308,7 @@ MUTANTS += [
     M('sweep-workers-outlive-parent', 'verify/experiments/sweep.py',
       '        _processes.die_with_parent(parent)\n',
       '',
-      (P + 'test_sigkill_of_a_sweeps_parent_leaves_no_worker_behind',)),
+      (P + 'test_sigkill_of_the_parent_leaves_no_worker_behind[sweep]',)),
     M('import-ctrl-c-traceback', 'verify/__init__.py',
       '    _processes.exit_on_sigint()',
       '    pass',
