@@ -122,8 +122,8 @@ TITLE_AND_HEADLINE = {
     "terminal": lambda c: [markup.render(c["short_headline"], "unicode")],
     "report.md": lambda c: [f"## {c['id']}: {markup.render(c['title'], 'markdown')}",
                             markup.render(c["headline"], "markdown")],
-    "latex": lambda c: [f"\\subsection{{{c['id']}: {text(c['title'])}}}", f"\\small {text(c['id'] + ' ' + c['title'])} &",
-                        f"\\small {text(c['headline'])} \\\\"],
+    "latex": lambda c: [f"\\subsection{{{c['id']}: {text(c['title'])}}}",
+                        f"\\small {text(c['id'] + ' ' + c['title'])} &", f"\\small {text(c['headline'])} \\\\"],
 }
 
 

@@ -227,7 +227,7 @@ MUTANTS += [
     M('run-workers-outlive-parent', 'verify/run.py',
       '    die_with_parent(parent)\n',
       '',
-      (P + 'test_sigkill_of_the_parent_leaves_no_worker_behind',)),
+      (P + 'test_sigkill_of_the_parent_leaves_no_worker_behind[run]',)),
     M('kernel-disable-jit-ignored', 'verify/numeric/_kernel.py',
       'if numba.config.DISABLE_JIT:',
       'if False:',

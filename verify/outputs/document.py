@@ -80,12 +80,6 @@ def counts(row: dict, sep: str = "/") -> str:
     return sep.join(str(row[k]) for k in ("corrections", "premise", "limits", "undecided"))
 
 
-def _verdict_table(doc: dict) -> Table:
-    return Table(("claim", "verdict", "c/p/l/u", "headline"),
-                 tuple((f"{r['id']} {r['title']}".strip(), r["verdict"], counts(r), r["headline"])
-                       for r in verdict_rows(doc)))
-
-
 def _instead(c: dict) -> list[str]:
     """What a paper should write instead: each correction's and limit's sentence (its declared
     ``instead``, else the derived form), each refuted core's restoring assumption."""
@@ -322,7 +316,9 @@ def walk(doc: dict, *, record: bool = True) -> list[Block]:
              "referee reads a theorem; a detail that is off is a correction, a failure outside the stated scope a "
              "limit, an experiment that could not have decided is undecided. Counts c/p/l/u: corrections, premise "
              "findings, limits, undecided parts beside the core. Replay any counterexample with `python -m verify replay FILE`."),
-        _verdict_table(doc)]
+        Table(("claim", "verdict", "c/p/l/u", "headline"),
+              tuple((f"{r['id']} {r['title']}".strip(), r["verdict"], counts(r), r["headline"])
+                    for r in verdict_rows(doc)))]
     for c in doc["claims"]:
         out += _summary(c)
     out += [Heading(2, "Glossary", "glossary"),
