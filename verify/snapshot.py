@@ -131,9 +131,8 @@ def with_readme_table(text: str, table: str) -> str:
 
 
 def _readme_text() -> str:
-    """The README as UTF-8 text holding the table markers, checked before any run: a folder, a
-    FIFO, undecodable bytes or missing markers are the package's one-line error, not a traceback
-    after the work."""
+    """The README as UTF-8 text holding the table markers, checked before any run (anything else is
+    the package's one-line error, not a traceback after the work)."""
     text = _read_text("README", README, MAX_README_BYTES)
     readme_section(text)
     return text

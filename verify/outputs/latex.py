@@ -783,10 +783,9 @@ def _log_errors(log: str, context: int = 3) -> list[str]:
 
 
 def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
-    """pdflatex ``tex`` ``runs`` times (twice for the references) into a temporary folder beside it,
-    then the PDF moved into place with ``os.replace`` (a killed or failed compilation leaves the
-    previous PDF whole). Raises :class:`PdfLatexMissing` without pdflatex and RuntimeError (with the
-    log's error lines) when the compilation fails."""
+    """pdflatex ``tex`` ``runs`` times in a temporary folder beside it, then the PDF moved into place
+    (a failed compilation leaves the previous PDF whole); :class:`PdfLatexMissing` without pdflatex,
+    RuntimeError (with the log's error lines) when it fails."""
     exe = shutil.which("pdflatex")
     if exe is None:
         raise PdfLatexMissing("--pdf: expected pdflatex on the PATH (Debian: apt-get install texlive-latex-base "
