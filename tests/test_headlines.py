@@ -18,24 +18,18 @@ import numpy as np
 import pytest
 
 from proofs.markup import num, sci
-from tests.test_claim_c8 import exact_weights, mpq
+from tests.test_claim_c8 import _part, exact_weights, mpq
 from verify.claims import Context, c1, c3, c4, c8
 
 #: A figure recomputed here from the same seeded inputs by other code, against the check's: both
 #: are float64 roundings of the same quantity (or of 50-digit values), so they agree to rounding of
 #: the comparison itself; 1e-9 relative leaves room for sums taken in another order.
 FIGURE_RTOL = 1e-9
-#: Digits of the mpmath loops written here.
-DPS = 50
 QUICK = Context(seed=0, quick=True)
 
 
 def _run(quick_run, claim):
     return quick_run(claim)[0]
-
-
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
 
 
 def _close(a, b, rtol=FIGURE_RTOL):
