@@ -167,14 +167,6 @@ def _read_snapshot() -> dict:
 # --- what a user reads ------------------------------------------------------------------------------
 
 
-def terminal_text(doc: dict) -> str:
-    """What ``python -m verify --quick`` prints of the verdicts (:func:`verify.cli.run`): the heading
-    and the table. Its derivation lines (cached or not) and closing line (folder, seconds) vary."""
-    from verify.outputs.report import terminal_verdicts
-
-    return terminal_verdicts(doc) + "\n"
-
-
 class _Visible(HTMLParser):
     """The text a browser shows of a page: no style, no images (so no data URIs); block elements
     on lines of their own, table cells separated by ``|``; in MathML an exponent after ``^`` (so that
@@ -234,11 +226,12 @@ def html_text(page: str) -> str:
 
 def views(doc: dict, folder: Path | None) -> dict[str, Any]:
     """Everything a user reads of ``doc`` (:data:`FILES`): report.json without timings, report.md, the
-    terminal's table and the visible text of report.html (plots from ``folder``)."""
-    from verify.outputs.report import html_page, markdown
+    terminal's verdicts (not its derivation and closing lines, which vary) and the visible text of
+    report.html (plots from ``folder``)."""
+    from verify.outputs.report import html_page, markdown, terminal_verdicts
 
-    return {"report.json": _without_volatile(doc), "report.md": markdown(doc), "terminal": terminal_text(doc),
-            "report.html": html_text(html_page(doc, folder))}
+    return {"report.json": _without_volatile(doc), "report.md": markdown(doc),
+            "terminal": terminal_verdicts(doc) + "\n", "report.html": html_text(html_page(doc, folder))}
 
 
 def _without_volatile(x: Any) -> Any:

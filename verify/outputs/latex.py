@@ -435,8 +435,7 @@ def formula_lines(expr: Any, *, macros: bool = True) -> list[str]:
     """The formula as display lines for ``align``/``split`` (``&`` at the alignment point): a relation
     at its sign, each side broken at its terms and factors (:func:`_pieces`), a conjunction one
     relation per line, a wide matrix entry by entry; a formula that fits is one line without ``&``."""
-    lines = _lines(expr, macros)
-    return [str(x) for x in lines] if lines else [_latex(expr, macros)]
+    return Formula("", "", "", expr).lines(macros=macros)
 
 
 @dataclass(eq=False)
@@ -450,7 +449,7 @@ class Formula:
     description: str = ""
 
     def __post_init__(self) -> None:
-        self._cache: dict[Any, Any] = {}   # printing large expressions is slow: once each
+        self._lines: dict[bool, list[Line]] = {}   # breaking large expressions is slow: once each
 
     @property
     def key(self) -> str:
@@ -465,10 +464,8 @@ class Formula:
         return f"{self.claim}_{self.key}.tex"
 
     def latex(self, *, macros: bool = True) -> str:
-        """The whole formula on one line, printed by SymPy."""
-        if ("latex", macros) not in self._cache:
-            self._cache["latex", macros] = _latex(self.expr, macros)
-        return self._cache["latex", macros]
+        """The whole formula on one line, printed by SymPy (the printer memoises it)."""
+        return _latex(self.expr, macros)
 
     def lines(self, *, macros: bool = True) -> list[str]:
         """:func:`formula_lines` of the formula."""
@@ -476,9 +473,9 @@ class Formula:
 
     def display_lines(self, *, macros: bool = True) -> list[Line]:
         """The :class:`Line` objects of a formula that does not fit one line (else empty)."""
-        if ("lines", macros) not in self._cache:
-            self._cache["lines", macros] = _lines(self.expr, macros)
-        return self._cache["lines", macros]
+        if macros not in self._lines:
+            self._lines[macros] = _lines(self.expr, macros)
+        return self._lines[macros]
 
 
 def _is_formula(obj: Any) -> bool:
