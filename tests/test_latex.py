@@ -194,13 +194,17 @@ def _write_report(folder: Path, results: list[ClaimResult]) -> Path:
     return report
 
 
+def _exported(base: Path, results: list[ClaimResult]) -> tuple[Path, Path]:
+    """``latex --report`` of a report of ``results`` in ``base``: the report and the output folder."""
+    all_derivations()
+    report, out = _write_report(base / "report", results), base / "out"
+    assert verify_cli(["latex", "-o", str(out), "--report", str(report)]) == 0
+    return report, out
+
+
 @pytest.fixture(scope="module")
 def export(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    all_derivations()
-    base = tmp_path_factory.mktemp("latex")
-    report = _write_report(base / "report", _results())
-    out = base / "out"
-    assert verify_cli(["latex", "-o", str(out), "--report", str(report)]) == 0
+    report, out = _exported(tmp_path_factory.mktemp("latex"), _results())
     return {"out": out, "report": json.loads(report.read_text()), "report_path": report,
             "tex": (out / "verification.tex").read_text(encoding="ascii"), "formulas": formulas()}
 
@@ -673,11 +677,6 @@ def test_a_path_whose_folder_links_out_of_o_is_refused(tmp_path: Path) -> None:
     assert _inside(out, out / "real" / "x.tex") == out / "real" / "x.tex"
 
 
-def _hostile_valid_report(folder: Path) -> Path:
-    """A report that passes every check but carries TeX payloads in every text field."""
-    return _write_report(folder, _results(PAYLOADS + [TRICKY, MARKED]))
-
-
 def _tex_depth(tex: str) -> int:
     depth = most = 0
     for ch in re.sub(r"\\.", "", tex):
@@ -688,11 +687,8 @@ def _tex_depth(tex: str) -> int:
 
 @pytest.fixture(scope="module")
 def hostile_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    all_derivations()
-    base = tmp_path_factory.mktemp("hostile")
-    report = _hostile_valid_report(base / "report")
-    assert verify_cli(["latex", "-o", str(base / "out"), "--report", str(report)]) == 0
-    return base / "out"
+    """The export of a report that passes every check but carries TeX payloads in every text field."""
+    return _exported(tmp_path_factory.mktemp("hostile"), _results(PAYLOADS + [TRICKY, MARKED]))[1]
 
 
 def test_tex_holds_no_unvalidated_name_or_command(hostile_export: Path) -> None:
