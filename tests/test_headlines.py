@@ -18,23 +18,18 @@ import numpy as np
 import pytest
 
 from proofs.markup import num, sci
+from tests.test_claim_c8 import _part, exact_weights, mpq
 from verify.claims import Context, c1, c3, c4, c8
 
 #: A figure recomputed here from the same seeded inputs by other code, against the check's: both
 #: are float64 roundings of the same quantity (or of 50-digit values), so they agree to rounding of
 #: the comparison itself; 1e-9 relative leaves room for sums taken in another order.
 FIGURE_RTOL = 1e-9
-#: Digits of the mpmath loops written here.
-DPS = 50
 QUICK = Context(seed=0, quick=True)
 
 
 def _run(quick_run, claim):
     return quick_run(claim)[0]
-
-
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
 
 
 def _close(a, b, rtol=FIGURE_RTOL):
@@ -50,28 +45,9 @@ C8_HEADLINE = (r"holds under model (reading i, in $H$, variances rising along th
 PHI = (1 + math.sqrt(5)) / 2
 
 
-def _fib(k):
-    a, b = 0, 1
-    for _ in range(k):
-        a, b = b, a + b
-    return a
-
-
 def _weights_here(scheme, H, r=0.5, V=None):
-    """Weights written out: uniform 1/H, geometric ∝ r^(h−1), Fibonacci ∝ F_(H+1−h) (best first) or
-    F_h (worst first), inverse ∝ 1/V_h."""
-    if scheme == "uniform":
-        raw = [1.0] * H
-    elif scheme == "geom":
-        raw = [r ** (h - 1) for h in range(1, H + 1)]
-    elif scheme == "fib_best":
-        raw = [float(_fib(H + 1 - h)) for h in range(1, H + 1)]
-    elif scheme == "fib_worst":
-        raw = [float(_fib(h)) for h in range(1, H + 1)]
-    else:
-        raw = [1.0 / v for v in V]
-    tot = math.fsum(raw)
-    return np.array([x / tot for x in raw])
+    """The weights from their definitions (tests/test_claim_c8.py, exact rationals) as floats."""
+    return np.array([float(x) for x in exact_weights(scheme, H, Fraction(r), V)])
 
 
 def _c8_monte_carlo():
@@ -113,18 +89,10 @@ def _c8_min_gap_inverse():
 
 
 def _c8_decay_W(scheme, H):
-    """Σ α_h² h^(1/2) at 30 digits, weights exact (fractions, integer Fibonacci numbers)."""
-    if scheme == "uniform":
-        w = [Fraction(1, H)] * H
-    elif scheme == "geom":
-        raw = [Fraction(1, 2) ** (h - 1) for h in range(1, H + 1)]
-        w = [x / sum(raw) for x in raw]
-    else:
-        tot = _fib(H + 2) - 1
-        w = [Fraction(_fib(H + 1 - h), tot) for h in range(1, H + 1)]
+    """Σ α_h² h^(1/2) at 30 digits, weights exact."""
     with mpmath.workdps(30):
-        return float(mpmath.fsum(mpmath.mpf(x.numerator) / x.denominator * mpmath.mpf(x.numerator) / x.denominator
-                                 * mpmath.sqrt(h) for h, x in enumerate(w, start=1)))
+        return float(mpmath.fsum(mpq(x) ** 2 * mpmath.sqrt(h)
+                                 for h, x in enumerate(exact_weights(scheme, H, Fraction(1, 2), None), start=1)))
 
 
 @pytest.mark.claim("C8", part="core")

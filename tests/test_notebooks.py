@@ -13,14 +13,12 @@ from __future__ import annotations
 import ast
 import os
 import re
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
 import sympy as sp
-from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -59,28 +57,15 @@ def _texts(nb: nbformat.NotebookNode) -> list[list[tuple]]:
     return cells
 
 
-def _execute(path: Path) -> tuple[nbformat.NotebookNode, float]:
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}})
-    t0 = time.perf_counter()
-    client.execute()
-    return nb, time.perf_counter() - t0
-
-
 @pytest.fixture(scope="module")
-def executed() -> dict[str, tuple[nbformat.NotebookNode, float]]:
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), old) if p)  # the kernel imports this checkout
-    try:
-        with ThreadPoolExecutor(WORKERS) as pool:
-            runs = dict(zip(NOTEBOOKS, pool.map(_execute, NOTEBOOKS)))
-    finally:
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
-    return {p.stem: r for p, r in runs.items()}
+def executed() -> dict[str, nbformat.NotebookNode]:
+    """Every notebook executed by tools/notebooks.py, two at a time, this checkout importable in
+    their kernels (set for the whole pool: each execution sets and restores it, and they overlap)."""
+    from tools.notebooks import execute
+
+    with pytest.MonkeyPatch.context() as mp, ThreadPoolExecutor(WORKERS) as pool:
+        mp.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+        return dict(zip((p.stem for p in NOTEBOOKS), pool.map(lambda p: execute(p, timeout=CELL_TIMEOUT), NOTEBOOKS)))
 
 
 # --- what a notebook shows -------------------------------------------------------------------------
@@ -259,8 +244,7 @@ def test_only_rounding_figures_are_masked(a, b, same) -> None:
 @pytest.mark.slow  # re-executes every notebook in its own kernel
 @pytest.mark.parametrize("name", [p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_matches_stored_text(executed: dict, name: str) -> None:
-    nb, _seconds = executed[name]
-    fresh = _texts(nb)
+    fresh = _texts(executed[name])
     errors = [o for cell in fresh for o in cell if o[0] == "error"]
     assert not errors, f"{name} raised: {errors}"
     stored = _texts(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4))
@@ -290,21 +274,15 @@ def test_show_step_prints_the_checked_relation_and_its_method(capsys) -> None:
     assert "certificate" not in capsys.readouterr().out.split("\n", 1)[1]
 
 
-@pytest.mark.parametrize("call", [("C5", "no_such_step"), ("C5", None), ("C99", "mse_line"), (5, "mse_line")])
-def test_show_step_refuses_an_unknown_name(call) -> None:
+@pytest.mark.parametrize("show, call", [("show_step", ("C5", "no_such_step")), ("show_step", ("C5", None)),
+                                        ("show_step", ("C99", "mse_line")), ("show_step", (5, "mse_line")),
+                                        ("show_steps", ("C7", ["a_corr_optimum", "no_such_step"]))])
+def test_show_step_refuses_an_unknown_name(show, call) -> None:
     from verify import notebook as nb
     from verify.errors import VerifyError
 
-    with pytest.raises(VerifyError, match=r"^(name|claim): expected"):
-        nb.show_step(*call)
-
-
-def test_show_steps_refuses_unknown_names() -> None:
-    from verify import notebook as nb
-    from verify.errors import VerifyError
-
-    with pytest.raises(VerifyError, match="unknown"):
-        nb.show_steps("C7", ["a_corr_optimum", "no_such_step"])
+    with pytest.raises(VerifyError, match=r"^(name|claim|names): expected"):
+        getattr(nb, show)(*call)
 
 
 def test_prose_typesets_mathematics_and_keeps_code() -> None:

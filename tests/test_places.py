@@ -29,7 +29,6 @@ import proofs
 import verify.claims
 from proofs import cache
 from proofs.markup import render
-from verify.cli import main as verify_cli
 from verify import io
 from verify.cli import _derivation_summary, main
 from verify.errors import VerifyError
@@ -394,45 +393,12 @@ def _wait_for(proc, text: str) -> list[str]:
     pytest.fail(f"the child ended before {text!r}: {''.join(lines)}")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path):
-    proc = _start_run(tmp_path, "--quick", "--jobs", "2", "--only", "C2,C5,C6,C7")
-    _wait_for(proc, "in 2 processes")
-    workers = _children(proc.pid)
-    assert len(workers) >= 2, workers
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    deadline = time.monotonic() + 10
-    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [w for w in workers if _alive(w)]
-    for w in left:
-        os.kill(w, signal.SIGKILL)
-    assert not left
-
-
 def test_a_worker_whose_parent_is_gone_exits_at_once():
     """die_with_parent: a parent id that is not the real parent (it died before the signal was armed)."""
     from verify.run import die_with_parent
 
     assert _status(_forked(lambda: die_with_parent(os.getppid()))) == 0              # its parent lives: it goes on
     assert _status(_forked(lambda: die_with_parent(os.getppid() + 10**6))) == 1      # os._exit(1), at once
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_ctrl_c_during_a_parallel_run_exits_130_with_one_line_and_no_worker(tmp_path):
-    proc = _start_run(tmp_path, "--quick", "--jobs", "2", "--only", "C5,C6,C7")
-    _wait_for(proc, "in 2 processes")
-    workers = _children(proc.pid)
-    os.killpg(proc.pid, signal.SIGINT)          # a Ctrl-C reaches the whole process group
-    out, err = proc.communicate(timeout=CHILD_DEADLINE_S)
-    assert proc.returncode == 130
-    assert "interrupted" in _one_error_line(err) and "Traceback" not in err
-    assert not (tmp_path / "run").exists() and list(tmp_path.iterdir()) == []     # no staging folder left
-    time.sleep(0.2)
-    assert not [w for w in workers if _alive(w)]
 
 
 def _init_after_a_ctrl_c(parent: int) -> None:
@@ -1028,7 +994,7 @@ def test_two_sweeps_into_one_folder_at_once_the_second_is_refused(tmp_path, caps
         while not list((out / "tasks").glob("*.json")):
             assert time.monotonic() < deadline and not first_done.is_set(), result
             time.sleep(0.02)
-        code = verify_cli(["sweep", "c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
+        code = main(["sweep", "c7", "--quick", "--jobs", "1", "--no-progress", "-o", str(out)])
         line = _one_error_line(capsys.readouterr().err)
         assert not first_done.is_set()                   # the second was refused while the first ran
     finally:
@@ -1139,51 +1105,65 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _alive_after(workers: list[int], seconds: float) -> list[int]:
+    """The workers still alive once they had ``seconds`` to end."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [w for w in workers if _alive(w)]
+
+
+@contextlib.contextmanager
+def _parallel_child(tmp_path: Path, command: str, pipes: bool = True):
+    """A parallel run or a sweep (:func:`_sweep_child`) in a session of its own, once its 2 workers
+    run: (the child, its descendants); whatever is left of its group is killed at the end."""
+    out = tmp_path / "o"
+    if command == "run":
+        proc = _start_run(tmp_path, "--quick", "--jobs", "2", "--only", "C2,C5,C6,C7")
+    else:
+        proc = _sweep_child(out, pipes)
+    try:
+        if command == "run":
+            _wait_for(proc, "in 2 processes")
+        else:
+            _wait_for_tasks(proc, out, 2)
+        yield proc, _descendants(proc.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_sigkill_of_a_sweeps_parent_leaves_no_worker_behind(tmp_path):
-    """Issue 37 (5): a sweep's workers (and multiprocessing's resource tracker) end with it."""
-    out = tmp_path / "o"
-    proc = _sweep_child(out, pipes=False)
-    try:
-        _wait_for_tasks(proc, out, 2)
-        workers = _descendants(proc.pid)
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_sigkill_of_the_parent_leaves_no_worker_behind(tmp_path, command):
+    """A parallel run's workers, and a sweep's (with multiprocessing's resource tracker, issue 37 (5)), end
+    with it."""
+    with _parallel_child(tmp_path, command, pipes=False) as (proc, workers):
         assert len(workers) >= 2, workers
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = [w for w in workers if _alive(w)]
-    finally:                     # whatever is left of the sweep's group ends with the test
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert not left
+        assert not _alive_after(workers, 10)
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_ctrl_c_mid_sweep_is_one_line_exit_130_no_traceback_and_no_worker(tmp_path):
-    """Issue 37 (6): a Ctrl-C reaches the sweep's whole process group: exit 130, one line, no
-    traceback from the parent or a worker, the table of the finished tasks written, no worker left."""
-    out = tmp_path / "o"
-    proc = _sweep_child(out)
-    try:
-        _wait_for_tasks(proc, out, 2)
-        workers = _descendants(proc.pid)
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_ctrl_c_during_a_parallel_run_exits_130_with_one_line_and_no_worker(tmp_path, command):
+    """Issue 37 (6): a Ctrl-C reaches the whole process group: exit 130, one line, no traceback from the
+    parent or a worker, no worker left; a run leaves no folder, a sweep the table of its finished tasks."""
+    with _parallel_child(tmp_path, command) as (proc, workers):
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=CHILD_DEADLINE_S)
-    finally:                     # a sweep that hangs after the Ctrl-C: its whole group ends with the test
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        assert not _alive_after(workers, 0.2 if command == "run" else 10)
     assert proc.returncode == 130, err
     line = _one_error_line(err)
-    assert line.startswith("error: interrupted") and "resume" in line and "Traceback" not in err
-    assert 2 <= len(rows := (out / "results.csv").read_text().splitlines()) - 1 < 24, rows
-    deadline = time.monotonic() + 10
-    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [w for w in workers if _alive(w)]
+    assert line.startswith("error: interrupted") and "Traceback" not in err
+    if command == "run":
+        assert list(tmp_path.iterdir()) == []                 # no run folder, no staging folder left
+    else:
+        rows = (tmp_path / "o" / "results.csv").read_text().splitlines()
+        assert "resume" in line and 2 <= len(rows) - 1 < 24, rows
 
 
 #: Sends this process a SIGINT when the named module starts to be imported (or, for "exit", at the

@@ -12,6 +12,7 @@ import unicodedata
 import pytest
 
 from proofs import CLAIM_IDS, all_derivations, markup
+from verify.outputs.latex import text
 
 #: The fields of report.json that are marked-up text (everything a referee reads).
 TEXT_KEYS = {"title", "stated", "headline", "summary", "finding", "statement", "derived", "regime",
@@ -107,24 +108,36 @@ def test_every_symbol_of_every_derivation_has_a_meaning():
     assert not any(undefined.values()), {k: v for k, v in undefined.items() if v}
 
 
-def test_one_title_and_one_headline_per_claim_in_every_view(doc):
+@pytest.fixture(scope="module")
+def views(doc):
+    """The quick run's report as the terminal, report.md and the LaTeX document show it."""
+    from verify.outputs.latex import render_document
     from verify.outputs.report import markdown, table
 
-    term, md = table(doc, width=100000), markdown(doc)
+    return {"terminal": table(doc, width=100000), "report.md": markdown(doc), "latex": render_document(doc)}
+
+
+#: What each claim's title and headline read as in each view (the LaTeX table's row: id and title, headline).
+TITLE_AND_HEADLINE = {
+    "terminal": lambda c: [markup.render(c["short_headline"], "unicode")],
+    "report.md": lambda c: [f"## {c['id']}: {markup.render(c['title'], 'markdown')}",
+                            markup.render(c["headline"], "markdown")],
+    "latex": lambda c: [f"\\subsection{{{c['id']}: {text(c['title'])}}}",
+                        f"\\small {text(c['id'] + ' ' + c['title'])} &", f"\\small {text(c['headline'])} \\\\"],
+}
+
+
+@pytest.mark.parametrize("view", TITLE_AND_HEADLINE)
+def test_one_title_and_one_headline_per_claim_in_every_view(doc, views, view):
     for c in doc["claims"]:
-        title, headline = c["title"], c["headline"]
-        assert markup.render(c["short_headline"], "unicode") in term
-        assert f"## {c['id']}: {markup.render(title, 'markdown')}" in md
-        assert markup.render(headline, "markdown") in md
+        for shown in TITLE_AND_HEADLINE[view](c):
+            assert shown in views[view], (c["id"], shown)
 
 
-def test_every_design_choice_shows_its_reason_in_every_view(doc):
+def test_every_design_choice_shows_its_reason_in_every_view(doc, views):
     """Each design entry of every experiment is a (value, reason) pair in report.json; report.md
     and the LaTeX document print both (rendered for their medium)."""
-    from verify.outputs.latex import render_document
-    from verify.outputs.report import markdown
-
-    md, tex = " ".join(markdown(doc).split()), " ".join(render_document(doc).split())
+    md, tex = " ".join(views["report.md"].split()), " ".join(views["latex"].split())
     entries = [(c["id"], p["id"], k, v) for c in doc["claims"] for p in c["evidence"]["parts"]
                for k, v in (p.get("design") or {}).items() if isinstance(v, dict)]
     assert len(entries) >= 20                 # C5, C6, C7 and C9 state their designs

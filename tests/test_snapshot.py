@@ -200,8 +200,6 @@ def test_snapshot_catches_a_changed_verdict(quick_doc):
 def _changed_headline(snap: dict, cid: str) -> dict:
     """``snap`` with the first figure of ``cid``'s headline changed by one in its last digit (a
     headline that quotes no figure gets one more word)."""
-    import re
-
     headline = snap["claims"][cid]["headline"]
     m = re.search(r"\d+(?:\.\d+)?", headline)
     if m:

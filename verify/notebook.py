@@ -1,11 +1,7 @@
-"""Display helpers for the derivation notebooks (``notebooks/*.ipynb``), which call them and define
-no logic of their own: the claim and how the package reads it, the assumptions, the derivation's
-steps, the numeric check with its plots, the verdict. Formulas are printed by SymPy from the checked
-objects, the package's prose with its mathematics typeset (:mod:`proofs.markup`); without IPython the
-same content is printed as text.
-
-Every text a notebook shows is the same on every machine (a test re-executes the notebooks and
-compares): checks run with a fixed seed, and numbers at rounding level are shown as a bound
+"""Display helpers for the notebooks (``notebooks/*.ipynb``), which call them and define no logic:
+the claim and its reading, assumptions, steps, the numeric check with its plots, the verdict;
+formulas printed by SymPy, prose typeset (:mod:`proofs.markup`); printed as text without IPython.
+A notebook shows the same text on every machine: a fixed seed, rounding residuals shown as a bound
 (:func:`stable_text`). ``python tools/notebooks.py refresh`` refreshes the stored outputs.
 """
 
@@ -235,10 +231,8 @@ def _show_one(der: Any, s: Any, heading: str, *, why: bool, computed: bool) -> N
 
 
 def show_step(claim: str, name: str, *, computed: bool = True, why: bool = False) -> None:
-    """One step of the derivation, by name: where it stands in the derivation, the named method
-    that checked it, the assumptions it uses, the relation printed by SymPy from the checked
-    object (premise unevaluated), and what the method computed (``computed=False`` leaves that
-    out; ``why=True`` adds the derivation's own note). An unknown name is refused."""
+    """One step, by name: its place, method, assumptions, the relation SymPy prints from the checked
+    object and what the method computed (``computed=False``: not that; ``why=True``: its note)."""
     der = _der(claim)
     index = {s.name: k for k, s in enumerate(der.steps, 1)}
     if not isinstance(name, str) or name not in index:
@@ -248,9 +242,8 @@ def show_step(claim: str, name: str, *, computed: bool = True, why: bool = False
 
 
 def show_steps(claim: str, names: Iterable[str] | None = None, *, computed: bool = False) -> None:
-    """Each step (or those named): its check method and status, why it holds, and the relation
-    printed by SymPy from the object that was checked (``computed=True`` adds what the method
-    computed)."""
+    """Each step (or those named): method, status, why it holds and the checked relation
+    (``computed=True`` adds what the method computed)."""
     der = _der(claim)
     wanted = {s.name for s in _selected(der.steps, names, "step names", der.claim)}
     _markdown("### Derivation steps\n\nEach relation is the SymPy object the step checked, printed as LaTeX.")
@@ -360,10 +353,8 @@ def show_numeric(result: Any) -> None:
 
 
 def show_verdict(result: Any, *, parts: bool = True) -> None:
-    """The computed verdict with its headline, corrections, premise findings and limits (the
-    report's fields), the readings' verdicts where there are several, then (``parts=True``)
-    every part with its role and effect. Residuals that agree to floating-point rounding are
-    reported as such, not printed."""
+    """The verdict with its headline, corrections, premise findings, limits and readings, then
+    (``parts=True``) every part with its role and effect; rounding residuals are not printed."""
     d = result.to_dict()
     rows = [f"### Verdict: **{d['verdict']}**", "", f"*{_prose(d['headline'])}*", "",
             ("Only the core parts set the verdict; details that are off are corrections, premise parts are "

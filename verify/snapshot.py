@@ -1,15 +1,11 @@
 """The reviewed snapshot: everything a user reads of the quick run (seed 0) as it was when someone
 last looked, so that no verdict, figure or sentence changes unnoticed.
 
-``python -m verify snapshot --write`` stores under ``tests/snapshots/``: the verdicts, deciding
-readings, headlines and per-part (role, effect, finding, regime) of the quick and the default run
-(``verdicts.json``), and the quick run's ``report.json`` (``quick-report.json``), ``report.md``, the
-terminal's table and the visible text of ``report.html`` (``quick-*.txt``, :data:`FILES`); it
-rewrites the README's verdict table from a full default run (or ``--report FILE``) and prints what
-changed. ``python -m verify snapshot [--report FILE]`` compares a report with them and exits 1 on
-any difference, listed the same way. Numbers are compared with :data:`SNAPSHOT_RTOL` and
-:data:`SNAPSHOT_ATOL`, text exactly once its numbers are masked (:func:`masked`). No verdict is
-written by hand anywhere.
+``python -m verify snapshot --write`` stores under ``tests/snapshots/`` the verdicts, readings,
+headlines and per-part texts of the quick and the default run (``verdicts.json``) and what a user
+reads of the quick run (:data:`FILES`), rewrites the README's verdict table and prints what changed;
+without ``--write`` it compares a report with them and exits 1 on any difference. Numbers agree
+within :data:`SNAPSHOT_RTOL` and :data:`SNAPSHOT_ATOL`, text exactly once numbers are masked.
 """
 
 from __future__ import annotations
@@ -64,10 +60,8 @@ MAX_TEXT_BYTES = 32 * 2**20
 
 
 def snapshot_of(doc: dict) -> dict[str, Any]:
-    """The verdict-bearing content of a report: per claim, verdict, deciding reading, part effects,
-    and the texts a user reads: the headline and each part's finding and regime (a limit's boundary
-    and figures), as printed, except that a rounding residual (``7 × 10⁻¹⁷``, which differs from one
-    CPU to the next) reads as its bound (:func:`verify.notebook.stable_text`)."""
+    """Per claim: verdict, deciding reading, part effects, headline and each part's finding and
+    regime, a rounding residual read as its bound (:func:`verify.notebook.stable_text`)."""
     from verify.notebook import stable_text
 
     def _text(x: Any) -> str:
@@ -85,9 +79,8 @@ def snapshot_of(doc: dict) -> dict[str, Any]:
 
 
 def differences(expected: dict, actual: dict) -> list[str]:
-    """Human-readable differences between two snapshots (empty when they agree). Verdicts, readings
-    and part effects are compared always; headlines, findings and regimes (whose figures depend on
-    the run's sizes) only when both snapshots are of the same size (quick or default) and seed."""
+    """The differences between two snapshots: verdicts, readings and part effects always; headlines,
+    findings and regimes only between runs of one size (quick or default) and seed."""
     out = []
     e, a = expected.get("claims", {}), actual.get("claims", {})
     same_run = expected.get("quick") == actual.get("quick") and expected.get("seed") == actual.get("seed")
@@ -138,17 +131,9 @@ def with_readme_table(text: str, table: str) -> str:
 
 
 def _readme_text() -> str:
-    """The README as UTF-8 text holding the table markers, checked before any run: a folder, a
-    FIFO, undecodable bytes or missing markers are the package's one-line error, not a traceback
-    after the work."""
-    path = regular_file("README", README, max_bytes=MAX_README_BYTES)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise VerifyError(f"README: expected UTF-8 text, got {str(path)!r} with undecodable bytes "
-                          f"({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise VerifyError(f"README: expected a readable file, got {str(path)!r} ({exc.strerror})") from None
+    """The README as UTF-8 text holding the table markers, checked before any run (anything else is
+    the package's one-line error, not a traceback after the work)."""
+    text = _read_text("README", README, MAX_README_BYTES)
     readme_section(text)
     return text
 
@@ -180,14 +165,6 @@ def _read_snapshot() -> dict:
 
 
 # --- what a user reads ------------------------------------------------------------------------------
-
-
-def terminal_text(doc: dict) -> str:
-    """What ``python -m verify --quick`` prints of the verdicts (:func:`verify.cli.run`): the heading
-    and the table. Its derivation lines (cached or not) and closing line (folder, seconds) vary."""
-    from verify.outputs.report import terminal_verdicts
-
-    return terminal_verdicts(doc) + "\n"
 
 
 class _Visible(HTMLParser):
@@ -248,13 +225,13 @@ def html_text(page: str) -> str:
 
 
 def views(doc: dict, folder: Path | None) -> dict[str, Any]:
-    """Everything a user reads of ``doc``, as :data:`FILES` stores it: report.json without its
-    timings, report.md, the terminal's table and the visible text of report.html (its plots read
-    from ``folder``, the report's)."""
-    from verify.outputs.report import html_page, markdown
+    """Everything a user reads of ``doc`` (:data:`FILES`): report.json without timings, report.md, the
+    terminal's verdicts (not its derivation and closing lines, which vary) and the visible text of
+    report.html (plots from ``folder``)."""
+    from verify.outputs.report import html_page, markdown, terminal_verdicts
 
-    return {"report.json": _without_volatile(doc), "report.md": markdown(doc), "terminal": terminal_text(doc),
-            "report.html": html_text(html_page(doc, folder))}
+    return {"report.json": _without_volatile(doc), "report.md": markdown(doc),
+            "terminal": terminal_verdicts(doc) + "\n", "report.html": html_text(html_page(doc, folder))}
 
 
 def _without_volatile(x: Any) -> Any:
@@ -378,9 +355,7 @@ def _lines(start: int, stop: int) -> str:
 
 def text_differences(expected: str, actual: str) -> list[str]:
     """Line by line (``line N: how``, N of the current text): lines added, removed or changed in
-    their masked text, and lines of the same masked text whose numbers differ beyond the tolerance.
-    The lines the two texts begin and end with alike are matched first (fast, and so a repeated
-    line cannot pair with the wrong one there)."""
+    their masked text or their numbers; equal leading and trailing lines are matched first."""
     old, new = expected.splitlines(), actual.splitlines()
 
     def same(i: int, j: int) -> bool:
@@ -427,9 +402,11 @@ def summary(diffs: dict[str, list[str]], *, shown: int = MAX_SHOWN) -> str:
     return "\n".join(lines)
 
 
-def _read_text(name: str, path: Path) -> str:
+def _read_text(name: str, path: Path, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """A regular file of at most ``max_bytes`` as UTF-8 text; anything else is the package's error."""
+    path = regular_file(name, path, max_bytes=max_bytes)
     try:
-        return regular_file(name, path, max_bytes=MAX_TEXT_BYTES).read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise VerifyError(f"{name}: expected UTF-8 text, got {str(path)!r} with undecodable bytes "
                           f"({exc.reason} at byte {exc.start})") from None
@@ -492,9 +469,8 @@ def _is_quick_seed_0(doc: dict) -> bool:
 
 def run_snapshot(write: bool, report: Path | None) -> int:
     """``python -m verify snapshot [--write] [--report FILE]``: compare a report (default: the quick
-    run) with the stored snapshot, 1 on any difference; or (``write``) store the snapshot and the
-    README's verdict table, printing what changed. A quick seed-0 ``--report`` is compared in full
-    (:data:`FILES`, its plots from its folder), a default one by its verdicts and the README table."""
+    run) with the snapshot, 1 on any difference (a default ``--report``: its verdicts and the README
+    table alone); or (``write``) store the snapshot and the README's table, printing what changed."""
     from verify.outputs.report import read_report, readme_table
 
     for path in (SNAPSHOT.parent, README):

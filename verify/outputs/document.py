@@ -1,14 +1,11 @@
 """The one walk of a report document: ``report.json`` as a list of blocks that every medium renders.
 
-:func:`walk` reads the document (never the claim objects) and writes, in a referee's order, the
-summary first: per claim the paper's statement, the verdict in plain words, what a paper should
-write instead, what holds only under which assumptions (those common to every candidate model, then
-the alternatives the models combine, one option of each), the limits, what could not be decided and
-what would decide it, and the plot that decides it; then the glossary of the symbols the
-headlines use. The full record follows as appendices: every part's evidence, the derivations.
-Every text in a block is the package's markup (:mod:`proofs.markup`), so each renderer (Markdown,
-HTML, LaTeX: :mod:`verify.outputs.render`, :mod:`verify.outputs.latex`) typesets it for its medium;
-the terminal shows the verdict table alone (:func:`verify.outputs.report.table`).
+:func:`walk` reads the document (never the claim objects) in a referee's order: per claim the
+paper's statement, the verdict in plain words, what to write instead, the assumptions (common ones,
+then the alternatives the candidate models combine), limits, what is undecided and what would
+decide it, the deciding plot; the glossary; then the appendices (every part's evidence, the
+derivations). Every text is markup (:mod:`proofs.markup`), typeset by each renderer
+(:mod:`verify.outputs.render`, :mod:`verify.outputs.latex`).
 """
 
 from __future__ import annotations
@@ -66,8 +63,7 @@ def plain_verdict(verdict: str) -> str:
 
 def verdict_rows(doc: dict) -> list[dict[str, Any]]:
     """Per claim: id, title, verdict, headline and the counts of corrections, premise findings,
-    limits and undecided parts beside the core (a core's undecided is its reading's outcome, in the
-    headline); crashed claims included (their error's last line as headline)."""
+    limits and undecided parts beside the core; crashed claims with their error's last line."""
     rows = [{"id": c["id"], "title": c.get("title", ""), "verdict": c["verdict"], "headline": c["headline"],
              "short": c.get("short_headline") or c["headline"],
              "corrections": len(c["corrections"]), "premise": len(c["premise"]), "limits": len(c["limits"]),
@@ -79,15 +75,9 @@ def verdict_rows(doc: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def counts(row: dict) -> str:
+def counts(row: dict, sep: str = "/") -> str:
     """corrections/premise/limits/undecided, as every view prints them."""
-    return f"{row['corrections']}/{row['premise']}/{row['limits']}/{row['undecided']}"
-
-
-def _verdict_table(doc: dict) -> Table:
-    return Table(("claim", "verdict", "c/p/l/u", "headline"),
-                 tuple((f"{r['id']} {r['title']}".strip(), r["verdict"], counts(r), r["headline"])
-                       for r in verdict_rows(doc)))
+    return sep.join(str(row[k]) for k in ("corrections", "premise", "limits", "undecided"))
 
 
 def _instead(c: dict) -> list[str]:
@@ -104,9 +94,8 @@ ALTERNATIVES_LABEL = "One of each of these alternatives (the candidate models co
 
 
 def split_alternatives(assumptions: list[str], der: dict | None) -> tuple[list[str], dict[str, list[str]]]:
-    """``assumptions`` as those common to every candidate model and, per group of alternatives
-    its derivation declares (an assumption's ``choice``), the options in their order; a group
-    with a single option here holds throughout, so it counts as common."""
+    """``assumptions`` as those common to every candidate model and, per group of alternatives (an
+    assumption's ``choice`` in ``der``), its options; a group with one option here counts as common."""
     choice = {a["statement"]: a["choice"] for a in (der or {}).get("assumptions", [])
               if isinstance(a.get("choice"), str) and a["choice"] and isinstance(a.get("statement"), str)}
     groups: dict[str, list[str]] = {}
@@ -131,9 +120,8 @@ def _core(c: dict) -> list[dict]:
 
 
 def _assumptions_label(c: dict) -> str:
-    """What the assumption list is for: the claim when it holds under them; otherwise the core
-    parts that hold under them (and those refuted under them), so a refuted claim does not read
-    as holding."""
+    """What the assumption list is for: the claim when it holds under them, else the core parts that
+    hold (and those refuted) under them, so that a refuted claim does not read as holding."""
     if c["verdict"] == "holds under model":
         return "It holds only under these assumptions"
     core = [p for p in _core(c) if p.get("assumptions")]
@@ -328,7 +316,9 @@ def walk(doc: dict, *, record: bool = True) -> list[Block]:
              "referee reads a theorem; a detail that is off is a correction, a failure outside the stated scope a "
              "limit, an experiment that could not have decided is undecided. Counts c/p/l/u: corrections, premise "
              "findings, limits, undecided parts beside the core. Replay any counterexample with `python -m verify replay FILE`."),
-        _verdict_table(doc)]
+        Table(("claim", "verdict", "c/p/l/u", "headline"),
+              tuple((f"{r['id']} {r['title']}".strip(), r["verdict"], counts(r), r["headline"])
+                    for r in verdict_rows(doc)))]
     for c in doc["claims"]:
         out += _summary(c)
     out += [Heading(2, "Glossary", "glossary"),

@@ -1,9 +1,7 @@
 """The glossary a reader needs for the headlines: every symbol in their mathematics, with its meaning.
 
-:func:`symbols` reads the identifiers out of marked-up text (letters, Greek letters, ``\\mathrm``
-names), and :data:`GLOSSARY` says what each means in the paper's notation (SPEC, "Notation"). A
-headline whose mathematics uses a symbol without an entry fails the suite (tests/test_rendering.py),
-so the glossary cannot fall behind the texts.
+:func:`symbols` reads the identifiers out of marked-up text and :data:`GLOSSARY` says what each
+means in the paper's notation; a headline symbol without an entry fails the suite (tests/test_reader.py).
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """LaTeX export: every claim's derivation, verdict and evidence as one document, one snippet per formula.
 
-``python -m verify latex [-o DIR] [--pdf] [--quick | --large] [--seed N] [--report FILE]`` writes
-``DIR/verification.tex`` (a standalone ``article`` needing only Debian's texlive-latex-base: the walk
-of the report, :func:`verify.outputs.document.walk`), ``DIR/snippets/<claim>_<name>.tex`` (one
-labelled ``equation`` per formula, ``eq:<claim>:<name>``, for ``\\input`` into a paper),
-``DIR/macros.tex`` (the notation macros, :data:`proofs.notation.MACROS`) and ``DIR/plots/``.
-
-Every text is the package's markup, rendered by :func:`proofs.markup.to_latex`; a text the markup
-refuses (a report from another version) is escaped character by character (:func:`escape`). Every
-formula is printed by SymPy (:func:`proofs.notation.to_latex`), broken over lines at its relation,
-terms and factors (:func:`formula_lines`), never replaced by a note. A report read with ``--report``
-may come from anyone: its paths must resolve inside its folder and its names are checked against
-:data:`NAME_CHARS` (claim ids against :data:`proofs.CLAIM_IDS`) before anything is written.
+``python -m verify latex`` writes ``DIR/verification.tex`` (a standalone ``article`` for Debian's
+texlive-latex-base: the walk of the report, :func:`verify.outputs.document.walk`),
+``DIR/snippets/<claim>_<name>.tex`` (one ``equation`` labelled ``eq:<claim>:<name>`` per formula),
+``DIR/macros.tex`` (:data:`proofs.notation.MACROS`) and ``DIR/plots/``. Texts are the markup
+(:func:`text`; refused text is escaped, :func:`escape`); formulas are SymPy's printing broken over
+lines (:func:`formula_lines`). A ``--report`` may come from anyone: its paths must resolve inside its
+folder and its names are checked (:data:`NAME_CHARS`, :data:`proofs.CLAIM_IDS`) before anything is written.
 """
 
 from __future__ import annotations
@@ -90,9 +85,8 @@ def _prose(tex: str) -> str:
 
 
 def escape(value: Any) -> str:
-    """Any text shown literally in text mode: TeX's specials escaped, Unicode mathematics as inline
-    mathematics, control characters as a visible ``[U+XXXX]``; the result is ASCII and has no
-    groups deeper than one (for text the markup refuses, and for names)."""
+    """Any text shown literally in text mode (text the markup refuses, names): ASCII, TeX's specials
+    escaped, Unicode mathematics as inline mathematics, a control character as ``[U+XXXX]``."""
     out: list[str] = []
     for ch in unicodedata.normalize("NFC", str(value)):
         if ch in _COMBINING and out and out[-1].isascii():   # an accent on the character before it
@@ -111,9 +105,8 @@ def escape(value: Any) -> str:
 
 
 def text(value: Any) -> str:
-    """A text of the package (markup: prose, ``$...$`` mathematics, backtick code) as LaTeX, by
-    :func:`proofs.markup.to_latex`; a text the markup refuses (another version's report, a
-    traceback) is escaped (:func:`escape`), so that nothing in it reaches TeX as a command."""
+    """A text of the package (markup) as LaTeX, by :func:`proofs.markup.to_latex`; a text the markup
+    refuses (another version's report, a traceback) is escaped, so nothing reaches TeX as a command."""
     if not isinstance(value, str):
         return escape(value)
     try:
@@ -144,9 +137,8 @@ _REL_OPS = {sp.Equality: "=", sp.Unequality: r"\neq", sp.StrictLessThan: "<", sp
 _FUNCTIONS = {sp.exp: r"\exp", sp.log: r"\log", sp.sqrt: r"\sqrt"}
 
 class _Names(dict):
-    """The project's symbol spelling as :func:`proofs.notation.to_latex` chooses it: the export's
-    macros (if asked), then :data:`~proofs.notation.LATEX_NAMES`, then the spelling registered
-    for the symbol's name."""
+    """The symbol spelling of :func:`proofs.notation.to_latex`: the macros (if asked), then
+    :data:`~proofs.notation.LATEX_NAMES`, then the spelling registered for the symbol's name."""
 
     def __init__(self, macros: bool) -> None:
         super().__init__()
@@ -161,10 +153,8 @@ class _Names(dict):
 
 
 class _MemoPrinter(LatexPrinter):
-    """SymPy's LaTeX printer with the project's spelling that prints each subexpression once: the
-    breaker prints the terms and factors of formulas whose whole it printed already, and the
-    derivations share subexpressions (a node's LaTeX does not depend on where it stands; its
-    parent adds any parentheses)."""
+    """SymPy's LaTeX printer with the project's spelling, printing each subexpression once (the
+    breaker prints parts of formulas printed whole, and the derivations share subexpressions)."""
 
     def __init__(self, macros: bool) -> None:
         super().__init__({"symbol_names": _Names(macros)})
@@ -406,22 +396,22 @@ def _relation_lines(lhs: Any, op: str, rhs: Any, macros: bool, prefix: str = "")
     return [Line(prefix, "", lp[0]), *_continued(lp[1:]), Line("", op, rp[0]), *_continued(rp[1:])]
 
 
-def _entry(i: int, j: int | None) -> str:
+def _entry(k: int, shape: tuple[int, int]) -> str:
+    """The label of a matrix's ``k``-th entry: its index in a vector, its row and column otherwise."""
+    i, j = (k, None) if 1 in shape else divmod(k, shape[1])
     return rf"\text{{entry }} ({i + 1}{'' if j is None else f', {j + 1}'})\colon\quad "
 
 
 def _lines(expr: Any, macros: bool) -> list[Line]:
-    """:func:`formula_lines` as :class:`Line` objects (an empty list: the formula fits one line)."""
+    """:func:`formula_lines` as :class:`Line` objects (none: the formula fits one line)."""
     if _width(_latex(expr, macros)) <= LINE_UNITS:
         return []
     op = _REL_OPS.get(type(expr))
     if op is not None:
         lhs, rhs = expr.args
         if isinstance(lhs, sp.MatrixBase) and isinstance(rhs, sp.MatrixBase) and lhs.shape == rhs.shape:
-            vec = 1 in lhs.shape
             return [line for k, (a, b) in enumerate(zip(lhs, rhs))
-                    for line in _relation_lines(a, op, b, macros,
-                                                _entry(k, None) if vec else _entry(*divmod(k, lhs.shape[1])))]
+                    for line in _relation_lines(a, op, b, macros, _entry(k, lhs.shape))]
         return _relation_lines(lhs, op, rhs, macros)
     if isinstance(expr, sp.And):
         out: list[Line] = []
@@ -432,25 +422,20 @@ def _lines(expr: Any, macros: bool) -> list[Line]:
             out += sub
         return out
     if isinstance(expr, sp.MatrixBase):
-        vec = 1 in expr.shape
         out = []
         for k, entry in enumerate(expr):
-            head = _entry(k, None) if vec else _entry(*divmod(k, expr.shape[1]))
             body = _pack(_pieces(entry, macros), LINE_UNITS - 12, LINE_UNITS - 3)
-            out += [Line(head, "", body[0]), *_continued(body[1:])]
+            out += [Line(_entry(k, expr.shape), "", body[0]), *_continued(body[1:])]
         return out
     body = _pack(_pieces(expr, macros), LINE_UNITS, LINE_UNITS - 3)
     return [] if len(body) == 1 else [Line("", "", body[0]), *_continued(body[1:])]
 
 
 def formula_lines(expr: Any, *, macros: bool = True) -> list[str]:
-    """The formula as display lines for ``align``/``aligned``/``split`` (``&`` marks the
-    alignment point, one per line): a relation at its sign, then each side broken at its terms
-    and factors (:func:`_pieces`); a conjunction one relation per line; a matrix too wide for a
-    line entry by entry. A formula that fits on one line is one line without ``&``. Every piece
-    is SymPy's printing of a part of ``expr``."""
-    lines = _lines(expr, macros)
-    return [str(x) for x in lines] if lines else [_latex(expr, macros)]
+    """The formula as display lines for ``align``/``split`` (``&`` at the alignment point): a relation
+    at its sign, each side broken at its terms and factors (:func:`_pieces`), a conjunction one
+    relation per line, a wide matrix entry by entry; a formula that fits is one line without ``&``."""
+    return Formula("", "", "", expr).lines(macros=macros)
 
 
 @dataclass(eq=False)
@@ -464,7 +449,7 @@ class Formula:
     description: str = ""
 
     def __post_init__(self) -> None:
-        self._cache: dict[Any, Any] = {}   # printing large expressions is slow: once each
+        self._lines: dict[bool, list[Line]] = {}   # breaking large expressions is slow: once each
 
     @property
     def key(self) -> str:
@@ -479,10 +464,8 @@ class Formula:
         return f"{self.claim}_{self.key}.tex"
 
     def latex(self, *, macros: bool = True) -> str:
-        """The whole formula on one line, printed by SymPy."""
-        if ("latex", macros) not in self._cache:
-            self._cache["latex", macros] = _latex(self.expr, macros)
-        return self._cache["latex", macros]
+        """The whole formula on one line, printed by SymPy (the printer memoises it)."""
+        return _latex(self.expr, macros)
 
     def lines(self, *, macros: bool = True) -> list[str]:
         """:func:`formula_lines` of the formula."""
@@ -490,9 +473,9 @@ class Formula:
 
     def display_lines(self, *, macros: bool = True) -> list[Line]:
         """The :class:`Line` objects of a formula that does not fit one line (else empty)."""
-        if ("lines", macros) not in self._cache:
-            self._cache["lines", macros] = _lines(self.expr, macros)
-        return self._cache["lines", macros]
+        if macros not in self._lines:
+            self._lines[macros] = _lines(self.expr, macros)
+        return self._lines[macros]
 
 
 def _is_formula(obj: Any) -> bool:
@@ -674,21 +657,6 @@ def _inline(value: Any) -> str:
     return text(" ".join(str(value).split()))
 
 
-def _figure_tex(b: Figure, figures: dict[str, str]) -> list[str]:
-    path = figures.get(b.path)
-    if path is None:                    # a plot the export did not copy (validated names only)
-        return []
-    return ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{path}}}\\\\",
-            f"\\small {_inline(b.caption)}" if b.caption else "", "\\end{center}"]
-
-
-def _formula_tex(b: FormulaBlock, index: dict[tuple[str, str, str], "Formula"]) -> str:
-    f = index.get((b.claim, b.kind, b.name))
-    if f is not None:
-        return _display(f)
-    return "\\begin{equation*}\\fitline{" + b.latex + "}\\end{equation*}"
-
-
 _SECTIONS = {1: "\\section*", 2: "\\subsection", 3: "\\subsubsection*"}
 
 
@@ -717,10 +685,12 @@ def render_blocks(blocks: list[Block], *, figures: dict[str, str], index: dict) 
                     " & ".join(f"\\textbf{{{_inline(h)}}}" for h in b.head) + " \\\\ \\hline \\endhead"]
             out += [" & ".join(f"\\small {_inline(c)}" for c in row) + " \\\\" for row in b.rows]
             out.append("\\end{longtable}")
-        elif isinstance(b, Figure):
-            out += _figure_tex(b, figures)
+        elif isinstance(b, Figure) and b.path in figures:    # a plot the export did not copy is left out
+            out += ["\\begin{center}", f"\\includegraphics[width=0.72\\linewidth]{{{figures[b.path]}}}\\\\",
+                    f"\\small {_inline(b.caption)}" if b.caption else "", "\\end{center}"]
         elif isinstance(b, FormulaBlock):
-            out.append(_formula_tex(b, index))
+            f = index.get((b.claim, b.kind, b.name))
+            out.append(_display(f) if f is not None else "\\begin{equation*}\\fitline{" + b.latex + "}\\end{equation*}")
         elif isinstance(b, Fold):
             out += ["", f"\\textit{{{_inline(b.summary)}.}}"] + render_blocks(list(b.blocks), figures=figures,
                                                                                index=index)
@@ -729,10 +699,8 @@ def render_blocks(blocks: list[Block], *, figures: dict[str, str], index: dict) 
 
 def render_document(report: dict[str, Any], *, plots: dict[str, dict[str, str]] | None = None,
                     formulas_: list[Formula] | None = None, summary: bool = False) -> str:
-    """The whole document for ``report`` (report.json form): the walk of the report
-    (:func:`verify.outputs.document.walk`; ``summary``: the referee's summary alone, no appendices);
-    ``plots`` maps claim -> {name: file relative to the document} (validated names only);
-    ``formulas_`` reuses printed formulas."""
+    """The whole document for ``report`` (``summary``: the referee's summary alone); ``plots`` maps
+    claim -> {name: file relative to the document}; ``formulas_`` reuses printed formulas."""
     index = {} if summary else {(f.claim, f.kind, f.name): f
                                 for f in (formulas_ if formulas_ is not None else formulas())}
     if not summary:   # the derivation of each claim in the report, from this package where the report has none
@@ -766,10 +734,9 @@ def _inside(out: Path, path: Path) -> Path:
 
 
 def write_export(out_dir: str | Path, report: dict[str, Any], *, summary: bool = False) -> Path:
-    """Write verification.tex (``summary``: summary.tex, the referee's summary, without snippets),
-    macros.tex, snippets/ and plots/ under ``out_dir``; returns the .tex. Plots are those of
-    ``report["plot_files"]`` (:func:`load_report`, :func:`run_checks`), else the report's plot paths
-    resolved inside the current folder (:func:`report_plots`)."""
+    """Write verification.tex (``summary``: summary.tex, without snippets), macros.tex, snippets/ and
+    plots/ under ``out_dir``; returns the .tex. Plots: ``report["plot_files"]``, else the report's
+    paths resolved inside the current folder (:func:`report_plots`)."""
     out = Path(out_dir)
     plot_files = report["plot_files"] if "plot_files" in report else report_plots(report, Path.cwd().resolve())
     try:
@@ -813,10 +780,9 @@ def _log_errors(log: str, context: int = 3) -> list[str]:
 
 
 def compile_pdf(tex: Path, *, runs: int = 2) -> Path:
-    """pdflatex ``tex`` ``runs`` times (twice for the references) into a temporary folder beside it,
-    then the PDF moved into place with ``os.replace`` (a killed or failed compilation leaves the
-    previous PDF whole). Raises :class:`PdfLatexMissing` without pdflatex and RuntimeError (with the
-    log's error lines) when the compilation fails."""
+    """pdflatex ``tex`` ``runs`` times in a temporary folder beside it, then the PDF moved into place
+    (a failed compilation leaves the previous PDF whole); :class:`PdfLatexMissing` without pdflatex,
+    RuntimeError (with the log's error lines) when it fails."""
     exe = shutil.which("pdflatex")
     if exe is None:
         raise PdfLatexMissing("--pdf: expected pdflatex on the PATH (Debian: apt-get install texlive-latex-base "

@@ -48,9 +48,8 @@ def _finite(values: Any) -> list:
 
 
 def plotted_data(fig: Any) -> dict[str, Any]:
-    """What the figure shows, as numbers: per axis its title, labels and every line (label, x, y;
-    non-finite values as null). Saved beside the PNG so that tests and readers can check a plot
-    against an independent computation, not only that the image exists."""
+    """What the figure shows, as numbers (per axis its title, labels and lines; non-finite values as
+    null), so that a plot can be checked against an independent computation."""
     axes = []
     for ax in fig.axes:
         lines = [{"label": str(ln.get_label()), "x": _finite(ln.get_xdata()), "y": _finite(ln.get_ydata())}
@@ -77,10 +76,8 @@ class Plot(str):
 
 
 def save(fig: Any, path: Path, caption: str = "") -> Plot:
-    """Write ``fig`` to ``path`` as PNG (rendered in memory, then written atomically: a reader
-    sees the previous file or the new one, never a part) and its numbers to
-    :func:`data_path` (:func:`plotted_data`), close it and return the PNG's path with its
-    ``caption`` (what the plot shows, marked-up text)."""
+    """Write ``fig`` to ``path`` as PNG and SVG (each atomically) and its numbers to :func:`data_path`,
+    close it and return the PNG's path with its ``caption`` (marked-up text)."""
     import matplotlib.pyplot as plt
 
     path = Path(path)

@@ -1,9 +1,8 @@
 """Blocks of the report (:mod:`verify.outputs.document`) as Markdown and as one self-contained HTML page.
 
-Markdown (``report.md``) keeps its mathematics as ``$...$`` for GitHub's renderer. The HTML page
-(``report.html``) needs nothing but a browser: MathML converted by ``latex2mathml``, the plots
-embedded as PNG data, the style sheet inline, nothing fetched. A text that is not the package's
-markup (a report of another version, an error message) is escaped, never interpreted.
+Markdown (``report.md``) keeps ``$...$`` mathematics for GitHub. The HTML page (``report.html``)
+needs only a browser: MathML (``latex2mathml``), plots embedded as PNG data, the style inline. Text
+that is not markup (another version's report, an error) is escaped, never interpreted.
 """
 
 from __future__ import annotations
@@ -80,13 +79,12 @@ def math_html(latex: str, *, display: bool = False) -> str:
     import latex2mathml.converter
 
     try:
-        out = latex2mathml.converter.convert(latex, display="block" if display else "inline")
+        return latex2mathml.converter.convert(latex, display="block" if display else "inline")
     except Exception:   # the converter's own errors are not one exception class
         try:
             return f'<span class="math">{html.escape(markup.math_to_unicode(markup.parse_math(latex, "html")))}</span>'
         except markup.MarkupError:
             return f"<code>{html.escape(latex)}</code>"
-    return out
 
 
 def inline_html(text: Any) -> str:

@@ -1,12 +1,8 @@
 """The report: one document (``report.json``) and every view of it.
 
-:func:`document` turns the claim results into the report document; every view reads that
-document through one walk (:func:`verify.outputs.document.walk`), so the terminal table,
-``report.md``, ``report.html``, the README's verdict table, the LaTeX export and the notebooks show
-the same fields (verdict, headline, corrections, premise findings, limits, undecided parts).
-
-Schema ``mha-nw-verify/report``, version 3: the README lists its fields; :data:`REPORT_SHAPE`
-names those its readers use, with their types.
+:func:`document` turns the claim results into the report document; every view reads it through one
+walk (:func:`verify.outputs.document.walk`). Schema ``mha-nw-verify/report``, version 3: the README
+lists its fields, :data:`REPORT_SHAPE` those its readers use.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from verify.errors import VerifyError
 from verify.io import atomic_write_text, jsonable, read_json, write_json
 from verify.judgment.verdicts import ClaimResult
 from verify.outputs.document import counts, verdict_rows, walk
-from verify.outputs.render import to_html, to_markdown
+from verify.outputs.render import _md, to_html, to_markdown
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "document", "verdict_rows", "table", "terminal_verdicts", "markdown", "html_page", "readme_table",
            "write_report", "read_report", "Progress", "TABLE_WIDTH"]
@@ -99,23 +95,19 @@ def table(doc: dict, *, width: int = TABLE_WIDTH, ascii_only: bool = False) -> s
     return "\n".join(lines)
 
 
-
 def terminal_verdicts(doc: dict, *, ascii_only: bool = False) -> str:
     """What the command line prints of a run's verdicts: a heading naming the run, then the table."""
     meta = doc.get("meta", {})
     return (f"Verdicts (python -m verify{' --quick' if meta.get('quick') else ''}, seed {meta.get('seed')}):\n"
             + table(doc, ascii_only=ascii_only))
 
-def _md(text: Any, *, table: bool = False) -> str:
-    return render(" ".join(str(text).split()), "markdown", table=table)
-
 
 def readme_table(doc: dict) -> str:
     """The README's verdict table (markdown), from the same rows as every other view."""
     out = ["| claim | verdict | corrections / premise / limits / undecided | headline |", "|---|---|---|---|"]
     for r in verdict_rows(doc):
-        out.append(f"| {r['id']} {_md(r['title'], table=True)} | **{r['verdict']}** | {r['corrections']} / "
-                   f"{r['premise']} / {r['limits']} / {r['undecided']} | {_md(r['headline'], table=True)} |")
+        out.append(f"| {r['id']} {_md(r['title'], table=True)} | **{r['verdict']}** | {counts(r, ' / ')} | "
+                   f"{_md(r['headline'], table=True)} |")
     return "\n".join(out)
 
 
@@ -209,11 +201,9 @@ def read_report(path: Path | str, *, name: str = "--report") -> dict:
     """Read a ``report.json`` as strict JSON (:func:`verify.io.read_json`) and check its schema,
     version and every field its readers use (:data:`REPORT_SHAPE`)."""
     doc = read_json(name, path)
-    if isinstance(doc, dict) and doc.get("schema") != SCHEMA:
-        raise VerifyError(f"{name}: expected a report with schema {SCHEMA!r}, got {doc.get('schema')!r} "
-                          f"in {str(path)!r}")
-    if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
-        raise VerifyError(f"{name}: expected schema_version {SCHEMA_VERSION}, got {doc.get('schema_version')!r} "
-                          f"in {str(path)!r}")
+    for key, value, expected in (("schema", SCHEMA, f"a report with schema {SCHEMA!r}"),
+                                 ("schema_version", SCHEMA_VERSION, f"schema_version {SCHEMA_VERSION}")):
+        if isinstance(doc, dict) and doc.get(key) != value:
+            raise VerifyError(f"{name}: expected {expected}, got {doc.get(key)!r} in {str(path)!r}")
     check_shape(name, str(path), "", doc, REPORT_SHAPE)
     return doc
