@@ -9,7 +9,7 @@ temporary file's path). Rows that need files write them into a fresh temporary d
 (``_in_dir``). CLI rows (``_cli``) run ``verify.cli.main([...])`` in-process and pass only if
 it returns exit status 2 with exactly one line on stderr starting ``error: `` and no traceback;
 that line, without ``error: ``, is then checked like an API message. Replay rows (``rp``) write a
-valid counterexample of one kind (``BASES``) with one parameter changed and run ``replay`` on it.
+valid counterexample of one kind (its replay's example) with one parameter changed and run ``replay`` on it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import safetensors.numpy
 import torch
 
 from proofs import CLAIM_IDS
-from verify.claims import c1, c4, c5, c6, c8
+from verify.claims import CLAIMS, c1, c4, c5
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
 from verify.outputs.report import SCHEMA_VERSION as REPORT_SCHEMA_VERSION
@@ -249,26 +249,14 @@ def dgp(name: Any = "bump", **kwargs: Any) -> Callable[[], Any]:
 # --- python -m verify replay FILE: a valid counterexample of each kind, to be broken one key at a time
 _CX = {"format": "mha-nw-verify/counterexample", "version": 1, "part": "p", "statement": "s",
        "expected": {"violates": True, "summary": "", "figures": {}}}
-BASES = {  # kind -> (claim, params): small valid cases (test_replay_bases_are_valid replays each)
-    "c1.stated-bandwidth": ("C1", c1.NAMED_BANDWIDTH_CASE),
-    "c1.unequal-norms": ("C1", c1.UNEQUAL_NORMS_CASE),
-    "c2.free-weights": ("C2", {"W_V": [[1.0, 0.5], [-1.0, 0.2]], "W_O": [[0.3, 0.1], [0.2, 0.4]]}),
-    "c4.literal-formula": ("C4", c4.CLAIM.replays["literal-formula"].example),
-    "c5.shared-noise": ("C5", c5.CLAIM.replays["shared-noise"].example),
-    "c5.unequal-variance": ("C5", c5.CLAIM.replays["unequal-variance"].example),
-    "c6.beyond-d": ("C6", c6.CLAIM.replays["beyond-d"].example),
-    "c7.stated-law": ("C7", {"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12, "factor": 1.5}),
-    "c7.slow-growth": ("C7", {"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12}),
-    "c8.mild-heterogeneity": ("C8", c8.DECAY_PARAMS),
-    "c8.rates-in-n": ("C8", c8.RATE_PARAMS),
-}
+#: Every replay by kind: its example is the valid case a row breaks (tests/test_claims.py replays each).
+REPLAYS = {rp.kind: rp for claim in CLAIMS.values() for rp in claim.replays.values()}
 
 
 def _cx(which: str, /, **change: Any) -> dict:
-    """The counterexample document of BASES[which] with ``change`` applied to its params: a key
-    ``"a.b"`` or ``"a.0.b"`` sets a nested value, the value DROP removes the key."""
-    claim, params = BASES[which]
-    params = json.loads(json.dumps(params))
+    """The counterexample document of REPLAYS[which]'s example with ``change`` applied to its params:
+    a key ``"a.b"`` or ``"a.0.b"`` sets a nested value, the value DROP removes the key."""
+    params = json.loads(json.dumps(REPLAYS[which].example))
     for key, value in change.items():
         *path, last = key.split(".")
         node = params
@@ -279,14 +267,14 @@ def _cx(which: str, /, **change: Any) -> dict:
             del node[last]
         else:
             node[last] = value
-    return {**_CX, "claim": claim, "kind": which, "params": params}
+    return {**_CX, "claim": REPLAYS[which].claim, "kind": which, "params": params}
 
 
 DROP = object()
 
 
 def rp(which: str, /, **change: Any) -> Callable[[], Any]:
-    """``python -m verify replay`` on BASES[which] with ``change`` (see _cx)."""
+    """``python -m verify replay`` on REPLAYS[which] with ``change`` (see _cx)."""
     return _cli(["replay", "{d}/cx.json"], {"cx.json": _cx(which, **change)})
 
 
@@ -332,7 +320,6 @@ CASES = [
                  ("queries/keys", "non-finite scores", "1e+200"), id="nw-scores-overflow"),
     # --- kernel parameters
     pytest.param(lambda: nw_weights(Q, K, scale=0), ("scale", "0"), id="nw-scale-zero"),
-    pytest.param(lambda: nw_weights(Q, K, scale=-1.5), ("scale", "-1.5"), id="nw-scale-negative"),
     pytest.param(lambda: nw_weights(Q, K, scale=float("nan")), ("scale", "nan"), id="nw-scale-nan"),
     pytest.param(lambda: nw_weights(Q, K, scale=True), ("scale", "True"), id="nw-scale-bool"),
     pytest.param(lambda: nw_weights(Q, K, kernel="gaussian", bandwidth=0.0), ("bandwidth", "0.0"), id="nw-bandwidth-zero"),
@@ -523,7 +510,6 @@ CASES = [
                  id="cli-hdi-unknown-option"),
     # --- allocate (API)
     pytest.param(mse(d_k=0), ("d_k", "0", "> 0 and <= 64"), id="alloc-mse-dk-zero"),
-    pytest.param(mse(d_k=-8), ("d_k", "-8"), id="alloc-mse-dk-negative"),
     pytest.param(mse(d_k=float("nan")), ("d_k", "nan"), id="alloc-mse-dk-nan"),
     pytest.param(mse(d_k=65), ("d_k", "65", "<= 64"), id="alloc-mse-dk-above-D"),
     pytest.param(mse(d_k=True), ("d_k", "True"), id="alloc-mse-dk-bool"),
@@ -531,14 +517,11 @@ CASES = [
     pytest.param(mse(model="c_corr"), ("model (--model)", "'c_corr'"), id="alloc-mse-model-unknown"),
     pytest.param(mse(D=0), ("D (--budget)", "0"), id="alloc-mse-D-zero"),
     pytest.param(alloc(D=0), ("D (--budget)", "0"), id="alloc-D-zero"),
-    pytest.param(alloc(D=-12), ("D (--budget)", "-12"), id="alloc-D-negative"),
     pytest.param(alloc(D=12.5), ("D (--budget)", "12.5"), id="alloc-D-fraction"),
     pytest.param(alloc(D="768"), ("D (--budget)", "'768'"), id="alloc-D-string"),
     pytest.param(alloc(D=True), ("D (--budget)", "True"), id="alloc-D-bool"),
     pytest.param(alloc(D=10**18), ("D (--budget)", "1000000000000000000", "at most 16,777,216", "MAX_BUDGET"),
                  id="alloc-D-beyond-cap"),
-    pytest.param(alloc(n=0), ("n (--n)", "0"), id="alloc-n-zero"),
-    pytest.param(alloc(n=-1.0), ("n (--n)", "-1.0"), id="alloc-n-negative"),
     pytest.param(alloc(n=1), ("n (--n)", "1", "> 1"), id="alloc-n-one"),
     pytest.param(alloc(n=0.5), ("n (--n)", "0.5", "> 1"), id="alloc-n-half"),
     pytest.param(alloc(n=float("nan")), ("n (--n)", "nan"), id="alloc-n-nan"),
@@ -558,24 +541,16 @@ CASES = [
     pytest.param(lambda: al.best_pair("a_corr", 1e6, True, 8), ("D (--budget)", "True"), id="alloc-best-pair-D-bool"),
     # --- python -m verify allocate
     pytest.param(_cli([*_ALLOC[:4], "1"] + _ALLOC[5:]), ("n (--n)", "1.0", "> 1"), id="cli-alloc-n-1"),
-    pytest.param(_cli([*_ALLOC[:4], "0.5"] + _ALLOC[5:]), ("n (--n)", "0.5", "> 1"), id="cli-alloc-n-0.5"),
-    pytest.param(_cli([*_ALLOC[:4], "-3"] + _ALLOC[5:]), ("n (--n)", "-3.0"), id="cli-alloc-n-negative"),
-    pytest.param(_cli([*_ALLOC[:4], "nan"] + _ALLOC[5:]), ("n (--n)", "nan"), id="cli-alloc-n-nan"),
     pytest.param(_cli([*_ALLOC[:4], "1e400"] + _ALLOC[5:]), ("n (--n)", "inf"), id="cli-alloc-n-overflows"),
-    pytest.param(_cli([*_ALLOC[:4], "many"] + _ALLOC[5:]), ("n (--n)", "'many'", "a number"), id="cli-alloc-n-text"),
     pytest.param(_cli(["allocate", "--budget", "1e18"] + _ALLOC[3:]), ("D (--budget)", "1000000000000000000", "MAX_BUDGET"),
                  id="cli-alloc-budget-1e18"),
     pytest.param(_cli(["allocate", "--budget", "12.5"] + _ALLOC[3:]), ("D (--budget)", "'12.5'"), id="cli-alloc-budget-fraction"),
-    pytest.param(_cli(["allocate", "--budget", "abc"] + _ALLOC[3:]), ("D (--budget)", "'abc'"), id="cli-alloc-budget-text"),
     pytest.param(_cli(["allocate", "--budget", "0"] + _ALLOC[3:]), ("D (--budget)", "0"), id="cli-alloc-budget-zero"),
-    pytest.param(_cli(["allocate", "--budget", "inf"] + _ALLOC[3:]), ("D (--budget)", "'inf'"), id="cli-alloc-budget-inf"),
     pytest.param(_cli([*_ALLOC[:6], "0"]), ("d (--dim)", "0"), id="cli-alloc-dim-zero"),
-    pytest.param(_cli([*_ALLOC[:6], "2.5"]), ("d (--dim)", "'2.5'"), id="cli-alloc-dim-fraction"),
     pytest.param(_cli([*_ALLOC[:6], "1e30"]), ("d (--dim)", "MAX_DIM"), id="cli-alloc-dim-beyond-cap"),
     pytest.param(_cli([*_ALLOC, "--model", "nope"]), ("model (--model)", "'nope'"), id="cli-alloc-model-unknown"),
     pytest.param(_cli([*_ALLOC, "--c-b", "-1"]), ("c_b (--c-b)", "-1.0"), id="cli-alloc-cb-negative"),
     pytest.param(_cli([*_ALLOC, "--c-v", "0"]), ("c_v (--c-v)", "0.0"), id="cli-alloc-cv-zero"),
-    pytest.param(_cli([*_ALLOC, "--c-v", "x"]), ("c_v (--c-v)", "'x'"), id="cli-alloc-cv-text"),
     pytest.param(_cli(["allocate", "--budget", "96", "--dim", "8"]), ("python -m verify allocate", "required: --n"), id="cli-alloc-missing-n"),
     pytest.param(_cli([*_ALLOC, "--seed", "1"]), ("python -m verify allocate", "unrecognized arguments: --seed 1"),
                  id="cli-alloc-unknown-option"),
@@ -632,9 +607,6 @@ CASES = [
     pytest.param(_cli(["latex", "--seed", "-1", "-o", "{d}/o"]),
                  ("python -m verify latex", "argument --seed: expected a non-negative integer below 2**63, got '-1'"),
                  id="cli-latex-seed-negative"),
-    pytest.param(_cli(["latex", "--seed", "abc"]),
-                 ("python -m verify latex", "argument --seed: expected a non-negative integer, got 'abc'"),
-                 id="cli-latex-seed-text"),
     pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
                  ("-o DIR", "f', which exists and is not a folder"), id="cli-latex-out-is-a-file"),
     # --- engine.decompose / noise_simulation_check / decompose_mp
@@ -647,16 +619,12 @@ CASES = [
     pytest.param(eng(m=HUGE), ("R, m", f"m = {HUGE}", "GiB"), id="eng-m-beyond-memory"),
     pytest.param(eng(n=HUGE), ("n", str(HUGE), "GiB for one replicate"), id="eng-n-beyond-memory"),
     pytest.param(eng(seed=-1), ("seed", "-1", "non-negative integer"), id="eng-seed-negative"),
-    pytest.param(eng(seed=1.5), ("seed", "1.5"), id="eng-seed-fraction"),
-    pytest.param(eng(seed=True), ("seed", "True"), id="eng-seed-bool"),
-    pytest.param(eng(seed="0"), ("seed", "'0'"), id="eng-seed-string"),
     pytest.param(eng(W_Q=np.ones((2, 5, 2))), ("W_Q", "(2, 5, 2)", "d = 4"), id="eng-WQ-dimension"),
     pytest.param(eng(W_K=np.ones((2, 4, 3))), ("W_K", "(2, 4, 3)"), id="eng-WK-shape"),
     pytest.param(eng(alpha=[1.0, 2.0, 3.0]), ("alpha", "(3,)", "(2,)"), id="eng-alpha-shape"),
     pytest.param(eng(alpha=[1.0, float("nan")]), ("alpha", "NaN/inf"), id="eng-alpha-nan"),
     pytest.param(eng(n=0), ("n", "0"), id="eng-n-zero"),
     pytest.param(eng(R=0), ("R", "0"), id="eng-R-zero"),
-    pytest.param(eng(R=2.5), ("R", "2.5"), id="eng-R-fraction"),
     pytest.param(eng(m=0), ("m", "0"), id="eng-m-zero"),
     pytest.param(eng(method="bootstrap"), ("method", "'bootstrap'"), id="eng-method-unknown"),
     pytest.param(eng(kernel="epanechnikov"), ("kernel", "'epanechnikov'"), id="eng-kernel-unknown"),
@@ -681,10 +649,7 @@ CASES = [
     pytest.param(dgp(design="cauchy"), ("design", "'cauchy'"), id="dgp-design-unknown"),
     pytest.param(dgp(["bump"]), ("name", "['bump']"), id="dgp-name-list"),
     pytest.param(dgp(d=0), ("d", "0"), id="dgp-d-zero"),
-    pytest.param(dgp(d=2.0), ("d", "2.0"), id="dgp-d-float"),
     pytest.param(dgp(sigma=0.0), ("sigma", "0.0"), id="dgp-sigma-zero"),
-    pytest.param(dgp(sigma=float("nan")), ("sigma", "nan"), id="dgp-sigma-nan"),
-    pytest.param(dgp(sigma=True), ("sigma", "True"), id="dgp-sigma-bool"),
     pytest.param(dgp(freq=2.0), ("bump parameter 'freq'", "2.0", "one of ('width',)"), id="dgp-param-unknown"),
     pytest.param(dgp("single-index", freq=-1.0), ("single-index parameter 'freq'", "-1.0"), id="dgp-param-negative"),
     pytest.param(dgp("linear", width=1.0), ("linear parameter 'width'", "1.0", "no extra parameters"),
@@ -721,8 +686,6 @@ CASES = [
                  "2**63, got '-1'", id="cli-run-seed-negative"),
     pytest.param(_cli([*_RUN, "--seed", "1.5"]), "argument --seed: expected a non-negative integer, got '1.5'",
                  id="cli-run-seed-fraction"),
-    pytest.param(_cli([*_RUN, "--seed", "abc"]), "argument --seed: expected a non-negative integer, got 'abc'",
-                 id="cli-run-seed-text"),
     pytest.param(_cli([*_RUN, "--seed", str(2**63)]), "argument --seed: expected a non-negative integer below 2**63",
                  id="cli-run-seed-too-large"),
     pytest.param(_cli(["--quick", "--only", "C99"]), f"argument --only: expected claims among {', '.join(CLAIM_IDS)}, "
@@ -765,8 +728,6 @@ CASES = [
     pytest.param(rp_doc(_DEEP), ("FILE", "nested at most 64 levels deep"), id="cli-replay-nested-100000-deep"),
     pytest.param(rp_text("c8.mild-heterogeneity", '"V_1": 1.0', '"V_1": NaN'), ("FILE", "the non-standard literal NaN"),
                  id="cli-replay-c8-V1-nan-literal"),
-    pytest.param(rp_text("c7.stated-law", '"factor": 1.5', '"factor": NaN'), ("FILE", "the non-standard literal NaN"),
-                 id="cli-replay-c7-factor-nan-literal"),
     pytest.param(rp_text("c5.shared-noise", '"sigma": 2.0', '"sigma": -Infinity'),
                  ("FILE", "the non-standard literal -Infinity"), id="cli-replay-c5-sigma-infinity-literal"),
     pytest.param(rp_text("c2.free-weights", '"W_V": ', '"W_V": [[1.0]], "W_V": '),
@@ -878,8 +839,6 @@ CASES = [
     pytest.param(rp("c7.stated-law", **{"cases.0.D": 2**25}), ("params.cases[0].D", "at most 16,777,216"),
                  id="cli-replay-c7-D-beyond-cap"),
     pytest.param(rp("c7.stated-law", **{"cases.0.c_b": 0}), ("params.cases[0].c_b", "0"), id="cli-replay-c7-cb-zero"),
-    pytest.param(rp("c7.stated-law", cases=["a_corr"]), ("params.cases[0]", "str 'a_corr'", "model, d, D"),
-                 id="cli-replay-c7-case-string"),
     pytest.param(rp("c7.stated-law", **{"cases.0.model": "gauss_a_orth", "cases.0.d": 4, "cases.0.D": 4}),
                  ("params.cases[0]", "an interior optimum"), id="cli-replay-c7-no-interior-optimum"),
     pytest.param(rp("c7.slow-growth", n1=1.0000001), ("params.n1", "1.0000001", "e^(1e-6)"), id="cli-replay-c7-slow-n1-near-one"),
@@ -909,8 +868,6 @@ CASES = [
                  id="cli-replay-c8-rates-mse-underflows"),
     pytest.param(rp("c8.rates-in-n", c=[1e-300, 1.0, 1.0, 1.0]), ("params.gammas, c, n_values", "e^(±"),
                  id="cli-replay-c8-rates-c-tiny"),
-    pytest.param(rp("c8.rates-in-n", gammas=list(np.linspace(1, 0.1, 701)), c=[1.0] * 701), ("params.gammas", "2 to 700 items"),
-                 id="cli-replay-c8-rates-too-many-heads"),
     # --- hdi: the pair matrices of too many heads
     pytest.param(lambda: hdi(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="hdi-heads-beyond-memory"),
     pytest.param(lambda: overlap(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="overlap-heads-beyond-memory"),
@@ -926,21 +883,14 @@ INPUT_CASES = [
     # 1. integers range-checked before any float conversion; bounded quotes of what was received
     pytest.param(rp("c8.mild-heterogeneity", V_1=HUGE_INT), ("params.V_1", "(401 characters)", "finite real number"),
                  id="cli-replay-c8-V1-400-digits"),
-    pytest.param(rp("c7.slow-growth", n2=HUGE_INT), ("params.n2", "(401 characters)"), id="cli-replay-c7-n2-400-digits"),
     pytest.param(rp("c5.shared-noise", d_k=HUGE_INT), ("params.d_k", "(401 characters)"), id="cli-replay-c5-dk-400-digits"),
-    pytest.param(rp("c6.beyond-d", starts=HUGE_INT), ("params.starts", "(401 characters)"),
-                 id="cli-replay-c6-starts-400-digits"),
-    pytest.param(rp("c5.shared-noise", sigma=HUGE_INT), ("params.sigma", "(401 characters)"),
-                 id="cli-replay-c5-sigma-400-digits"),
     pytest.param(dgp(sigma=HUGE_INT), ("sigma", "(401 characters)"), id="dgp-sigma-400-digits"),
     pytest.param(dgp(width=HUGE_INT), ("bump parameter 'width'", "(401 characters)"), id="dgp-width-400-digits"),
     pytest.param(dgp(d=HUGE_INT), ("d", "(401 characters)", "MAX_INTEGER"), id="dgp-d-400-digits"),
     pytest.param(hp("overlap", 2, 8, 2, rho=HUGE_INT, rng=0), ("rho", "(401 characters)"), id="heads-rho-400-digits"),
-    pytest.param(hp("random", 2, 8, HUGE_INT, rng=0), ("d_k", "(401 characters)"), id="heads-dk-400-digits"),
     pytest.param(lambda: _setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
     pytest.param(lambda: _setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
     pytest.param(lambda: _setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
-    pytest.param(lambda: _setting(queries=HUGE_INT), ("queries", "(401 characters)"), id="training-queries-400-digits"),
     pytest.param(lambda: _setting(seed=2**63), ("seed", "at most"), id="training-seed-2-63"),
     pytest.param(dgp(width=0), ("bump parameter 'width'", "0", "positive"), id="dgp-width-zero"),
     # 2. every replay field through the validators
@@ -961,9 +911,8 @@ INPUT_CASES = [
     pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "claim": "C1" * 100}), "(202 characters)",
                  id="cli-replay-claim-long-quoted-bounded"),
     # 3. caps where work is taken from a file or an argument
-    pytest.param(_cli(["sweep", "demo", "--tasks", "10000000", "-o", "{d}/o"]), ("--tasks", "10000000", "MAX_DEMO_TASKS"),
-                 id="cli-sweep-demo-10M-tasks"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "10001", "-o", "{d}/o"]), ("--tasks", "10001", "at most 10,000"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "10001", "-o", "{d}/o"]),
+                 ("--tasks", "10001", "at most 10,000", "MAX_DEMO_TASKS"),
                  id="cli-sweep-demo-tasks-one-over-cap"),
     pytest.param(_cli(["sweep", "demo", "--jobs", "65", "-o", "{d}/o"]), ("--jobs", "65", "MAX_JOBS"),
                  id="cli-sweep-jobs-65"),
@@ -1096,59 +1045,39 @@ _BAD_ADDRESSES = {
     "ipv6-bad": "tcp://[::g]:8786", "label-too-long": "tcp://" + "a" * 64 + ".example:8786",
     "control-char": "tcp://\x1b[2Jhost:8786",
 }
+#: Every numeric flag: (row id, argv before the numeral, argv after it, files, the argument the refusal
+#: names, what it expects). Each value of _BAD_NUMERALS would be in the flag's range if read loosely.
+_NUMERAL_FLAGS = [
+    ("cli-run-seed", [*_RUN, "--out", "{d}/o", "--seed"], [], {}, "python -m verify",
+     "argument --seed: expected a non-negative integer"),
+    ("cli-run-jobs", [*_RUN, "--out", "{d}/o", "--jobs"], [], {}, "python -m verify",
+     "argument --jobs: expected an integer in 1..64"),
+    ("cli-sweep-tasks", ["sweep", "demo", "--tasks"], ["-o", "{d}/o"], {}, "--tasks", "an integer in 1..10,000"),
+    ("cli-sweep-sleep", ["sweep", "demo", "--tasks", "1", "--sleep"], ["-o", "{d}/o"], {}, "--sleep", "seconds"),
+    ("cli-sweep-jobs", [*_SWEEP, "--jobs"], [], {}, "--jobs", "an integer in 1..64"),
+    ("cli-sweep-old-workers", [*_SWEEP, "--workers"], [], {}, "--workers", "an integer in 1..64"),
+    ("cli-sweep-c7-seed", [*_C7, "--seed"], [], {}, "--seed", "a non-negative integer"),
+    ("cli-alloc-budget", ["allocate", "--budget"], _ALLOC[3:], {}, "D (--budget)", "a positive integer"),
+    ("cli-alloc-n", _ALLOC[:4], _ALLOC[5:], {}, "n (--n)", "a number"),
+    ("cli-alloc-dim", _ALLOC[:6], [], {}, "d (--dim)", "a positive integer"),
+    ("cli-alloc-cb", [*_ALLOC, "--c-b"], [], {}, "c_b (--c-b)", "a number"),
+    ("cli-alloc-cv", [*_ALLOC, "--c-v"], [], {}, "c_v (--c-v)", "a number"),
+    ("cli-latex-seed", [*_LATEX_REPORT, "--seed"], [], {"r.json": _EMPTY_REPORT}, "python -m verify latex",
+     "argument --seed: expected a non-negative integer"),
+]
+#: Numerals Python's int and float read but the grammar refuses, and how a refusal quotes them.
+_BAD_NUMERALS = {"full-width-digit": ("５", "'５'"), "underscore": ("1_0", "'1_0'"),
+                 "5000-digits": (_LONG_NUMERAL, "(5,002 characters)")}
 SAFETY_CASES = [
-    # python -m verify: --seed and --jobs
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "５"]),
-                 "argument --seed: expected a non-negative integer, got '５'", id="cli-run-seed-full-width-digit"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "1_000"]),
-                 "argument --seed: expected a non-negative integer, got '1_000'", id="cli-run-seed-underscore"),
+    # one numeral grammar for every numeric flag (_NUMERAL_FLAGS x _BAD_NUMERALS, below); the other numerals:
     pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", " 7"]),
                  "argument --seed: expected a non-negative integer, got ' 7'", id="cli-run-seed-space"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", _LONG_NUMERAL]),
-                 ("python -m verify", "argument --seed", "(5,002 characters)"), id="cli-run-seed-5000-digits"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "２"]),
-                 ("python -m verify", "argument --jobs: expected an integer in 1..64", "got '２'"),
-                 id="cli-run-jobs-full-width-digit"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "0_2"]), ("python -m verify", "argument --jobs", "'0_2'"),
-                 id="cli-run-jobs-underscore"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", _LONG_NUMERAL]),
-                 ("python -m verify", "argument --jobs", "(5,002 characters)"), id="cli-run-jobs-5000-digits"),
-    # sweep: --tasks, --sleep, --jobs, --workers; c7's --seed bounded like --seed
-    pytest.param(_cli(["sweep", "demo", "--tasks", "２", "-o", "{d}/o"]), ("--tasks", "'２'", "an integer in 1..10,000"),
-                 id="cli-sweep-tasks-full-width-digit"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "1_0", "-o", "{d}/o"]), ("--tasks", "'1_0'", "an integer in 1..10,000"),
-                 id="cli-sweep-tasks-underscore"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", _LONG_NUMERAL, "-o", "{d}/o"]), ("--tasks", "(5,002 characters)"),
-                 id="cli-sweep-tasks-5000-digits"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "０", "-o", "{d}/o"]), ("--sleep", "'０'", "seconds"),
-                 id="cli-sweep-sleep-full-width-digit"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0_0", "-o", "{d}/o"]), ("--sleep", "'0_0'"),
-                 id="cli-sweep-sleep-underscore"),
     pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "nan", "-o", "{d}/o"]), ("--sleep", "'nan'"),
                  id="cli-sweep-sleep-nan"),
-    pytest.param(_cli([*_SWEEP, "--jobs", "１"]), ("--jobs", "'１'", "an integer in 1..64"), id="cli-sweep-jobs-full-width-digit"),
-    pytest.param(_cli([*_SWEEP, "--workers", "1_0"]), ("--workers", "'1_0'"), id="cli-sweep-old-workers-underscore"),
     pytest.param(_cli([*_C7, "--seed", "1" + "0" * 400]), ("--seed", "(403 characters)", "a non-negative integer"),
                  id="cli-sweep-c7-seed-401-digits"),
     pytest.param(_cli([*_C7, "--seed", str(2**63)]), ("--seed", "'9223372036854775808'", "below 2**63"),
                  id="cli-sweep-c7-seed-2-63"),
-    pytest.param(_cli([*_C7, "--seed", "５"]), ("--seed", "'５'", "a non-negative integer"), id="cli-sweep-c7-seed-full-width"),
-    # allocate: --budget, --n, --dim, --c-b, --c-v
-    pytest.param(_cli(["allocate", "--budget", "９６"] + _ALLOC[3:]), ("D (--budget)", "'９６'"),
-                 id="cli-alloc-budget-full-width-digits"),
-    pytest.param(_cli(["allocate", "--budget", "9_6"] + _ALLOC[3:]), ("D (--budget)", "'9_6'"), id="cli-alloc-budget-underscore"),
-    pytest.param(_cli(["allocate", "--budget", _LONG_NUMERAL] + _ALLOC[3:]), ("D (--budget)", "(5,002 characters)"),
-                 id="cli-alloc-budget-5000-digits"),
-    pytest.param(_cli([*_ALLOC[:4], "1_000_000"] + _ALLOC[5:]), ("n (--n)", "'1_000_000'"), id="cli-alloc-n-underscore"),
-    pytest.param(_cli([*_ALLOC[:4], "１e6"] + _ALLOC[5:]), ("n (--n)", "'１e6'"), id="cli-alloc-n-full-width-digit"),
-    pytest.param(_cli([*_ALLOC[:4], _LONG_NUMERAL] + _ALLOC[5:]), ("n (--n)", "(5,002 characters)"), id="cli-alloc-n-5000-digits"),
-    pytest.param(_cli([*_ALLOC[:6], "８"]), ("d (--dim)", "'８'"), id="cli-alloc-dim-full-width-digit"),
-    pytest.param(_cli([*_ALLOC[:6], _LONG_NUMERAL]), ("d (--dim)", "(5,002 characters)"), id="cli-alloc-dim-5000-digits"),
-    pytest.param(_cli([*_ALLOC, "--c-b", "1_0"]), ("c_b (--c-b)", "'1_0'"), id="cli-alloc-cb-underscore"),
-    pytest.param(_cli([*_ALLOC, "--c-v", "２"]), ("c_v (--c-v)", "'２'"), id="cli-alloc-cv-full-width-digit"),
-    # latex --seed
-    pytest.param(_cli([*_LATEX_REPORT, "--seed", "５"], {"r.json": _EMPTY_REPORT}),
-                 "argument --seed: expected a non-negative integer, got '５'", id="cli-latex-seed-full-width-digit"),
     # --scheduler: parsed before any work, one line naming it, the address quoted capped and escaped
     *(pytest.param(_cli([*_SWEEP, "--scheduler", address]), ("--scheduler", _SCHEDULER), id=f"cli-sweep-scheduler-{label}")
       for label, address in _BAD_ADDRESSES.items()),
@@ -1159,7 +1088,6 @@ SAFETY_CASES = [
     # output folders: written only when empty or carrying the command's own marker; refused before any work
     pytest.param(_cli(_SWEEP, {"o/results.csv": "the user's table"}),
                  ("--out", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-sweep-out-users-results-csv"),
-    pytest.param(_cli(_SWEEP, {"o/sweep.json": "{}"}), ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-users-sweep-json"),
     pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-run.json": {"schema": "mha-nw-verify/run", "schema_version": 1}}),
                  ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-a-run-folder"),
     pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-output.json": {"schema": "mha-nw-verify/output", "schema_version": 1,
@@ -1171,9 +1099,10 @@ SAFETY_CASES = [
                  ("--out DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-hdi-out-users-png"),
     pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/verification.tex": "my paper"}),
                  ("-o DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-latex-out-users-tex"),
-    pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/macros.tex": "my macros"}),
-                 ("-o DIR", "mha-nw-verify-output.json"), id="cli-latex-out-users-macros"),
 ]
+SAFETY_CASES += [pytest.param(_cli([*before, text, *after], files), (name, quoted, want), id=f"{flag}-{label}")
+                 for flag, before, after, files, name, want in _NUMERAL_FLAGS
+                 for label, (text, quoted) in _BAD_NUMERALS.items()]
 CASES += SAFETY_CASES
 
 @pytest.mark.parametrize("call,expected", CASES)
@@ -1190,18 +1119,6 @@ def test_bad_input_raises_verify_error(call, expected):
         f"message does not start with the argument {expected[0]!r}: {message}"
     for part in expected[1:]:
         assert part in message, f"{part!r} not in {message!r}"
-
-
-def test_replay_bases_are_valid():
-    """Every base of the replay rows replays (whatever its verdict): a row fails only by its change."""
-    for which in BASES:
-        with tempfile.TemporaryDirectory() as tmp:
-            f = Path(tmp) / "cx.json"
-            f.write_text(json.dumps(_cx(which)))
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                assert verify_main(["replay", str(f)]) in (0, 1), which
-            assert "replayed:" in out.getvalue()
 
 
 AT_THE_CAP = [  # the largest case each cap admits replays; one more is refused (the rows above)
