@@ -113,7 +113,7 @@ def run(argv: list[str]) -> int:
 
     claims = args.only or list(CLAIM_IDS)
     out: Path = args.out
-    stage = staging_folder("--out", out, marker=RUN_MARKER)
+    stage = staging_folder("--out", out)
     t0 = time.perf_counter()
     try:
         try:
