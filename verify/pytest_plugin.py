@@ -1,18 +1,12 @@
-"""A pytest plugin that turns the test suite into a theorem ledger.
+"""A pytest plugin that turns the test suite into a theorem ledger (``-p verify.pytest_plugin`` in
+the project's ``pyproject.toml``; never auto-loaded elsewhere). It gives:
 
-Enabled by the project's own pytest configuration (``-p verify.pytest_plugin`` in
-``pyproject.toml``), never auto-loaded into other projects' pytest runs. It gives:
-
-- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim(s) a test checks and the part
-  of it (a role of the claim's reading, ``core``/``detail``/``premise``/``scope``, or
-  ``derivation`` for the symbolic steps); a test in a claim module (``test_claim_*.py``,
-  ``test_proofs_c*.py``) without one fails;
+- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim(s) and the part (a role, or
+  ``derivation``) a test checks; a test in a claim module without one fails;
 - ``--claims C5,C6``: run only the tests of those claims;
-- the session fixture ``quick_run``: each claim's quick check (seed 0), run at most once and
-  shared by the tests; its verdicts and headlines fill the ledger;
-- the ledger at the end of the run: per claim its computed verdict and headline, and per part
-  the tests passed / failed / skipped, with the failed tests named in their claim's row;
-- JUnit XML (``--junitxml``) properties ``claim`` and ``part`` on every marked test.
+- the session fixture ``quick_run``: each claim's quick check (seed 0), run at most once;
+- the ledger at the end: per claim its verdict and headline, per part the tests passed / failed /
+  skipped, the failed tests named; JUnit XML properties ``claim`` and ``part``.
 """
 
 from __future__ import annotations
