@@ -338,7 +338,6 @@ CASES = [
     pytest.param(lambda: nw_weights(Q, K, kernel=None), ("kernel", "None"), id="nw-kernel-none"),
     # --- memory cap
     pytest.param(lambda: nw_weights(Q, K, max_memory=0), ("max_memory", "0"), id="nw-max-memory-zero"),
-    pytest.param(lambda: nw_estimate(Q, K, V, max_memory=-5), ("max_memory", "-5"), id="nw-max-memory-negative"),
     pytest.param(lambda: nw_estimate(Q, K, V, max_memory=1.5e6), ("max_memory", "1500000.0"), id="nw-max-memory-float"),
     pytest.param(lambda: nw_estimate(Q, K, V, max_memory=100), ("max_memory", "100 bytes", "at least"),
                  id="nw-max-memory-too-small"),
@@ -535,7 +534,6 @@ CASES = [
     pytest.param(alloc(c_v=-1.0), ("c_v (--c-v)", "-1.0"), id="alloc-cv-negative"),
     pytest.param(alloc(c_v=float("inf")), ("c_v (--c-v)", "inf"), id="alloc-cv-inf"),
     pytest.param(lambda: al.divisor_pairs(0), ("D (--budget)", "0"), id="alloc-divisors-zero"),
-    pytest.param(lambda: al.divisor_pairs("12"), ("D (--budget)", "'12'"), id="alloc-divisors-string"),
     pytest.param(lambda: al.continuous_optimum("b_corr", 1, 64, 8), ("n (--n)", "1"), id="alloc-optimum-n-one"),
     pytest.param(lambda: al.continuous_optimum("a_corr", 1e6, 64, 0), ("d (--dim)", "0"), id="alloc-optimum-d-zero"),
     pytest.param(lambda: al.best_pair("a_corr", 1e6, True, 8), ("D (--budget)", "True"), id="alloc-best-pair-D-bool"),
@@ -545,12 +543,6 @@ CASES = [
     pytest.param(_cli(["allocate", "--budget", "1e18"] + _ALLOC[3:]), ("D (--budget)", "1000000000000000000", "MAX_BUDGET"),
                  id="cli-alloc-budget-1e18"),
     pytest.param(_cli(["allocate", "--budget", "12.5"] + _ALLOC[3:]), ("D (--budget)", "'12.5'"), id="cli-alloc-budget-fraction"),
-    pytest.param(_cli(["allocate", "--budget", "0"] + _ALLOC[3:]), ("D (--budget)", "0"), id="cli-alloc-budget-zero"),
-    pytest.param(_cli([*_ALLOC[:6], "0"]), ("d (--dim)", "0"), id="cli-alloc-dim-zero"),
-    pytest.param(_cli([*_ALLOC[:6], "1e30"]), ("d (--dim)", "MAX_DIM"), id="cli-alloc-dim-beyond-cap"),
-    pytest.param(_cli([*_ALLOC, "--model", "nope"]), ("model (--model)", "'nope'"), id="cli-alloc-model-unknown"),
-    pytest.param(_cli([*_ALLOC, "--c-b", "-1"]), ("c_b (--c-b)", "-1.0"), id="cli-alloc-cb-negative"),
-    pytest.param(_cli([*_ALLOC, "--c-v", "0"]), ("c_v (--c-v)", "0.0"), id="cli-alloc-cv-zero"),
     pytest.param(_cli(["allocate", "--budget", "96", "--dim", "8"]), ("python -m verify allocate", "required: --n"), id="cli-alloc-missing-n"),
     pytest.param(_cli([*_ALLOC, "--seed", "1"]), ("python -m verify allocate", "unrecognized arguments: --seed 1"),
                  id="cli-alloc-unknown-option"),
@@ -604,9 +596,6 @@ CASES = [
                  id="cli-latex-report-meta-number"),
     pytest.param(_cli(["latex", "--report", "{d}/r.json", "--quick"], {"r.json": {"claims": []}}),
                  ("--report FILE", "together with --quick/--large/--seed"), id="cli-latex-report-with-quick"),
-    pytest.param(_cli(["latex", "--seed", "-1", "-o", "{d}/o"]),
-                 ("python -m verify latex", "argument --seed: expected a non-negative integer below 2**63, got '-1'"),
-                 id="cli-latex-seed-negative"),
     pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
                  ("-o DIR", "f', which exists and is not a folder"), id="cli-latex-out-is-a-file"),
     # --- engine.decompose / noise_simulation_check / decompose_mp
@@ -684,10 +673,6 @@ CASES = [
                  id="cli-run-out-foreign-folder"),
     pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "-1"]), "argument --seed: expected a non-negative integer below "
                  "2**63, got '-1'", id="cli-run-seed-negative"),
-    pytest.param(_cli([*_RUN, "--seed", "1.5"]), "argument --seed: expected a non-negative integer, got '1.5'",
-                 id="cli-run-seed-fraction"),
-    pytest.param(_cli([*_RUN, "--seed", str(2**63)]), "argument --seed: expected a non-negative integer below 2**63",
-                 id="cli-run-seed-too-large"),
     pytest.param(_cli(["--quick", "--only", "C99"]), f"argument --only: expected claims among {', '.join(CLAIM_IDS)}, "
                  "got 'C99'", id="cli-run-only-unknown-claim"),
     pytest.param(_cli(["--quick", "--only", ","]), "argument --only: expected claims among", id="cli-run-only-empty"),
@@ -1008,8 +993,6 @@ GGUF_CASES = [
                  id="cli-hdi-band-draws-1"),
     pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "many"], _GGUF_OK),
                  ("python -m verify hdi", "--band-draws", "got 'many'"), id="cli-hdi-band-draws-word"),
-    pytest.param(_cli(["hdi", "{d}/m.gguf", "--seed", "-3"], _GGUF_OK), ("python -m verify hdi", "--seed", "-3"),
-                 id="cli-hdi-seed-negative"),
     pytest.param(_cli(["hdi", "--reading-ii", "{d}/m.gguf"], _GGUF_OK),
                  ("--reading-ii", "the installed models alone: no PATH and no --out", "with PATH"),
                  id="cli-hdi-reading-ii-with-path"),
@@ -1043,7 +1026,6 @@ _BAD_ADDRESSES = {
     "no-host": "tcp://:8786", "user-info": "tcp://user@127.0.0.1:8786", "path": "tcp://127.0.0.1:8786/x",
     "query": "tcp://127.0.0.1:8786?x=1", "space": "tcp://127.0.0.1 :8786", "ipv4-out-of-range": "tcp://999.1.1.1:8786",
     "ipv6-bad": "tcp://[::g]:8786", "label-too-long": "tcp://" + "a" * 64 + ".example:8786",
-    "control-char": "tcp://\x1b[2Jhost:8786",
 }
 #: Every numeric flag: (row id, argv before the numeral, argv after it, files, the argument the refusal
 #: names, what it expects). Each value of _BAD_NUMERALS would be in the flag's range if read loosely.
@@ -1083,7 +1065,7 @@ SAFETY_CASES = [
       for label, address in _BAD_ADDRESSES.items()),
     pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://" + "h" * 100_000 + ":8786"]),
                  ("--scheduler", "(100,013 characters)", _SCHEDULER), id="cli-sweep-scheduler-100k-characters"),
-    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://\x1b[2Jhost:8786"]), ("--scheduler", "\\x1b[2J"),
+    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://\x1b[2Jhost:8786"]), ("--scheduler", "\\x1b[2J", _SCHEDULER),
                  id="cli-sweep-scheduler-escape-shown-escaped"),
     # output folders: written only when empty or carrying the command's own marker; refused before any work
     pytest.param(_cli(_SWEEP, {"o/results.csv": "the user's table"}),
