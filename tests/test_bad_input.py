@@ -34,6 +34,7 @@ from proofs import CLAIM_IDS
 from verify.claims import CLAIMS, c1, c4, c5
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
+from verify.outputs.report import REPORT_SHAPE
 from verify.outputs.report import SCHEMA_VERSION as REPORT_SCHEMA_VERSION
 from verify.experiments import allocate as al
 from verify.experiments.checkpoint import (
@@ -178,22 +179,46 @@ _ALLOC = ["allocate", "--budget", "96", "--n", "1e6", "--dim", "8"]
 _CKPT = {"model.safetensors": _bert(), "config.json": _CFG}
 
 
-def _claim(**over: Any) -> dict:
-    part = {"id": "p", "role": "core", "effect": "sets the verdict", "statement": "s",
-            "numeric": {"agreement": "rounding", "summary": "ok"}}
-    claim = {"id": "C1", "title": "t", "stated": "s", "verdict": "exact", "headline": "exact", "corrections": [],
-             "premise": [], "limits": [], "assumptions": [], "restored_by": [],
-             "evidence": {"parts": [part], "plots": {}}}
-    for key, value in over.items():  # "evidence.parts": value, "verdict": value ...
-        target, *path = key.split(".")
-        if path:
-            node = claim[target]
-            for k in path[:-1]:
-                node = node[k]
-            node[path[-1]] = value
-        else:
-            claim[target] = value
-    return claim
+#: A valid report of one claim: a correction, and a part with a symbolic and a numeric side.
+_PART = {"id": "p", "role": "core", "effect": "sets the verdict", "statement": "s",
+         "numeric": {"agreement": "rounding", "summary": "ok"}, "symbolic": {"status": "proved", "n_checked": 1,
+                                                                            "n_steps": 1}}
+_CLAIM = {"id": "C1", "title": "t", "stated": "s", "verdict": "exact", "headline": "exact",
+          "corrections": [{"part": "p", "finding": "f", "stated": "s", "derived": "d"}], "premise": [], "limits": [],
+          "assumptions": [], "restored_by": [], "evidence": {"parts": [_PART], "plots": {}}}
+#: A value of another type for each type of REPORT_SHAPE, and the type's name in the refusal (an
+#: integer field refuses a boolean).
+_WRONG = {str: (3, "a string"), int: (True, "an integer"), float: ("1", "a number"), dict: (3, "an object")}
+
+
+def _wrong(shape: Any) -> tuple[Any, str]:
+    """A value of another type than ``shape`` asks for, and the type's name in the refusal."""
+    if isinstance(shape, list):
+        return {}, "a list"
+    if isinstance(shape, dict):
+        return [], "an object"
+    if isinstance(shape, str):     # REPORT_SHAPE's mark of an object of strings
+        return {"p": 1}, "an object of strings"
+    return _WRONG[shape]
+
+
+def _shape_rows(shape: dict, doc: dict, path: str = "") -> list[tuple[str, dict, str]]:
+    """``(field, doc, expected)``: ``doc`` (valid under the object ``shape``) with each field of another
+    type, each required field missing, and so on inside each object and each list's first item."""
+    rows = []
+    for key, sub in shape.items():
+        name = key.rstrip("?")
+        field = f"{path}.{name}" if path else name
+        wrong, word = _wrong(sub)
+        rows.append((field, {**doc, name: wrong}, word))
+        if not key.endswith("?"):
+            rows.append((field, {k: v for k, v in doc.items() if k != name}, "none in"))
+        value, inner = doc.get(name), sub[0] if isinstance(sub, list) else sub
+        if isinstance(sub, list) and value and isinstance(inner, dict):
+            rows += [(f, {**doc, name: [d, *value[1:]]}, w) for f, d, w in _shape_rows(inner, value[0], f"{field}[0]")]
+        elif isinstance(sub, dict) and isinstance(value, dict):
+            rows += [(f, {**doc, name: d}, w) for f, d, w in _shape_rows(sub, value, field)]
+    return rows
 
 
 def _report(doc: Any, *, schema: bool = True) -> Callable[[], Any]:
@@ -552,42 +577,15 @@ CASES = [
     pytest.param(_report_text("not json"), ("--report FILE", "expected strict JSON"), id="cli-latex-report-not-json"),
     pytest.param(_report_text('{"claims": [], "meta": {"seed": NaN}}'), ("--report FILE", "NaN"), id="cli-latex-report-nan"),
     pytest.param(_report([]), ("--report FILE", "a list [] in", "an object"), id="cli-latex-report-list"),
-    pytest.param(_report({"meta": {}}), ("--report FILE field claims", "none in"), id="cli-latex-report-no-claims"),
-    pytest.param(_report({"claims": {"C1": {}}}), ("--report FILE field claims", "an object", "a list"),
-                 id="cli-latex-report-claims-object"),
-    pytest.param(_report({"claims": [{"id": "C1"}]}), ("--report FILE field claims[0].title", "none in"),
-                 id="cli-latex-report-claim-without-fields"),
-    pytest.param(_report({"claims": [{k: v for k, v in _claim().items() if k != "verdict"}]}),
-                 ("--report FILE field claims[0].verdict", "none in"), id="cli-latex-report-claim-without-verdict"),
     pytest.param(_report({"claims": []}, schema=False), ("--report FILE", "schema 'mha-nw-verify/report'", "None"),
                  id="cli-latex-report-no-schema"),
     pytest.param(_report({"schema": "mha-nw-verify/report", "schema_version": 1, "claims": []}, schema=False),
                  ("--report FILE", f"schema_version {REPORT_SCHEMA_VERSION}", "got 1"), id="cli-latex-report-old-schema"),
-    pytest.param(_report({"claims": [_claim(corrections=[{"part": "p"}])]}),
-                 ("--report FILE field claims[0].corrections[0].finding", "none in"), id="cli-latex-report-correction"),
-    pytest.param(_report({"claims": [_claim(headline=["x"])]}),
-                 ("--report FILE field claims[0].headline", "a list", "a string"), id="cli-latex-report-headline-list"),
-    pytest.param(_report({"claims": [_claim(verdict=3)]}), ("--report FILE field claims[0].verdict", "an integer 3",
-                                                              "a string"), id="cli-latex-report-verdict-number"),
-    pytest.param(_report({"claims": [_claim(restored_by="x")]}), ("--report FILE field claims[0].restored_by", "a string"),
-                 id="cli-latex-report-restored-by-string"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.parts": {}})]}),
-                 ("--report FILE field claims[0].evidence.parts", "an object", "a list"), id="cli-latex-report-parts-object"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.plots": {"p": 1}})]}),
-                 ("--report FILE field claims[0].evidence.plots", "an object of strings"), id="cli-latex-report-plot-number"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.parts": [{"id": "p", "role": "core", "effect": "e", "statement": "s",
-                                                                    "numeric": {"agreement": "r", "summary": 5}}]})]}),
-                 ("--report FILE field claims[0].evidence.parts[0].numeric.summary", "an integer 5"),
-                 id="cli-latex-report-summary-number"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.parts": [{"id": "p", "role": "core", "effect": "e", "statement": "s",
-                                                                    "symbolic": {"status": "proved", "n_checked": True,
-                                                                                 "n_steps": 1}}]})]}),
-                 ("--report FILE field claims[0].evidence.parts[0].symbolic.n_checked", "a boolean True", "an integer"),
-                 id="cli-latex-report-count-bool"),
-    pytest.param(_report({"claims": [], "crashed": ["C1"]}), ("--report FILE field crashed", "a list"),
-                 id="cli-latex-report-crashed-list"),
-    pytest.param(_report({"claims": [], "meta": 3}), ("--report FILE field meta", "an integer 3", "an object"),
-                 id="cli-latex-report-meta-number"),
+    # every field of REPORT_SHAPE missing (where required) or of another type
+    *(pytest.param(_report(doc), (f"--report FILE field {field}", word),
+                   id=f"cli-latex-report-{field.replace('[0]', '-0')}-{'missing' if word == 'none in' else 'wrong-type'}")
+      for field, doc, word in _shape_rows({k: v for k, v in REPORT_SHAPE.items() if k not in ("schema", "schema_version")},
+                                          {"claims": [_CLAIM]})),
     pytest.param(_cli(["latex", "--report", "{d}/r.json", "--quick"], {"r.json": {"claims": []}}),
                  ("--report FILE", "together with --quick/--large/--seed"), id="cli-latex-report-with-quick"),
     pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
