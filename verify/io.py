@@ -40,9 +40,14 @@ from typing import Any
 from proofs.cache import atomic_write
 from verify.errors import VerifyError
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
+
 __all__ = ["FILE_MODE", "FOLDER_MODE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "NAME_MAX", "OUTPUT_MARKER", "OUTPUT_SCHEMA",
            "RUN_MARKER", "RUN_SCHEMA", "RUN_SCHEMA_VERSION", "STAGING_MARKER", "STAGING_SCHEMA", "atomic_write_bytes",
-           "discard_staging", "atomic_write_text", "dump_json", "is_run_folder", "jsonable", "loads_json",
+           "discard_staging", "atomic_write_text", "dump_json", "is_run_folder", "jsonable", "loads_json", "locked",
            "output_folder", "publish_folder", "read_json", "regular_file", "staging_folder", "write_json",
            "write_target"]
 
@@ -334,14 +339,14 @@ def _replaceable(name: str, target: Path, shown: Path | str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``folder`` (released on exit, and by the kernel if the process dies)."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path``, a folder or a lock file (created if absent), released on
+    exit (and by the kernel if the process dies)."""
+    if fcntl is None:
         yield
         return
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    flags = getattr(os, "O_DIRECTORY", 0) if os.path.isdir(path) else os.O_CREAT
+    fd = os.open(path, os.O_RDONLY | flags, FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -405,7 +410,7 @@ def staging_folder(name: str, target: Path | str) -> Path:
     parent = real.parent
     try:
         _make_folders(parent)
-        with _locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
+        with locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
             _replaceable(name, real, shown)
             _clear_leftovers(parent, real)
         token = secrets.token_hex(TOKEN_BYTES)
@@ -486,7 +491,7 @@ def publish_folder(staging: Path | str, target: Path | str) -> Path:
     holder = _holder(staging)
     if holder is None:
         raise VerifyError(f"--out: expected a staging folder made by this run, got {_quote(staging)}")
-    with _locked(real.parent):
+    with locked(real.parent):
         _replaceable("--out", real, shown)
         if not real.exists():
             os.rename(staging, real)
@@ -575,10 +580,6 @@ def output_folder(name: str, folder: Path | str, command: str) -> Iterator[Path]
     except OSError as exc:
         raise VerifyError(f"{name}: expected a writable folder, got {_quote(shown)} ({exc.strerror or exc})") from None
     try:
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: no lock
-            fcntl = None
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

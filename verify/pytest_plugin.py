@@ -11,7 +11,6 @@ the project's ``pyproject.toml``; never auto-loaded elsewhere). It gives:
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import pickle
@@ -19,11 +18,12 @@ import re
 import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from proofs.markup import render
+from verify.io import locked
 
 __all__ = ["PARTS", "QuickRun", "claim_of"]
 
@@ -155,18 +155,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 ENV_SHARED = "MHA_NW_QUICK_RUN_DIR"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    import fcntl
-
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 class QuickRun:
     """The quick run (seed 0) of each claim, computed at most once per test run:
     ``quick_run("C5") -> (ClaimResult, output folder)``. With ``shared`` (see :data:`ENV_SHARED`)
@@ -202,7 +190,7 @@ class QuickRun:
     def _shared(self, claim: str) -> tuple[Any, Path]:
         out, done, failed = (self.shared / claim.lower(), self.shared / f"{claim}.pickle",
                              self.shared / f"{claim}.error")
-        with _locked(self.shared / f"{claim}.lock"):
+        with locked(self.shared / f"{claim}.lock"):
             if done.is_file():
                 return pickle.loads(done.read_bytes()), out
             if failed.is_file():
