@@ -100,16 +100,10 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
 
 
 def positive_number(name: str, value: Any, *, allow_none: bool = False) -> float | None:
-    """A finite real number > 0."""
+    """A finite real number > 0 (:func:`finite_number`)."""
     if value is None and allow_none:
         return None
-    want = "a positive finite real number"
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise fail(name, received(value), want)
-    v = _as_float(name, value, want)
-    if not np.isfinite(v) or v <= 0:
-        raise fail(name, received(value), want)
-    return v
+    return finite_number(name, value, minimum=0, strict_minimum=True, want="a positive finite real number")
 
 
 def _int_range(v: int, minimum: int | None, maximum: int, why: str | None) -> str | None:
@@ -152,12 +146,12 @@ def _is_real(value: Any) -> bool:
 
 
 def finite_number(name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None,
-                  strict_minimum: bool = False) -> float:
+                  strict_minimum: bool = False, want: str | None = None) -> float:
     """A finite real number (bools and strings rejected) in ``[minimum, maximum]``
-    (``(minimum, maximum]`` with ``strict_minimum``); returned as a float."""
+    (``(minimum, maximum]`` with ``strict_minimum``), as a float; ``want`` words the range."""
     lo = "" if minimum is None else (f" > {minimum:g}" if strict_minimum else f" >= {minimum:g}")
     hi = "" if maximum is None else f"{' and' if lo else ''} <= {maximum:g}"
-    want = f"a finite real number{lo}{hi}"
+    want = want or f"a finite real number{lo}{hi}"
     if not _is_real(value):
         raise fail(name, received(value), want)
     v = _as_float(name, value, want)
