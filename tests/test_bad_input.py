@@ -963,8 +963,6 @@ CASES = [
                  id="cli-sweep-tasks-a-file"),
     pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0", "-o", "{d}/o"], {f"o/tasks/{_DEMO_KEY}.json": FOLDER}),
                  ("--out", f"{_DEMO_KEY}.json'", "not a regular file"), id="cli-sweep-task-file-a-folder"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/results.csv": FOLDER}),
-                 ("--out", "results.csv'", "not a regular file"), id="cli-sweep-results-csv-a-folder"),
     pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/sweep.json": FIFO}),
                  ("--out", "sweep.json'", "not a regular file"), id="cli-sweep-summary-a-fifo"),
     pytest.param(_cli(["sweep", "c7", "--quick", "-o", "{d}/o", "--plot", "/proc/verify-plot.png"]),
