@@ -225,49 +225,31 @@ def _shape_rows(shape: dict, doc: dict, path: str = "") -> list[tuple[str, dict,
 
 
 def _report(doc: Any, *, schema: bool = True) -> Callable[[], Any]:
-    """``latex --report`` on ``doc``; an object gets the schema fields unless ``schema=False``."""
+    """``latex --report`` on ``doc`` (a JSON value, or text); an object gets the schema fields unless
+    ``schema=False``."""
     if schema and isinstance(doc, dict):
         doc = {"schema": "mha-nw-verify/report", "schema_version": REPORT_SCHEMA_VERSION, **doc}
     return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": doc})
 
 
-def _report_text(text: str) -> Callable[[], Any]:
-    return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": text.encode()})
-
-
 _DGP = make_dgp("bump", d=4, sigma=0.5)
 
 
-def _setting(**change: Any) -> TrainSetting:
-    """A small valid training setting with ``change``."""
-    kw = dict(dgp="bump", d=4, H=2, d_k=2, init="haar", n=8, m=4, sigma=0.5, steps=2, lr=0.01, seeds=2, seed=0)
-    return TrainSetting(**(kw | change))
 _HEADS = head_projections("random", 2, 4, 2, rng=0)
 
 
-def eng(**change: Any) -> Callable[[], Any]:
-    """decompose with one argument changed from a small valid call."""
-    kw = dict(dgp=_DGP, W_Q=_HEADS, W_K=None, alpha=None, m=3, n=8, R=2, seed=0) | change
-    return lambda: decompose(**kw)
+def _changed(func: Callable[..., Any], **base: Any) -> Callable[..., Callable[[], Any]]:
+    """A row maker of ``func``: ``maker(*args, **change)`` calls ``func`` with ``base`` and ``change``."""
+    return lambda *args, **change: lambda: func(*args, **(base | change))
 
 
-def noise(**change: Any) -> Callable[[], Any]:
-    kw = dict(dgp=_DGP, W_Q=_HEADS, N=4, seed=0, n=8, m=3) | change
-    return lambda: noise_simulation_check(**kw)
-
-
-def alloc(**change: Any) -> Callable[[], Any]:
-    kw = dict(D=768, n=1e6, d=16) | change
-    return lambda: al.allocate(**kw)
-
-
-def mse(**change: Any) -> Callable[[], Any]:
-    kw = dict(model="a_corr", d_k=8, n=1e6, D=64, d=8) | change
-    return lambda: al.mse(**kw)
-
-
-def hp(*args: Any, **kwargs: Any) -> Callable[[], Any]:
-    return lambda: head_projections(*args, **kwargs)
+eng = _changed(decompose, dgp=_DGP, W_Q=_HEADS, W_K=None, alpha=None, m=3, n=8, R=2, seed=0)
+noise = _changed(noise_simulation_check, dgp=_DGP, W_Q=_HEADS, N=4, seed=0, n=8, m=3)
+alloc = _changed(al.allocate, D=768, n=1e6, d=16)
+mse = _changed(al.mse, model="a_corr", d_k=8, n=1e6, D=64, d=8)
+setting = _changed(TrainSetting, dgp="bump", d=4, H=2, d_k=2, init="haar", n=8, m=4, sigma=0.5, steps=2, lr=0.01,
+                   seeds=2, seed=0)
+hp = _changed(head_projections)
 
 
 def dgp(name: Any = "bump", **kwargs: Any) -> Callable[[], Any]:
@@ -626,8 +608,8 @@ CASES = [
                  id="cli-latex-report-missing"),
     pytest.param(_cli(["latex", "--report", "{d}/r.json"], {"r.json": FIFO}), ("--report FILE", "not a regular file (FIFO"),
                  id="cli-latex-report-fifo"),
-    pytest.param(_report_text("not json"), ("--report FILE", "expected strict JSON"), id="cli-latex-report-not-json"),
-    pytest.param(_report_text('{"claims": [], "meta": {"seed": NaN}}'), ("--report FILE", "NaN"), id="cli-latex-report-nan"),
+    pytest.param(_report("not json"), ("--report FILE", "expected strict JSON"), id="cli-latex-report-not-json"),
+    pytest.param(_report('{"claims": [], "meta": {"seed": NaN}}'), ("--report FILE", "NaN"), id="cli-latex-report-nan"),
     pytest.param(_report([]), ("--report FILE", "a list [] in", "an object"), id="cli-latex-report-list"),
     pytest.param(_report({"claims": []}, schema=False), ("--report FILE", "schema 'mha-nw-verify/report'", "None"),
                  id="cli-latex-report-no-schema"),
@@ -905,10 +887,10 @@ CASES = [
     pytest.param(dgp(width=HUGE_INT), ("bump parameter 'width'", "(401 characters)"), id="dgp-width-400-digits"),
     pytest.param(dgp(d=HUGE_INT), ("d", "(401 characters)", "MAX_INTEGER"), id="dgp-d-400-digits"),
     pytest.param(hp("overlap", 2, 8, 2, rho=HUGE_INT, rng=0), ("rho", "(401 characters)"), id="heads-rho-400-digits"),
-    pytest.param(lambda: _setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
-    pytest.param(lambda: _setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
-    pytest.param(lambda: _setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
-    pytest.param(lambda: _setting(seed=2**63), ("seed", "at most"), id="training-seed-2-63"),
+    pytest.param(setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
+    pytest.param(setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
+    pytest.param(setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
+    pytest.param(setting(seed=2**63), ("seed", "at most"), id="training-seed-2-63"),
     pytest.param(dgp(width=0), ("bump parameter 'width'", "0", "positive"), id="dgp-width-zero"),
     # 2. every replay field through the validators
     pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "version": True}), "format version 1 (an integer), got True",
