@@ -224,6 +224,13 @@ def _shape_rows(shape: dict, doc: dict, path: str = "") -> list[tuple[str, dict,
     return rows
 
 
+#: Every field of REPORT_SHAPE broken in a valid report: ``(field, doc, expected, row label)`` (the
+#: schema's own fields are read first, with their own refusals).
+_REPORT_ROWS = [(field, doc, word, f"{field.replace('[0]', '-0')}-{'missing' if word == 'none in' else 'wrong-type'}")
+                for field, doc, word in _shape_rows({k: v for k, v in REPORT_SHAPE.items() if "schema" not in k},
+                                                    {"claims": [_CLAIM]})]
+
+
 def _report(doc: Any, *, schema: bool = True) -> Callable[[], Any]:
     """``latex --report`` on ``doc`` (a JSON value, or text); an object gets the schema fields unless
     ``schema=False``."""
@@ -607,10 +614,8 @@ CASES = [
     pytest.param(_report({"schema": "mha-nw-verify/report", "schema_version": 1, "claims": []}, schema=False),
                  ("--report FILE", f"schema_version {REPORT_SCHEMA_VERSION}", "got 1"), id="cli-latex-report-old-schema"),
     # every field of REPORT_SHAPE missing (where required) or of another type
-    *(pytest.param(_report(doc), (f"--report FILE field {field}", word),
-                   id=f"cli-latex-report-{field.replace('[0]', '-0')}-{'missing' if word == 'none in' else 'wrong-type'}")
-      for field, doc, word in _shape_rows({k: v for k, v in REPORT_SHAPE.items() if k not in ("schema", "schema_version")},
-                                          {"claims": [_CLAIM]})),
+    *(pytest.param(_report(doc), (f"--report FILE field {field}", word), id=f"cli-latex-report-{label}")
+      for field, doc, word, label in _REPORT_ROWS),
     pytest.param(_cli(["latex", "--report", "{d}/r.json", "--quick"], {"r.json": {"claims": []}}),
                  ("--report FILE", "together with --quick/--large/--seed"), id="cli-latex-report-with-quick"),
     pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
