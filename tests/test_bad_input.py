@@ -1,15 +1,11 @@
 """Bad input at the public boundary: one table of calls, for the API and the CLI subcommands.
 
-Each row is ``pytest.param(call, expected, id=...)``: calling ``call()`` must raise
-:class:`VerifyError` (a ``ValueError``). ``expected`` is either a tuple ``(argument, received,
-*more)``, and the message must start with ``argument:`` and contain every further substring
-(what was received, then anything else worth pinning), or one substring that holds the
-argument, the expectation and the received value together (rows whose message starts with a
-temporary file's path). Rows that need files write them into a fresh temporary directory
-(``_in_dir``). CLI rows (``_cli``) run ``verify.cli.main([...])`` in-process and pass only if
-it returns exit status 2 with exactly one line on stderr starting ``error: `` and no traceback;
-that line, without ``error: ``, is then checked like an API message. Replay rows (``rp``) write a
-valid counterexample of one kind (its replay's example) with one parameter changed and run ``replay`` on it.
+Each row ``pytest.param(call, expected, id=...)``: ``call()`` must raise :class:`VerifyError`.
+``expected`` is a tuple ``(argument, *substrings)`` (the message starts with ``argument:``) or one
+substring naming the argument, the expectation and the value (a message that starts with a
+temporary path). CLI rows (``_cli``) run ``verify.cli.main`` in-process: exit status 2 and one line
+``error: ...`` on stderr, checked as a message. Replay rows (``rp``) break one parameter of a
+replay's example.
 """
 
 from __future__ import annotations
