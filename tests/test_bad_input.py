@@ -678,7 +678,6 @@ CASES = [
     pytest.param(hp("random", 0, 4, 2, rng=0), ("H", "0"), id="heads-H-zero"),
     pytest.param(hp("random", 10**5, 10**6, 10, rng=0), ("H, d, d_k", "H = 100000, d = 1000000", "GiB"),
                  id="heads-beyond-memory"),
-    pytest.param(hp("coordinate", 10**6, HUGE, 1), ("H, d, d_k", "GiB"), id="heads-coordinate-beyond-memory"),
     # --- python -m verify (the main run): bad arguments stop it before any claim runs
     pytest.param(_cli([*_RUN, "--out", "{d}/f"], {"f": "mine"}), ("--out", "f', which is a file"), id="cli-run-out-is-a-file"),
     pytest.param(_cli([*_RUN, "--out", "{d}/f/report"], {"f": "mine"}), ("--out", "a writable place", "f/report'"),
