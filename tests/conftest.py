@@ -6,9 +6,8 @@ runs ten times more examples per property.
 
 import os
 
-# Many small BLAS/LAPACK calls: OpenBLAS threads only contend for the machine's two cores
-# (measured: the diversity tests take 49 s with default threads, 7 s with one). Set before
-# numpy is first imported.
+# Many small BLAS/LAPACK calls: threads only contend for the cores (the diversity tests: 49 s with
+# default threads, 7 s with one). Set before numpy is first imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 import shutil  # noqa: E402
@@ -18,12 +17,9 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-# Derivations come from the cache when it is current (keyed by the exact source of proofs/), and a
-# test derives only the claims it needs, once per machine: a process that needs a claim another one
-# is deriving waits for it (proofs.cache.deriving). Each claim's quick run is computed once per test
-# run by whichever test process (pytest-xdist worker) needs it first and loaded by the others
-# (verify/pytest_plugin.py), through a folder of this run's, inherited by any pytest started inside
-# it. A run given an outer folder without it (tools/mutants.py) computes its own.
+# Each claim's quick run is computed once per test run by whichever test process needs it first and
+# loaded by the others (verify/pytest_plugin.py), through a folder of this run's, inherited by any
+# pytest started inside it; a run given a folder that does not exist (tools/mutants.py) makes its own.
 _ENV_QUICK = "MHA_NW_QUICK_RUN_DIR"
 _OWN = not os.path.isdir(os.environ.get(_ENV_QUICK, ""))
 if _OWN:

@@ -1,15 +1,11 @@
 """Bad input at the public boundary: one table of calls, for the API and the CLI subcommands.
 
-Each row is ``pytest.param(call, expected, id=...)``: calling ``call()`` must raise
-:class:`VerifyError` (a ``ValueError``). ``expected`` is either a tuple ``(argument, received,
-*more)``, and the message must start with ``argument:`` and contain every further substring
-(what was received, then anything else worth pinning), or one substring that holds the
-argument, the expectation and the received value together (rows whose message starts with a
-temporary file's path). Rows that need files write them into a fresh temporary directory
-(``_in_dir``). CLI rows (``_cli``) run ``verify.cli.main([...])`` in-process and pass only if
-it returns exit status 2 with exactly one line on stderr starting ``error: `` and no traceback;
-that line, without ``error: ``, is then checked like an API message. Replay rows (``rp``) write a
-valid counterexample of one kind (``BASES``) with one parameter changed and run ``replay`` on it.
+Each row ``pytest.param(call, expected, id=...)``: ``call()`` must raise :class:`VerifyError`.
+``expected`` is a tuple ``(argument, *substrings)`` (the message starts with ``argument:``) or one
+substring naming the argument, the expectation and the value (a message that starts with a
+temporary path). CLI rows (``_cli``) run ``verify.cli.main`` in-process: exit status 2 and one line
+``error: ...`` on stderr, checked as a message. Replay rows (``rp``) break one parameter of a
+replay's example.
 """
 
 from __future__ import annotations
@@ -30,10 +26,13 @@ import pytest
 import safetensors.numpy
 import torch
 
+from gguf_files import HOSTILE as _GGUF_HOSTILE
+from gguf_files import model as _gguf_model
 from proofs import CLAIM_IDS
-from verify.claims import c1, c4, c5, c6, c8
+from verify.claims import CLAIMS, c1, c4, c5
 from verify.cli import main as verify_main
 from verify.errors import VerifyError
+from verify.outputs.report import REPORT_SHAPE
 from verify.outputs.report import SCHEMA_VERSION as REPORT_SCHEMA_VERSION
 from verify.experiments import allocate as al
 from verify.experiments.checkpoint import (
@@ -51,6 +50,7 @@ from verify.numeric.diversity import (
     overlap,
     principal_angles,
 )
+from verify.experiments.pretrained import judge_reading_ii
 from verify.experiments.sweep import demo_grid as sweep_demo_grid
 from verify.experiments.training import TrainSetting
 from verify.numeric.engine import decompose, decompose_mp, noise_simulation_check
@@ -178,68 +178,81 @@ _ALLOC = ["allocate", "--budget", "96", "--n", "1e6", "--dim", "8"]
 _CKPT = {"model.safetensors": _bert(), "config.json": _CFG}
 
 
-def _claim(**over: Any) -> dict:
-    part = {"id": "p", "role": "core", "effect": "sets the verdict", "statement": "s",
-            "numeric": {"agreement": "rounding", "summary": "ok"}}
-    claim = {"id": "C1", "title": "t", "stated": "s", "verdict": "exact", "headline": "exact", "corrections": [],
-             "premise": [], "limits": [], "assumptions": [], "restored_by": [],
-             "evidence": {"parts": [part], "plots": {}}}
-    for key, value in over.items():  # "evidence.parts": value, "verdict": value ...
-        target, *path = key.split(".")
-        if path:
-            node = claim[target]
-            for k in path[:-1]:
-                node = node[k]
-            node[path[-1]] = value
-        else:
-            claim[target] = value
-    return claim
+#: A valid report of one claim: a correction, and a part with a symbolic and a numeric side.
+_PART = {"id": "p", "role": "core", "effect": "sets the verdict", "statement": "s",
+         "numeric": {"agreement": "rounding", "summary": "ok"}, "symbolic": {"status": "proved", "n_checked": 1,
+                                                                            "n_steps": 1}}
+_CLAIM = {"id": "C1", "title": "t", "stated": "s", "verdict": "exact", "headline": "exact",
+          "corrections": [{"part": "p", "finding": "f", "stated": "s", "derived": "d"}], "premise": [], "limits": [],
+          "assumptions": [], "restored_by": [], "evidence": {"parts": [_PART], "plots": {}}}
+#: A value of another type for each type of REPORT_SHAPE, and the type's name in the refusal (an
+#: integer field refuses a boolean).
+_WRONG = {str: (3, "a string"), int: (True, "an integer"), float: ("1", "a number"), dict: (3, "an object")}
+
+
+def _wrong(shape: Any) -> tuple[Any, str]:
+    """A value of another type than ``shape`` asks for, and the type's name in the refusal."""
+    if isinstance(shape, list):
+        return {}, "a list"
+    if isinstance(shape, dict):
+        return [], "an object"
+    if isinstance(shape, str):     # REPORT_SHAPE's mark of an object of strings
+        return {"p": 1}, "an object of strings"
+    return _WRONG[shape]
+
+
+def _shape_rows(shape: dict, doc: dict, path: str = "") -> list[tuple[str, dict, str]]:
+    """``(field, doc, expected)``: ``doc`` (valid under the object ``shape``) with each field of another
+    type, each required field missing, and so on inside each object and each list's first item."""
+    rows = []
+    for key, sub in shape.items():
+        name = key.rstrip("?")
+        field = f"{path}.{name}" if path else name
+        wrong, word = _wrong(sub)
+        rows.append((field, {**doc, name: wrong}, word))
+        if not key.endswith("?"):
+            rows.append((field, {k: v for k, v in doc.items() if k != name}, "none in"))
+        value, inner = doc.get(name), sub[0] if isinstance(sub, list) else sub
+        if isinstance(sub, list) and value and isinstance(inner, dict):
+            rows += [(f, {**doc, name: [d, *value[1:]]}, w) for f, d, w in _shape_rows(inner, value[0], f"{field}[0]")]
+        elif isinstance(sub, dict) and isinstance(value, dict):
+            rows += [(f, {**doc, name: d}, w) for f, d, w in _shape_rows(sub, value, field)]
+    return rows
+
+
+#: Every field of REPORT_SHAPE broken in a valid report: ``(field, doc, expected, row label)`` (the
+#: schema's own fields are read first, with their own refusals).
+_REPORT_ROWS = [(field, doc, word, f"{field.replace('[0]', '-0')}-{'missing' if word == 'none in' else 'wrong-type'}")
+                for field, doc, word in _shape_rows({k: v for k, v in REPORT_SHAPE.items() if "schema" not in k},
+                                                    {"claims": [_CLAIM]})]
 
 
 def _report(doc: Any, *, schema: bool = True) -> Callable[[], Any]:
-    """``latex --report`` on ``doc``; an object gets the schema fields unless ``schema=False``."""
+    """``latex --report`` on ``doc`` (a JSON value, or text); an object gets the schema fields unless
+    ``schema=False``."""
     if schema and isinstance(doc, dict):
         doc = {"schema": "mha-nw-verify/report", "schema_version": REPORT_SCHEMA_VERSION, **doc}
     return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": doc})
 
 
-def _report_text(text: str) -> Callable[[], Any]:
-    return _cli(["latex", "-o", "{d}/out", "--report", "{d}/report.json"], {"report.json": text.encode()})
-
-
 _DGP = make_dgp("bump", d=4, sigma=0.5)
 
 
-def _setting(**change: Any) -> TrainSetting:
-    """A small valid training setting with ``change``."""
-    kw = dict(dgp="bump", d=4, H=2, d_k=2, init="haar", n=8, m=4, sigma=0.5, steps=2, lr=0.01, seeds=2, seed=0)
-    return TrainSetting(**(kw | change))
 _HEADS = head_projections("random", 2, 4, 2, rng=0)
 
 
-def eng(**change: Any) -> Callable[[], Any]:
-    """decompose with one argument changed from a small valid call."""
-    kw = dict(dgp=_DGP, W_Q=_HEADS, W_K=None, alpha=None, m=3, n=8, R=2, seed=0) | change
-    return lambda: decompose(**kw)
+def _changed(func: Callable[..., Any], **base: Any) -> Callable[..., Callable[[], Any]]:
+    """A row maker of ``func``: ``maker(*args, **change)`` calls ``func`` with ``base`` and ``change``."""
+    return lambda *args, **change: lambda: func(*args, **(base | change))
 
 
-def noise(**change: Any) -> Callable[[], Any]:
-    kw = dict(dgp=_DGP, W_Q=_HEADS, N=4, seed=0, n=8, m=3) | change
-    return lambda: noise_simulation_check(**kw)
-
-
-def alloc(**change: Any) -> Callable[[], Any]:
-    kw = dict(D=768, n=1e6, d=16) | change
-    return lambda: al.allocate(**kw)
-
-
-def mse(**change: Any) -> Callable[[], Any]:
-    kw = dict(model="a_corr", d_k=8, n=1e6, D=64, d=8) | change
-    return lambda: al.mse(**kw)
-
-
-def hp(*args: Any, **kwargs: Any) -> Callable[[], Any]:
-    return lambda: head_projections(*args, **kwargs)
+eng = _changed(decompose, dgp=_DGP, W_Q=_HEADS, W_K=None, alpha=None, m=3, n=8, R=2, seed=0)
+noise = _changed(noise_simulation_check, dgp=_DGP, W_Q=_HEADS, N=4, seed=0, n=8, m=3)
+alloc = _changed(al.allocate, D=768, n=1e6, d=16)
+mse = _changed(al.mse, model="a_corr", d_k=8, n=1e6, D=64, d=8)
+setting = _changed(TrainSetting, dgp="bump", d=4, H=2, d_k=2, init="haar", n=8, m=4, sigma=0.5, steps=2, lr=0.01,
+                   seeds=2, seed=0)
+hp = _changed(head_projections)
 
 
 def dgp(name: Any = "bump", **kwargs: Any) -> Callable[[], Any]:
@@ -249,26 +262,14 @@ def dgp(name: Any = "bump", **kwargs: Any) -> Callable[[], Any]:
 # --- python -m verify replay FILE: a valid counterexample of each kind, to be broken one key at a time
 _CX = {"format": "mha-nw-verify/counterexample", "version": 1, "part": "p", "statement": "s",
        "expected": {"violates": True, "summary": "", "figures": {}}}
-BASES = {  # kind -> (claim, params): small valid cases (test_replay_bases_are_valid replays each)
-    "c1.stated-bandwidth": ("C1", c1.NAMED_BANDWIDTH_CASE),
-    "c1.unequal-norms": ("C1", c1.UNEQUAL_NORMS_CASE),
-    "c2.free-weights": ("C2", {"W_V": [[1.0, 0.5], [-1.0, 0.2]], "W_O": [[0.3, 0.1], [0.2, 0.4]]}),
-    "c4.literal-formula": ("C4", c4.CLAIM.replays["literal-formula"].example),
-    "c5.shared-noise": ("C5", c5.CLAIM.replays["shared-noise"].example),
-    "c5.unequal-variance": ("C5", c5.CLAIM.replays["unequal-variance"].example),
-    "c6.beyond-d": ("C6", c6.CLAIM.replays["beyond-d"].example),
-    "c7.stated-law": ("C7", {"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12, "factor": 1.5}),
-    "c7.slow-growth": ("C7", {"cases": [{"model": "a_corr", "d": 8, "D": 64}], "n1": 1e3, "n2": 1e12}),
-    "c8.mild-heterogeneity": ("C8", c8.DECAY_PARAMS),
-    "c8.rates-in-n": ("C8", c8.RATE_PARAMS),
-}
+#: Every replay by kind: its example is the valid case a row breaks (tests/test_claims.py replays each).
+REPLAYS = {rp.kind: rp for claim in CLAIMS.values() for rp in claim.replays.values()}
 
 
 def _cx(which: str, /, **change: Any) -> dict:
-    """The counterexample document of BASES[which] with ``change`` applied to its params: a key
-    ``"a.b"`` or ``"a.0.b"`` sets a nested value, the value DROP removes the key."""
-    claim, params = BASES[which]
-    params = json.loads(json.dumps(params))
+    """The counterexample document of REPLAYS[which]'s example with ``change`` applied to its params:
+    a key ``"a.b"`` or ``"a.0.b"`` sets a nested value, the value DROP removes the key."""
+    params = json.loads(json.dumps(REPLAYS[which].example))
     for key, value in change.items():
         *path, last = key.split(".")
         node = params
@@ -279,14 +280,14 @@ def _cx(which: str, /, **change: Any) -> dict:
             del node[last]
         else:
             node[last] = value
-    return {**_CX, "claim": claim, "kind": which, "params": params}
+    return {**_CX, "claim": REPLAYS[which].claim, "kind": which, "params": params}
 
 
 DROP = object()
 
 
 def rp(which: str, /, **change: Any) -> Callable[[], Any]:
-    """``python -m verify replay`` on BASES[which] with ``change`` (see _cx)."""
+    """``python -m verify replay`` on REPLAYS[which] with ``change`` (see _cx)."""
     return _cli(["replay", "{d}/cx.json"], {"cx.json": _cx(which, **change)})
 
 
@@ -295,16 +296,58 @@ def rp_doc(doc: Any) -> Callable[[], Any]:
     return _cli(["replay", "{d}/cx.json"], {"cx.json": doc})
 
 
-def rp_text(which: str, old: str, new: str) -> Callable[[], Any]:
-    """The file of rp(which) with the text ``old`` replaced by ``new`` (NaN literals)."""
-    text = json.dumps(_cx(which))
-    assert old in text, (old, text[:200])
-    return rp_doc(text.replace(old, new, 1).encode())
-
-
 _RUN = ["--quick", "--only", "C2"]
 _README_OK = "<!-- verdict table: generated by `python -m verify snapshot --write`; do not edit -->\n<!-- end of verdict table -->"
 
+
+HUGE_INT = 10**400    # "V_1": 1 followed by 400 zeros, as a JSON integer
+_DEMO_KEY = sweep_demo_grid(2, 0.0)[0].key   # the first task of `sweep demo --tasks 2 --sleep 0`
+
+
+def _gguf(data: bytes, name: str = "m.gguf") -> Callable[[], Any]:
+    return _in_dir({name: data}, lambda d: analyze_checkpoint(d / name))
+
+
+_GGUF_OK = {"m.gguf": _gguf_model()}
+
+_LONG_NUMERAL = "1" * 5000                 # quoted by its first characters and its length, never whole
+_SWEEP = ["sweep", "demo", "--tasks", "2", "--sleep", "0", "--no-progress", "-o", "{d}/o"]
+_C7 = ["sweep", "c7", "--quick", "--no-progress", "-o", "{d}/o"]
+_LATEX_REPORT = ["latex", "--report", "{d}/r.json", "-o", "{d}/o"]
+_EMPTY_REPORT = {"schema": "mha-nw-verify/report", "schema_version": REPORT_SCHEMA_VERSION, "claims": []}   # valid, no claim
+_SCHEDULER = "tcp://HOST:PORT"
+_BAD_ADDRESSES = {
+    "words": "not an address", "ipv6-unclosed": "tcp://[::1", "file-url": "file:///etc/passwd", "empty": "",
+    "no-port": "tcp://127.0.0.1", "port-0": "tcp://127.0.0.1:0", "port-65536": "tcp://127.0.0.1:65536",
+    "port-full-width": "tcp://127.0.0.1:８７８６", "port-underscore": "tcp://127.0.0.1:8_786",
+    "port-sign": "tcp://127.0.0.1:+8786", "tls": "tls://127.0.0.1:8786", "inproc": "inproc://127.0.0.1/1/2",
+    "no-host": "tcp://:8786", "user-info": "tcp://user@127.0.0.1:8786", "path": "tcp://127.0.0.1:8786/x",
+    "query": "tcp://127.0.0.1:8786?x=1", "space": "tcp://127.0.0.1 :8786", "ipv4-out-of-range": "tcp://999.1.1.1:8786",
+    "ipv6-bad": "tcp://[::g]:8786", "label-too-long": "tcp://" + "a" * 64 + ".example:8786",
+}
+#: Every numeric flag: (row id, argv before the numeral, argv after it, files, the argument the refusal
+#: names, what it expects). Each value of _BAD_NUMERALS would be in the flag's range if read loosely.
+_NUMERAL_FLAGS = [
+    ("cli-run-seed", [*_RUN, "--out", "{d}/o", "--seed"], [], {}, "python -m verify",
+     "argument --seed: expected a non-negative integer"),
+    ("cli-run-jobs", [*_RUN, "--out", "{d}/o", "--jobs"], [], {}, "python -m verify",
+     "argument --jobs: expected an integer in 1..64"),
+    ("cli-sweep-tasks", ["sweep", "demo", "--tasks"], ["-o", "{d}/o"], {}, "--tasks", "an integer in 1..10,000"),
+    ("cli-sweep-sleep", ["sweep", "demo", "--tasks", "1", "--sleep"], ["-o", "{d}/o"], {}, "--sleep", "seconds"),
+    ("cli-sweep-jobs", [*_SWEEP, "--jobs"], [], {}, "--jobs", "an integer in 1..64"),
+    ("cli-sweep-old-workers", [*_SWEEP, "--workers"], [], {}, "--workers", "an integer in 1..64"),
+    ("cli-sweep-c7-seed", [*_C7, "--seed"], [], {}, "--seed", "a non-negative integer"),
+    ("cli-alloc-budget", ["allocate", "--budget"], _ALLOC[3:], {}, "D (--budget)", "a positive integer"),
+    ("cli-alloc-n", _ALLOC[:4], _ALLOC[5:], {}, "n (--n)", "a number"),
+    ("cli-alloc-dim", _ALLOC[:6], [], {}, "d (--dim)", "a positive integer"),
+    ("cli-alloc-cb", [*_ALLOC, "--c-b"], [], {}, "c_b (--c-b)", "a number"),
+    ("cli-alloc-cv", [*_ALLOC, "--c-v"], [], {}, "c_v (--c-v)", "a number"),
+    ("cli-latex-seed", [*_LATEX_REPORT, "--seed"], [], {"r.json": _EMPTY_REPORT}, "python -m verify latex",
+     "argument --seed: expected a non-negative integer"),
+]
+#: Numerals Python's int and float read but the grammar refuses, and how a refusal quotes them.
+_BAD_NUMERALS = {"full-width-digit": ("５", "'５'"), "underscore": ("1_0", "'1_0'"),
+                 "5000-digits": (_LONG_NUMERAL, "(5,002 characters)")}
 
 CASES = [
     # --- nw_weights / nw_estimate: ranks and shapes
@@ -332,7 +375,6 @@ CASES = [
                  ("queries/keys", "non-finite scores", "1e+200"), id="nw-scores-overflow"),
     # --- kernel parameters
     pytest.param(lambda: nw_weights(Q, K, scale=0), ("scale", "0"), id="nw-scale-zero"),
-    pytest.param(lambda: nw_weights(Q, K, scale=-1.5), ("scale", "-1.5"), id="nw-scale-negative"),
     pytest.param(lambda: nw_weights(Q, K, scale=float("nan")), ("scale", "nan"), id="nw-scale-nan"),
     pytest.param(lambda: nw_weights(Q, K, scale=True), ("scale", "True"), id="nw-scale-bool"),
     pytest.param(lambda: nw_weights(Q, K, kernel="gaussian", bandwidth=0.0), ("bandwidth", "0.0"), id="nw-bandwidth-zero"),
@@ -351,7 +393,6 @@ CASES = [
     pytest.param(lambda: nw_weights(Q, K, kernel=None), ("kernel", "None"), id="nw-kernel-none"),
     # --- memory cap
     pytest.param(lambda: nw_weights(Q, K, max_memory=0), ("max_memory", "0"), id="nw-max-memory-zero"),
-    pytest.param(lambda: nw_estimate(Q, K, V, max_memory=-5), ("max_memory", "-5"), id="nw-max-memory-negative"),
     pytest.param(lambda: nw_estimate(Q, K, V, max_memory=1.5e6), ("max_memory", "1500000.0"), id="nw-max-memory-float"),
     pytest.param(lambda: nw_estimate(Q, K, V, max_memory=100), ("max_memory", "100 bytes", "at least"),
                  id="nw-max-memory-too-small"),
@@ -462,8 +503,6 @@ CASES = [
                  id="ckpt-dir-without-weights"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": "{oops"}, open_checkpoint),
                  ("config.json", "expected strict JSON, got Expecting property name"), id="ckpt-config-not-json"),
-    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _DEEP}, open_checkpoint),
-                 ("config.json", "expected JSON nested at most 64 levels deep"), id="ckpt-config-nested-100000-deep"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": '{"hidden_size": NaN}'}, open_checkpoint),
                  ("config.json", "the non-standard literal NaN"), id="ckpt-config-nan"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": [1]}, open_checkpoint),
@@ -472,8 +511,6 @@ CASES = [
                  "expected one of them (a positive integer), got none of the keys num_attention_heads, n_head", id="ckpt-config-no-heads"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_attention_heads": "2"}}, open_checkpoint),
                  "key 'num_attention_heads': expected an integer >= 1, got '2'", id="ckpt-config-heads-string"),
-    pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_attention_heads": True}}, open_checkpoint),
-                 "key 'num_attention_heads': expected an integer >= 1, got True", id="ckpt-config-heads-bool"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_hidden_layers": 0}}, open_checkpoint),
                  "key 'num_hidden_layers': expected an integer >= 1, got 0", id="ckpt-config-layers-zero"),
     pytest.param(_in_dir({"model.safetensors": _bert(), "config.json": _CFG | {"num_attention_heads": 3}}, open_checkpoint),
@@ -523,7 +560,6 @@ CASES = [
                  id="cli-hdi-unknown-option"),
     # --- allocate (API)
     pytest.param(mse(d_k=0), ("d_k", "0", "> 0 and <= 64"), id="alloc-mse-dk-zero"),
-    pytest.param(mse(d_k=-8), ("d_k", "-8"), id="alloc-mse-dk-negative"),
     pytest.param(mse(d_k=float("nan")), ("d_k", "nan"), id="alloc-mse-dk-nan"),
     pytest.param(mse(d_k=65), ("d_k", "65", "<= 64"), id="alloc-mse-dk-above-D"),
     pytest.param(mse(d_k=True), ("d_k", "True"), id="alloc-mse-dk-bool"),
@@ -531,14 +567,11 @@ CASES = [
     pytest.param(mse(model="c_corr"), ("model (--model)", "'c_corr'"), id="alloc-mse-model-unknown"),
     pytest.param(mse(D=0), ("D (--budget)", "0"), id="alloc-mse-D-zero"),
     pytest.param(alloc(D=0), ("D (--budget)", "0"), id="alloc-D-zero"),
-    pytest.param(alloc(D=-12), ("D (--budget)", "-12"), id="alloc-D-negative"),
     pytest.param(alloc(D=12.5), ("D (--budget)", "12.5"), id="alloc-D-fraction"),
     pytest.param(alloc(D="768"), ("D (--budget)", "'768'"), id="alloc-D-string"),
     pytest.param(alloc(D=True), ("D (--budget)", "True"), id="alloc-D-bool"),
     pytest.param(alloc(D=10**18), ("D (--budget)", "1000000000000000000", "at most 16,777,216", "MAX_BUDGET"),
                  id="alloc-D-beyond-cap"),
-    pytest.param(alloc(n=0), ("n (--n)", "0"), id="alloc-n-zero"),
-    pytest.param(alloc(n=-1.0), ("n (--n)", "-1.0"), id="alloc-n-negative"),
     pytest.param(alloc(n=1), ("n (--n)", "1", "> 1"), id="alloc-n-one"),
     pytest.param(alloc(n=0.5), ("n (--n)", "0.5", "> 1"), id="alloc-n-half"),
     pytest.param(alloc(n=float("nan")), ("n (--n)", "nan"), id="alloc-n-nan"),
@@ -552,30 +585,15 @@ CASES = [
     pytest.param(alloc(c_v=-1.0), ("c_v (--c-v)", "-1.0"), id="alloc-cv-negative"),
     pytest.param(alloc(c_v=float("inf")), ("c_v (--c-v)", "inf"), id="alloc-cv-inf"),
     pytest.param(lambda: al.divisor_pairs(0), ("D (--budget)", "0"), id="alloc-divisors-zero"),
-    pytest.param(lambda: al.divisor_pairs("12"), ("D (--budget)", "'12'"), id="alloc-divisors-string"),
     pytest.param(lambda: al.continuous_optimum("b_corr", 1, 64, 8), ("n (--n)", "1"), id="alloc-optimum-n-one"),
     pytest.param(lambda: al.continuous_optimum("a_corr", 1e6, 64, 0), ("d (--dim)", "0"), id="alloc-optimum-d-zero"),
     pytest.param(lambda: al.best_pair("a_corr", 1e6, True, 8), ("D (--budget)", "True"), id="alloc-best-pair-D-bool"),
     # --- python -m verify allocate
     pytest.param(_cli([*_ALLOC[:4], "1"] + _ALLOC[5:]), ("n (--n)", "1.0", "> 1"), id="cli-alloc-n-1"),
-    pytest.param(_cli([*_ALLOC[:4], "0.5"] + _ALLOC[5:]), ("n (--n)", "0.5", "> 1"), id="cli-alloc-n-0.5"),
-    pytest.param(_cli([*_ALLOC[:4], "-3"] + _ALLOC[5:]), ("n (--n)", "-3.0"), id="cli-alloc-n-negative"),
-    pytest.param(_cli([*_ALLOC[:4], "nan"] + _ALLOC[5:]), ("n (--n)", "nan"), id="cli-alloc-n-nan"),
     pytest.param(_cli([*_ALLOC[:4], "1e400"] + _ALLOC[5:]), ("n (--n)", "inf"), id="cli-alloc-n-overflows"),
-    pytest.param(_cli([*_ALLOC[:4], "many"] + _ALLOC[5:]), ("n (--n)", "'many'", "a number"), id="cli-alloc-n-text"),
     pytest.param(_cli(["allocate", "--budget", "1e18"] + _ALLOC[3:]), ("D (--budget)", "1000000000000000000", "MAX_BUDGET"),
                  id="cli-alloc-budget-1e18"),
     pytest.param(_cli(["allocate", "--budget", "12.5"] + _ALLOC[3:]), ("D (--budget)", "'12.5'"), id="cli-alloc-budget-fraction"),
-    pytest.param(_cli(["allocate", "--budget", "abc"] + _ALLOC[3:]), ("D (--budget)", "'abc'"), id="cli-alloc-budget-text"),
-    pytest.param(_cli(["allocate", "--budget", "0"] + _ALLOC[3:]), ("D (--budget)", "0"), id="cli-alloc-budget-zero"),
-    pytest.param(_cli(["allocate", "--budget", "inf"] + _ALLOC[3:]), ("D (--budget)", "'inf'"), id="cli-alloc-budget-inf"),
-    pytest.param(_cli([*_ALLOC[:6], "0"]), ("d (--dim)", "0"), id="cli-alloc-dim-zero"),
-    pytest.param(_cli([*_ALLOC[:6], "2.5"]), ("d (--dim)", "'2.5'"), id="cli-alloc-dim-fraction"),
-    pytest.param(_cli([*_ALLOC[:6], "1e30"]), ("d (--dim)", "MAX_DIM"), id="cli-alloc-dim-beyond-cap"),
-    pytest.param(_cli([*_ALLOC, "--model", "nope"]), ("model (--model)", "'nope'"), id="cli-alloc-model-unknown"),
-    pytest.param(_cli([*_ALLOC, "--c-b", "-1"]), ("c_b (--c-b)", "-1.0"), id="cli-alloc-cb-negative"),
-    pytest.param(_cli([*_ALLOC, "--c-v", "0"]), ("c_v (--c-v)", "0.0"), id="cli-alloc-cv-zero"),
-    pytest.param(_cli([*_ALLOC, "--c-v", "x"]), ("c_v (--c-v)", "'x'"), id="cli-alloc-cv-text"),
     pytest.param(_cli(["allocate", "--budget", "96", "--dim", "8"]), ("python -m verify allocate", "required: --n"), id="cli-alloc-missing-n"),
     pytest.param(_cli([*_ALLOC, "--seed", "1"]), ("python -m verify allocate", "unrecognized arguments: --seed 1"),
                  id="cli-alloc-unknown-option"),
@@ -584,57 +602,18 @@ CASES = [
                  id="cli-latex-report-missing"),
     pytest.param(_cli(["latex", "--report", "{d}/r.json"], {"r.json": FIFO}), ("--report FILE", "not a regular file (FIFO"),
                  id="cli-latex-report-fifo"),
-    pytest.param(_report_text("not json"), ("--report FILE", "expected strict JSON"), id="cli-latex-report-not-json"),
-    pytest.param(_report_text('{"claims": [], "meta": {"seed": NaN}}'), ("--report FILE", "NaN"), id="cli-latex-report-nan"),
-    pytest.param(_report_text('{"claims": [], "claims": []}'), ("--report FILE", "'claims' appears twice"),
-                 id="cli-latex-report-duplicate-key"),
-    pytest.param(_report_text('{"claims": ' + "[" * 100_000 + "]" * 100_000 + "}"), ("--report FILE", "nested at most 64"),
-                 id="cli-latex-report-nested-100000-deep"),
+    pytest.param(_report("not json"), ("--report FILE", "expected strict JSON"), id="cli-latex-report-not-json"),
+    pytest.param(_report('{"claims": [], "meta": {"seed": NaN}}'), ("--report FILE", "NaN"), id="cli-latex-report-nan"),
     pytest.param(_report([]), ("--report FILE", "a list [] in", "an object"), id="cli-latex-report-list"),
-    pytest.param(_report({"meta": {}}), ("--report FILE field claims", "none in"), id="cli-latex-report-no-claims"),
-    pytest.param(_report({"claims": {"C1": {}}}), ("--report FILE field claims", "an object", "a list"),
-                 id="cli-latex-report-claims-object"),
-    pytest.param(_report({"claims": [{"id": "C1"}]}), ("--report FILE field claims[0].title", "none in"),
-                 id="cli-latex-report-claim-without-fields"),
-    pytest.param(_report({"claims": [{k: v for k, v in _claim().items() if k != "verdict"}]}),
-                 ("--report FILE field claims[0].verdict", "none in"), id="cli-latex-report-claim-without-verdict"),
     pytest.param(_report({"claims": []}, schema=False), ("--report FILE", "schema 'mha-nw-verify/report'", "None"),
                  id="cli-latex-report-no-schema"),
     pytest.param(_report({"schema": "mha-nw-verify/report", "schema_version": 1, "claims": []}, schema=False),
                  ("--report FILE", f"schema_version {REPORT_SCHEMA_VERSION}", "got 1"), id="cli-latex-report-old-schema"),
-    pytest.param(_report({"claims": [_claim(corrections=[{"part": "p"}])]}),
-                 ("--report FILE field claims[0].corrections[0].finding", "none in"), id="cli-latex-report-correction"),
-    pytest.param(_report({"claims": [_claim(headline=["x"])]}),
-                 ("--report FILE field claims[0].headline", "a list", "a string"), id="cli-latex-report-headline-list"),
-    pytest.param(_report({"claims": [_claim(verdict=3)]}), ("--report FILE field claims[0].verdict", "an integer 3",
-                                                              "a string"), id="cli-latex-report-verdict-number"),
-    pytest.param(_report({"claims": [_claim(restored_by="x")]}), ("--report FILE field claims[0].restored_by", "a string"),
-                 id="cli-latex-report-restored-by-string"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.parts": {}})]}),
-                 ("--report FILE field claims[0].evidence.parts", "an object", "a list"), id="cli-latex-report-parts-object"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.plots": {"p": 1}})]}),
-                 ("--report FILE field claims[0].evidence.plots", "an object of strings"), id="cli-latex-report-plot-number"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.parts": [{"id": "p", "role": "core", "effect": "e", "statement": "s",
-                                                                    "numeric": {"agreement": "r", "summary": 5}}]})]}),
-                 ("--report FILE field claims[0].evidence.parts[0].numeric.summary", "an integer 5"),
-                 id="cli-latex-report-summary-number"),
-    pytest.param(_report({"claims": [_claim(**{"evidence.parts": [{"id": "p", "role": "core", "effect": "e", "statement": "s",
-                                                                    "symbolic": {"status": "proved", "n_checked": True,
-                                                                                 "n_steps": 1}}]})]}),
-                 ("--report FILE field claims[0].evidence.parts[0].symbolic.n_checked", "a boolean True", "an integer"),
-                 id="cli-latex-report-count-bool"),
-    pytest.param(_report({"claims": [], "crashed": ["C1"]}), ("--report FILE field crashed", "a list"),
-                 id="cli-latex-report-crashed-list"),
-    pytest.param(_report({"claims": [], "meta": 3}), ("--report FILE field meta", "an integer 3", "an object"),
-                 id="cli-latex-report-meta-number"),
+    # every field of REPORT_SHAPE missing (where required) or of another type
+    *(pytest.param(_report(doc), (f"--report FILE field {field}", word), id=f"cli-latex-report-{label}")
+      for field, doc, word, label in _REPORT_ROWS),
     pytest.param(_cli(["latex", "--report", "{d}/r.json", "--quick"], {"r.json": {"claims": []}}),
                  ("--report FILE", "together with --quick/--large/--seed"), id="cli-latex-report-with-quick"),
-    pytest.param(_cli(["latex", "--seed", "-1", "-o", "{d}/o"]),
-                 ("python -m verify latex", "argument --seed: expected a non-negative integer below 2**63, got '-1'"),
-                 id="cli-latex-seed-negative"),
-    pytest.param(_cli(["latex", "--seed", "abc"]),
-                 ("python -m verify latex", "argument --seed: expected a non-negative integer, got 'abc'"),
-                 id="cli-latex-seed-text"),
     pytest.param(_cli(["latex", "-o", "{d}/f", "--report", "{d}/r.json"], {"f": "x", "r.json": {"claims": []}}),
                  ("-o DIR", "f', which exists and is not a folder"), id="cli-latex-out-is-a-file"),
     # --- engine.decompose / noise_simulation_check / decompose_mp
@@ -647,16 +626,12 @@ CASES = [
     pytest.param(eng(m=HUGE), ("R, m", f"m = {HUGE}", "GiB"), id="eng-m-beyond-memory"),
     pytest.param(eng(n=HUGE), ("n", str(HUGE), "GiB for one replicate"), id="eng-n-beyond-memory"),
     pytest.param(eng(seed=-1), ("seed", "-1", "non-negative integer"), id="eng-seed-negative"),
-    pytest.param(eng(seed=1.5), ("seed", "1.5"), id="eng-seed-fraction"),
-    pytest.param(eng(seed=True), ("seed", "True"), id="eng-seed-bool"),
-    pytest.param(eng(seed="0"), ("seed", "'0'"), id="eng-seed-string"),
     pytest.param(eng(W_Q=np.ones((2, 5, 2))), ("W_Q", "(2, 5, 2)", "d = 4"), id="eng-WQ-dimension"),
     pytest.param(eng(W_K=np.ones((2, 4, 3))), ("W_K", "(2, 4, 3)"), id="eng-WK-shape"),
     pytest.param(eng(alpha=[1.0, 2.0, 3.0]), ("alpha", "(3,)", "(2,)"), id="eng-alpha-shape"),
     pytest.param(eng(alpha=[1.0, float("nan")]), ("alpha", "NaN/inf"), id="eng-alpha-nan"),
     pytest.param(eng(n=0), ("n", "0"), id="eng-n-zero"),
     pytest.param(eng(R=0), ("R", "0"), id="eng-R-zero"),
-    pytest.param(eng(R=2.5), ("R", "2.5"), id="eng-R-fraction"),
     pytest.param(eng(m=0), ("m", "0"), id="eng-m-zero"),
     pytest.param(eng(method="bootstrap"), ("method", "'bootstrap'"), id="eng-method-unknown"),
     pytest.param(eng(kernel="epanechnikov"), ("kernel", "'epanechnikov'"), id="eng-kernel-unknown"),
@@ -681,10 +656,7 @@ CASES = [
     pytest.param(dgp(design="cauchy"), ("design", "'cauchy'"), id="dgp-design-unknown"),
     pytest.param(dgp(["bump"]), ("name", "['bump']"), id="dgp-name-list"),
     pytest.param(dgp(d=0), ("d", "0"), id="dgp-d-zero"),
-    pytest.param(dgp(d=2.0), ("d", "2.0"), id="dgp-d-float"),
     pytest.param(dgp(sigma=0.0), ("sigma", "0.0"), id="dgp-sigma-zero"),
-    pytest.param(dgp(sigma=float("nan")), ("sigma", "nan"), id="dgp-sigma-nan"),
-    pytest.param(dgp(sigma=True), ("sigma", "True"), id="dgp-sigma-bool"),
     pytest.param(dgp(freq=2.0), ("bump parameter 'freq'", "2.0", "one of ('width',)"), id="dgp-param-unknown"),
     pytest.param(dgp("single-index", freq=-1.0), ("single-index parameter 'freq'", "-1.0"), id="dgp-param-negative"),
     pytest.param(dgp("linear", width=1.0), ("linear parameter 'width'", "1.0", "no extra parameters"),
@@ -706,7 +678,6 @@ CASES = [
     pytest.param(hp("random", 0, 4, 2, rng=0), ("H", "0"), id="heads-H-zero"),
     pytest.param(hp("random", 10**5, 10**6, 10, rng=0), ("H, d, d_k", "H = 100000, d = 1000000", "GiB"),
                  id="heads-beyond-memory"),
-    pytest.param(hp("coordinate", 10**6, HUGE, 1), ("H, d, d_k", "GiB"), id="heads-coordinate-beyond-memory"),
     # --- python -m verify (the main run): bad arguments stop it before any claim runs
     pytest.param(_cli([*_RUN, "--out", "{d}/f"], {"f": "mine"}), ("--out", "f', which is a file"), id="cli-run-out-is-a-file"),
     pytest.param(_cli([*_RUN, "--out", "{d}/f/report"], {"f": "mine"}), ("--out", "a writable place", "f/report'"),
@@ -719,12 +690,6 @@ CASES = [
                  id="cli-run-out-foreign-folder"),
     pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "-1"]), "argument --seed: expected a non-negative integer below "
                  "2**63, got '-1'", id="cli-run-seed-negative"),
-    pytest.param(_cli([*_RUN, "--seed", "1.5"]), "argument --seed: expected a non-negative integer, got '1.5'",
-                 id="cli-run-seed-fraction"),
-    pytest.param(_cli([*_RUN, "--seed", "abc"]), "argument --seed: expected a non-negative integer, got 'abc'",
-                 id="cli-run-seed-text"),
-    pytest.param(_cli([*_RUN, "--seed", str(2**63)]), "argument --seed: expected a non-negative integer below 2**63",
-                 id="cli-run-seed-too-large"),
     pytest.param(_cli(["--quick", "--only", "C99"]), f"argument --only: expected claims among {', '.join(CLAIM_IDS)}, "
                  "got 'C99'", id="cli-run-only-unknown-claim"),
     pytest.param(_cli(["--quick", "--only", ","]), "argument --only: expected claims among", id="cli-run-only-empty"),
@@ -763,14 +728,8 @@ CASES = [
     pytest.param(rp_doc(b"\xff\xfe{}"), ("FILE", "UTF-8 JSON", "undecodable bytes"), id="cli-replay-not-utf8"),
     pytest.param(rp_doc("not json"), ("FILE", "expected strict JSON, got Expecting value"), id="cli-replay-not-json"),
     pytest.param(rp_doc(_DEEP), ("FILE", "nested at most 64 levels deep"), id="cli-replay-nested-100000-deep"),
-    pytest.param(rp_text("c8.mild-heterogeneity", '"V_1": 1.0', '"V_1": NaN'), ("FILE", "the non-standard literal NaN"),
-                 id="cli-replay-c8-V1-nan-literal"),
-    pytest.param(rp_text("c7.stated-law", '"factor": 1.5', '"factor": NaN'), ("FILE", "the non-standard literal NaN"),
-                 id="cli-replay-c7-factor-nan-literal"),
-    pytest.param(rp_text("c5.shared-noise", '"sigma": 2.0', '"sigma": -Infinity'),
-                 ("FILE", "the non-standard literal -Infinity"), id="cli-replay-c5-sigma-infinity-literal"),
-    pytest.param(rp_text("c2.free-weights", '"W_V": ', '"W_V": [[1.0]], "W_V": '),
-                 ("FILE", "the key 'W_V' appears twice"), id="cli-replay-duplicate-key"),
+    pytest.param(rp_doc(json.dumps(_cx("c8.mild-heterogeneity")).replace('"V_1": 1.0', '"V_1": NaN')),
+                 ("FILE", "the non-standard literal NaN"), id="cli-replay-c8-V1-nan-literal"),
     pytest.param(rp_doc([1, 2]), ("FILE", "format 'mha-nw-verify/counterexample'", "'list'"), id="cli-replay-list"),
     pytest.param(rp_doc({**_cx("c2.free-weights"), "format": "x"}), ("FILE", "format 'mha-nw-verify/counterexample'", "'x'"),
                  id="cli-replay-wrong-format"),
@@ -878,8 +837,6 @@ CASES = [
     pytest.param(rp("c7.stated-law", **{"cases.0.D": 2**25}), ("params.cases[0].D", "at most 16,777,216"),
                  id="cli-replay-c7-D-beyond-cap"),
     pytest.param(rp("c7.stated-law", **{"cases.0.c_b": 0}), ("params.cases[0].c_b", "0"), id="cli-replay-c7-cb-zero"),
-    pytest.param(rp("c7.stated-law", cases=["a_corr"]), ("params.cases[0]", "str 'a_corr'", "model, d, D"),
-                 id="cli-replay-c7-case-string"),
     pytest.param(rp("c7.stated-law", **{"cases.0.model": "gauss_a_orth", "cases.0.d": 4, "cases.0.D": 4}),
                  ("params.cases[0]", "an interior optimum"), id="cli-replay-c7-no-interior-optimum"),
     pytest.param(rp("c7.slow-growth", n1=1.0000001), ("params.n1", "1.0000001", "e^(1e-6)"), id="cli-replay-c7-slow-n1-near-one"),
@@ -909,39 +866,22 @@ CASES = [
                  id="cli-replay-c8-rates-mse-underflows"),
     pytest.param(rp("c8.rates-in-n", c=[1e-300, 1.0, 1.0, 1.0]), ("params.gammas, c, n_values", "e^(±"),
                  id="cli-replay-c8-rates-c-tiny"),
-    pytest.param(rp("c8.rates-in-n", gammas=list(np.linspace(1, 0.1, 701)), c=[1.0] * 701), ("params.gammas", "2 to 700 items"),
-                 id="cli-replay-c8-rates-too-many-heads"),
     # --- hdi: the pair matrices of too many heads
     pytest.param(lambda: hdi(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="hdi-heads-beyond-memory"),
     pytest.param(lambda: overlap(np.ones((10**6, 1, 1))), ("W_K", "H = 1000000 heads", "GiB"), id="overlap-heads-beyond-memory"),
-]
-
-
-# --- hostile inputs (issue 23): huge integers, unchecked replay fields, caps, odd targets
-HUGE_INT = 10**400    # "V_1": 1 followed by 400 zeros, as a JSON integer
-_DEMO_KEY = sweep_demo_grid(2, 0.0)[0].key   # the first task of `sweep demo --tasks 2 --sleep 0`
-
-
-INPUT_CASES = [
+    # --- hostile inputs: huge integers, unchecked replay fields, caps, odd targets
     # 1. integers range-checked before any float conversion; bounded quotes of what was received
     pytest.param(rp("c8.mild-heterogeneity", V_1=HUGE_INT), ("params.V_1", "(401 characters)", "finite real number"),
                  id="cli-replay-c8-V1-400-digits"),
-    pytest.param(rp("c7.slow-growth", n2=HUGE_INT), ("params.n2", "(401 characters)"), id="cli-replay-c7-n2-400-digits"),
     pytest.param(rp("c5.shared-noise", d_k=HUGE_INT), ("params.d_k", "(401 characters)"), id="cli-replay-c5-dk-400-digits"),
-    pytest.param(rp("c6.beyond-d", starts=HUGE_INT), ("params.starts", "(401 characters)"),
-                 id="cli-replay-c6-starts-400-digits"),
-    pytest.param(rp("c5.shared-noise", sigma=HUGE_INT), ("params.sigma", "(401 characters)"),
-                 id="cli-replay-c5-sigma-400-digits"),
     pytest.param(dgp(sigma=HUGE_INT), ("sigma", "(401 characters)"), id="dgp-sigma-400-digits"),
     pytest.param(dgp(width=HUGE_INT), ("bump parameter 'width'", "(401 characters)"), id="dgp-width-400-digits"),
     pytest.param(dgp(d=HUGE_INT), ("d", "(401 characters)", "MAX_INTEGER"), id="dgp-d-400-digits"),
     pytest.param(hp("overlap", 2, 8, 2, rho=HUGE_INT, rng=0), ("rho", "(401 characters)"), id="heads-rho-400-digits"),
-    pytest.param(hp("random", 2, 8, HUGE_INT, rng=0), ("d_k", "(401 characters)"), id="heads-dk-400-digits"),
-    pytest.param(lambda: _setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
-    pytest.param(lambda: _setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
-    pytest.param(lambda: _setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
-    pytest.param(lambda: _setting(queries=HUGE_INT), ("queries", "(401 characters)"), id="training-queries-400-digits"),
-    pytest.param(lambda: _setting(seed=2**63), ("seed", "at most"), id="training-seed-2-63"),
+    pytest.param(setting(seeds=HUGE_INT), ("seeds", "(401 characters)"), id="training-seeds-400-digits"),
+    pytest.param(setting(lr=HUGE_INT), ("lr", "(401 characters)"), id="training-lr-400-digits"),
+    pytest.param(setting(steps=10**5000), ("steps", "about 5,001 digits"), id="training-steps-5000-digits"),
+    pytest.param(setting(seed=2**63), ("seed", "at most"), id="training-seed-2-63"),
     pytest.param(dgp(width=0), ("bump parameter 'width'", "0", "positive"), id="dgp-width-zero"),
     # 2. every replay field through the validators
     pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "version": True}), "format version 1 (an integer), got True",
@@ -961,9 +901,8 @@ INPUT_CASES = [
     pytest.param(rp_doc({**_cx("c1.stated-bandwidth"), "claim": "C1" * 100}), "(202 characters)",
                  id="cli-replay-claim-long-quoted-bounded"),
     # 3. caps where work is taken from a file or an argument
-    pytest.param(_cli(["sweep", "demo", "--tasks", "10000000", "-o", "{d}/o"]), ("--tasks", "10000000", "MAX_DEMO_TASKS"),
-                 id="cli-sweep-demo-10M-tasks"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "10001", "-o", "{d}/o"]), ("--tasks", "10001", "at most 10,000"),
+    pytest.param(_cli(["sweep", "demo", "--tasks", "10001", "-o", "{d}/o"]),
+                 ("--tasks", "10001", "at most 10,000", "MAX_DEMO_TASKS"),
                  id="cli-sweep-demo-tasks-one-over-cap"),
     pytest.param(_cli(["sweep", "demo", "--jobs", "65", "-o", "{d}/o"]), ("--jobs", "65", "MAX_JOBS"),
                  id="cli-sweep-jobs-65"),
@@ -997,8 +936,6 @@ INPUT_CASES = [
                  id="cli-sweep-tasks-a-file"),
     pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0", "-o", "{d}/o"], {f"o/tasks/{_DEMO_KEY}.json": FOLDER}),
                  ("--out", f"{_DEMO_KEY}.json'", "not a regular file"), id="cli-sweep-task-file-a-folder"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/results.csv": FOLDER}),
-                 ("--out", "results.csv'", "not a regular file"), id="cli-sweep-results-csv-a-folder"),
     pytest.param(_cli(["sweep", "demo", "--tasks", "2", "-o", "{d}/o"], {"o/sweep.json": FIFO}),
                  ("--out", "sweep.json'", "not a regular file"), id="cli-sweep-summary-a-fifo"),
     pytest.param(_cli(["sweep", "c7", "--quick", "-o", "{d}/o", "--plot", "/proc/verify-plot.png"]),
@@ -1016,23 +953,8 @@ INPUT_CASES = [
                  ("README", "not a regular file"), id="cli-snapshot-readme-a-fifo"),
     pytest.param(_cli(["snapshot", "--write"], {"tests/snapshots/verdicts.json": FOLDER, "README.md": _README_OK},
                       chdir=True), ("snapshot", "verdicts.json', a folder"), id="cli-snapshot-write-target-a-folder"),
-]
-CASES += INPUT_CASES
-
-# --- GGUF checkpoints (issue #36): the GGUF options of `hdi` and its refusals on the command line (each
-# hostile file of tests/gguf_files.py is refused, timed, by tests/test_gguf.py).
-from gguf_files import HOSTILE as _GGUF_HOSTILE  # noqa: E402
-from gguf_files import model as _gguf_model  # noqa: E402
-
-from verify.experiments.pretrained import judge_reading_ii  # noqa: E402
-
-
-def _gguf(data: bytes, name: str = "m.gguf") -> Callable[[], Any]:
-    return _in_dir({name: data}, lambda d: analyze_checkpoint(d / name))
-
-
-_GGUF_OK = {"m.gguf": _gguf_model()}
-GGUF_CASES = [
+    # --- GGUF checkpoints: the GGUF options of `hdi` and its refusals (each hostile file of
+    # tests/gguf_files.py is refused, timed, by tests/test_gguf.py)
     pytest.param(_gguf(b"GGUF" + struct.pack("<I", 3)), "m.gguf: expected a whole GGUF file (it is truncated or a count "
                                                          "lies), got a file of 8 bytes that ends inside the tensor count",
                  id="gguf-8-bytes"),
@@ -1059,8 +981,6 @@ GGUF_CASES = [
                  id="cli-hdi-band-draws-1"),
     pytest.param(_cli(["hdi", "{d}/m.gguf", "--band-draws", "many"], _GGUF_OK),
                  ("python -m verify hdi", "--band-draws", "got 'many'"), id="cli-hdi-band-draws-word"),
-    pytest.param(_cli(["hdi", "{d}/m.gguf", "--seed", "-3"], _GGUF_OK), ("python -m verify hdi", "--seed", "-3"),
-                 id="cli-hdi-seed-negative"),
     pytest.param(_cli(["hdi", "--reading-ii", "{d}/m.gguf"], _GGUF_OK),
                  ("--reading-ii", "the installed models alone: no PATH and no --out", "with PATH"),
                  id="cli-hdi-reading-ii-with-path"),
@@ -1073,93 +993,27 @@ GGUF_CASES = [
     pytest.param(_cli(["hdi", "--reading-ii", "--readme", "{d}/README.md"], {"README.md": b"\xff\xfe"}),
                  ("--readme FILE", "not UTF-8"), id="cli-hdi-readme-not-utf8"),
     pytest.param(lambda: judge_reading_ii([], z_min=float("nan"), delta_min=0.02), ("z_min", "nan"), id="reading-ii-z-min-nan"),
-]
-CASES += GGUF_CASES
-
-# --- issue 37 (branch safety): one strict numeral parser for every numeric flag of every subcommand
-# (ASCII digits, no underscores or spaces, a stated range, long texts quoted capped), `sweep c7 --seed`
-# bounded like --seed, --scheduler addresses parsed before use, output folders that are empty or carry
-# the writing command's own marker (mha-nw-verify-output.json)
-_LONG_NUMERAL = "1" * 5000                 # quoted by its first characters and its length, never whole
-_SWEEP = ["sweep", "demo", "--tasks", "2", "--sleep", "0", "--no-progress", "-o", "{d}/o"]
-_C7 = ["sweep", "c7", "--quick", "--no-progress", "-o", "{d}/o"]
-_LATEX_REPORT = ["latex", "--report", "{d}/r.json", "-o", "{d}/o"]
-_EMPTY_REPORT = {"schema": "mha-nw-verify/report", "schema_version": REPORT_SCHEMA_VERSION, "claims": []}   # valid, no claim
-_SCHEDULER = "tcp://HOST:PORT"
-_BAD_ADDRESSES = {
-    "words": "not an address", "ipv6-unclosed": "tcp://[::1", "file-url": "file:///etc/passwd", "empty": "",
-    "no-port": "tcp://127.0.0.1", "port-0": "tcp://127.0.0.1:0", "port-65536": "tcp://127.0.0.1:65536",
-    "port-full-width": "tcp://127.0.0.1:８７８６", "port-underscore": "tcp://127.0.0.1:8_786",
-    "port-sign": "tcp://127.0.0.1:+8786", "tls": "tls://127.0.0.1:8786", "inproc": "inproc://127.0.0.1/1/2",
-    "no-host": "tcp://:8786", "user-info": "tcp://user@127.0.0.1:8786", "path": "tcp://127.0.0.1:8786/x",
-    "query": "tcp://127.0.0.1:8786?x=1", "space": "tcp://127.0.0.1 :8786", "ipv4-out-of-range": "tcp://999.1.1.1:8786",
-    "ipv6-bad": "tcp://[::g]:8786", "label-too-long": "tcp://" + "a" * 64 + ".example:8786",
-    "control-char": "tcp://\x1b[2Jhost:8786",
-}
-SAFETY_CASES = [
-    # python -m verify: --seed and --jobs
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "５"]),
-                 "argument --seed: expected a non-negative integer, got '５'", id="cli-run-seed-full-width-digit"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", "1_000"]),
-                 "argument --seed: expected a non-negative integer, got '1_000'", id="cli-run-seed-underscore"),
+    # --- one numeral grammar for every flag (the grid below), --scheduler addresses parsed before use,
+    # output folders that are empty or carry the writing command's own marker
+    # one numeral grammar for every numeric flag (_NUMERAL_FLAGS x _BAD_NUMERALS, below); the other numerals:
     pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", " 7"]),
                  "argument --seed: expected a non-negative integer, got ' 7'", id="cli-run-seed-space"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--seed", _LONG_NUMERAL]),
-                 ("python -m verify", "argument --seed", "(5,002 characters)"), id="cli-run-seed-5000-digits"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "２"]),
-                 ("python -m verify", "argument --jobs: expected an integer in 1..64", "got '２'"),
-                 id="cli-run-jobs-full-width-digit"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", "0_2"]), ("python -m verify", "argument --jobs", "'0_2'"),
-                 id="cli-run-jobs-underscore"),
-    pytest.param(_cli([*_RUN, "--out", "{d}/o", "--jobs", _LONG_NUMERAL]),
-                 ("python -m verify", "argument --jobs", "(5,002 characters)"), id="cli-run-jobs-5000-digits"),
-    # sweep: --tasks, --sleep, --jobs, --workers; c7's --seed bounded like --seed
-    pytest.param(_cli(["sweep", "demo", "--tasks", "２", "-o", "{d}/o"]), ("--tasks", "'２'", "an integer in 1..10,000"),
-                 id="cli-sweep-tasks-full-width-digit"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "1_0", "-o", "{d}/o"]), ("--tasks", "'1_0'", "an integer in 1..10,000"),
-                 id="cli-sweep-tasks-underscore"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", _LONG_NUMERAL, "-o", "{d}/o"]), ("--tasks", "(5,002 characters)"),
-                 id="cli-sweep-tasks-5000-digits"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "０", "-o", "{d}/o"]), ("--sleep", "'０'", "seconds"),
-                 id="cli-sweep-sleep-full-width-digit"),
-    pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "0_0", "-o", "{d}/o"]), ("--sleep", "'0_0'"),
-                 id="cli-sweep-sleep-underscore"),
     pytest.param(_cli(["sweep", "demo", "--tasks", "2", "--sleep", "nan", "-o", "{d}/o"]), ("--sleep", "'nan'"),
                  id="cli-sweep-sleep-nan"),
-    pytest.param(_cli([*_SWEEP, "--jobs", "１"]), ("--jobs", "'１'", "an integer in 1..64"), id="cli-sweep-jobs-full-width-digit"),
-    pytest.param(_cli([*_SWEEP, "--workers", "1_0"]), ("--workers", "'1_0'"), id="cli-sweep-old-workers-underscore"),
     pytest.param(_cli([*_C7, "--seed", "1" + "0" * 400]), ("--seed", "(403 characters)", "a non-negative integer"),
                  id="cli-sweep-c7-seed-401-digits"),
     pytest.param(_cli([*_C7, "--seed", str(2**63)]), ("--seed", "'9223372036854775808'", "below 2**63"),
                  id="cli-sweep-c7-seed-2-63"),
-    pytest.param(_cli([*_C7, "--seed", "５"]), ("--seed", "'５'", "a non-negative integer"), id="cli-sweep-c7-seed-full-width"),
-    # allocate: --budget, --n, --dim, --c-b, --c-v
-    pytest.param(_cli(["allocate", "--budget", "９６"] + _ALLOC[3:]), ("D (--budget)", "'９６'"),
-                 id="cli-alloc-budget-full-width-digits"),
-    pytest.param(_cli(["allocate", "--budget", "9_6"] + _ALLOC[3:]), ("D (--budget)", "'9_6'"), id="cli-alloc-budget-underscore"),
-    pytest.param(_cli(["allocate", "--budget", _LONG_NUMERAL] + _ALLOC[3:]), ("D (--budget)", "(5,002 characters)"),
-                 id="cli-alloc-budget-5000-digits"),
-    pytest.param(_cli([*_ALLOC[:4], "1_000_000"] + _ALLOC[5:]), ("n (--n)", "'1_000_000'"), id="cli-alloc-n-underscore"),
-    pytest.param(_cli([*_ALLOC[:4], "１e6"] + _ALLOC[5:]), ("n (--n)", "'１e6'"), id="cli-alloc-n-full-width-digit"),
-    pytest.param(_cli([*_ALLOC[:4], _LONG_NUMERAL] + _ALLOC[5:]), ("n (--n)", "(5,002 characters)"), id="cli-alloc-n-5000-digits"),
-    pytest.param(_cli([*_ALLOC[:6], "８"]), ("d (--dim)", "'８'"), id="cli-alloc-dim-full-width-digit"),
-    pytest.param(_cli([*_ALLOC[:6], _LONG_NUMERAL]), ("d (--dim)", "(5,002 characters)"), id="cli-alloc-dim-5000-digits"),
-    pytest.param(_cli([*_ALLOC, "--c-b", "1_0"]), ("c_b (--c-b)", "'1_0'"), id="cli-alloc-cb-underscore"),
-    pytest.param(_cli([*_ALLOC, "--c-v", "２"]), ("c_v (--c-v)", "'２'"), id="cli-alloc-cv-full-width-digit"),
-    # latex --seed
-    pytest.param(_cli([*_LATEX_REPORT, "--seed", "５"], {"r.json": _EMPTY_REPORT}),
-                 "argument --seed: expected a non-negative integer, got '５'", id="cli-latex-seed-full-width-digit"),
     # --scheduler: parsed before any work, one line naming it, the address quoted capped and escaped
     *(pytest.param(_cli([*_SWEEP, "--scheduler", address]), ("--scheduler", _SCHEDULER), id=f"cli-sweep-scheduler-{label}")
       for label, address in _BAD_ADDRESSES.items()),
     pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://" + "h" * 100_000 + ":8786"]),
                  ("--scheduler", "(100,013 characters)", _SCHEDULER), id="cli-sweep-scheduler-100k-characters"),
-    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://\x1b[2Jhost:8786"]), ("--scheduler", "\\x1b[2J"),
+    pytest.param(_cli([*_SWEEP, "--scheduler", "tcp://\x1b[2Jhost:8786"]), ("--scheduler", "\\x1b[2J", _SCHEDULER),
                  id="cli-sweep-scheduler-escape-shown-escaped"),
     # output folders: written only when empty or carrying the command's own marker; refused before any work
     pytest.param(_cli(_SWEEP, {"o/results.csv": "the user's table"}),
                  ("--out", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-sweep-out-users-results-csv"),
-    pytest.param(_cli(_SWEEP, {"o/sweep.json": "{}"}), ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-users-sweep-json"),
     pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-run.json": {"schema": "mha-nw-verify/run", "schema_version": 1}}),
                  ("--out", "mha-nw-verify-output.json"), id="cli-sweep-out-a-run-folder"),
     pytest.param(_cli(_SWEEP, {"o/mha-nw-verify-output.json": {"schema": "mha-nw-verify/output", "schema_version": 1,
@@ -1171,10 +1025,10 @@ SAFETY_CASES = [
                  ("--out DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-hdi-out-users-png"),
     pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/verification.tex": "my paper"}),
                  ("-o DIR", "mha-nw-verify-output.json", "a non-empty folder without it"), id="cli-latex-out-users-tex"),
-    pytest.param(_cli(_LATEX_REPORT, {"r.json": _EMPTY_REPORT, "o/macros.tex": "my macros"}),
-                 ("-o DIR", "mha-nw-verify-output.json"), id="cli-latex-out-users-macros"),
 ]
-CASES += SAFETY_CASES
+CASES += [pytest.param(_cli([*before, text, *after], files), (name, quoted, want), id=f"{flag}-{label}")
+                 for flag, before, after, files, name, want in _NUMERAL_FLAGS
+                 for label, (text, quoted) in _BAD_NUMERALS.items()]
 
 @pytest.mark.parametrize("call,expected", CASES)
 def test_bad_input_raises_verify_error(call, expected):
@@ -1190,18 +1044,6 @@ def test_bad_input_raises_verify_error(call, expected):
         f"message does not start with the argument {expected[0]!r}: {message}"
     for part in expected[1:]:
         assert part in message, f"{part!r} not in {message!r}"
-
-
-def test_replay_bases_are_valid():
-    """Every base of the replay rows replays (whatever its verdict): a row fails only by its change."""
-    for which in BASES:
-        with tempfile.TemporaryDirectory() as tmp:
-            f = Path(tmp) / "cx.json"
-            f.write_text(json.dumps(_cx(which)))
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                assert verify_main(["replay", str(f)]) in (0, 1), which
-            assert "replayed:" in out.getvalue()
 
 
 AT_THE_CAP = [  # the largest case each cap admits replays; one more is refused (the rows above)

@@ -47,9 +47,8 @@ def _cli_quick_run(tmp_path_factory, seed: int, *only: str) -> tuple[Path, dict]
 
 @pytest.fixture(scope="module")
 def cli_runs(tmp_path_factory):
-    """The whole quick run through the command line (worker processes), by seed, each run once
-    when a test first asks for it: seed 0 (compared with the suite's shared quick run, in process,
-    claim by claim) and, in the slow tier, seed 8 (a second whole run)."""
+    """The whole quick run through the command line (worker processes), by seed, each run once when a
+    test first asks for it: seed 0 and, in the slow tier, seed 8."""
     class Runs(dict):
         def __missing__(self, seed: int) -> tuple[Path, dict]:
             self[seed] = _cli_quick_run(tmp_path_factory, seed)
@@ -81,16 +80,14 @@ def test_report_has_every_claim_with_its_fields_and_evidence(cli_runs):
     assert [h.split(":")[0] for h in summaries] == [f"## {c}" for c in CLAIM_IDS] and len(headings) == 3 * len(summaries)
 
 
-@pytest.mark.parametrize("seed", [0, pytest.param(8, marks=pytest.mark.slow)])
-def test_verdicts_do_not_depend_on_the_seed(cli_runs, seed):
-    """The command line's run gives the verdicts and part effects of the stored seed-0 snapshot,
-    with seed 0 and (the slow tier: a second whole run) with seed 8. With another seed a part's
-    experiment may lack the power to decide at the quick sizes: undecided says nothing either way,
-    so only a part undecided under one of the seeds may differ; no verdict, deciding reading or
-    decided effect may."""
-    stored, now = loads_json("snapshot", (ROOT / SNAPSHOT).read_text()), snapshot_of(cli_runs[seed][1])
+@pytest.mark.slow   # a second whole run (seed 0: test_same_seed_same_numbers and tests/test_snapshot.py)
+def test_verdicts_do_not_depend_on_the_seed(cli_runs):
+    """Seed 8 gives the verdicts and part effects of the stored seed-0 snapshot. A part's experiment
+    may lack the power to decide at the quick sizes: only a part undecided under one of the seeds
+    may differ; no verdict, deciding reading or decided effect may."""
+    stored, now = loads_json("snapshot", (ROOT / SNAPSHOT).read_text()), snapshot_of(cli_runs[8][1])
     undecided = [f"{c}/{p}:" for snap in (stored, now) for c, v in snap["claims"].items()
-                 for p, (_, effect) in v["parts"].items() if effect == "undecided"] if seed else []
+                 for p, (_, effect) in v["parts"].items() if effect == "undecided"]
     diff = [d for d in differences(stored, now) if not d.startswith(tuple(undecided))]
     assert not diff, diff
 
@@ -155,15 +152,6 @@ def test_other_seed_other_numbers(cli_runs, tmp_path_factory):
     assert [c["id"] for c in other] == list(claims)
     for a, b in zip(seed0, other):
         assert _strip_timing(a["evidence"]) != _strip_timing(b["evidence"]), a["id"]
-
-
-def test_every_saved_counterexample_replays(cli_runs, capsys):
-    d, _ = cli_runs[0]
-    files = sorted((d / "counterexamples").glob("*.json"))
-    assert files
-    for f in files:
-        assert main(["replay", str(f)]) == 0, f
-    assert "reproduced" in capsys.readouterr().out
 
 
 def test_replay_prints_for_a_reader_and_its_record_with_json(tmp_path, capsys):

@@ -49,8 +49,8 @@ def _pytest(tmp_path: Path, files: dict[str, str], *args: str) -> subprocess.Com
                            "-p", "no:cacheprovider", *args], cwd=tmp_path, capture_output=True, text=True, env=env)
 
 
-def test_ledger_rows_count_each_part_and_name_the_failure(tmp_path):
-    out = _pytest(tmp_path, {"test_suite.py": SUITE}).stdout
+def test_ledger_rows_count_each_part_and_name_the_failure_and_junit_carries_claim_and_part(tmp_path):
+    out = _pytest(tmp_path, {"test_suite.py": SUITE}, "--junitxml", "junit.xml").stdout
     ledger = out.split("theorem ledger", 1)[1]
     c3 = ledger.split("C3", 1)[1].split("C5", 1)[0]
     assert "TESTS FAILED" in c3 and "core 1 passed" in c3 and "detail 0 passed, 1 FAILED" in c3
@@ -58,6 +58,11 @@ def test_ledger_rows_count_each_part_and_name_the_failure(tmp_path):
     c5 = ledger.split("C5", 1)[1]
     assert "tests pass" in c5 and "premise 1 passed" in c5 and "scope 0 passed, 1 skipped" in c5
     assert "not computed" in c3      # no test ran the claim's quick check in this session
+    cases = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}
+             for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    assert cases["test_identity"] == {"claim": "C3", "part": "core"}
+    assert cases["test_premise"] == {"claim": "C5", "part": "premise"}
+    assert cases["test_unmarked_infrastructure"] == {}
 
 
 @pytest.mark.slow  # a pytest in a subprocess
@@ -76,16 +81,6 @@ def test_a_claim_module_test_without_marker_fails(tmp_path):
     out = _pytest(tmp_path, {"test_claim_c3.py": "import pytest\n@pytest.mark.claim('C3', part='vibes')\n"
                                                  "def test_bad_part():\n    pass\n"})
     assert out.returncode == 1 and "expected part among" in out.stdout
-
-
-@pytest.mark.slow  # a pytest in a subprocess
-def test_junit_xml_carries_claim_and_part(tmp_path):
-    _pytest(tmp_path, {"test_suite.py": SUITE}, "--junitxml", "junit.xml")
-    cases = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}
-             for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
-    assert cases["test_identity"] == {"claim": "C3", "part": "core"}
-    assert cases["test_premise"] == {"claim": "C5", "part": "premise"}
-    assert cases["test_unmarked_infrastructure"] == {}
 
 
 @pytest.mark.slow  # a pytest in a subprocess

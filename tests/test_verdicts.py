@@ -9,8 +9,8 @@ import itertools
 import pytest
 
 from verify.errors import DefinitionError
-from verify.judgment.verdicts import (ClaimResult, Counterexample, Effect, Numeric, Part, Reading, Role, Symbolic,
-                                      Verdict, claim_verdict)
+from verify.judgment.verdicts import (HEADLINE_FINDING_MAX, ClaimResult, Counterexample, Effect, Numeric, Part, Reading,
+                                      Role, Symbolic, Verdict, claim_verdict)
 
 PROVED = Symbolic(claim="CX", status="proved")
 PROVED_UNDER = Symbolic(claim="CX", status="proved", model_assumptions=["uniform weights"])
@@ -90,11 +90,6 @@ def test_every_kind_of_evidence_in_every_role(kind, role):
     assert res.to_dict()["evidence"]["parts"][1]["outcome"] == effect.value
 
 
-def test_an_undecided_part_carries_no_counterexample():
-    with pytest.raises(DefinitionError, match="undecided part refutes nothing"):
-        part(num=STAT, cx=CX, undecided=OPEN)
-
-
 # -- the claim's verdict from its cores ------------------------------------------------------------
 CORE_SETS = [
     pytest.param([dict(sym=PROVED, num=ROUND), dict(num=STAT), dict()], V.APPROXIMATE, id="unchecked-core-ignored"),
@@ -134,9 +129,10 @@ def test_no_detail_premise_or_scope_part_changes_a_verdict(core):
     (Role.SCOPE, {}, "regime"),
     (Role.DETAIL, {"stated": "s", "derived": "d", "reading": "i"}, "reading"),
     (Role.CORE, {"finding": "a; b"}, "one phrase"),
-    (Role.CORE, {"finding": "x" * 161}, "headline"),
+    (Role.CORE, {"finding": "x" * (HEADLINE_FINDING_MAX + 1)}, "headline"),
+    (Role.SCOPE, {"counterexample": CX, "undecided": OPEN, "regime": "r"}, "undecided part refutes nothing"),
 ], ids=["refuted-core-restorer", "detail-forms", "premise-regime", "scope-regime", "reading-on-detail",
-        "finding-semicolon", "finding-long"])
+        "finding-semicolon", "finding-long", "undecided-with-counterexample"])
 def test_parts_declare_what_their_role_needs(role, kw, match):
     with pytest.raises(DefinitionError, match=match):
         Part("p", role, "s", **kw)

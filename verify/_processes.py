@@ -1,18 +1,13 @@
-"""Processes: worker processes that end with their parent, forks that hold a Ctrl-C back, and
-the command line's Ctrl-C at every moment of a run, its imports included (standard library only:
-the package's ``__init__`` imports this before anything heavy).
+"""Worker processes that end with their parent, forks that hold a Ctrl-C back, and the command
+line's Ctrl-C at every moment of a run, its imports included (standard library only: the package's
+``__init__`` imports this first).
 
-Workers (the main run's forked ones, a sweep's spawned ones) first call
-:func:`ignore_sigint_in_worker` (the parent alone handles a Ctrl-C, which reaches the whole process
-group) and :func:`die_with_parent`; the parent starts them inside
-:func:`forking_with_sigint_blocked` and, interrupted, ends them (:func:`stop_pool`).
-
+Workers call :func:`ignore_sigint_in_worker` and :func:`die_with_parent` first; the parent starts
+them inside :func:`forking_with_sigint_blocked` and, interrupted, ends them (:func:`stop_pool`).
 A Ctrl-C on the command line is one line ``error: interrupted ...`` and exit status
-:data:`EXIT_INTERRUPTED`, never a traceback: while the package is imported or after the command
-returned, the process ends at once (:func:`exit_on_sigint`); while a command runs it is Python's
-KeyboardInterrupt, so that the command's ``finally`` blocks end its workers and remove its staging
-folder, then one line (:func:`interrupted`). A process that started with SIGINT ignored (a
-shell's background job) keeps it ignored.
+:data:`EXIT_INTERRUPTED`, never a traceback: outside a command the process ends at once
+(:func:`exit_on_sigint`); inside one it is KeyboardInterrupt, so that the command's ``finally``
+blocks clean up first (:func:`interrupted`). An ignored SIGINT (a background job) stays ignored.
 """
 
 from __future__ import annotations
@@ -64,10 +59,9 @@ def die_with_parent(parent: int) -> None:
 
 @contextlib.contextmanager
 def forking_with_sigint_blocked() -> Iterator[None]:
-    """Block SIGINT in this thread while a pool starts its workers (forked or spawned, they inherit
-    the mask): a Ctrl-C that arrives before a worker ignores SIGINT stays pending there and is then
-    discarded, instead of raising KeyboardInterrupt in the worker (a traceback, a broken pool); here,
-    a pending Ctrl-C is delivered when the block ends."""
+    """Block SIGINT in this thread while a pool starts its workers (they inherit the mask): a Ctrl-C
+    before a worker ignores SIGINT stays pending there and is discarded, instead of breaking the
+    pool; here, it is delivered when the block ends."""
     if not hasattr(signal, "pthread_sigmask"):     # no fork where there is no pthread_sigmask
         yield
         return

@@ -26,14 +26,11 @@ __all__ = ["ArgParser", "seed_arg", "as_array", "positive_number", "positive_int
            "writable_folder", "exclusive", "MAX_QUOTED_CHARS", "MAX_INTEGER", "MAX_NUMERAL_CHARS", "MAX_JOBS",
            "MAX_SEED", "int_numeral", "real_numeral", "seed_numeral", "int_arg"]
 
-# Singular values below this fraction of the largest one count as zero when deciding that
-# a projection is rank-deficient (a few hundred ulps of float64, well above rounding noise).
+#: Singular values below this fraction of the largest count as zero (rank): well above rounding noise.
 RANK_RTOL = 1e-10
-#: A message quotes at most this many characters of what it received: a 400-digit integer or a
-#: megabyte string from a file is named by its kind, length and first characters, not printed whole.
+#: A message quotes at most this many characters of what it received (then its length).
 MAX_QUOTED_CHARS = 80
-#: The largest integer a size, count or index validator accepts: numpy's int64 range (a product of a
-#: few such sizes stays far inside float64; a replay's 400-digit ``"n"`` is refused here, by name).
+#: The largest integer a size, count or index validator accepts: numpy's int64 range.
 MAX_INTEGER = 2**63 - 1
 
 
@@ -55,8 +52,7 @@ def received(value: Any) -> str:
     return f"{printable(text[:MAX_QUOTED_CHARS])}... ({len(text):,} characters)"
 
 
-# The characters escaped by printable: C0 controls, DEL and the C1 controls (ESC starts a terminal
-# escape sequence; CR, BS and the like rewrite what the terminal shows).
+# The characters printable escapes: C0 controls, DEL and the C1 controls (they drive a terminal).
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -71,8 +67,7 @@ def _describe(x: Any) -> str:
 
 
 def _as_float(name: str, value: Any, want: str) -> float:
-    """``float(value)`` of a real number, an integer beyond float64 refused first (not an
-    ``OverflowError``)."""
+    """``float(value)`` of a real number, an integer beyond float64 refused first."""
     if isinstance(value, (numbers.Integral, np.integer)) and abs(int(value)) > _FLOAT_MAX_INT:
         raise fail(name, received(value), want)
     return float(value)
@@ -105,16 +100,10 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
 
 
 def positive_number(name: str, value: Any, *, allow_none: bool = False) -> float | None:
-    """A finite real number > 0."""
+    """A finite real number > 0 (:func:`finite_number`)."""
     if value is None and allow_none:
         return None
-    want = "a positive finite real number"
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise fail(name, received(value), want)
-    v = _as_float(name, value, want)
-    if not np.isfinite(v) or v <= 0:
-        raise fail(name, received(value), want)
-    return v
+    return finite_number(name, value, minimum=0, strict_minimum=True, want="a positive finite real number")
 
 
 def _int_range(v: int, minimum: int | None, maximum: int, why: str | None) -> str | None:
@@ -157,12 +146,12 @@ def _is_real(value: Any) -> bool:
 
 
 def finite_number(name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None,
-                  strict_minimum: bool = False) -> float:
+                  strict_minimum: bool = False, want: str | None = None) -> float:
     """A finite real number (bools and strings rejected) in ``[minimum, maximum]``
-    (``(minimum, maximum]`` with ``strict_minimum``); returned as a float."""
+    (``(minimum, maximum]`` with ``strict_minimum``), as a float; ``want`` words the range."""
     lo = "" if minimum is None else (f" > {minimum:g}" if strict_minimum else f" >= {minimum:g}")
     hi = "" if maximum is None else f"{' and' if lo else ''} <= {maximum:g}"
-    want = f"a finite real number{lo}{hi}"
+    want = want or f"a finite real number{lo}{hi}"
     if not _is_real(value):
         raise fail(name, received(value), want)
     v = _as_float(name, value, want)
@@ -174,11 +163,8 @@ def finite_number(name: str, value: Any, *, minimum: float | None = None, maximu
 
 def integer_valued(name: str, value: Any, *, minimum: int | None = None, maximum: int = MAX_INTEGER,
                    why: str | None = None) -> int:
-    """An integer, or a float with an integer value (``3.0``, as JSON may write it), in
-    ``[minimum, maximum]`` (``maximum`` defaults to MAX_INTEGER; ``why`` as for :func:`positive_int`).
-
-    Rejects 1.5, NaN, infinities, bools and strings: a count is never rounded or truncated. The
-    range is checked on the integer itself, before any float conversion."""
+    """An integer, or a float of integer value (``3.0``, as JSON may write it), in ``[minimum,
+    maximum]`` (as :func:`positive_int`): 1.5, NaN, bools and strings refused, nothing rounded."""
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
         v = int(value)
     elif _is_real(value) and math.isfinite(float(value)) and float(value).is_integer():
@@ -199,9 +185,7 @@ def seed(name: str, value: Any) -> int:
 
 
 def at_most(name: str, value: Any, cap: int | float, why: str) -> Any:
-    """``value`` unchanged if it is at most ``cap``; otherwise the package error naming
-    ``name``, the cap and ``why`` it exists (bounded work: a size from a file or the command
-    line never starts a run of unbounded length)."""
+    """``value`` unchanged if it is at most ``cap``, else the package error naming the cap and ``why``."""
     if value > cap:
         raise fail(name, received(value), f"at most {cap:,} ({why})")
     return value
@@ -234,9 +218,8 @@ def physical_memory() -> int | None:
 
 
 def fits_in_memory(name: str, nbytes: int | float, what: str) -> None:
-    """Refuse, naming ``name`` and the size, a request for more bytes than the machine has
-    (``what`` says which arrays, and from which sizes): a clear error instead of a
-    ``MemoryError`` or a swap storm. No check where the OS does not report its memory."""
+    """Refuse a request for more bytes than the machine has (``what``: which arrays, from which
+    sizes), instead of a ``MemoryError`` or a swap storm; no check where the OS does not say."""
     total = physical_memory()
     if total is not None and nbytes > total:
         raise fail(name, f"{what}: {nbytes / 2**30:.4g} GiB",
@@ -245,8 +228,7 @@ def fits_in_memory(name: str, nbytes: int | float, what: str) -> None:
 
 @contextlib.contextmanager
 def memory_error_as(name: str, what: str) -> Iterator[None]:
-    """Turn a ``MemoryError`` inside the block into the package error naming ``name`` and
-    ``what`` was requested (the size)."""
+    """A ``MemoryError`` inside the block as the package error naming ``name`` and ``what``."""
     try:
         yield
     except MemoryError:
@@ -265,8 +247,8 @@ def path_like(name: str, value: Any) -> str | os.PathLike:
 
 
 def _probe(name: str, folder: Path, target: Path, expected: str) -> None:
-    """Create and remove a file in ``folder`` (the folder a write of ``target`` will create its file
-    in): the one test that holds for root, read-only mounts and /proc alike."""
+    """Create and remove a file in ``folder``: the one test of writability that holds for root,
+    read-only mounts and /proc alike."""
     try:
         fd, probe = tempfile.mkstemp(prefix=".verify-probe-", dir=folder)
         os.close(fd)
@@ -284,9 +266,8 @@ def _existing_ancestor(path: Path) -> Path:
 
 
 def writable_folder(name: str, value: Any) -> Path:
-    """A folder the package can create files in: an existing writable folder, or an absent one
-    whose nearest existing ancestor is a writable folder. Checked before the work starts, so
-    that a bad output folder is refused at once, not after the run."""
+    """A folder the package can create files in (existing, or creatable in a writable ancestor),
+    checked before the work starts."""
     path = Path(path_like(name, value))
     expected = "a folder that exists and is writable, or can be created"
     if str(value) == "":
@@ -329,19 +310,14 @@ def error_line(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------- numerals on the command line
-# One grammar for every numeric flag, narrower than Python's ``int`` and ``float`` (which take '５'
-# and other Unicode digits, '1_000', spaces, 'inf', 'nan'): ASCII digits with an optional sign, a
-# decimal point and an exponent (_INTEGER_NUMERAL, _DECIMAL_NUMERAL), at most MAX_NUMERAL_CHARS
-# characters; each flag states its range, and a refusal quotes the text received (capped).
+# One grammar for every numeric flag, narrower than Python's int and float (which take '５', '1_000',
+# spaces, 'inf', 'nan'): ASCII digits, an optional sign, decimal point and exponent.
 
-#: The longest numeral a flag takes: any value in any flag's range written out is shorter (2**63 has
-#: 19 digits, a float's shortest repr at most 24 characters); a longer text is refused unread.
+#: The longest numeral a flag takes (any value in any flag's range is shorter); longer text is refused unread.
 MAX_NUMERAL_CHARS = 64
-#: Worker processes of ``--jobs`` (the main run's and a sweep's): beyond any machine's cores here,
-#: below a fork storm.
+#: Worker processes of ``--jobs``: beyond any machine's cores here, below a fork storm.
 MAX_JOBS = 64
-#: The largest seed (``--seed`` of every command): numpy's SeedSequence takes any, but a seed is
-#: stored in reports and replay files as a JSON integer, which int64 readers must read back.
+#: The largest ``--seed``: a seed is stored as a JSON integer, which int64 readers must read back.
 MAX_SEED = 2**63 - 1
 
 _INTEGER_NUMERAL = re.compile(r"[+-]?[0-9]+")            # [0-9], not \d: ASCII digits only
@@ -358,9 +334,8 @@ def _numeral_text(name: str, text: Any, want: str) -> str:
 
 
 def _integer_of(name: str, text: str, want: str, exponent: bool) -> int | None:
-    """The integer ``text`` writes (None: not an integer numeral): ASCII digits with an optional
-    sign; with ``exponent`` also a decimal numeral of integral value (``1e6``, ``96.0``), exactly;
-    one of more than MAX_NUMERAL_CHARS digits (``1e999999``) is refused before it is expanded."""
+    """The integer ``text`` writes (None: not an integer numeral); with ``exponent`` also a decimal
+    numeral of integral value (``1e6``), refused before expansion beyond MAX_NUMERAL_CHARS digits."""
     if _INTEGER_NUMERAL.fullmatch(text):
         return int(text)
     if exponent and _DECIMAL_NUMERAL.fullmatch(text):
@@ -376,9 +351,8 @@ def _integer_of(name: str, text: str, want: str, exponent: bool) -> int | None:
 
 def int_numeral(name: str, text: Any, *, minimum: int | None = None, maximum: int | None = MAX_INTEGER,
                 why: str | None = None, want: str | None = None, exponent: bool = False) -> int:
-    """The integer a command-line numeral ``text`` writes, in ``[minimum, maximum]`` (grammar
-    above; ``exponent`` also takes ``1e6``; ``maximum=None``: no range here, the caller's validator
-    states it). The package error names ``name``, quotes ``text`` and says ``want`` (default: the range)."""
+    """The integer a command-line numeral ``text`` writes, in ``[minimum, maximum]`` (``maximum=None``:
+    the caller's validator states the range); the refusal says ``want`` (default: the range)."""
     if want is None:
         want = ("an integer" if minimum is None else f"an integer in {minimum:,}..{maximum:,}" if maximum is not None
                 else f"an integer >= {minimum:,}")
@@ -392,9 +366,8 @@ def int_numeral(name: str, text: Any, *, minimum: int | None = None, maximum: in
 
 def real_numeral(name: str, text: Any, *, minimum: float | None = None, maximum: float | None = None,
                  want: str = "a number") -> float:
-    """The real number a command-line numeral ``text`` writes (decimal grammar above), finite and in
-    ``[minimum, maximum]`` where those are given (else returned as read, possibly ``inf`` for
-    ``1e400``, for the caller's validator to refuse by its value)."""
+    """The real number a command-line numeral ``text`` writes, finite and in ``[minimum, maximum]``
+    where those are given (else as read, ``inf`` for ``1e400``, for the caller's validator to refuse)."""
     if not _DECIMAL_NUMERAL.fullmatch(_numeral_text(name, text, want)):
         raise fail(name, received(text), want)
     value = float(text)

@@ -1,7 +1,6 @@
-"""``python -m verify``: every claim checked, one computed verdict each, and the report; and every
-other command of the package, its options parsed here (numerals by :mod:`verify._validate`'s one
-grammar) and handed to the function that does the work: a bad argument, a refused file and an
-interrupt read the same in every command.
+"""``python -m verify``: every claim checked and the report; and every other command, its options
+parsed here and handed to the function that does the work (a bad argument, a refused file and an
+interrupt read the same in every command).
 
     python -m verify [--quick | --large] [--seed N] [--out DIR] [--only C5[,C6]]
     python -m verify proofs [C1 ...]          print the derivations in full
@@ -27,9 +26,8 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-#: Thread counts of the BLAS libraries numpy may use, unless the user set them: one (the checks'
-#: matrices are small and the workers share the CPUs; the numbers round the same way in every run).
-#: Set before the imports below load numpy, which reads them once.
+#: The BLAS libraries' thread counts unless the user set them: one (small matrices, workers share the
+#: CPUs). Set before the imports below load numpy, which reads them once.
 ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 for _var, _value in ONE_BLAS_THREAD.items():
     os.environ.setdefault(_var, _value)
@@ -83,8 +81,7 @@ def _parser() -> ArgParser:
 
 
 def _derivation_summary(der: Any) -> str:
-    """A derivation's status in one line: its steps checked, and whether it came from the cache (what
-    it derived against the statement is in the report, counted as the claim's corrections)."""
+    """A derivation's status in one line: its steps checked, and whether it came from the cache."""
     n_ok = sum(s.checked for s in der.steps)
     return (f"{der.claim:<4}{n_ok}/{len(der.steps)} steps checked" + (f", {len(der.unchecked)} unchecked" if
                                                                        der.unchecked else "")
@@ -113,7 +110,7 @@ def run(argv: list[str]) -> int:
 
     claims = args.only or list(CLAIM_IDS)
     out: Path = args.out
-    stage = staging_folder("--out", out, marker=RUN_MARKER)
+    stage = staging_folder("--out", out)
     t0 = time.perf_counter()
     try:
         try:
@@ -283,8 +280,7 @@ def cmd_allocate(argv: list[str]) -> int:
 
 
 def _sweep_options(p: ArgParser, default_out: str) -> None:
-    """The options every named sweep takes (``--workers``, the old name of ``--jobs``, is still read,
-    not listed, and refused together with ``--jobs``)."""
+    """The options every named sweep takes (``--workers``, the old name of ``--jobs``, is read, not listed)."""
     p.add_argument("-o", "--out", type=Path, default=Path(default_out), metavar="DIR",
                    help=f"results folder (default {default_out})")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -359,8 +355,8 @@ examples:
 
 
 def cmd_sweep(argv: list[str]) -> int:
-    """``python -m verify sweep NAME [options]``; a write that fails mid-run keeps what is stored (exit
-    1), an interrupt ends the workers and writes the table of the finished tasks (exit 130)."""
+    """``python -m verify sweep NAME [options]``: a write failing mid-run keeps what is stored (exit 1),
+    an interrupt ends the workers and writes the table of the finished tasks (exit 130)."""
     from verify.experiments.sweep import stop_on_sigterm, stopped_by
 
     if not argv or argv[0] in ("-h", "--help"):
@@ -418,9 +414,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def exit_now(code: int) -> NoReturn:
-    """End the process with ``code`` once its output is out: the ``atexit`` handlers, a flush of
-    stdout and stderr, then ``os._exit``, skipping the interpreter's teardown (1-2 s freeing SymPy's
-    caches and numba's code object by object, with nothing left to write)."""
+    """End the process with ``code``: the ``atexit`` handlers, a flush of stdout and stderr, then
+    ``os._exit``, skipping the interpreter's teardown (1-2 s freeing SymPy's and numba's caches)."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -432,8 +427,7 @@ def exit_now(code: int) -> NoReturn:
 
 
 def entry() -> NoReturn:
-    """The command line's entry point (``python -m verify``, ``mha-nw-verify``): :func:`main`, then
-    :func:`exit_now`; a Ctrl-C at any moment is one line and exit status 130."""
+    """The command line's entry point: :func:`main`, then :func:`exit_now` (a Ctrl-C is one line, exit 130)."""
     exit_now(_processes.call_interruptible(main))
 
 

@@ -1,31 +1,20 @@
 """Files the package writes and reads: atomic writes, strict JSON, bounded reads, run folders.
 
-Every file is written to a temporary name in its own folder and moved into place with
-``os.replace``: a reader sees the previous file or the new one, never a part. JSON is written with
-``allow_nan=False`` and read back rejecting ``NaN``/``Infinity`` literals, duplicate keys, nesting
-deeper than :data:`MAX_JSON_DEPTH` and files larger than :data:`MAX_JSON_BYTES`, each with the
-package's error naming the file.
+Every file is written to a temporary ``.NAME.XXXX.tmp`` beside it and moved into place with
+``os.replace`` (a reader sees the old file or the new one), mode ``0o644``; folders are created
+``0o755``, whatever the umask. A write to a symbolic link writes through to its target; an existing
+target that is not a regular file (folder, FIFO, socket, device) is refused, never opened. JSON is
+written with ``allow_nan=False`` and read back refusing ``NaN``/``Infinity``, duplicate keys,
+nesting deeper than :data:`MAX_JSON_DEPTH` and files larger than :data:`MAX_JSON_BYTES`.
 
-A write to a symbolic link writes through to the file the link points to (resolved fully; a
-dangling link's target is created). An existing target that is not a regular file (a folder, FIFO,
-socket, or a device such as ``/dev/stdout``) is refused: never replaced, opened or written into.
-The only names a write creates beside its target are its temporary ``.NAME.XXXX.tmp`` and, for run
-folders, the staging folder ``.NAME.partial-PID.TOKEN``. Every file written is ``0o644`` and every
-folder created ``0o755``, whatever the umask.
-
-Run folders (``python -m verify --out DIR``): a run is written into a staging folder beside ``DIR``
-and published in one step. ``DIR`` is replaced only when it is absent, empty, or holds this
-package's :data:`RUN_MARKER` (schema and version checked); the current folder and those above it
-are refused. Publishing holds an exclusive ``flock`` on the parent folder and swaps the folders with
-one ``renameat2(RENAME_EXCHANGE)`` where Linux offers it (a reader sees the old run or the new one);
-elsewhere two renames, the previous run moved into the staging folder's ``previous/``. Leftovers of
-killed runs are judged by the staging folder's :data:`STAGING_MARKER` (the process id, the host, a
-random token that also ends the folder's name, the target's name), never by a name: a later run
-into the same target removes such a folder (first putting ``previous/`` back where the target is
-missing) only when its marker names this folder and target and its process has ended on this host.
-
-Output folders of the other writing commands (``sweep -o``, ``hdi -o``, ``latex -o``):
-:func:`output_folder`.
+Run folders (``python -m verify --out DIR``): a run is written into a staging folder
+``.NAME.partial-PID.TOKEN`` beside ``DIR`` and published in one step, under an exclusive ``flock``
+on the parent, by ``renameat2(RENAME_EXCHANGE)`` where Linux offers it, else by two renames (the
+old run moved into the staging folder's ``previous/``). ``DIR`` is replaced only when it is absent,
+empty, or holds :data:`RUN_MARKER`; the current folder and those above it are refused. A killed
+run's staging folder is judged by its :data:`STAGING_MARKER` (pid, host, token, target), never by
+its name: a later run into the same target removes it once its process has ended on this host.
+Output folders of the other writing commands: :func:`output_folder`.
 """
 
 from __future__ import annotations
@@ -51,9 +40,14 @@ from typing import Any
 from proofs.cache import atomic_write
 from verify.errors import VerifyError
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
+
 __all__ = ["FILE_MODE", "FOLDER_MODE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "NAME_MAX", "OUTPUT_MARKER", "OUTPUT_SCHEMA",
            "RUN_MARKER", "RUN_SCHEMA", "RUN_SCHEMA_VERSION", "STAGING_MARKER", "STAGING_SCHEMA", "atomic_write_bytes",
-           "discard_staging", "atomic_write_text", "dump_json", "is_run_folder", "jsonable", "loads_json",
+           "discard_staging", "atomic_write_text", "dump_json", "is_run_folder", "jsonable", "loads_json", "locked",
            "output_folder", "publish_folder", "read_json", "regular_file", "staging_folder", "write_json",
            "write_target"]
 
@@ -323,13 +317,12 @@ def _marker_doc(path: Path, schema: str, latest: int) -> dict | None:
     return None
 
 
-def is_run_folder(folder: Path | str, marker: str = RUN_MARKER) -> bool:
-    """Whether ``folder`` holds this package's run marker: a regular file (not a link) of strict
-    JSON with schema :data:`RUN_SCHEMA` and an integer version from 1 to :data:`RUN_SCHEMA_VERSION`."""
-    return _marker_doc(Path(folder) / marker, RUN_SCHEMA, RUN_SCHEMA_VERSION) is not None
+def is_run_folder(folder: Path | str) -> bool:
+    """Whether ``folder`` holds a valid :data:`RUN_MARKER` (:func:`_marker_doc`)."""
+    return _marker_doc(Path(folder) / RUN_MARKER, RUN_SCHEMA, RUN_SCHEMA_VERSION) is not None
 
 
-def _replaceable(name: str, target: Path, marker: str, shown: Path | str) -> None:
+def _replaceable(name: str, target: Path, shown: Path | str) -> None:
     """The package's error unless ``target`` is absent, an empty folder or one of this package's runs."""
     try:
         st = os.stat(target)
@@ -340,20 +333,20 @@ def _replaceable(name: str, target: Path, marker: str, shown: Path | str) -> Non
     if not stat.S_ISDIR(st.st_mode):
         kind = _kind(st.st_mode)
         raise VerifyError(f"{name}: expected a folder, got {_quote(shown)}, which is {kind}")
-    if any(target.iterdir()) and not is_run_folder(target, marker):
-        raise VerifyError(f"{name}: expected a new folder or one this package wrote (with {marker}), got "
+    if any(target.iterdir()) and not is_run_folder(target):
+        raise VerifyError(f"{name}: expected a new folder or one this package wrote (with {RUN_MARKER}), got "
                           f"{_quote(shown)}, a non-empty folder without it (nothing was changed there)")
 
 
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``folder`` (released on exit, and by the kernel if the process dies)."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path``, a folder or a lock file (created if absent), released on
+    exit (and by the kernel if the process dies)."""
+    if fcntl is None:
         yield
         return
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    flags = getattr(os, "O_DIRECTORY", 0) if os.path.isdir(path) else os.O_CREAT
+    fd = os.open(path, os.O_RDONLY | flags, FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -403,7 +396,7 @@ def _clear_leftovers(parent: Path, real: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
+def staging_folder(name: str, target: Path | str) -> Path:
     """A fresh folder, holding the run marker already, to write a whole run into before
     :func:`publish_folder`: ``run/`` inside a staging folder beside ``target`` (module docstring).
     A ``target`` that is not absent, empty or one of this package's runs is refused before any
@@ -417,8 +410,8 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
     parent = real.parent
     try:
         _make_folders(parent)
-        with _locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
-            _replaceable(name, real, marker, shown)
+        with locked(parent):   # checked under the lock: a concurrent fallback publish may be between its renames
+            _replaceable(name, real, shown)
             _clear_leftovers(parent, real)
         token = secrets.token_hex(TOKEN_BYTES)
         holder = parent / _staging_name(real.name, os.getpid(), token)
@@ -432,7 +425,7 @@ def staging_folder(name: str, target: Path | str, *, marker: str = RUN_MARKER) -
         stage = holder / "run"
         stage.mkdir()
         os.chmod(stage, FOLDER_MODE)
-        write_json(stage / marker, {"schema": RUN_SCHEMA, "schema_version": RUN_SCHEMA_VERSION,
+        write_json(stage / RUN_MARKER, {"schema": RUN_SCHEMA, "schema_version": RUN_SCHEMA_VERSION,
                                     "what": "a run of python -m verify; the next run into this folder replaces it"})
         return stage
     except OSError as exc:
@@ -489,7 +482,7 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def publish_folder(staging: Path | str, target: Path | str, *, marker: str = RUN_MARKER) -> Path:
+def publish_folder(staging: Path | str, target: Path | str) -> Path:
     """Move the complete ``staging`` folder (from :func:`staging_folder`) to ``target`` (symlinks
     resolved, checked again under the parent folder's lock), replacing a previous run's folder
     (module docstring); the staging folder, with the old run, is then removed."""
@@ -498,8 +491,8 @@ def publish_folder(staging: Path | str, target: Path | str, *, marker: str = RUN
     holder = _holder(staging)
     if holder is None:
         raise VerifyError(f"--out: expected a staging folder made by this run, got {_quote(staging)}")
-    with _locked(real.parent):
-        _replaceable("--out", real, marker, shown)
+    with locked(real.parent):
+        _replaceable("--out", real, shown)
         if not real.exists():
             os.rename(staging, real)
         elif _exchange(staging, real):
@@ -587,10 +580,6 @@ def output_folder(name: str, folder: Path | str, command: str) -> Iterator[Path]
     except OSError as exc:
         raise VerifyError(f"{name}: expected a writable folder, got {_quote(shown)} ({exc.strerror or exc})") from None
     try:
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: no lock
-            fcntl = None
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

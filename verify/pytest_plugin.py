@@ -1,23 +1,16 @@
-"""A pytest plugin that turns the test suite into a theorem ledger.
+"""A pytest plugin that turns the test suite into a theorem ledger (``-p verify.pytest_plugin`` in
+the project's ``pyproject.toml``; never auto-loaded elsewhere). It gives:
 
-Enabled by the project's own pytest configuration (``-p verify.pytest_plugin`` in
-``pyproject.toml``), never auto-loaded into other projects' pytest runs. It gives:
-
-- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim(s) a test checks and the part
-  of it (a role of the claim's reading, ``core``/``detail``/``premise``/``scope``, or
-  ``derivation`` for the symbolic steps); a test in a claim module (``test_claim_*.py``,
-  ``test_proofs_c*.py``) without one fails;
+- the marker ``@pytest.mark.claim("C5", part="premise")``: the claim(s) and the part (a role, or
+  ``derivation``) a test checks; a test in a claim module without one fails;
 - ``--claims C5,C6``: run only the tests of those claims;
-- the session fixture ``quick_run``: each claim's quick check (seed 0), run at most once and
-  shared by the tests; its verdicts and headlines fill the ledger;
-- the ledger at the end of the run: per claim its computed verdict and headline, and per part
-  the tests passed / failed / skipped, with the failed tests named in their claim's row;
-- JUnit XML (``--junitxml``) properties ``claim`` and ``part`` on every marked test.
+- the session fixture ``quick_run``: each claim's quick check (seed 0), run at most once;
+- the ledger at the end: per claim its verdict and headline, per part the tests passed / failed /
+  skipped, the failed tests named; JUnit XML properties ``claim`` and ``part``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import pickle
@@ -25,11 +18,12 @@ import re
 import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from proofs.markup import render
+from verify.io import locked
 
 __all__ = ["PARTS", "QuickRun", "claim_of"]
 
@@ -161,18 +155,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 ENV_SHARED = "MHA_NW_QUICK_RUN_DIR"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    import fcntl
-
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 class QuickRun:
     """The quick run (seed 0) of each claim, computed at most once per test run:
     ``quick_run("C5") -> (ClaimResult, output folder)``. With ``shared`` (see :data:`ENV_SHARED`)
@@ -208,7 +190,7 @@ class QuickRun:
     def _shared(self, claim: str) -> tuple[Any, Path]:
         out, done, failed = (self.shared / claim.lower(), self.shared / f"{claim}.pickle",
                              self.shared / f"{claim}.error")
-        with _locked(self.shared / f"{claim}.lock"):
+        with locked(self.shared / f"{claim}.lock"):
             if done.is_file():
                 return pickle.loads(done.read_bytes()), out
             if failed.is_file():

@@ -1,9 +1,6 @@
-"""``python -m verify replay FILE``: recompute a saved counterexample from its parameters alone
-and judge it again.
-
-A counterexample file may come from anyone: its own fields are checked by
-:func:`~verify.judgment.counterexamples.load`, its ``params`` by the schema of the part's replay
-(declared with ``CLAIM.replay`` beside the part) before any computation.
+"""``python -m verify replay FILE``: recompute a saved counterexample from its parameters alone and
+judge it again (the file checked by :func:`~verify.judgment.counterexamples.load`, its ``params`` by
+the replay's schema, before any computation).
 """
 
 from __future__ import annotations
@@ -21,9 +18,8 @@ __all__ = ["replay", "lines", "record", "label"]
 
 
 def replay(path: Path | str) -> tuple[dict, ReplayOutcome]:
-    """Recompute the counterexample in ``path`` and judge it again: ``(saved document, outcome)``.
-    The document's texts (part, statement, saved summary) come back as they may be printed:
-    control characters escaped, long texts cut."""
+    """Recompute the counterexample in ``path`` and judge it again: ``(saved document, outcome)``, the
+    document's texts as they may be printed (:func:`~verify.judgment.counterexamples.shown`)."""
     from verify.claims import CLAIMS
 
     doc = load(path)

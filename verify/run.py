@@ -1,10 +1,8 @@
 """One run of the claim checks: derive, check, and return the report document.
 
-The checks are independent (each draws from its own seed streams, ``Context.rng(name)``), so
-with ``jobs > 1`` they run in that many forked worker processes, longest first; every number is
-the same as in one process (a worker uses one NW thread, so that the processes do not
-oversubscribe the CPUs). Workers die with their parent and ignore SIGINT; the parent, interrupted,
-kills them before it exits (:mod:`verify._processes`, shared with the sweeps' workers).
+The checks are independent (each draws from its own seed streams), so with ``jobs > 1`` they run in
+forked worker processes (one NW thread each), longest first, with the same numbers as in one
+process. Workers die with their parent and ignore SIGINT (:mod:`verify._processes`).
 """
 
 from __future__ import annotations
@@ -64,10 +62,9 @@ def _worker_init(parent: int) -> None:
 
 
 def _preload(claims: list[str]) -> None:
-    """Import, once in the parent, what every worker would otherwise load for itself after the
-    fork (the claim modules, matplotlib and its fonts, the compiled NW kernel from its cache); a
-    first run calls it while the workers derive, filling the caches it reads (numba's, 6 to 11 s
-    on 2 cores; matplotlib's font list, 2-3 s)."""
+    """Import, once in the parent, what every worker would otherwise load after the fork (the claim
+    modules, matplotlib and its fonts, the compiled NW kernel); a first run calls it while the
+    workers derive, filling numba's and matplotlib's caches."""
     import importlib
 
     import matplotlib

@@ -1,10 +1,8 @@
 """A replay's parameters as declared data: each field's type and bounds, and the replay's work cap.
 
-A counterexample file may come from anyone. Its ``params`` are checked against the schema its
-replay declares (:meth:`verify.judgment.claim.Claim.replay`) before the replay sees them: every
-field present, no unknown key, each value of its type and inside its bounds, the work the sizes
-ask for under the declared cap. The same declaration gives the bad-input rows of the test suite
-(:meth:`Schema.bad_rows`): each field missing, of the wrong type, and just outside each bound.
+A counterexample file's ``params`` are checked against its replay's schema before the replay sees
+them: every field present, no unknown key, each value of its type and in its bounds, the work under
+the declared cap. The same declaration gives the test suite's bad-input rows (:meth:`Schema.bad_rows`).
 
 >>> s = Schema(n=Int(1, 100), seed=Seed())
 >>> s.validate({"n": 3, "seed": 0})

@@ -151,8 +151,8 @@ MUTANTS = [
       ('tests/test_headlines.py::test_c8_condition_table_counts_the_structured_wins',)),
     # the verdict rule's reading order and ties (C8 is the claim read in two ways; tests/test_verdicts.py)
     M('rule-reading-tie-last', 'verify/judgment/verdicts.py',
-      'best = min(graded, key=lambda g: _READING_ORDER.index(g[0]))',
-      'best = min(reversed(graded), key=lambda g: _READING_ORDER.index(g[0]))',
+      'return min(graded, key=lambda g: _READING_ORDER.index(g[0]))',
+      'return min(reversed(graded), key=lambda g: _READING_ORDER.index(g[0]))',
       ('tests/test_verdicts.py',)),
     M('rule-unchecked-reading-beats-refuted', 'verify/judgment/verdicts.py',
       'Verdict.APPROXIMATE, Verdict.UNDECIDED,\n                  Verdict.REFUTED, Verdict.NOT_CHECKABLE]',

@@ -16,13 +16,10 @@ reasons), its replays (a parameter schema each) and its parts::
     def ensemble_identity(ctx: Context) -> Evidence:
         return Evidence(numeric=Numeric(...), finding="...")
 
-The declaration fixes what does not depend on the run (the part's id, its **role**, declared here
-and nowhere else, its reading, statement and stated form, the derivation groups its symbolic side
-rests on); the function returns what the run measured (:class:`Evidence`). A replay's kind is
-``<claim>.<part id>``, its file ``<CLAIM>-<part id>.json``. Texts are marked up (:mod:`proofs.markup`)
-and checked when the module is loaded or the part is built (``DefinitionError`` if malformed).
-``CLAIM.check(ctx)`` runs the parts in the order declared and returns the :class:`ClaimResult`;
-:func:`shared` memoises a computation that several parts use.
+The declaration fixes what does not depend on the run (id, **role**, reading, statement, the
+derivation groups its symbolic side rests on); the function returns what the run measured
+(:class:`Evidence`). Texts are marked up (:mod:`proofs.markup`) and checked when declared or built.
+``CLAIM.check(ctx)`` runs the parts in order and returns the :class:`ClaimResult`.
 """
 
 from __future__ import annotations
@@ -52,8 +49,7 @@ PART_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 class _Reasoned:
-    """A value with the one-line reason for it, named after its variable by the registry
-    (:func:`name_values`): the base of :class:`Threshold` and :class:`Cap`."""
+    """A value with the one-line reason for it, named after its variable (:func:`name_values`)."""
 
     reason: str
     name: str
@@ -72,11 +68,9 @@ class _Reasoned:
 
 
 class Threshold(_Reasoned, float):
-    """A cut that a judge compares a figure with: its value and the one-line reason for it.
-
-    Declared once, at module level in a claim's check (``Z_MIN = Threshold(5.0, "...")``); the
-    registry names it after its variable. Judges compare with it as with any float; texts cite it
-    (:meth:`cite`) and tests read it from the module: no other place repeats its value."""
+    """A cut that a judge compares a figure with, declared once at module level in a claim's check
+    (``Z_MIN = Threshold(5.0, "...")``): judges compare with it as with a float, texts cite it
+    (:meth:`cite`), tests read it from the module."""
 
     _what = "a threshold"
 
@@ -86,8 +80,7 @@ class Threshold(_Reasoned, float):
 
 
 class Cap(_Reasoned, int):
-    """A bound on work or size (an integer) with the one-line reason for its value: as
-    :class:`Threshold`, declared once and cited."""
+    """A bound on work or size (an integer) with the one-line reason for it, as :class:`Threshold`."""
 
     _what = "a cap"
 
@@ -146,9 +139,8 @@ class Context:
 
     def counterexample(self, *, params: dict, description: str, statement: str = "",
                        outcome: "counterexamples.ReplayOutcome | None" = None) -> Counterexample | None:
-        """Run the current part's replay on ``params`` (or take its ``outcome``, already computed
-        by the caller from the same params); if it violates the part's statement (or
-        ``statement``), save it (when the run has an output folder) and return the counterexample."""
+        """Run the current part's replay on ``params`` (or take the ``outcome`` the caller computed);
+        if it violates the statement, save it (with an output folder) and return the counterexample."""
         owner, spec = self.current
         func = owner.replays.get(spec.id)
         if func is None:
@@ -246,9 +238,8 @@ class PartSpec:
 
 @dataclass(frozen=True)
 class Replay:
-    """A part's replay: ``func`` recomputes a saved case from validated params (its ``schema``);
-    calling the replay validates first, so a check and ``python -m verify replay`` take one path.
-    ``example`` is a valid, cheap params object (the bad-input rows start from it)."""
+    """A part's replay: calling it validates params by ``schema``, then ``func`` recomputes the case
+    (a check and ``python -m verify replay`` take one path). ``example``: valid, cheap params."""
 
     claim: str
     part: str
@@ -290,9 +281,8 @@ class Claim:
     def part(self, id: str, role: Role, *, statement: str, groups: tuple[str, ...] = (), reading: str = "",
              stated: str = "", regime: str = "", experiment: bool = False, controls: bool = False,
              label: str = "", instead: str = "") -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
-        """Declare the part checked by the decorated function (its role, once, here). ``id``:
-        hyphenated lower-case words (its replay's kind and file are named after it); ``label``:
-        its name as a reader sees it."""
+        """Declare the part checked by the decorated function (its role, once, here); ``label``: its
+        name as a reader sees it."""
         role = Role(role)
         where = f"{self.id} part {id!r}"
         if not PART_ID.fullmatch(id):
@@ -316,8 +306,7 @@ class Claim:
 
     def replay(self, *parts: str, schema: Schema, example: dict) -> Callable[[Callable[[dict], Any]], Replay]:
         """Declare the decorated ``func(params) -> ReplayOutcome`` as the replay of ``parts``'
-        counterexamples, with its parameter ``schema`` and a valid ``example``; returns the
-        :class:`Replay` (calling it validates, then recomputes)."""
+        counterexamples, with its ``schema`` and a valid ``example``; returns the :class:`Replay`."""
         if not parts or not all(PART_ID.fullmatch(p) for p in parts):
             raise DefinitionError(f"{self.id}: a replay names the ids of its parts, got {parts}")
         if not isinstance(schema, Schema):
@@ -333,8 +322,7 @@ class Claim:
         return register
 
     def bind(self, module: ModuleType) -> "Claim":
-        """Called by the registry once the check module is loaded: name its thresholds and caps, and
-        check that every replay belongs to a declared part."""
+        """Name the loaded check module's thresholds and caps; every replay must belong to a part."""
         self.values = name_values(vars(module))
         ids = {p.id for p in self.parts}
         orphans = sorted(set(self.replays) - ids)

@@ -1,10 +1,6 @@
-"""Counterexamples as small JSON files that anyone can re-run and re-judge.
-
-A claim check that finds a counterexample saves it with :func:`save`: the *kind* names the
-part's replay (``<claim>.<part>``, declared with ``CLAIM.replay`` beside the part), ``params``
-holds everything needed to recompute it (seeds included) and ``expected`` what was found.
-``python -m verify replay FILE`` (:mod:`verify.replay`) recomputes from ``params`` alone and
-judges again.
+"""Counterexamples as small JSON files that anyone can re-run and re-judge: :func:`save` writes the
+*kind* (the part's replay, ``<claim>.<part>``), the ``params`` that recompute it (seeds included)
+and what was found (``expected``); ``python -m verify replay FILE`` recomputes and judges again.
 """
 
 from __future__ import annotations
@@ -30,9 +26,8 @@ MAX_SHOWN_CHARS = 1000
 
 @dataclass
 class ReplayOutcome:
-    """``violates`` is True when the recomputed case still contradicts the statement. ``summary``
-    (markup) words the case; ``criterion`` (markup), where the replay has one test, what makes the
-    case a violation (the summary's ``violation:`` clause)."""
+    """``violates``: the recomputed case contradicts the statement; ``summary`` (markup) words the
+    case; ``criterion`` (markup), where the replay has one test, what makes it a violation."""
 
     violates: bool
     summary: str
@@ -87,8 +82,7 @@ def load(path: Path | str) -> dict:
 
 
 def shown(text: str) -> str:
-    """A text of a counterexample file (its statement, part, kind, saved summary) as it may be
-    printed: control characters escaped (an ANSI escape in a received file never reaches the
-    terminal raw) and cut at MAX_SHOWN_CHARS."""
+    """A text of a counterexample file as it may be printed: control characters escaped, cut at
+    MAX_SHOWN_CHARS."""
     text = printable(text)
     return text if len(text) <= MAX_SHOWN_CHARS else f"{text[:MAX_SHOWN_CHARS]}... ({len(text):,} characters)"

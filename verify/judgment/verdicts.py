@@ -1,23 +1,15 @@
 """Evidence, roles, and the one rule that turns them into a verdict (SPEC, "How a claim is read").
 
-A claim is checked in *parts*. Every part declares its **role** next to the code that checks it:
+A claim is checked in *parts*, each with its **role**: ``core`` (the main assertion in its strongest
+natural reading: the verdict comes from the core parts alone), ``detail`` (a stated constant or word:
+off, it is a **correction**), ``premise`` (whether the model a core rests on holds for real NW heads)
+and ``scope`` (a probe outside the stated scope: a failure is a **limit**). Non-core parts never set
+the verdict; they are shown beside it.
 
-- ``core``: the claim's main assertion in its strongest natural reading; the claim's verdict is
-  computed from its core parts alone;
-- ``detail``: a stated constant, convention or word; if it is off it yields a **correction**
-  (stated form, derived form, evidence);
-- ``premise``: whether the model a "holds under model" core rests on is true for real NW heads;
-  it yields a **premise finding** (holds / fails on NW heads, with the regime measured);
-- ``scope``: a probe outside the stated scope; a failure there is a **limit** (the boundary and
-  its counterexample).
-
-Details, premises and scope probes never set the verdict; they are always shown beside it. The
-rule has two steps: :func:`evidence_verdict` grades one part's evidence; :func:`claim_verdict`
-gives, per reading, refuted if a core part is refuted, else undecided if one is undecided, else the
-weakest verdict of its checkable core parts (not checkable if none is). A claim with several natural
-readings (SPEC, C8, C9) takes the reading under which it fares best; undecided ranks below every
-verdict that rests on evidence for the claim and above refuted (no evidence either way is not a
-refutation).
+:func:`evidence_verdict` grades one part's evidence; :func:`claim_verdict` gives, per reading,
+refuted if a core part is refuted, else undecided if one is, else the weakest verdict of its
+checkable core parts. A claim with several readings (SPEC, C8, C9) takes the one under which it
+fares best; undecided ranks below every verdict resting on evidence and above refuted.
 """
 
 from __future__ import annotations
@@ -71,6 +63,9 @@ class Effect(_Word):
     NOT_CHECKED = "not checkable"              # a non-core part without usable evidence
 
 
+#: A non-core part's effect by role: (violated, holds).
+_EFFECTS = {Role.DETAIL: (Effect.CORRECTION, Effect.DETAIL_HOLDS),
+            Role.PREMISE: (Effect.PREMISE_FAILS, Effect.PREMISE_HOLDS), Role.SCOPE: (Effect.LIMIT, Effect.SCOPE_HOLDS)}
 # Strongest first; a reading takes the weakest verdict among its checkable core parts.
 _STRENGTH = [Verdict.EXACT, Verdict.HOLDS_UNDER_MODEL, Verdict.APPROXIMATE]
 # Best first, for choosing among readings: a reading that was checked beats one that was not.
@@ -84,9 +79,7 @@ AGREEMENTS = ("rounding", "statistical", "measured", "disagree")
 
 #: A part's ``finding`` goes into the one-line headline; longer text belongs in the evidence.
 HEADLINE_FINDING_MAX = 160
-#: The short headline's length as the terminal shows it (Unicode): about four lines of its 80-column
-#: table. It names what is beside the verdict by labels, then by counts, then the other readings by
-#: their outcome alone, until it fits (the full headline is in the report).
+#: The short headline's length as the terminal shows it (Unicode): about four lines of its 80-column table.
 HEADLINE_MAX = 300
 
 
@@ -109,9 +102,8 @@ class Symbolic:
     @classmethod
     def from_derivation(cls, der: Any, *, uses: list[str] | None = None,
                         groups: tuple[str, ...] | list[str] | None = None) -> "Symbolic":
-        """Summarise ``der`` (a :class:`proofs.Derivation`): the steps, results and comparisons of
-        its ``groups`` (default: every step and result). ``uses`` selects the assumptions this part
-        rests on (default: those cited by the selected steps, results and comparisons)."""
+        """Summarise the steps, results and comparisons of ``der``'s ``groups`` (default: all);
+        ``uses``: the assumptions the part rests on (default: those the selection cites)."""
         steps = results = None
         comparisons: list[str] = []
         if groups is not None:
@@ -188,11 +180,10 @@ TEXT_FIELDS = ("statement", "finding", "stated", "derived", "regime", "restored_
 
 @dataclass(frozen=True)
 class Part:
-    """One checked part of a claim, with its declared role. ``finding``: its outcome in a
-    referee's words (one phrase, for the headline); ``restored_by``: for a refuted core or a limit,
-    the narrowest assumption under which the statement holds (the boundary). An experiment on real
-    NW heads states ``r2`` (configuration -> R² = 1 − excess MSE / Var f), its ``design`` (each
-    choice with its reason) and its ``controls`` (``positive`` / ``negative``)."""
+    """One checked part of a claim, with its declared role. ``finding``: its outcome in one phrase;
+    ``restored_by``: for a refuted core or a limit, the narrowest assumption under which the statement
+    holds. An experiment on NW heads states ``r2`` (configuration -> R²), its ``design`` (each choice
+    with its reason) and its ``controls`` (``positive`` / ``negative``)."""
 
     id: str
     role: Role
@@ -329,11 +320,10 @@ def part_effect(part: Part) -> Effect:
     if grade is Verdict.UNDECIDED:
         return Effect.UNDECIDED
     if part.violated:
-        return {Role.DETAIL: Effect.CORRECTION, Role.PREMISE: Effect.PREMISE_FAILS, Role.SCOPE: Effect.LIMIT}[part.role]
+        return _EFFECTS[part.role][0]
     if grade is Verdict.NOT_CHECKABLE:
         return Effect.NOT_CHECKED
-    return {Role.DETAIL: Effect.DETAIL_HOLDS, Role.PREMISE: Effect.PREMISE_HOLDS,
-            Role.SCOPE: Effect.SCOPE_HOLDS}[part.role]
+    return _EFFECTS[part.role][1]
 
 
 def _why_not_checkable(part: Part) -> str:
@@ -370,8 +360,7 @@ def claim_verdict(parts: list[Part]) -> tuple[Verdict, str]:
     if not readings:
         return Verdict.NOT_CHECKABLE, ""
     graded = [(reading_verdict(ps), rid) for rid, ps in readings.items()]
-    best = min(graded, key=lambda g: _READING_ORDER.index(g[0]))
-    return best
+    return min(graded, key=lambda g: _READING_ORDER.index(g[0]))
 
 
 @dataclass(frozen=True)
@@ -388,11 +377,10 @@ def _items(texts: list[str]) -> str:
 
 
 def headline(result: "ClaimResult", *, short: bool = False) -> str:
-    """The claim's line in a referee's words, computed from its parts (one place for every view):
-    verdict (with the finding of a refuted core, or of a core that rests on a measurement);
-    corrections; premise findings; limits; undecided parts; the other readings' outcomes.
-    ``short``: at most :data:`HEADLINE_MAX` characters as the terminal shows it (labels, then
-    counts, for what is beside the verdict; then the other readings by their outcome alone)."""
+    """The claim's line, computed from its parts: verdict (with the finding of a refuted or measured
+    core); corrections; premise findings; limits; undecided parts; the other readings' outcomes.
+    ``short``: at most :data:`HEADLINE_MAX` characters as the terminal shows it (what is beside the
+    verdict by labels, then by counts; then the other readings by their outcome alone)."""
     if not short:
         return _headline(result, "finding")
     for detail in ("finding", "label", "count", "outcome"):
@@ -550,26 +538,9 @@ class ClaimResult:
 
     @property
     def restored_by(self) -> list[str]:
-        """The narrowest assumptions that restore the refuted core parts (marked-up text; each part
-        carries its own under ``evidence.parts``), each once: two parts restored by the same
-        assumption list it once."""
+        """The narrowest assumptions that restore the refuted core parts, each once."""
         return list(dict.fromkeys(p.restored_by for p in self.parts
                                   if p.role is Role.CORE and evidence_verdict(p) is Verdict.REFUTED and p.restored_by))
-
-    def corrections(self) -> list[dict]:
-        return [_entry(p, "finding", "stated", "derived", "instead", "evidence", "counterexample")
-                for p in self.corrections_parts]
-
-    def premise(self) -> list[dict]:
-        return [_entry(p, "outcome", "finding", "statement", "regime", "r2", "evidence", "counterexample")
-                for p in self.premise_parts]
-
-    def limits(self) -> list[dict]:
-        return [_entry(p, "finding", "statement", "boundary", "instead", "regime", "r2", "evidence", "counterexample")
-                for p in self.limits_parts]
-
-    def undecided(self) -> list[dict]:
-        return [_entry(p, "role", "finding", "reason", "regime") for p in self.undecided_parts]
 
     def to_dict(self) -> dict:
         readings = _readings(self.parts)
@@ -577,8 +548,14 @@ class ClaimResult:
                 "headline": self.headline, "short_headline": self.short_headline, "reading": self.reading,
                 "readings": [{"id": r.id, "description": r.description,
                               "verdict": reading_verdict(readings.get(r.id, [])).value} for r in self.readings],
-                "corrections": self.corrections(), "premise": self.premise(), "limits": self.limits(),
-                "undecided": self.undecided(), "thresholds": dict(self.thresholds), "assumptions": self.assumptions,
+                "corrections": [_entry(p, "finding", "stated", "derived", "instead", "evidence", "counterexample")
+                                for p in self.corrections_parts],
+                "premise": [_entry(p, "outcome", "finding", "statement", "regime", "r2", "evidence", "counterexample")
+                            for p in self.premise_parts],
+                "limits": [_entry(p, "finding", "statement", "boundary", "instead", "regime", "r2", "evidence",
+                                  "counterexample") for p in self.limits_parts],
+                "undecided": [_entry(p, "role", "finding", "reason", "regime") for p in self.undecided_parts],
+                "thresholds": dict(self.thresholds), "assumptions": self.assumptions,
                 "restored_by": self.restored_by, "summary": self.summary, "figure": self.figure,
                 "evidence": {"parts": [p.to_dict() for p in self.parts], "plots": self.plots,
                              "captions": dict(self.captions), "derivation": self.derivation},
