@@ -1,5 +1,5 @@
-"""The architecture as tests: the layers import one way, and the installed package imports no
-test-only reference (torch, nbclient, nbformat) at import time.
+"""The architecture as tests: the layers import one way, no module imports itself through others
+(no import circle), and the installed package imports no test-only reference (torch, nbclient, nbformat) at import time.
 
 The layers, bottom to top (a module may import its own layer and the ones below, never above):
 ``proofs`` → the foundation (``verify.errors``, ``verify._validate``, ``verify.schema``, ``verify.io``,
@@ -12,6 +12,7 @@ The layers, bottom to top (a module may import its own layer and the ones below,
 from __future__ import annotations
 
 import ast
+import graphlib
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,22 @@ def test_imports_go_one_way():
     assert not upward, "imports against the layers:\n" + "\n".join(upward)
 
 
+def _circle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` (module -> what it imports), or [] when there is none; the
+    lazy upward imports named in LAZY_UPWARD are left out (their reasons are given there)."""
+    edges = {m: {d for d in deps if d not in LAZY_UPWARD.get(m, ())} for m, deps in graph.items()}
+    try:
+        graphlib.TopologicalSorter(edges).prepare()
+    except graphlib.CycleError as exc:
+        return exc.args[1]
+    return []
+
+
+def test_no_import_circle():
+    circle = _circle({module: _imports(path, module) for module, path in _modules().items()})
+    assert not circle, "import circle: " + " -> ".join(circle)
+
+
 def test_the_check_can_fail(tmp_path):
     """An upward import written anywhere in a module (here inside a function) is found and
     reported; the same import downward is not."""
@@ -95,6 +112,8 @@ def test_the_check_can_fail(tmp_path):
     assert deps == {"verify.cli"}
     assert _upward({"verify.numeric.nw": deps}) == ["verify.numeric.nw (layer 2) -> verify.cli (layer 8)"]
     assert _upward({"verify.cli": {"verify.numeric.nw"}}) == []
+    assert _circle({"proofs.markup": {"proofs.notation"}, "proofs.notation": {"proofs.markup"}})
+    assert _circle({"verify.outputs.latex": {"verify.run"}, "verify.run": {"verify.outputs.latex"}}) == []
 
 
 def test_no_test_only_reference_at_import_time():

@@ -225,7 +225,8 @@ def cmd_latex(argv: list[str]) -> int:
 
 
 def cmd_hdi(argv: list[str]) -> int:
-    from verify.experiments.checkpoint import DEFAULT_BAND_DRAWS, MAX_BAND_DRAWS, run_hdi
+    from verify.experiments.checkpoint import DEFAULT_BAND_DRAWS, MAX_BAND_DRAWS
+    from verify.experiments.pretrained import run_hdi
 
     p = _parser_of("hdi", "Head diversity (HDI) of the key and query heads of a checkpoint (safetensors or GGUF), "
                    "per layer, against the Haar baseline of random subspaces, with the HDI's sensitivity to the "

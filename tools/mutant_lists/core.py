@@ -281,7 +281,7 @@ MUTANTS += [
       '    with output_folder("--out", out, SWEEP_COMMAND):\n        return _run_in(',
       '    if True:\n        return _run_in(',
       (ROWS + '[cli-sweep-out-users-results-csv]',)),
-    M('hdi-out-rule-skipped', 'verify/experiments/checkpoint.py',
+    M('hdi-out-rule-skipped', 'verify/experiments/pretrained.py',
       '            held.enter_context(output_folder("--out DIR", out, "python -m verify hdi"))',
       '            pass',
       (ROWS + '[cli-hdi-out-users-png]',)),

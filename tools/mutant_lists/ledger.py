@@ -24,4 +24,12 @@ MUTANTS = [
       '            if dep_layer > own and dep not in LAZY_UPWARD.get(module, ()):',
       '            if dep_layer > own + 10 and dep not in LAZY_UPWARD.get(module, ()):',
       ('tests/test_layers.py::test_the_check_can_fail',), "the rule is checked on a known upward import"),
+    M('checkpoint-imports-pretrained', 'verify/experiments/checkpoint.py',
+      '    banded = r.get("band") is not None',
+      '    from verify.experiments import pretrained  # noqa: F401\n    banded = r.get("band") is not None',
+      ('tests/test_layers.py::test_no_import_circle',), "an import circle inside one layer (checkpoint <-> pretrained)"),
+    M('layers-circle-check-off', 'tests/test_layers.py',
+      '        graphlib.TopologicalSorter(edges).prepare()',
+      '        pass',
+      ('tests/test_layers.py::test_the_check_can_fail',), "the circle rule is checked on a known circle"),
 ]

@@ -25,18 +25,17 @@ from typing import Any
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from verify._validate import MAX_QUOTED_CHARS, fail, path_like, positive_int, printable, received, writable_file
+from verify._validate import fail, path_like, positive_int, printable, received
 from verify._validate import seed as valid_seed
-from verify._validate import writable_folder
 from verify.errors import VerifyError
-from verify.io import atomic_write_bytes, atomic_write_text, dump_json, loads_json, read_json, regular_file, write_json
+from verify.io import atomic_write_bytes, dump_json, loads_json, read_json, regular_file, write_json
 from verify.experiments.gguf_reader import GGUFFile, float_steps, is_gguf
 from verify.numeric.baseline import haar_hdi_moments
 from verify.numeric.diversity import haar_overlap_mean, hdi_bound, overlap
 
 __all__ = ["MAX_HEADER_BYTES", "MAX_TENSORS", "SafetensorsFile", "MAX_WIDTH", "MAX_HEAD_DIM", "GGUF_ARCHITECTURES",
            "DEFAULT_BAND_DRAWS", "MAX_BAND_DRAWS", "BAND_SDS", "Checkpoint", "open_checkpoint", "quantisation_band",
-           "analyze_checkpoint", "format_table", "plot_overlaps", "plot_layers", "run_hdi"]
+           "analyze_checkpoint", "format_table", "plot_overlaps", "plot_layers"]
 
 # safetensors dtypes of attention weights; BF16, which numpy lacks, is converted to float32 on read
 _FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
@@ -704,69 +703,3 @@ def plot_overlaps(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
         fig.colorbar(im, ax=axes, shrink=0.8, label="overlap rho")
         paths.append(_save_png(fig, out / f"layer_{layer['layer']:02d}_overlap.png"))
     return paths
-
-
-def run_hdi(path: Path | None, *, json_file: Path | None = None, out: Path | None = None, seed: int = 0,
-            band_draws: int = DEFAULT_BAND_DRAWS, reading_ii: tuple[float, float] | None = None,
-            readme: Path | None = None) -> int:
-    """``python -m verify hdi`` (options parsed by :mod:`verify.cli`): the table of ``path``'s layers,
-    or (``reading_ii``: C9's thresholds z_min, delta_min) C9's reading ii over the installed models;
-    the output targets are checked before the checkpoint is read."""
-    import contextlib
-
-    from verify.io import output_folder
-
-    if reading_ii and (path is not None or out is not None):
-        raise fail("--reading-ii", "with PATH or --out", "the installed models alone: no PATH and no --out")
-    if not reading_ii and (path is None or readme is not None):
-        raise fail("PATH" if path is None else "--readme FILE", "none" if path is None else "without --reading-ii",
-                   "a checkpoint (safetensors or GGUF)" if path is None else "--readme together with --reading-ii")
-    if json_file is not None:
-        writable_file("--json FILE", json_file)
-    with contextlib.ExitStack() as held:   # -o DIR: taken (empty, or hdi's own marker) and locked until the end
-        if out is not None:
-            writable_folder("--out DIR", out)
-            held.enter_context(output_folder("--out DIR", out, "python -m verify hdi"))
-        if reading_ii:
-            return _reading_ii(json_file, readme, seed, band_draws, reading_ii)
-        result = analyze_checkpoint(path, seed=seed, band_draws=band_draws)
-        print(format_table(result))
-        if json_file is not None:
-            _write_json_file(json_file, result)
-        if out is not None:
-            paths = plot_overlaps(result, out)
-            paths.append(plot_layers(result, out))
-            print(f"wrote {len(paths)} plots to {out}")
-    return 0
-
-
-def _write_json_file(path: Path, doc: Any) -> None:
-    try:
-        write_json(path, doc, indent=1)
-    except OSError as exc:
-        raise fail("--json FILE", f"{printable(str(path))[:MAX_QUOTED_CHARS]!r} ({exc.strerror})",
-                   "a writable file path") from None
-    print(f"wrote {path}")
-
-
-def _reading_ii(json_file: Path | None, readme: Path | None, seed: int, band_draws: int,
-                thresholds: tuple[float, float]) -> int:
-    """``--reading-ii``: the table and verdict over the installed models; ``--readme`` rewrites
-    the README's generated block (its markers checked before the work)."""
-    from verify.experiments import pretrained   # it builds on this module
-
-    readme_text = pretrained.read_readme(readme) if readme is not None else None
-    models = pretrained.reading_ii_models(seed=seed, band_draws=band_draws)
-    judged = pretrained.judge_reading_ii(models, *thresholds)
-    block = pretrained.readme_table(models, judged)
-    print(block)
-    if json_file is not None:
-        _write_json_file(json_file, {"models": [{k: v for k, v in m.items() if k != "result"} for m in models],
-                                     "judgement": judged})
-    if readme_text is not None:
-        try:
-            atomic_write_text(readme, pretrained.with_readme_block(readme_text, block))
-        except OSError as exc:
-            raise fail("--readme FILE", f"{str(readme)!r} ({exc.strerror})", "a writable file") from None
-        print(f"wrote the reading-ii block of {readme}")
-    return 0
