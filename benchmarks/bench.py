@@ -43,6 +43,7 @@ set is its own).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
 import os
@@ -472,7 +473,7 @@ def _machine(threads: int, blas_threads: int) -> dict:
     K = nw._kernel()
     return {"cpu_count": os.cpu_count(), "usable_cpus": _usable_cpus(), "cpu_model": model,
             "avx512f": avx512f, "cpu_avx512f": _cpu_has_avx512f(), "torch_cpu_capability": torch_isa,
-            "nw_backend": nw.get_backend(), "numba": None if K is None else K.NUMBA_VERSION,
+            "nw_backend": nw.get_backend(), "numba": None if K is None else importlib.metadata.version("numba"),
             "isa_env": {k: os.environ.get(k) for k in (*ISA_OFF_ENV, "NUMBA_CPU_NAME")},
             "python": platform.python_version(), "platform": platform.platform(), "numpy": np.__version__,
             "torch": tv, "blas": blas, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
