@@ -451,4 +451,8 @@ MUTANTS += [
       '[line for k, v in outcome.figures.items() for line in _lines(label(k), v, 4)]',
       '[f"    {k}: {v}" for k, v in outcome.figures.items()]',
       ('tests/test_claims.py::test_every_replay_kind_replays_from_its_file_with_the_criterion_that_judged_it',)),
+    M('derivation-summary-cache-inverted', 'verify/cli.py',
+      '(" (from the cache)" if getattr(der, "from_cache", False)',
+      '(" (from the cache)" if not getattr(der, "from_cache", False)',
+      (P + 'test_the_derivation_summary_is_one_ascii_line_that_counts_no_points',)),
 ]
