@@ -40,7 +40,11 @@ spell(WV_1=r"W_{V,1}", WV_2=r"W_{V,2}", WO_1=r"W_{O,1}", WO_2=r"W_{O,2}")   # on
 def _weights(h: int, n: int):
     """NW weights of head h with Σ_i w_i = 1 built in: the last one is 1 - the others."""
     w = list(sp.symbols(f"w_{h}_1:{n}", real=True))
+    spell(**{x.name: f"w_{{{x.name.rpartition('_')[2]}}}^{{{h}}}" for x in w})   # w_i^h, as the prose writes it
     return w + [1 - sum(w)]
+
+
+HEAD_WEIGHTS = [_weights(h, 3) for h in (1, 2)]   # at import: a derivation read from the cache prints them too
 
 
 def build() -> Derivation:
@@ -93,12 +97,12 @@ def build() -> Derivation:
         kap, v = sp.IndexedBase("kappa", positive=True), sp.IndexedBase("v", real=True)
         a_, c_ = sp.symbols("a c", real=True)
         w_i = kap[i_] / sp.Sum(kap[j_], (j_, 1, n_keys))
-        n = 3
+        n = len(HEAD_WEIGHTS[0])
         WVm, WOm = WV_ENTRIES, WO_ENTRIES
         bVm = [sp.Matrix(sp.symbols(f"bV{h}_1:3", real=True)) for h in (1, 2)]
         bOm = sp.Matrix(sp.symbols("bO_1:3", real=True))
         vs = [sp.Matrix(sp.symbols(f"v_{i}1 v_{i}2", real=True)) for i in range(1, n + 1)]
-        W = [_weights(h, n) for h in (1, 2)]
+        W = HEAD_WEIGHTS
         heads = [sum((W[h][i] * (WVm[h].T * vs[i] + bVm[h]) for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
         smooth = [sum((W[h][i] * vs[i] for i in range(n)), sp.zeros(2, 1)) for h in range(2)]
         with dv.group("value_bias", "the value bias passes through each head once, since its NW weights sum to 1"):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.special import iv
 from test_claim_c5 import KAPPA, _ensemble_by_loops, _torus_draws, _xy
+from test_claims import part_of
 
 from proofs.markup import sci, to_unicode
 from verify.claims import Context, c5, c6
@@ -35,10 +36,6 @@ TIGHT = [(3, 1, 2), (4, 1, 3), (5, 1, 2), (3, 2, 4), (3, 2, 3), (2, 1, 3), (3, 2
 
 CLAIM = "C6"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
-
-
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
 
 
 def _rho(a, b):
@@ -172,7 +169,7 @@ def test_bad_input_raises_verify_error(call, name):
 @pytest.mark.claim(CLAIM, part="scope")
 def test_beyond_d_replays_and_holds_by_a_dimension_count(saved):
     result, out = saved
-    part = _part(result, "beyond-d")
+    part = part_of(result, "beyond-d")
     doc, outcome = replay(out / part.counterexample.file)
     H, d_k, d = (doc["params"][k] for k in ("H", "d_k", "d"))
     assert outcome.violates and H * d_k > d
@@ -187,7 +184,7 @@ def test_beyond_d_replays_and_holds_by_a_dimension_count(saved):
 def test_fusion_frame_counts_by_brute_force(result):
     """Every size's bound written here; the starts that reach it recounted from descents at the
     check's seeds with the HDI from scipy's angles (tight sizes only; two planes in R³ apart)."""
-    part = _part(result, "beyond-d")
+    part = part_of(result, "beyond-d")
     figs, ctx = part.numeric.figures, Context(seed=0, quick=True)
     reached = starts = 0
     for row in figs["configs"]:
@@ -212,7 +209,7 @@ def test_bound_certificates_and_plot(saved):
     curve per start."""
     from flint import arb
     result, out = saved
-    rows = _part(result, "beyond-d").numeric.figures["configs"]
+    rows = part_of(result, "beyond-d").numeric.figures["configs"]
     for row in rows:
         cert = row["certificate"]
         mid = float(arb(cert["enclosure"]).mid())
@@ -241,7 +238,7 @@ def test_sharing_path_by_brute_force(result):
     both weightings by loops over angles, each configuration against the orthogonal heads, and the
     population MSE from A_2 = I_2(κ)/I_0(κ): with α = 1/H, Σ_b (1 − k_b A_2/4)²/8 (k_b heads on circle
     b), with refit weights 1/8 per circle that no head reads."""
-    part = _part(result, "in-scope-path")
+    part = part_of(result, "in-scope-path")
     figs = part.numeric.figures
     n, R, m = (figs["sizes"][k] for k in ("n", "R", "m"))
     a2 = iv(2, KAPPA) / iv(0, KAPPA)
@@ -275,7 +272,7 @@ def test_sharing_path_by_brute_force(result):
 def test_one_direction_torus_is_judged_with_refit_weights(result):
     """The figures are C5's experiment (tests/test_claim_c5.py recomputes them); C6 judges the refit
     gap: a limit exactly when orthogonal heads are worse with refit weights by more than Z_MIN SE."""
-    part = _part(result, "one-direction-torus")
+    part = part_of(result, "one-direction-torus")
     g = part.numeric.figures["gap"]
     want = "limit" if c6.rises(g["refit"]["diff"], g["refit"]["se"]) else "holds beyond the stated scope"
     assert part.effect.value == ("undecided" if part.undecided else want)
@@ -290,7 +287,7 @@ def test_one_direction_torus_is_judged_with_refit_weights(result):
 def test_gaussian_design_by_brute_force(result):
     """The declared pair (coordinate heads) on the Gaussian design by loops, and the part undecided
     exactly when its best R² with refit weights is below R2_INFORMATIVE."""
-    part = _part(result, "one-direction-gaussian")
+    part = part_of(result, "one-direction-gaussian")
     figs, p = part.numeric.figures, part.numeric.figures["params"]
     for row in figs["rows"]:
         W = E.signal_heads(row["config"], 3, 8, 2)
@@ -309,7 +306,7 @@ def test_gaussian_design_by_brute_force(result):
 def test_trained_heads_are_judged_by_their_orthogonal_moves(result):
     """C5's trained heads (tests/test_claim_c5.py recomputes the moves); C6's outcome follows its judge
     and the shared undecided rule."""
-    part = _part(result, "trained-heads")
+    part = part_of(result, "trained-heads")
     figs = part.numeric.figures
     undecided = c5.trained_undecided({**figs, "var_f": 0.5})
     assert part.undecided == undecided

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.special import j0, softmax
+from test_claims import part_of
 
 import proofs
 from proofs import markup
@@ -42,10 +43,6 @@ RADIUS = math.sqrt(2.0)
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C7"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
-
-
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
 
 
 # -- references written here -----------------------------------------------------------------
@@ -92,7 +89,7 @@ def _slope_here(model, n, D, d, h=mp.mpf("1e-4")):
 
 # -- the derived optimum: brute force and an optimiser written here ------------------------------
 def test_optimum_cases_against_own_brute_force_and_golden_section(result):
-    cases = _part(result, "derived-optimum").numeric.figures["cases"]
+    cases = part_of(result, "derived-optimum").numeric.figures["cases"]
     assert {c["model"] for c in cases} == set(STANDARD_MODELS)
     for c in cases:
         args = (c["n"], c["D"], c["d"], c["c_b"], c["c_v"])
@@ -152,7 +149,7 @@ def test_refutation_replays_and_holds_independently(saved):
         row = next(r for r in outcome.figures["cases"] if r["model"] == case["model"])
         assert abs(row["observed_ratio"] - observed) <= 1e-12 * observed and abs(row["law_ratio"] - law) <= 1e-12 * law
     assert (f"off the law's by {markup.num(min(off), '.3g')} to {markup.num(max(off), '.3g')} times"
-            in _part(result, "stated-law").numeric.summary)
+            in part_of(result, "stated-law").numeric.summary)
 
 
 def test_criterion_can_fail_the_reverse_engineered_model_follows_the_law():
@@ -169,7 +166,7 @@ def test_growth_slopes_and_derived_exponents_against_own_optima(result):
     """The exponents the law part quotes: models (a) d_k* ∝ n^(2/(d+4)) or n^(2/(d+6)), Gaussian models (a)
     falling, from two-point slopes of golden-section optima here; models (b) ~ 2L/log L (the root here);
     the reverse model (log n)^(2/(d+4)); the stated exponent and the law's ratio as the SPEC writes them."""
-    g = _part(result, "stated-law").numeric.figures["models"]
+    g = part_of(result, "stated-law").numeric.figures["models"]
     for model, row in g.items():
         d, D = c7.GROWTH_CASES[model]
         lo, hi = golden_argmin(model, 1e4, D, d), golden_argmin(model, 1e8, D, d)
@@ -198,7 +195,7 @@ def test_growth_slopes_and_derived_exponents_against_own_optima(result):
 
 @pytest.mark.claim(CLAIM, part="detail")
 def test_H_exponents_in_D_against_own_optima(result):
-    h = _part(result, "nearly-linear").numeric.figures["models"]
+    h = part_of(result, "nearly-linear").numeric.figures["models"]
     for model, row in h.items():
         grid, d = row["D_grid"], row["d"]
         Hs = [D / golden_argmin(model, models.D_GRID_N, D, d) for D in (grid[0], grid[-1])]
@@ -215,7 +212,7 @@ def test_slow_growth_and_more_heads_corrections_recomputed_here(result):
     its slope, 2 log n/log log n loses most of it, the Gaussian bandwidth's falls) in the slow-growth
     correction, and H*(10^12)/H*(10^3) (falls for h = d_k^(-1/2), rises for the Gaussian bandwidth) in the
     more-heads one."""
-    slow, more = _part(result, "slow-growth"), _part(result, "more-heads")
+    slow, more = part_of(result, "slow-growth"), part_of(result, "more-heads")
     falls, rises, kinds = [], [], []
     for model, row in zip(STANDARD_MODELS, slow.numeric.figures["cases"]):
         d, D = c7.GROWTH_CASES[model]
@@ -410,7 +407,7 @@ def test_torus_figures_recomputed_here(result):
     against the exact bootstrap distribution (within 5 Monte Carlo SE of 2000 resamples), R² of the best
     with Var f = (1 − J_0(2r))/2, the sample mean's R² −(1 + σ²/Var f)/n, the law's growth
     (log n_max/log n_min)^(2/(4+d)), the grid's step and cap; and the part's judgement."""
-    part = _part(result, "optimum-torus")
+    part = part_of(result, "optimum-torus")
     f = part.numeric.figures
     values = empirical.torus(f["params"]["size"], f["params"]["seed"])["values"]
     Y, var_f, ns, dks = values.mean(axis=0), (1 - j0(2 * RADIUS)) / 2, f["n"], f["d_k"]
@@ -462,7 +459,7 @@ def test_the_restoring_text_opens_with_the_reverse_models_condition(result):
     """The refuted law's restoring text is read after "The claim holds when:": before its first
     parenthesis it states the reverse-engineered model's effective sample size (the derivation's
     ``n_eff_log``), not that no standard model gives the law."""
-    restored = _part(result, "stated-law").restored_by
+    restored = part_of(result, "stated-law").restored_by
     n_eff = proofs.derivation("C7").assumptions["n_eff_log"].statement.split(" instead")[0]
     assert restored and not restored.lower().startswith(("no ", "not "))
     assert n_eff in restored.split("(")[0], restored[:120]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_claims import part_of
 
 from verify.claims import c8
 from verify.errors import VerifyError
@@ -30,10 +31,6 @@ SE_RTOL = 0.2
 #: the claim whose quick run the shared fixtures ``saved`` and ``result`` (tests/conftest.py) give
 CLAIM = "C8"
 pytestmark = pytest.mark.claim(CLAIM, part="core")
-
-
-def _part(result, pid):
-    return next(p for p in result.parts if p.id == pid)
 
 
 def fib(k: int) -> int:
@@ -167,7 +164,7 @@ def test_monte_carlo_agrees_with_closed_forms_written_here(result):
     normal tail) and stays below 5, so that a 5-SE error still fails."""
     from scipy.stats import norm
 
-    mc = _part(result, "closed-forms").numeric.figures["monte_carlo"]
+    mc = part_of(result, "closed-forms").numeric.figures["monte_carlo"]
     R = mc["R"]
     assert len(mc["rows"]) <= 60 and 60 * 2 * norm.sf(c8.Z_MAX) <= 1e-3 and c8.Z_MAX < 5
     for row in mc["rows"]:
@@ -369,7 +366,7 @@ def test_conditions_judge_needs_every_row_and_certificate():
 # -- headline figures, recomputed here ------------------------------------------------------------
 def test_condition_table_winners_recomputed_here(result):
     """Every measured winner of the table, from sums written here (40 digits), and the derived one."""
-    for row in _part(result, "structured-beat-uniform").numeric.figures["conditions"]:
+    for row in part_of(result, "structured-beat-uniform").numeric.figures["conditions"]:
         beta, one = row.get("beta", row.get("q")), not isinstance(row["scheme"], list)
         args = (row["profile"], beta, row["H"], row.get("r", 0.5))
         W_u = _W_here("uniform", *args, rho=row.get("rho", 0))
@@ -385,7 +382,7 @@ def test_floors_against_weights_written_here(result):
     """The floors the decay detail reports: α_1² V_1 of geometric weights built here, α_1 = (1 − r)/(1 − r^H)
     → 1 − r, and of best-first Fibonacci weights (integers), F_H/(F_{H+2} − 1) → φ^-2; every reported W
     lies above its floor."""
-    dc = _part(result, "decay").numeric.figures["decay"]
+    dc = part_of(result, "decay").numeric.figures["decay"]
     r, V1 = c8.DECAY_PARAMS["r"], c8.DECAY_PARAMS["V_1"]
     with mp.workdps(40):
         geom = float(((1 - mp.mpf(r)) / (1 - mp.mpf(r) ** 1000)) ** 2 * V1)
@@ -400,7 +397,7 @@ def test_rates_limit_constant_16_over_225(result):
     """Reading ii's constant: geometric (r = 1/2) over uniform MSE tends to (α_4^geom/α_4^unif)² = 16/225,
     from weights built here in fractions; the 50-digit ratio at n = 10^60 is within 10^-6 of it, and at the
     largest saved n it is the ratio the part quotes."""
-    fig = _part(result, "rates-in-n").numeric.figures
+    fig = part_of(result, "rates-in-n").numeric.figures
     p = c8.RATE_PARAMS
     raw = [Fraction(1, 2) ** k for k in range(4)]
     geom = [x / sum(raw) for x in raw]
@@ -412,5 +409,5 @@ def test_rates_limit_constant_16_over_225(result):
              for s in ("uniform", "geom") for n in (mp.mpf(10) ** 60, p["n_values"][-1])}
         far, last = (M["geom", n] / M["uniform", n] for n in (mp.mpf(10) ** 60, p["n_values"][-1]))
         assert abs(far - mp.mpf(16) / 225) <= mp.mpf(10) ** -6
-    assert f"geometric over uniform MSE {float(last):.4f} at the largest $n$" in _part(result, "rates-in-n").numeric.summary
+    assert f"geometric over uniform MSE {float(last):.4f} at the largest $n$" in part_of(result, "rates-in-n").numeric.summary
     assert fig["asymptotic_rate"]["uniform"] == min(p["gammas"]) == 0.4      # n^(−min γ)

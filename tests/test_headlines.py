@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from proofs.markup import num, sci
-from tests.test_claim_c8 import _part, exact_weights, mpq
+from tests.test_claim_c8 import exact_weights, mpq
+from tests.test_claims import part_of
 from verify.claims import Context, c1, c3, c4, c8
 
 #: A figure recomputed here from the same seeded inputs by other code, against the check's: both
@@ -97,7 +98,7 @@ def _c8_decay_W(scheme, H):
 
 @pytest.mark.claim("C8", part="core")
 def test_c8_monte_carlo_rows_and_largest_z_recomputed(quick_run):
-    part = _part(_run(quick_run, "C8"), "closed-forms")
+    part = part_of(_run(quick_run, "C8"), "closed-forms")
     mc = part.numeric.figures["monte_carlo"]
     here = _c8_monte_carlo()
     assert len(here) == len(mc["rows"]) and mc["R"] == 4000
@@ -121,10 +122,10 @@ def _c8_ends(W: dict, s: str, spec: str = ".4f") -> str:
 def test_c8_headline_and_summary_exactly(quick_run):
     result = _run(quick_run, "C8")
     assert result.headline == C8_HEADLINE
-    ce = _part(result, "closed-forms").numeric.figures["exact"]
+    ce = part_of(result, "closed-forms").numeric.figures["exact"]
     z = max(abs(r["z"]) for r in _c8_monte_carlo())
     gap = _c8_min_gap_inverse()
-    op = _part(result, "optimal-weights").numeric.figures
+    op = part_of(result, "optimal-weights").numeric.figures
     assert _close(op["min_rel_gap_inverse"], gap, 1e-6)
     Hs = c8.DECAY_PARAMS["H_values"]
     W = {s: [_c8_decay_W(s, H) for H in (Hs[0], Hs[-1])] for s in ("uniform", "geom")}
@@ -140,7 +141,7 @@ def test_c8_headline_and_summary_exactly(quick_run):
 
 @pytest.mark.claim("C8", part="detail")
 def test_c8_optimality_summary_quotes_the_smallest_gap(quick_run):
-    op = _part(_run(quick_run, "C8"), "optimal-weights").numeric
+    op = part_of(_run(quick_run, "C8"), "optimal-weights").numeric
     gap = _c8_min_gap_inverse()
     assert f"min relative gap to inverse-variance {num(gap, '.2e')}," in op.summary
     assert f"{op.figures['profiles']} random profiles, {op.figures['weight_vectors_per_profile']} random" in op.summary
@@ -150,7 +151,7 @@ def test_c8_optimality_summary_quotes_the_smallest_gap(quick_run):
 def test_c8_condition_table_counts_the_structured_wins(quick_run):
     """'matches ... in every one of 15 cases (9 won by structured weights' counted here from the
     table's W values (a row with two schemes counts once if either wins)."""
-    part = _part(_run(quick_run, "C8"), "structured-beat-uniform")
+    part = part_of(_run(quick_run, "C8"), "structured-beat-uniform")
     rows = part.numeric.figures["conditions"]
     wins = 0
     for r in rows:
@@ -167,14 +168,14 @@ def test_c8_limit_and_correction_quote_the_decay_sums(quick_run):
     result = _run(quick_run, "C8")
     Hs = c8.DECAY_PARAMS["H_values"]
     W = {s: [_c8_decay_W(s, H) for H in Hs] for s in ("uniform", "geom", "fib_best")}
-    lim = _part(result, "mild-heterogeneity").numeric.summary
+    lim = part_of(result, "mild-heterogeneity").numeric.summary
     slope = math.log(W["uniform"][-1] / W["uniform"][-2]) / math.log(Hs[-1] / Hs[-2])
     assert (f"uniform {_c8_ends(W, 'uniform')} (decay factor "
             f"{W['uniform'][0] / W['uniform'][-1]:.3f}, final log-log slope {num(slope, '.3f')})") in lim
     assert f"geometric {_c8_ends(W, 'geom')} (factor {W['geom'][0] / W['geom'][-1]:.4f})" in lim
     assert (f"best-first Fibonacci {_c8_ends(W, 'fib_best')} (factor "
             f"{W['fib_best'][0] / W['fib_best'][-1]:.4f})") in lim
-    dec = _part(result, "decay").numeric.summary
+    dec = part_of(result, "decay").numeric.summary
     assert (f"geometric ($r = 1/2$) {_c8_ends(W, 'geom')} (floor $(1-r)^2 V_1 = 0.2500$), "
             f"best-first Fibonacci {_c8_ends(W, 'fib_best')} (floor "
             f"$V_1/\\varphi^4 = {PHI ** -4:.4f}$)") in dec
@@ -191,7 +192,7 @@ def test_no_figure_reads_zero_times_a_power_of_ten(quick_run, claim):
     for text in texts:
         assert r"$0 \times 10^{" not in text, text
     if claim == "C2":
-        sc = _part(result, "free-weights").numeric
+        sc = part_of(result, "free-weights").numeric
         err = sc.figures["closed_form_h2_n3_rel_error"]
         assert ("agrees exactly." if err == 0 else f"agrees to {sci(err, 0)}.") in sc.summary
 
@@ -212,7 +213,7 @@ def test_no_figure_reads_zero_times_a_power_of_ten(quick_run, claim):
 def test_every_numeric_part_states_its_criterion(quick_run, claim, pid, words):
     """Each judgement states its criterion, with its threshold, beside its finding: the words after
     "(criterion: " up to the closing parenthesis."""
-    text = _part(_run(quick_run, claim), pid).numeric.summary
+    text = part_of(_run(quick_run, claim), pid).numeric.summary
     assert "(criterion: " in text, text
     crit = text.split("(criterion: ", 1)[1].rsplit(")", 1)[0]
     for w in words:

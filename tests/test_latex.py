@@ -56,6 +56,8 @@ from verify.outputs.latex import (
     run_checks,
     text,
 )
+from verify.outputs.document import Figure
+from verify.outputs.render import to_html
 from verify.outputs.report import document
 
 # The packages the document may load: all five are in Debian's texlive-latex-base (amssymb via its
@@ -628,6 +630,22 @@ def test_hostile_report_is_refused_reading_and_writing_nothing_outside(case: str
     assert err.startswith("error: --report FILE") and err.count("\n") == 1, err
     assert _tree(tmp_path) == before                                 # nothing written, not even -o
     assert not any(Path(p).name == "secret.png" for p in during), during   # nothing read outside
+
+
+@pytest.mark.parametrize("path,shown", [("plots/ok.png", True), ("../secret.png", False), ("plots/out.png", False),
+                                        ("plots/text.png", False), ("plots/none.png", False)],
+                         ids=["png-inside", "path-outside", "link-outside", "not-png", "missing"])
+def test_the_html_page_embeds_a_plot_by_the_exports_rule(tmp_path: Path, path: str, shown: bool) -> None:
+    """report.html reads a plot by the rule the export refuses others by: a PNG inside the report's
+    folder is embedded; anything else reads "not found" and nothing outside is embedded."""
+    folder = tmp_path / "report"
+    (folder / "plots").mkdir(parents=True)
+    png(folder / "plots" / "ok.png")
+    png(tmp_path / "secret.png")
+    (folder / "plots" / "out.png").symlink_to(tmp_path / "secret.png")
+    (folder / "plots" / "text.png").write_text("not a PNG")
+    page = to_html([Figure(path, "")], folder=folder)
+    assert ("data:image/png;base64," in page) is shown and ("not found)" in page) is not shown
 
 
 def test_valid_report_reads_only_its_folder_and_writes_only_under_out(valid_report: Path, tmp_path: Path,

@@ -5,10 +5,11 @@ from mutant import M
 T = "tests/test_latex.py"
 
 MUTANTS = [
-    M('latex-plot-link-outside', 'verify/outputs/latex.py',
+    M('latex-plot-link-outside', 'verify/outputs/plots.py',
       '    if not real.is_relative_to(folder):',
       '    if False:',
-      (f"{T}::test_hostile_report_is_refused_reading_and_writing_nothing_outside",)),
+      (f"{T}::test_hostile_report_is_refused_reading_and_writing_nothing_outside",
+       f"{T}::test_the_html_page_embeds_a_plot_by_the_exports_rule")),
     M('latex-name-chars', 'verify/outputs/latex.py',
       'or not set(value) <= NAME_CHARS:',
       ':',
@@ -17,10 +18,11 @@ MUTANTS = [
       '    if value not in CLAIM_IDS:',
       '    if value is None:',
       (f"{T}::test_hostile_report_is_refused_reading_and_writing_nothing_outside",)),
-    M('latex-not-png', 'verify/outputs/latex.py',
+    M('latex-not-png', 'verify/outputs/plots.py',
       '        if fh.read(len(PNG_MAGIC)) != PNG_MAGIC:',
       '        if fh.read(len(PNG_MAGIC)) is None:',
-      (f"{T}::test_hostile_report_is_refused_reading_and_writing_nothing_outside",)),
+      (f"{T}::test_hostile_report_is_refused_reading_and_writing_nothing_outside",
+       f"{T}::test_the_html_page_embeds_a_plot_by_the_exports_rule")),
     M('latex-out-link', 'verify/outputs/latex.py',
       '    if not real.is_relative_to(out.resolve()) or path.is_symlink():',
       '    if path.is_symlink():',

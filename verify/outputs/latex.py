@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from verify.errors import VerifyError
 from verify.io import atomic_write_bytes, atomic_write_text, output_folder
 from verify.outputs.document import Block, Field, Figure, Fold, Heading, Items, Para, Table, walk
 from verify.outputs.document import Formula as FormulaBlock
+from verify.outputs.plots import MAX_PLOT_BYTES, plot_file
 from verify.outputs.report import read_report
 
 __all__ = ["Formula", "escape", "text", "formulas", "formula_lines", "macro_file", "snippet", "load_report",
@@ -539,55 +539,22 @@ def macro_file() -> str:
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 #: The longest plot name (the package's are under 30 characters; file systems allow 255 bytes).
 MAX_NAME = 64
-#: The largest plot copied from a report's folder (the package's are ~100 kB).
-MAX_PLOT_BYTES = 32 * 2**20
-#: How a PNG file begins (the document includes plots as PNG; anything else would stop pdflatex).
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 #: The name of the report argument in messages.
 REPORT_ARG = "--report FILE"
-
-
-def _bounded(value: Any) -> str:
-    """``repr(value)``, at most 80 characters (a message quotes a bounded prefix of its input)."""
-    r = repr(value)
-    return r if len(r) <= 80 else r[:77] + "..."
 
 
 def valid_name(field: str, value: Any) -> str:
     """A plot name from a report: 1 to :data:`MAX_NAME` characters of :data:`NAME_CHARS`."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME or not set(value) <= NAME_CHARS:
-        raise fail(f"{REPORT_ARG} field {field}", _bounded(value),
+        raise fail(f"{REPORT_ARG} field {field}", received(value),
                    f"a name of 1 to {MAX_NAME} letters, digits, '_' or '-'")
     return value
 
 
 def _claim(field: str, value: Any) -> str:
     if value not in CLAIM_IDS:
-        raise fail(f"{REPORT_ARG} field {field}", _bounded(value), f"a claim id among {', '.join(CLAIM_IDS)}")
+        raise fail(f"{REPORT_ARG} field {field}", received(value), f"a claim id among {', '.join(CLAIM_IDS)}")
     return value
-
-
-def _plot_file(field: str, value: str, folder: Path) -> Path:
-    """The plot ``value`` (a path relative to the report's folder) as a regular PNG file inside
-    ``folder`` once every link is resolved; anything else is refused."""
-    where = f"{REPORT_ARG} field {field}"
-    pure = Path(value)
-    if not value or "\0" in value or pure.is_absolute() or ".." in pure.parts or "\\" in value:
-        raise fail(where, _bounded(value), "a path relative to the report's folder, without '..'")
-    try:
-        real = (folder / pure).resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise fail(where, _bounded(value), f"a file inside the report's folder ({getattr(exc, 'strerror', exc)})") \
-            from None
-    if not real.is_relative_to(folder):
-        raise fail(where, _bounded(value), "a file inside the report's folder (it links outside)")
-    st = os.stat(real)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PLOT_BYTES:
-        raise fail(where, _bounded(value), f"a regular file of at most {MAX_PLOT_BYTES} bytes")
-    with open(real, "rb") as fh:
-        if fh.read(len(PNG_MAGIC)) != PNG_MAGIC:
-            raise fail(where, _bounded(value), "a PNG file")
-    return real
 
 
 def report_plots(report: dict[str, Any], folder: Path | None) -> dict[str, dict[str, Path]]:
@@ -599,12 +566,12 @@ def report_plots(report: dict[str, Any], folder: Path | None) -> dict[str, dict[
     for k, c in enumerate(report["claims"]):
         cid = _claim(f"claims[{k}].id", c.get("id"))
         if cid in seen:
-            raise fail(f"{REPORT_ARG} field claims[{k}].id", _bounded(cid), "each claim once")
+            raise fail(f"{REPORT_ARG} field claims[{k}].id", received(cid), "each claim once")
         seen.add(cid)
         for name, path in (c.get("evidence", {}).get("plots") or {}).items():
             field = f"claims[{k}].evidence.plots"
             valid_name(field, name)
-            out.setdefault(cid, {})[name] = (_plot_file(f"{field}.{name}", path, folder) if folder is not None
+            out.setdefault(cid, {})[name] = (plot_file(f"{REPORT_ARG} field {field}.{name}", path, folder) if folder is not None
                                              else Path(path))
     for name in report.get("crashed", {}):
         _claim("crashed", name)
@@ -729,7 +696,7 @@ def _inside(out: Path, path: Path) -> Path:
     """``path`` (under ``out``) if, with every link resolved, it stays inside ``out``."""
     real = path.resolve()
     if not real.is_relative_to(out.resolve()) or path.is_symlink():
-        raise fail("-o DIR", _bounded(str(path)), f"a path inside {str(out)!r} that is not a link")
+        raise fail("-o DIR", received(str(path)), f"a path inside {str(out)!r} that is not a link")
     return path
 
 

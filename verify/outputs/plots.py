@@ -4,16 +4,23 @@ report's), as SVG (a vector file for papers) and as the numbers it shows (JSON).
 from __future__ import annotations
 
 import io
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
+from verify._validate import fail, received
 from verify.io import atomic_write_bytes, write_json
 
-__all__ = ["new_figure", "save", "plotted_data", "data_path", "label", "Plot", "DPI"]
+__all__ = ["new_figure", "save", "plotted_data", "data_path", "label", "plot_file", "Plot", "DPI", "MAX_PLOT_BYTES"]
 
 #: Resolution of the report's PNGs: 5.6 x 4 inches at 96 dpi is 538 x 384 pixels, enough for a
 #: report page; rendering time grows with the pixel count.
 DPI = 96
+#: The largest plot read back from a report's folder (the package's are ~100 kB).
+MAX_PLOT_BYTES = 32 * 2**20
+#: How a PNG file begins (the report embeds plots as PNG; anything else would stop pdflatex).
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def label(text: str) -> str:
@@ -97,3 +104,25 @@ def save(fig: Any, path: Path, caption: str = "") -> Plot:
     atomic_write_bytes(path.with_suffix(".svg"), svg.getvalue())
     atomic_write_bytes(path, buf.getvalue())
     return Plot(str(path), caption)
+
+
+def plot_file(where: str, value: str, folder: Path) -> Path:
+    """The plot ``value`` (a path relative to the report's folder) as a regular PNG file inside
+    ``folder`` once every link is resolved; anything else is refused (``where`` names the field)."""
+    pure, folder = Path(value), folder.resolve()
+    if not value or "\0" in value or pure.is_absolute() or ".." in pure.parts or "\\" in value:
+        raise fail(where, received(value), "a path relative to the report's folder, without '..'")
+    try:
+        real = (folder / pure).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise fail(where, received(value), f"a file inside the report's folder ({getattr(exc, 'strerror', exc)})") \
+            from None
+    if not real.is_relative_to(folder):
+        raise fail(where, received(value), "a file inside the report's folder (it links outside)")
+    st = os.stat(real)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PLOT_BYTES:
+        raise fail(where, received(value), f"a regular file of at most {MAX_PLOT_BYTES} bytes")
+    with open(real, "rb") as fh:
+        if fh.read(len(PNG_MAGIC)) != PNG_MAGIC:
+            raise fail(where, received(value), "a PNG file")
+    return real

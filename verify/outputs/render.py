@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from proofs import markup
+from verify.errors import VerifyError
 from verify.outputs.document import Block, Field, Figure, Fold, Formula, Heading, Items, Para, Table
+from verify.outputs.plots import plot_file
 
 __all__ = ["to_markdown", "to_html", "inline_html", "math_html", "STYLE"]
 
@@ -107,13 +109,10 @@ def inline_html(text: Any) -> str:
 def _figure(b: Figure, folder: Path | None) -> str:
     caption = f"<figcaption>{inline_html(b.caption)}</figcaption>" if b.caption else ""
     data = None
-    if folder is not None:     # a plot of this report's folder, a PNG file, or nothing
+    if folder is not None:     # a PNG file of this report's folder, or nothing
         try:
-            real = (folder / b.path).resolve(strict=True)
-            data = real.read_bytes() if real.is_relative_to(folder.resolve()) else None
-        except (OSError, RuntimeError):
-            data = None
-        if data is not None and not data.startswith(b"\x89PNG\r\n\x1a\n"):
+            data = plot_file(f"plot {b.path}", b.path, folder).read_bytes()
+        except (VerifyError, OSError):
             data = None
     if data is None:
         return f"<figure><p>(plot {html.escape(b.path)} not found)</p>{caption}</figure>"
