@@ -109,10 +109,12 @@ def test_every_plot_has_a_caption_and_the_deciding_plot_is_shown_first(doc):
         assert set(captions) == set(plots), (c["id"], set(plots) - set(captions))
         for name, caption in captions.items():
             assert caption and name not in caption and not caption.endswith(".png"), (c["id"], name)
-            labels = [ln["label"] for ax in json.loads((folder / plots[name]).with_suffix("").with_suffix(
-                ".data.json").read_text())["axes"] for ln in ax["lines"] if not ln["label"].startswith("_")]
+            axes = json.loads((folder / plots[name]).with_suffix("").with_suffix(".data.json").read_text())["axes"]
+            labels = [ln["label"] for ax in axes for ln in ax["lines"] if not ln["label"].startswith("_")]
             for label in labels:
                 assert not FIELD_NAME.search(label) and "sqrt(" not in label, (c["id"], name, label)
+            for text in labels + [ax[k] for ax in axes for k in ("title", "xlabel", "ylabel")]:
+                assert not re.search(r"[_^]", re.sub(r"\$[^$]*\$", "", text)), (c["id"], name, text)   # no ASCII scripts
         assert not plots or c.get("figure") in plots, c["id"]
 
 

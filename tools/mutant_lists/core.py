@@ -455,4 +455,8 @@ MUTANTS += [
       '(" (from the cache)" if getattr(der, "from_cache", False)',
       '(" (from the cache)" if not getattr(der, "from_cache", False)',
       (P + 'test_the_derivation_summary_is_one_ascii_line_that_counts_no_points',)),
+    M('plot-label-ascii-scripts', 'verify/outputs/plots.py',
+      '        return shown if "_" not in shown and "^" not in shown else',
+      '        return shown if True else',
+      ('tests/test_reader.py::test_every_plot_has_a_caption_and_the_deciding_plot_is_shown_first',)),
 ]

@@ -24,11 +24,35 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def label(text: str) -> str:
-    """A title, axis label or legend entry written in the package's markup, as the plot shows it
-    (mathematics in Unicode: ``$d_k^{1/4}$`` reads dₖ¹ᐟ⁴, never ASCII maths)."""
-    from proofs.markup import render
+    """A title, axis label or legend entry written in the package's markup, as the plot shows it:
+    mathematics in Unicode (``$\\alpha_h$`` reads αₕ), or as matplotlib's mathtext where Unicode has
+    no glyph for a script (``$W_K$``, ``$d_k^{1/4}$``), never ASCII maths."""
+    from proofs import markup
 
-    return "\n".join(render(line, "unicode") for line in text.split("\n"))
+    def span(s: Any) -> str:
+        if not isinstance(s, markup.Math):
+            return s.text
+        shown = markup.math_to_unicode(s.nodes)
+        return shown if "_" not in shown and "^" not in shown else _mathtext(markup.math_to_latex(s.nodes), shown)
+
+    def line(text: str) -> str:
+        try:
+            return "".join(span(s) for s in markup.parse(text, "plot label"))
+        except markup.MarkupError:   # not markup (a name read from a checkpoint): shown as it is
+            return markup.escape(text, "unicode")
+
+    return "\n".join(line(t) for t in text.split("\n"))
+
+
+def _mathtext(tex: str, fallback: str) -> str:
+    """``$tex$`` where matplotlib's mathtext parses it, else the Unicode ``fallback``."""
+    from matplotlib.mathtext import MathTextParser
+
+    try:
+        MathTextParser("path").parse(f"${tex}$")
+    except ValueError:
+        return fallback
+    return f"${tex}$"
 
 
 def new_figure(title: str, xlabel: str, ylabel: str, *, size: tuple[float, float] = (5.6, 4.0)) -> tuple[Any, Any]:
