@@ -193,6 +193,7 @@ def test_every_sweep_help_is_complete(argv, capsys):
     for needle in ("-o", "--out", "--jobs", "example", "python -m verify sweep "):
         assert needle in out, (needle, out)
     assert "--workers" not in out   # the old name is read, not advertised
+    assert argv != ["--help"] or all(f"\n  {name} " in out for name in SWEEPS)
 
 
 def test_old_workers_name_still_runs_as_jobs(tmp_path, capsys):

@@ -22,6 +22,7 @@ import argparse
 import atexit
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, NoReturn
@@ -150,6 +151,8 @@ def _claim_arg(text: str) -> str:
 
 
 def _parser_of(prog: str, description: str, example: str = "") -> ArgParser:
+    wrap = (textwrap.fill(ln, 79) if len(ln) > 79 and ln[:1] != " " else ln for ln in description.split("\n"))
+    description = "\n".join(wrap)   # the raw formatter keeps the examples' lines, and so would not wrap these
     return ArgParser(prog=f"python -m verify {prog}", description=description,
                      epilog=f"examples:\n  {example}" if example else None,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -333,26 +336,22 @@ def _sweep_c7(argv: list[str]) -> int:
                   progress=not a.no_progress, plot=a.plot)
 
 
-#: The named sweeps of ``python -m verify sweep NAME``.
-SWEEPS = {"c7": _sweep_c7, "demo": _sweep_demo}
-SWEEP_HELP = f"""usage: python -m verify sweep NAME [options]
+#: The named sweeps of ``python -m verify sweep NAME``, with what each runs.
+SWEEPS = {"c7": (_sweep_c7, "C7's empirical scaling law on real NW ensembles"),
+          "demo": (_sweep_demo, "the sweep engine's self-test grid")}
 
-Run (or resume) a named, resumable parameter sweep: one stored result per task under DIR/tasks/,
-the table DIR/results.csv; a killed or interrupted sweep resumes where it stopped.
 
-sweeps:
-  c7     C7's empirical scaling law on real NW ensembles (--quick: the quick grid)
-  demo   the sweep engine's self-test grid
-
-options of every sweep (NAME --help lists the rest):
-  -o, --out DIR         results folder
-  --jobs N, -j N        local worker processes, 1..{MAX_JOBS} (default: usable CPUs)
-  --scheduler ADDRESS   run on a Dask scheduler instead of local processes
-  --no-progress         no progress bar
-
-examples:
-  python -m verify sweep c7 --quick -o c7-sweep
-  python -m verify sweep demo --tasks 20 -o sweep-demo --jobs 2"""
+def _sweep_help() -> str:
+    """``sweep --help``: the named sweeps and the options they share, from the options' own parser."""
+    p = _parser_of("sweep", "Run (or resume) a named, resumable parameter sweep: one stored result per task under "
+                   "DIR/tasks/, the table DIR/results.csv; a killed or interrupted sweep resumes where it stopped. "
+                   "The options below are every sweep's; NAME --help lists the rest.\n\nsweeps:\n"
+                   + "\n".join(f"  {name:<6} {what}" for name, (_, what) in SWEEPS.items()),
+                   "python -m verify sweep c7 --quick -o c7-sweep\n"
+                   "  python -m verify sweep demo --tasks 20 -o sweep-demo")
+    p.add_argument("name", metavar="NAME", help="the sweep")
+    _sweep_options(p, "sweep-NAME")
+    return p.format_help()
 
 
 def cmd_sweep(argv: list[str]) -> int:
@@ -363,13 +362,13 @@ def cmd_sweep(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         if not argv:
             raise fail("sweep", "no name", f"one of {', '.join(SWEEPS)} (python -m verify sweep --help)")
-        print(SWEEP_HELP)
+        print(_sweep_help(), end="")
         return 0
     if argv[0] not in SWEEPS:
         raise fail("sweep", received(argv[0]), f"one of {', '.join(SWEEPS)}")
     stop_on_sigterm()
     try:
-        return SWEEPS[argv[0]](argv[1:])
+        return SWEEPS[argv[0]][0](argv[1:])
     except OSError as exc:   # a write failed mid-run (disk full, folder removed): what was stored stays
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"error: sweep: a write failed mid-run{where}: {exc.strerror or exc}; the finished tasks are "

@@ -571,8 +571,8 @@ def report_plots(report: dict[str, Any], folder: Path | None) -> dict[str, dict[
         for name, path in (c.get("evidence", {}).get("plots") or {}).items():
             field = f"claims[{k}].evidence.plots"
             valid_name(field, name)
-            out.setdefault(cid, {})[name] = (plot_file(f"{REPORT_ARG} field {field}.{name}", path, folder) if folder is not None
-                                             else Path(path))
+            where = f"{REPORT_ARG} field {field}.{name}"
+            out.setdefault(cid, {})[name] = plot_file(where, path, folder) if folder is not None else Path(path)
     for name in report.get("crashed", {}):
         _claim("crashed", name)
     return out
