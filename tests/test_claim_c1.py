@@ -450,7 +450,7 @@ def test_bandwidth_plot_marks_the_two_bandwidths_and_dips_at_the_derived_one(sav
     result, out = saved
     data = loads_json("plot", (out / plot_data_path(result.plots["c1_bandwidth"])).read_text())
     lines = {ln["label"]: ln for ln in data["axes"][0]["lines"]}
-    assert lines["b = dₖ^(1/4) (derived)"]["x"] == [math.sqrt(2), math.sqrt(2)]
+    assert lines["$b = d_{k}^{1/4}$ (derived)"]["x"] == [math.sqrt(2), math.sqrt(2)]
     assert lines["b = 1/√dₖ (stated)"]["x"] == [0.5, 0.5]
     eq = lines["keys of equal norm"]
     best = min(range(len(eq["x"])), key=lambda i: eq["y"][i])
