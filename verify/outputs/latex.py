@@ -612,6 +612,7 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 \renewcommand{\labelitemi}{$\bullet$}  % the text bullet would pull in a bitmap TS1 font
 \renewcommand{\thesubsection}{\arabic{subsection}}  % level-1 headings are unnumbered: no "0." prefix
 \sloppy\emergencystretch=3em
+\raggedright  % long code names and inline formulas would stretch a justified line
 \setlength{\parindent}{0pt}
 \setlength{\parskip}{0.4em}
 \newsavebox{\fitbox}
