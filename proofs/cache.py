@@ -64,22 +64,22 @@ def private_temp_dir(name: str) -> Path:
     return root / name
 
 
-def cache_dir() -> Path:
-    """``$MHA_NW_CACHE_DIR/derivations``, else ``$XDG_CACHE_HOME/mha-nw-verify/derivations``, else
-    ``~/.cache/mha-nw-verify/derivations``; :func:`private_temp_dir` when that folder cannot be
-    created or written, or there is no home."""
+def cache_dir(name: str = "derivations") -> Path:
+    """``$MHA_NW_CACHE_DIR/<name>``, else ``$XDG_CACHE_HOME/mha-nw-verify/<name>``, else
+    ``~/.cache/mha-nw-verify/<name>``; :func:`private_temp_dir` when that folder cannot be created or
+    written, or there is no home (the derivations here; the compiled kernels in ``numba``)."""
     root = os.environ.get("MHA_NW_CACHE_DIR", "").strip()
     if root:
-        folder: Path | None = Path(root).expanduser() / "derivations"
+        folder: Path | None = Path(root).expanduser() / name
     else:
         xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
         try:
-            folder = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mha-nw-verify" / "derivations"
+            folder = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mha-nw-verify" / name
         except (RuntimeError, KeyError, OSError):   # HOME unset and no passwd entry
             folder = None
     if folder is not None and _usable(folder):
         return folder
-    return private_temp_dir("derivations")
+    return private_temp_dir(name)
 
 
 @contextlib.contextmanager

@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from proofs import cache
+
 #: Set on the parent package when the kernel is unusable, so that a later import fails at once
 #: (no second warning, no second attempt to import numba).
 _UNUSABLE = "_kernel_unusable"
@@ -103,46 +105,11 @@ _C = [1.0 / math.factorial(i) for i in range(14)]
 _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = _C[2:]
 
 
-def _usable(folder: Path) -> bool:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return False
-    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
-
-
-def _private_temp() -> Path:
-    """``<tempdir>/mha-nw-verify-<uid>/numba``: this user's alone (0700, owned, not a link), else a fresh
-    ``mkdtemp`` folder (the same rule as ``proofs.cache.private_temp_dir``, without importing SymPy)."""
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    root = Path(tempfile.gettempdir()) / f"mha-nw-verify-{uid}"
-    try:
-        root.mkdir(mode=0o700, exist_ok=True)
-        st = os.lstat(root)
-        if os.path.islink(root) or not os.path.isdir(root) or st.st_uid != uid or st.st_mode & 0o077:
-            raise PermissionError(f"{root} is not this user's private folder")
-    except OSError:
-        root = Path(tempfile.mkdtemp(prefix=f"mha-nw-verify-{uid}-"))
-    return root / "numba"
-
-
 def cache_dir() -> Path:
     """Where the compiled kernels are stored (see the module docstring)."""
-    root = os.environ.get("MHA_NW_CACHE_DIR", "").strip()
-    if root:
-        folder: Path | None = Path(root).expanduser() / "numba"
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        try:
-            base: Path | None = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-        except (RuntimeError, KeyError, OSError):   # HOME unset and no passwd entry
-            base = None
-        folder = None if base is None else base / "mha-nw-verify" / "numba"
-    if folder is not None and _usable(folder):
-        return folder
     try:
-        return _private_temp()
-    except OSError:
+        return cache.cache_dir("numba")
+    except OSError:   # not even a private temporary folder
         return Path(tempfile.gettempdir()) / "mha-nw-verify-unwritable" / "numba"   # the locator then declines
 
 
