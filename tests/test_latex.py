@@ -355,6 +355,22 @@ def test_breaker_known_answers() -> None:
     assert formula_lines(sp.Eq(y, xs[0] + 1), macros=False) == ["y = x_{1} + 1"]
 
 
+@pytest.mark.slow  # pdflatex
+def test_a_relation_continued_past_its_first_line_runs_nowhere_past_the_margin(tmp_path: Path) -> None:
+    """Continued lines of a relation start at its sign, beside the left side: TeX's own measure of the
+    typeset display finds no line past the margin."""
+    from verify.outputs import latex
+
+    a, xs = sp.symbols("a_{1:7}"), sp.symbols("x_{1:81}")
+    f = Formula("X1", "wide", "step", sp.Eq(sp.Add(*a), sp.Add(*xs), evaluate=False))
+    assert LINE_UNITS / 5 < latex._width(sp.latex(sp.Add(*a))) <= LINE_UNITS / 3   # beside it, and wide
+    (tmp_path / "macros.tex").write_text(latex.macro_file())
+    tex = tmp_path / "one.tex"
+    tex.write_text("\n".join([latex._PREAMBLE, "\\begin{document}", latex._display(f), "\\end{document}", ""]))
+    latex.compile_pdf(tex, runs=1)
+    assert "Overfull" not in tex.with_suffix(".log").read_text(errors="replace")
+
+
 def test_every_formula_is_typeset_and_its_lines_are_sympys_printing(export: dict) -> None:
     """Every formula is set in display mathematics (no placeholder), each line is balanced, and a
     formula split only at its relation and its terms reads back as SymPy's printing of it."""

@@ -52,4 +52,13 @@ MUTANTS = [
       '            hit = self._memo[hash(expr)]',
       (f"{T}::test_formulas_are_printed_as_proofs_notation_prints_them",),
       "SymPy counts Subs at different points as equal: an equality-keyed memo prints the wrong point"),
+    M('latex-continued-lines-full-width', 'verify/outputs/latex.py',
+      '        body = _pack(right, LINE_UNITS - lw - 2, LINE_UNITS - lw - 3)',
+      '        body = _pack(right, LINE_UNITS - lw - 2, LINE_UNITS - 3)',
+      (f"{T}::test_a_relation_continued_past_its_first_line_runs_nowhere_past_the_margin",),
+      "a continued line starts at the relation sign, not at the margin: C2's block-matrix steps ran 58 pt past it"),
+    M('latex-table-colsep', 'verify/outputs/latex.py',
+      '\\setlength{\\tabcolsep}{5pt}',
+      '\\setlength{\\tabcolsep}{6pt}',
+      ('tests/test_reader.py::test_the_pdfs_run_nowhere_past_the_margin_and_the_summary_is_short',)),
 ]

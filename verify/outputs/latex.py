@@ -386,8 +386,8 @@ def _relation_lines(lhs: Any, op: str, rhs: Any, macros: bool, prefix: str = "")
     left = _latex(lhs, macros)
     right = _pieces(rhs, macros)
     lw = _width(prefix) + _width(left)
-    if lw <= LINE_UNITS / 3:
-        body = _pack(right, LINE_UNITS - lw - 2, LINE_UNITS - 3)
+    if lw <= LINE_UNITS / 3:   # continued lines start at the sign too, so all are as narrow as the first
+        body = _pack(right, LINE_UNITS - lw - 2, LINE_UNITS - lw - 3)
         if _width(body[0]) > LINE_UNITS - lw:   # a first piece too wide beside the left side
             return [Line(prefix + left + " ", op, ""), *_continued(body)]
         return [Line(prefix + left + " ", op, body[0]), *_continued(body[1:])]
@@ -614,6 +614,7 @@ _PREAMBLE = r"""\documentclass[11pt,a4paper]{article}
 \sloppy\emergencystretch=3em
 \raggedright  % long code names and inline formulas would stretch a justified line
 \setlength{\parindent}{0pt}
+\setlength{\tabcolsep}{5pt}  % tables of a name, numbers and a text fit the line
 \setlength{\parskip}{0.4em}
 \newsavebox{\fitbox}
 % a line of a display that is still wider than 0.9 of the line is scaled down to it (never up)
@@ -648,7 +649,7 @@ def render_blocks(blocks: list[Block], *, figures: dict[str, str], index: dict) 
         elif isinstance(b, Table):
             n = len(b.head)   # a wide first column (a name) and a wide last one (a text); numbers between
             cols = ("p{0.2\\linewidth}" + "l" * (n - 2) + "p{0.45\\linewidth}") if n > 3 else \
-                ("l" * (n - 1) + f"p{{{0.75 - 0.1 * (n - 2):.2f}\\linewidth}}")
+                ("l" * (n - 1) + f"p{{{0.74 - 0.1 * (n - 2):.2f}\\linewidth}}")
             out += ["", f"\\begin{{longtable}}{{{cols}}}",
                     " & ".join(f"\\textbf{{{_inline(h)}}}" for h in b.head) + " \\\\ \\hline \\endhead"]
             out += [" & ".join(f"\\small {_inline(c)}" for c in row) + " \\\\" for row in b.rows]
