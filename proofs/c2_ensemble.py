@@ -44,6 +44,14 @@ def _weights(h: int, n: int):
     return w + [1 - sum(w)]
 
 
+_HEAD = r"\mathrm{head}_"
+
+
+def _stack(base: str, H: int) -> str:
+    """``base1; …; baseH`` as LaTeX, every block written out up to three heads."""
+    return "; ".join(f"{base}{{{h}}}" for h in range(1, H + 1)) if H <= 3 else rf"{base}{{1}}; \ldots; {base}{{{H}}}"
+
+
 HEAD_WEIGHTS = [_weights(h, 3) for h in (1, 2)]   # at import: a derivation read from the cache prints them too
 
 
@@ -74,9 +82,9 @@ def build() -> Derivation:
                               "output blocks, plus the biases") as ensemble:
         # 1. concatenation + output projection = sum over head blocks (symbolic sizes, H = 1..MAX_H)
         for H in range(1, MAX_H + 1):
-            WO = [sp.MatrixSymbol(f"W_O{h}", d_v, d_out) for h in range(1, H + 1)]
-            WV = [sp.MatrixSymbol(f"W_V{h}", d_in, d_v) for h in range(1, H + 1)]
-            bV = [sp.MatrixSymbol(f"b_V{h}", d_v, 1) for h in range(1, H + 1)]
+            WO = [sp.MatrixSymbol(f"W_O^{h}", d_v, d_out) for h in range(1, H + 1)]   # W_O^h, as the prose
+            WV = [sp.MatrixSymbol(f"W_V^{h}", d_in, d_v) for h in range(1, H + 1)]
+            bV = [sp.MatrixSymbol(f"b_V^{h}", d_v, 1) for h in range(1, H + 1)]
             m = [sp.MatrixSymbol(f"m{h}", d_in, 1) for h in range(1, H + 1)]   # Σ_i w_i^h v_i
             bO = sp.MatrixSymbol("b_O", d_out, 1)
             heads = [WV[h].T * m[h] + bV[h] for h in range(H)]
@@ -86,7 +94,7 @@ def build() -> Derivation:
             ensemble_form = (sp.MatAdd(*[(WV[h] * WO[h]).T * m[h] for h in range(H)])
                              + sp.MatAdd(*[WO[h].T * bV[h] for h in range(H)]) + bO)
             dv.step(f"concat_projection_is_head_sum_h{H}", eq(concat_out, ensemble_form), by="matrix_expand",
-                    why=rf"$[W_O^1; \ldots; W_O^{{{H}}}]^\top [\mathrm{{head}}_1; \ldots; \mathrm{{head}}_{{{H}}}] "
+                    why=f"$[{_stack('W_O^', H)}]^\\top [{_stack(_HEAD, H)}] "
                         r"+ b_O = \sum_h (W_V^h W_O^h)^\top m_h + \sum_h (W_O^h)^\top b_V^h + b_O$, with symbolic "
                         r"$d, d_v, d_{out}$ (block multiplication)",
                     uses=["heads", "output_projection", "weights_sum_to_one"])
