@@ -459,8 +459,9 @@ def _symbol_names(expr) -> set[str]:
 LEAK = re.compile(r"(?<![\\a-zA-Z])[a-z]{2,}")
 #: in a printed formula: a multi-letter subscript (x_{lo}) or name printed as italic letters (WDI)
 LEAK_FORMULA = re.compile(r"_\{[a-z]{2,}\}|(?<![{\\a-zA-Z])(WDI|MSE)(?![a-zA-Z])")
-#: two indices run together (w_{1 1}): SymPy's default for a symbol named w_1_1
-INDICES = re.compile(r"_\{\d+ \d+\}")
+#: two indices run together (w_{1 1}), or a name's letter and a head's number (W_{O1}): SymPy's
+#: defaults for symbols named w_1_1 and W_O1
+INDICES = re.compile(r"_\{(\d+ \d+|[A-Za-z]\d+)\}")
 
 
 @pytest.mark.claim(part="derivation")

@@ -60,4 +60,8 @@ MUTANTS = [
       'WO_ENTRIES = [entries(f"WO{h}", 2, 2, f"W_{{O,#}}^{{{h}}}") for h in (1, 2)]',
       'WO_ENTRIES = [entries(f"WO{h}", 2, 2) for h in (1, 2)]',
       ('tests/test_rendering.py::test_every_text_of_every_derivation_is_markup_and_prints_its_symbols',)),
+    M('c2-block-names-run-together', 'proofs/c2_ensemble.py',
+      'WO = [sp.MatrixSymbol(f"W_O^{h}", d_v, d_out)',
+      'WO = [sp.MatrixSymbol(f"W_O{h}", d_v, d_out)',
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
 ]
