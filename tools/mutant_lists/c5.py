@@ -210,9 +210,9 @@ MUTANTS = [
       'c = (math.sqrt(1 + 8 * (1 - h)) - 1) / 3',
       (T + '::test_rotation_path_by_brute_force',)),
     # -- trained heads: the gradient, the moves, the paired effects
-    M('c5-training-gradient', 'verify/experiments/_train_kernel.py',
-      'loss[r] = _nw_grad(WQ[r], WK[r], alpha[r],',
-      'loss[r] = _nw_grad(WQ[r], WQ[r], alpha[r],',
+    M('c5-training-gradient', TR,
+      'g[j] = 2.0 * r / q',
+      'g[j] = 2.0 * r / n',
       (T + '::test_training_gradient_matches_torch',)),
     M('c5-trained-orthogonal-keys', TR,
       'return np.swapaxes((s.mean() * U @ Vt).reshape(d, H, k), 0, 1)',

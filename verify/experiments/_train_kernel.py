@@ -18,7 +18,7 @@ from numba import njit
 
 from verify.numeric._kernel import exp as _exp
 
-__all__ = ["TARGETS", "DESIGNS", "nw_segment", "nw_grad_runs", "target", "draw", "adam", "softmax", "dot", "axpy", "SUM_FLAGS"]
+__all__ = ["TARGETS", "DESIGNS", "nw_segment", "target", "draw", "adam", "softmax", "dot", "axpy", "SUM_FLAGS"]
 
 #: Targets and designs by the code the compiled functions take (verify.numeric.dgp, default parameters).
 TARGETS = ("single-index", "additive", "bump", "linear", "block", "sin-block", "zero")
@@ -173,20 +173,6 @@ def _nw_grad(WQ, WK, alpha, XT, y, XqT, yq, gQ, gK, ga, KT, Qs, W, s, G, heads, 
             for a in range(k):
                 gK[h, l, a] = dot(XT[l], dK[h, a])
     return loss / m
-
-
-@njit(cache=True, nogil=True)
-def nw_grad_runs(WQ, WK, alpha, XT, y, n, gQ, gK, ga):  # noqa: ANN001, ANN201
-    """Split-mode losses ``(S,)`` and gradients (written to ``gQ, gK, ga``) of S runs ``(S, H, d, d_k)``,
-    each on the keys ``XT[s, :, :n]`` and queries ``XT[s, :, n:]`` (``(S, d, n + m)``) with values ``y[s]``."""
-    S, H, d, k = WQ.shape
-    n_q = XT.shape[2] - n
-    KT, Qs, W, dK = np.empty((H, k, n)), np.empty((H, n_q, k)), np.empty((H, n_q, n)), np.empty((H, k, n))
-    s, G, heads, loss = np.empty(n), np.empty(n), np.empty((H, n_q)), np.empty(S)
-    for r in range(S):
-        loss[r] = _nw_grad(WQ[r], WK[r], alpha[r], XT[r, :, :n], y[r, :n], XT[r, :, n:], y[r, n:], gQ[r], gK[r], ga[r],
-                           KT, Qs, W, s, G, heads, dK)
-    return loss
 
 
 @njit(cache=True, nogil=True)

@@ -3,11 +3,11 @@ key HDI then moved down and up (:data:`MOVES`), each move scored with ``α`` ref
 trained heads on the same fresh draws.
 
 Training is C9's model (:mod:`verify.experiments.training`): free ``W_Q, W_K, α``, fresh keys and queries
-every step (no training set to overfit), Adam for ``T0`` steps at ``lr_warm``, then ``2T`` held at ``lr``, with
-C9's compiled gradient (:func:`gradient`). Convergence (SPEC: twice the length, the learning rate held)
-compares steps ``T0 + T`` and ``T0 + 2T``, each averaged over the last fifth of its segment. Run s draws its
-heads from ``SeedSequence([seed, s, 0])``, its training stream from ``[seed, s, 1]``, its convergence set from
-``[seed, s, 2]`` and evaluation replicate r from ``[seed, s, 3, r]``.
+every step (no training set to overfit), Adam for ``T0`` steps at ``lr_warm``, then ``2T`` held at ``lr``,
+with ``loss_and_grad``'s gradient compiled here for ``d_k = 2`` (:func:`gradient`). Convergence (SPEC: twice
+the length, the learning rate held) compares steps ``T0 + T`` and ``T0 + 2T``, each averaged over the last
+fifth of its segment. Run s draws its heads from ``SeedSequence([seed, s, 0])``, its training stream from
+``[seed, s, 1]``, its convergence set from ``[seed, s, 2]`` and evaluation replicate r from ``[seed, s, 3, r]``.
 
 Moves: down, *blend* (every head half way, then all the way, to head 0) and *shared keys* (head 0's keys);
 up, *orthogonal keys* (the nearest keys with orthogonal columns up to scale, ``c·U Vᵀ``) and *block
@@ -29,7 +29,6 @@ from verify.experiments.regimes import design_record, variance_of_f
 from verify.experiments.training import adam_step, forward, loss_and_grad
 from verify.numeric.baseline import hdi_batch
 from verify.numeric.dgp import make_dgp
-from verify.numeric.nw import get_backend
 from verify.numeric.stats import mean_se, z_score
 
 __all__ = ["TRAINED", "TRAIN_SIZES", "MOVES", "gradient", "train_split", "moved_heads", "trained_experiment"]
@@ -53,17 +52,114 @@ MOVES = {"trained": "", "blend half way": "down", "identical": "down", "shared k
          "orthogonal keys": "up", "block projection": "up"}
 
 
+def _grad_split(WQ, WK, alpha, XT, y, n, gWQ, gWK, ga):  # noqa: ANN001 - compiled by numba (:func:`_kernel`)
+    """The split-mode loss and gradient of :func:`verify.experiments.training.loss_and_grad` for
+    ``d_k = 2``, a few passes per query row: keys ``XT[s, :, :n]``, queries ``XT[s, :, n:]`` (``(S, d, n + q)``,
+    rows contiguous), values ``y[s]``; writes the gradients, returns the losses ``(S,)``."""
+    S, H, d, _ = WQ.shape
+    q, c = XT.shape[2] - n, 1.0 / math.sqrt(2.0)
+    K0, K1, Q0, Q1 = np.empty((H, n)), np.empty((H, n)), np.empty((H, q)), np.empty((H, q))
+    W, fh, g = np.empty((H, q, n)), np.empty((H, q)), np.empty(q)
+    B0, B1, A0, A1 = np.empty(n), np.empty(n), np.empty(q), np.empty(q)
+    loss = np.empty(S)
+    for s in range(S):
+        ys = y[s]
+        for h in range(H):
+            k0, k1, q0, q1 = K0[h], K1[h], Q0[h], Q1[h]
+            k0[:], k1[:], q0[:], q1[:] = 0.0, 0.0, 0.0, 0.0
+            for b in range(d):
+                x = XT[s, b]
+                w0, w1, v0, v1 = WK[s, h, b, 0], WK[s, h, b, 1], WQ[s, h, b, 0] * c, WQ[s, h, b, 1] * c
+                for i in range(n):
+                    k0[i] += w0 * x[i]
+                    k1[i] += w1 * x[i]
+                for j in range(q):
+                    q0[j] += v0 * x[n + j]
+                    q1[j] += v1 * x[n + j]
+            for j in range(q):                           # the softmax row of query j and the head's estimate
+                row, a0, a1 = W[h, j], q0[j], q1[j]
+                for i in range(n):
+                    row[i] = a0 * k0[i] + a1 * k1[i]
+                top = row[0]
+                for i in range(n):
+                    top = max(top, row[i])
+                tot = 0.0
+                for i in range(n):
+                    row[i] = math.exp(row[i] - top)
+                    tot += row[i]
+                acc = 0.0
+                for i in range(n):
+                    row[i] /= tot
+                    acc += row[i] * ys[i]
+                fh[h, j] = acc
+        loss[s], ga[s] = 0.0, 0.0
+        for j in range(q):
+            r = -ys[n + j]
+            for h in range(H):
+                r += alpha[s, h] * fh[h, j]
+            loss[s] += r * r / q
+            g[j] = 2.0 * r / q
+            for h in range(H):
+                ga[s, h] += g[j] * fh[h, j]
+        for h in range(H):                               # G_ji = g_j α_h w_ji (y_i − f̂_h(x_j)): G K and Gᵀ Q
+            B0[:], B1[:] = 0.0, 0.0
+            for j in range(q):
+                gam, fj, row, a0, a1 = g[j] * alpha[s, h], fh[h, j], W[h, j], Q0[h, j], Q1[h, j]
+                s0, s1 = 0.0, 0.0
+                for i in range(n):
+                    G = gam * row[i] * (ys[i] - fj)
+                    s0 += G * K0[h, i]
+                    s1 += G * K1[h, i]
+                    B0[i] += G * a0
+                    B1[i] += G * a1
+                A0[j], A1[j] = s0, s1
+            for b in range(d):
+                x = XT[s, b]
+                aq0, aq1, ak0, ak1 = 0.0, 0.0, 0.0, 0.0
+                for j in range(q):
+                    aq0 += x[n + j] * A0[j]
+                    aq1 += x[n + j] * A1[j]
+                for i in range(n):
+                    ak0 += x[i] * B0[i]
+                    ak1 += x[i] * B1[i]
+                gWQ[s, h, b, 0], gWQ[s, h, b, 1], gWK[s, h, b, 0], gWK[s, h, b, 1] = aq0 * c, aq1 * c, ak0, ak1
+    return loss
+
+
+_COMPILED: Any = None
+
+
+def _kernel() -> Any:
+    """:func:`_grad_split` compiled by numba where the package's compiled backend runs
+    (:func:`verify.numeric.nw.get_backend`), else None: then ``loss_and_grad`` (numpy) computes the
+    same numbers, to rounding."""
+    global _COMPILED
+    if _COMPILED is None:
+        _COMPILED = False
+        try:
+            from verify.numeric import nw
+            if nw.get_backend() == "numba":
+                import numba
+                kernel = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(_grad_split)
+                z = np.zeros((1, 1, 2, 2))
+                kernel(z, z, np.zeros((1, 1)), np.zeros((1, 2, 3)), np.zeros((1, 3)), 2, z.copy(), z.copy(),
+                       np.zeros((1, 1)))                                    # compiles (or loads) here
+                _COMPILED = kernel
+        except Exception:  # noqa: BLE001 - numba cannot compile or cache here: the numpy path runs
+            _COMPILED = False
+    return _COMPILED or None
+
+
 def gradient(WQ: np.ndarray, WK: np.ndarray, alpha: np.ndarray, XT: np.ndarray, y: np.ndarray,
              n: int) -> tuple[np.ndarray, np.ndarray]:
     """Losses ``(S,)`` and the flat gradient ``[WQ, WK, alpha]`` of split-mode training on the keys
-    ``XT[..., :n]`` and queries ``XT[..., n:]`` (``(S, d, n + q)``): C9's compiled kernel where numba
-    runs (:func:`verify.numeric.nw.get_backend`), else :func:`verify.experiments.training.loss_and_grad`."""
-    if get_backend() == "numba":
-        from verify.experiments._train_kernel import nw_grad_runs
-
+    ``XT[..., :n]`` and queries ``XT[..., n:]`` (``(S, d, n + q)``): the compiled kernel for ``d_k = 2``
+    where it runs, else :func:`verify.experiments.training.loss_and_grad`."""
+    K = _kernel() if WQ.shape[-1] == 2 else None
+    if K is not None:
         out = np.empty(WQ.size + WK.size + alpha.size)
         gq, gk, ga = np.split(out, [WQ.size, WQ.size + WK.size])
-        loss = nw_grad_runs(WQ, WK, alpha, XT, y, n, gq.reshape(WQ.shape), gk.reshape(WK.shape), ga.reshape(alpha.shape))
+        loss = K(WQ, WK, alpha, XT, y, n, gq.reshape(WQ.shape), gk.reshape(WK.shape), ga.reshape(alpha.shape))
         return loss, out
     X = np.swapaxes(XT, -1, -2)
     loss, g = loss_and_grad(WQ, WK, alpha, X[:, :n], y[:, :n], Xq=X[:, n:], yq=y[:, n:])
