@@ -1,11 +1,15 @@
 """verify.experiments.training and verify.numeric.baseline against torch.autograd and torch.optim.Adam,
 brute-force loops, the documented seed streams, scipy.linalg.subspace_angles and Monte Carlo draws;
-the compiled training path against the numpy one."""
+the compiled training path against the numpy one, and compiled afresh against loaded from numba's cache."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import statistics
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -28,6 +32,10 @@ LOOP_RTOL = 1e-12
 PATHS_ATOL = 1e-12
 # Overlaps from QR vs scipy's principal angles: both backward stable, cos² to ~1e-15.
 ANGLE_ATOL = 1e-12
+# Heads trained by code numba compiled in the process against code it loaded from its cache: C9's
+# kernel, whose gradient calls other compiled functions, measured 1e-15 of the largest entry apart after
+# 600 steps (C5's self-contained one: bitwise); one that moves with the cache drifts ~1e-9 in C5's training.
+COLD_WARM_RTOL = 1e-12
 # Monte Carlo mean and SD of the Haar HDI: 5 SE (the SD's relative SE from 4000 draws is 1.1 %).
 Z_MC = 5.0
 SD_RTOL = 0.06
@@ -354,3 +362,28 @@ def test_baseline_refuses_bad_input():
         baseline.metric_factor(-np.eye(3))
     with pytest.raises(VerifyError, match="factor"):
         baseline.overlaps(np.ones((2, 3, 1)) + np.eye(3)[None, :, :1], np.eye(4))
+
+
+_COLD_WARM = """
+import json
+from verify.claims.c5 import trained
+from verify.experiments.training import TrainSetting, train_many
+from verify.numeric.dgp import make_dgp
+from verify.numeric.nw import get_backend
+c5 = trained.train_split(make_dgp("block", d=8, sigma=0.1, design="torus"), H=4, d_k=2, n=128, queries=16,
+                         lr_warm=0.05, lr=0.02, gain=3.0, T0=200, T=200, seeds=4, seed=0, m_conv=128)
+c9 = train_many([TrainSetting(dgp="block", d=8, H=4, d_k=2, init="gaussian", n=128, m=64, sigma=0.1, steps=600,
+                              lr=0.02, seeds=4, seed=0, queries=16, design="torus")])[0]
+print(json.dumps({"backend": get_backend(), "C5": c5["WQ"].ravel().tolist(), "C9": c9.WQ.ravel().tolist()}))
+"""
+
+
+@pytest.mark.slow  # two processes, the first compiles every training kernel
+def test_heads_trained_by_freshly_compiled_and_by_cached_kernels_agree(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}   # an empty cache: the first process compiles
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _COLD_WARM], env=env, capture_output=True, text=True,
+                                      check=True).stdout) for _ in range(2)]
+    assert runs[0]["backend"] == runs[1]["backend"] == "numba" and any(tmp_path.rglob("*.nbc"))
+    for claim in ("C5", "C9"):
+        cold, warm = np.array(runs[0][claim]), np.array(runs[1][claim])
+        assert np.max(np.abs(warm - cold)) <= COLD_WARM_RTOL * np.max(np.abs(cold)), claim
