@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import precedence_traditional
 
 from .errors import DefinitionError
 from .markup import parse_math
 
-__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED",
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "Printer", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED",
            "spell", "sympy_math", "entries", "normalised"]
 
 H = sp.Symbol("H", integer=True, positive=True)      # number of heads
@@ -71,6 +73,20 @@ def spell(**names: str) -> None:
         SPELLED[name] = tex
 
 
+class Printer(LatexPrinter):
+    """SymPy's LaTeX printer with the prose's transpose, ``^{\\top}`` (SymPy prints ``^{T}``), and no
+    second pair of brackets around a transposed block matrix."""
+
+    def _print_Transpose(self, expr: Any) -> str:
+        arg = expr.arg
+        if isinstance(arg, sp.BlockMatrix):
+            return self._print(arg) + r"^{\top}"
+        if isinstance(arg, sp.MatrixSymbol) or not arg.is_MatrixExpr:
+            s = self.parenthesize(arg, precedence_traditional(expr), True)
+            return s + r"^{\top}" if "^" not in s else rf"\left({s}\right)^{{\top}}"
+        return rf"\left({self._print(arg)}\right)^{{\top}}"
+
+
 #: Printed formulas, by the identity of the object printed (kept with it, so that an id is never
 #: reused while cached) and the state of the spelling registry: SymPy's LaTeX printer takes ~30 ms
 #: per step, and the terminal, the notebooks and the export print the same steps. Not by equality:
@@ -94,7 +110,7 @@ def to_latex(expr: Any, *, macros: bool = False, **kwargs: Any) -> str:
                 names[s] = SPELLED[s.name]
     if macros:
         names.update(MACROS)
-    text = sp.latex(expr, symbol_names=names, **kwargs)
+    text = Printer({"symbol_names": names, **kwargs}).doprint(expr)
     if len(_PRINTED) >= MAX_PRINTED:
         _PRINTED.clear()
     _PRINTED[key] = (expr, text)

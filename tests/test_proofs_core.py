@@ -462,6 +462,8 @@ LEAK_FORMULA = re.compile(r"_\{[a-z]{2,}\}|(?<![{\\a-zA-Z])(WDI|MSE)(?![a-zA-Z])
 #: two indices run together (w_{1 1}), or a name's letter and a head's number (W_{O1}): SymPy's
 #: defaults for symbols named w_1_1 and W_O1
 INDICES = re.compile(r"_\{(\d+ \d+|[A-Za-z]\d+)\}")
+#: SymPy's transpose (^{T}) where the prose writes ^\top, or a bracketed block put in parentheses again
+SYMPY_TRANSPOSE = re.compile(r"\^\{T\}|\\right\]\s*\\right\)\^")
 
 
 @pytest.mark.claim(part="derivation")
@@ -482,6 +484,7 @@ def test_every_symbol_has_a_meaning_and_prints_as_mathematics(claim):
         tex = item.latex()
         markup.parse_math(" ".join(tex.split()), item.name)
         assert not LEAK_FORMULA.search(tex) and not INDICES.search(tex), (item.name, tex)
+        assert not SYMPY_TRANSPOSE.search(tex), (item.name, tex)
 
 
 @pytest.mark.claim(part="derivation")

@@ -61,4 +61,13 @@ MUTANTS = [
       """            elif pending_space and piece[0] not in " ,;)]}!'′ᵀ" and not _closes(n):""",
       """            elif pending_space and piece[0] not in " ,;)]}!'′ᵀ":""",
       ('tests/test_markup.py::test_renderers_known_answers',)),
+    # transposes printed as the prose writes them, ^\top, not SymPy's ^{T}
+    M('transpose-printed-as-sympy-does', 'proofs/notation.py',
+      '    def _print_Transpose(self, expr: Any) -> str:',
+      '    def _unused(self, expr: Any) -> str:',
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
+    M('transpose-block-bracketed-twice', 'proofs/notation.py',
+      '        if isinstance(arg, sp.BlockMatrix):',
+      '        if isinstance(arg, sp.BlockMatrix) and False:',
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
 ]

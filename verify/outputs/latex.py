@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import sympy as sp
-from sympy.printing.latex import LatexPrinter
 
 from proofs import CLAIM_IDS, DERIVATIONS, all_derivations, derivation, markup
-from proofs.notation import LATEX_NAMES, MACROS, SPELLED
+from proofs.notation import LATEX_NAMES, MACROS, SPELLED, Printer
 from verify._validate import error_line, fail, received
 from verify.errors import VerifyError
 from verify.io import atomic_write_bytes, atomic_write_text, output_folder
@@ -152,8 +151,8 @@ class _Names(dict):
         return SPELLED.get(getattr(sym, "name", None), default) if isinstance(sym, sp.Symbol) else default
 
 
-class _MemoPrinter(LatexPrinter):
-    """SymPy's LaTeX printer with the project's spelling, printing each subexpression once (the
+class _MemoPrinter(Printer):
+    """The project's LaTeX printer with the project's spelling, printing each subexpression once (the
     breaker prints parts of formulas printed whole, and the derivations share subexpressions)."""
 
     def __init__(self, macros: bool) -> None:
