@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import mpmath
 
-from verify._validate import fail, finite_number, positive_int, positive_number
+from verify._validate import fail, finite_number, one_of, positive_int, positive_number
 from verify.numeric import formulas
 
 __all__ = ["DPS", "MAX_BUDGET", "MAX_DIM", "Model", "MODELS", "STANDARD_MODELS", "ARCHITECTURES", "NEIGHBOURS",
@@ -116,9 +116,7 @@ ARCHITECTURES: tuple[tuple[str, int, int, int], ...] = (
 
 
 def _model(model: Any) -> Model:
-    if not isinstance(model, str) or model not in MODELS:
-        raise fail("model (--model)", repr(model), f"one of {', '.join(MODELS)}")
-    return MODELS[model]
+    return MODELS[one_of("model (--model)", model, MODELS)]
 
 
 def _budget(D: Any) -> int:

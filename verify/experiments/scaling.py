@@ -25,7 +25,7 @@ from typing import Any, Iterable
 import mpmath
 import numpy as np
 
-from verify._validate import fail
+from verify._validate import fail, one_of
 from verify.errors import VerifyError
 from verify.experiments.allocate import MODELS, divisor_pairs
 from verify.experiments.sweep import SWEEP_COMMAND, Task, check_scheduler, check_targets, parse_scheduler, run_sweep
@@ -76,8 +76,7 @@ def c7_task(params: dict) -> dict:
 
 def grid_tasks(name: str, seed: int = 0) -> list[Task]:
     """The tasks of grid ``name`` (GRIDS) for the run's ``seed``."""
-    if name not in GRIDS:
-        raise fail("grid", repr(name), f"one of {', '.join(GRIDS)}")
+    one_of("grid", name, GRIDS)
     tasks = []
     for cfg in GRIDS[name]:
         for D in cfg["D"]:

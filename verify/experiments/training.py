@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from verify._validate import fail, positive_int, positive_number
+from verify._validate import fail, one_of, positive_int, positive_number
 from verify.numeric.baseline import hdi_from_overlaps, overlaps
 from verify.numeric.dgp import DESIGN_NAMES, DGP_NAMES, haar_frame, make_dgp
 from verify.numeric.nw import get_backend, softmax_exp
@@ -161,8 +161,7 @@ class TrainSetting:
     def __post_init__(self) -> None:
         for name, options in (("dgp", DGP_NAMES), ("init", INITS), ("schedule", SCHEDULES), ("design", DESIGN_NAMES),
                               ("data", DATA_MODES)):
-            if getattr(self, name) not in options:
-                raise fail(name, repr(getattr(self, name)), f"one of {', '.join(options)}")
+            one_of(name, getattr(self, name), options)
         if not isinstance(self.learn_alpha, bool):
             raise fail("learn_alpha", repr(self.learn_alpha), "true or false")
         for name, lo in (("d", 2), ("H", 2), ("d_k", 1), ("n", 3), ("m", 2), ("steps", 1), ("seeds", 1),

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from verify._validate import fail, finite_number, fits_in_memory, memory_error_as, positive_int, positive_number
-from verify._validate import received
+from verify._validate import one_of, received
 from verify._validate import seed as valid_seed
 
 __all__ = ["DGP", "make_dgp", "DGP_NAMES", "DESIGN_NAMES", "head_projections", "HEAD_KINDS", "haar_frame",
@@ -142,12 +142,10 @@ def make_dgp(name: str, d: int = 4, sigma: float = 0.5, *, design: str = "normal
     """The named process (:data:`DGP_NAMES`, extra parameters ``freq`` of ``single-index`` and ``width``
     of ``bump``) in dimension ``d`` with noise sd ``sigma`` on the design density ``design``
     (:data:`DESIGN_NAMES`: ``normal``, ``uniform`` with unit variance, or ``torus``, even d)."""
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise fail("name", received(name), f"one of {', '.join(map(repr, DGP_NAMES))}")
+    one_of("name", name, DGP_NAMES)
     d = positive_int("d", d)
     sigma = finite_number("sigma", sigma, minimum=0.0, strict_minimum=True)   # a noise standard deviation
-    if not isinstance(design, str) or design not in _DESIGNS:
-        raise fail("design", received(design), f"one of {', '.join(map(repr, _DESIGNS))}")
+    one_of("design", design, _DESIGNS)
     if design in _EVEN_DESIGNS and d % 2:
         raise fail("d", received(d), f"an even dimension (design {design!r} pairs the coordinates)")
     builder, accepted = _REGISTRY[name]

@@ -43,7 +43,7 @@ import mpmath
 import numpy as np
 
 from verify._validate import as_array, fail, fits_in_memory, memory_error_as, physical_memory, positive_int
-from verify._validate import positive_number
+from verify._validate import one_of, positive_number
 from verify._validate import seed as valid_seed
 from verify.errors import VerifyError
 from verify.numeric.certify import precision
@@ -136,10 +136,8 @@ def _prepare(dgp: Any, W_Q: Any, W_K: Any, *, alpha: Any, x_eval: Any, m: Any, n
     alpha = as_array("alpha", alpha, keep_float32=False)
     if alpha.shape != (H,):
         raise fail("alpha", f"shape {alpha.shape}", f"({H},), one weight per head")
-    if method not in METHODS:
-        raise fail("method", repr(method), f"one of {METHODS}")
-    if kernel not in KERNELS:
-        raise fail("kernel", repr(kernel), f"one of {KERNELS}")
+    one_of("method", method, METHODS)
+    one_of("kernel", kernel, KERNELS)
     scale = positive_number("scale", scale, allow_none=True)
     bandwidth = positive_number("bandwidth", bandwidth, allow_none=True)
     if kernel == "softmax" and bandwidth is not None:

@@ -62,7 +62,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from verify._validate import as_array, fail, positive_int, positive_number
+from verify._validate import as_array, fail, one_of, positive_int, positive_number
 
 __all__ = ["nw_weights", "nw_estimate", "KERNELS", "DEFAULT_MAX_MEMORY", "CACHE_BLOCK_BYTES", "get_default_max_memory",
            "set_default_max_memory", "FAST_EXP_BOUND", "MIN_PARALLEL_SCORES", "BLAS_SINGLE_THREAD_MNK",
@@ -152,8 +152,7 @@ class _Problem:
 
     def __init__(self, queries: Any, keys: Any, values: Any | None, kernel: Any, scale: Any,
                  bandwidth: Any, max_memory: Any) -> None:
-        if not isinstance(kernel, str) or kernel not in KERNELS:
-            raise fail("kernel", repr(kernel), f"one of {', '.join(map(repr, KERNELS))}")
+        one_of("kernel", kernel, KERNELS)
         q = as_array("queries", queries, min_ndim=2)
         k = as_array("keys", keys, min_ndim=2)
         arrays = [q, k]

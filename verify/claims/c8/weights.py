@@ -12,7 +12,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from verify._validate import as_array, fail, positive_int, positive_number
+from verify._validate import as_array, fail, one_of, positive_int, positive_number
 from verify.numeric import formulas
 
 SCHEMES = ("uniform", "geom", "fib_best", "fib_worst", "inverse")
@@ -70,6 +70,7 @@ def weights(scheme: str, H: int, *, r: float = 0.5, V: Any = None) -> np.ndarray
     """The weight vector of ``scheme`` (sums to one), from the generated ``c8_alpha_*``;
     ``inverse`` needs the variances ``V`` (α_h ∝ 1/V_h)."""
     H = positive_int("H", H)
+    one_of("scheme", scheme, SCHEMES)
     h = np.arange(1, H + 1, dtype=float)
     if scheme == "uniform":
         return np.full(H, 1.0 / H)
@@ -89,7 +90,7 @@ def weights(scheme: str, H: int, *, r: float = 0.5, V: Any = None) -> np.ndarray
         if V.shape != (H,) or np.any(V <= 0):
             raise fail("V", f"shape {V.shape} (min {V.min() if V.size else 'n/a'})", f"{H} positive variances")
         return (1 / V) / np.sum(1 / V)
-    raise fail("scheme", repr(scheme), f"one of {', '.join(SCHEMES)}")
+    raise AssertionError(scheme)  # pragma: no cover - every scheme is handled above
 
 
 def weighted_variance(alpha: Any, V: Any, C: Any = None) -> float:
@@ -119,8 +120,7 @@ def closed_form(scheme: str, profile: str, H: int, V_1: float, param: float, r: 
     profile; β = 1, 2 for uniform/geometric) or the generated finite sums (other β). ``mp=True``
     evaluates the ``_mp`` variant at max(current mpmath precision, MP_DPS digits) (also used for
     Fibonacci weights beyond :data:`FLOAT_FIB_MAX_H`, where float64 Binet powers overflow)."""
-    if scheme not in SCHEMES:
-        raise fail("scheme", repr(scheme), f"one of {', '.join(SCHEMES)}")
+    one_of("scheme", scheme, SCHEMES)
     if profile not in ("poly", "exp"):
         raise fail("profile", repr(profile), "'poly' or 'exp'")
     H = positive_int("H", H)
