@@ -14,6 +14,7 @@ import shutil  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import mpmath  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
@@ -46,6 +47,19 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("default")
+
+
+#: mpmath's default working precision in bits, the one a user's run has.
+MPMATH_DEFAULT_PREC = 53
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_at_its_default_precision():
+    """Every test starts and ends with mpmath at its default precision: one that sets it globally (a
+    module at import, a test without ``mpmath.workdps``) changes every later test of its process."""
+    assert mpmath.mp.prec == MPMATH_DEFAULT_PREC, f"mpmath at {mpmath.mp.prec} bits before the test"
+    yield
+    assert mpmath.mp.prec == MPMATH_DEFAULT_PREC, f"the test left mpmath at {mpmath.mp.prec} bits"
 
 
 @pytest.fixture(scope="module")

@@ -252,7 +252,8 @@ def test_decay_plot_shows_the_closed_forms(saved):
 
 # -- the judges, on both sides of every threshold (synthetic inputs) ----------------------------
 PHI = (1 + math.sqrt(5)) / 2
-R_STAR_EXACT = mp.sqrt(2) - 1          # computed here: (1 + r)² = 2 (15 digits: used as a float)
+with mp.workdps(50):
+    R_STAR_EXACT = mp.sqrt(2) - 1      # computed here: (1 + r)² = 2
 EPS = 1e-9                             # a step off a threshold, far above float rounding
 
 
@@ -289,7 +290,8 @@ def test_geometric_win_judge_both_sides_of_beta_1_and_r_star(beta, r, wins):
             assert (_lim_geom(beta, r) < _lim_uniform(beta)) is wins
         else:
             assert (_lim_geom(beta, r) < _lim_uniform(beta)) is wins
-    assert abs(c8.R_STAR - float(R_STAR_EXACT)) <= 1e-16
+    with mp.workdps(50):                 # the float nearest √2, less 1: within half an ulp of √2
+        assert abs(mp.mpf(c8.R_STAR) - R_STAR_EXACT) <= mp.mpf(2) ** -53
 
 
 @pytest.mark.parametrize("beta,wins", [(0.5, False), (1 - EPS, False), (1.0, True), (1 + EPS, True), (2.0, True)])

@@ -254,7 +254,12 @@ def test_empty_query_and_batch_axes():
     assert nw_estimate(np.ones((0, 7, 2)), k, v).shape == (0, 7, 4)
 
 
-mpmath.mp.dps = 50
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """The references below at 50 digits, for this module's tests only (the process's other tests run
+    at mpmath's default, as a user's run does: tests/conftest.py)."""
+    with mpmath.workdps(50):
+        yield
 
 
 def mp_nw(scores, v):
