@@ -81,7 +81,7 @@ class Printer(LatexPrinter):
         arg = expr.arg
         if isinstance(arg, sp.BlockMatrix):
             return self._print(arg) + r"^{\top}"
-        if isinstance(arg, sp.MatrixSymbol) or not arg.is_MatrixExpr:
+        if isinstance(arg, (sp.MatrixSymbol, sp.Identity, sp.ZeroMatrix)) or not arg.is_MatrixExpr:
             s = self.parenthesize(arg, precedence_traditional(expr), True)
             return s + r"^{\top}" if "^" not in s else rf"\left({s}\right)^{{\top}}"
         return rf"\left({self._print(arg)}\right)^{{\top}}"

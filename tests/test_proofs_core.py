@@ -462,8 +462,9 @@ LEAK_FORMULA = re.compile(r"_\{[a-z]{2,}\}|(?<![{\\a-zA-Z])(WDI|MSE)(?![a-zA-Z])
 #: two indices run together (w_{1 1}), or a name's letter and a head's number (W_{O1}): SymPy's
 #: defaults for symbols named w_1_1 and W_O1
 INDICES = re.compile(r"_\{(\d+ \d+|[A-Za-z]\d+)\}")
-#: SymPy's transpose (^{T}) where the prose writes ^\top, or a bracketed block put in parentheses again
-SYMPY_TRANSPOSE = re.compile(r"\^\{T\}|\\right\]\s*\\right\)\^")
+#: SymPy's transpose (^{T}) where the prose writes ^\top, or a bracketed block or a lone letter or
+#: identity transposed inside parentheses
+SYMPY_TRANSPOSE = re.compile(r"\^\{T\}|\\right\]\s*\\right\)\^|\\left\(\s*(\\mathbb\{I\}|[A-Za-z])\s*\\right\)\^")
 
 
 @pytest.mark.claim(part="derivation")

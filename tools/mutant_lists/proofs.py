@@ -70,4 +70,8 @@ MUTANTS = [
       '        if isinstance(arg, sp.BlockMatrix):',
       '        if isinstance(arg, sp.BlockMatrix) and False:',
       ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
+    M('transpose-identity-in-parentheses', 'proofs/notation.py',
+      'isinstance(arg, (sp.MatrixSymbol, sp.Identity, sp.ZeroMatrix))',
+      'isinstance(arg, (sp.MatrixSymbol, sp.ZeroMatrix))',
+      ('tests/test_proofs_core.py::test_every_symbol_has_a_meaning_and_prints_as_mathematics',)),
 ]
