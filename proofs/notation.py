@@ -16,8 +16,8 @@ from sympy.printing.precedence import precedence_traditional
 from .errors import DefinitionError
 from .markup import parse_math
 
-__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "Printer", "LATEX_NAMES", "MACROS", "GLOSSARY", "SPELLED",
-           "spell", "sympy_math", "entries", "normalised"]
+__all__ = ["H", "d", "d_k", "D", "n", "sigma", "V", "B", "HDI", "to_latex", "Printer", "LATEX_NAMES", "MACROS",
+           "GLOSSARY", "SPELLED", "spell", "sympy_math", "entries", "normalised"]
 
 H = sp.Symbol("H", integer=True, positive=True)      # number of heads
 d = sp.Symbol("d", integer=True, positive=True)      # input (model) dimension
