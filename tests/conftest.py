@@ -49,6 +49,23 @@ settings.register_profile(
 settings.load_profile("default")
 
 
+#: The test ids of every file this session collected whole, before ``-m`` or ``-k`` deselect any: the
+#: mutant lists are checked against them (tests/test_mutation_tool.py) rather than by collecting again.
+_COLLECTED = pytest.StashKey[frozenset]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    partly = {(config.invocation_params.dir / a.split("::")[0]).resolve() for a in config.args if "::" in a}
+    config.stash[_COLLECTED] = frozenset(item.nodeid for item in items if item.path.resolve() not in partly)
+
+
+@pytest.fixture
+def collected_ids(request) -> frozenset:
+    """The test ids of every file this session collected whole (``pytest_collection_modifyitems``)."""
+    return request.config.stash[_COLLECTED]
+
+
 #: mpmath's default working precision in bits, the one a user's run has.
 MPMATH_DEFAULT_PREC = 53
 

@@ -75,18 +75,23 @@ def test_stale_finds_the_mutants_that_no_longer_apply(mutants, tmp_path, old, te
     ("tests/test_lib.py::test_triple", ["m: pytest collects no tests/test_lib.py::test_triple"]),
     ("tests/test_lib.py::test_double[3]", ["m: pytest collects no tests/test_lib.py::test_double[3]"])],
     ids=["named", "named-row", "test-gone", "row-gone"])
-def test_unknown_tests_are_those_pytest_does_not_collect(mutants, tmp_path, test, found):
+@pytest.mark.parametrize("given", [False, True], ids=["collects", "session-ids"])
+def test_unknown_tests_are_those_pytest_does_not_collect(mutants, tmp_path, test, found, given):
+    """By collecting the file, or (``given``) from a session's ids of it, without starting pytest."""
     root = _repo(tmp_path / "repo", "assert double(x) == 2 * x")
     body = (root / "tests" / "test_lib.py").read_text().replace("def test_double():", "import pytest\n\n\n"
                                                                "@pytest.mark.parametrize('x', [1, 2])\ndef test_double(x):")
     (root / "tests" / "test_lib.py").write_text(body)
+    ids = frozenset(f"tests/test_lib.py::test_double[{x}]" for x in (1, 2)) if given else frozenset()
     assert mutants.unknown_tests([mutants.Mutant("m", "lib.py", "return 2 * x", "return 3 * x", (test,))],
-                                 root=root) == found
+                                 python=str(tmp_path / "no-python") if given else sys.executable, root=root,
+                                 collected=ids) == found
 
 
-def test_every_listed_mutant_still_applies(mutants):
+def test_every_listed_mutant_still_applies(mutants, collected_ids):
     """After a refactoring the lists follow the code: each edit matches once, each test file exists
-    and pytest collects each named test (``python tools/mutants.py --stale``)."""
+    and pytest collects each named test (``python tools/mutants.py --stale``), in this session's
+    collection where it has the file."""
     everything = mutants.all_mutants()
     assert mutants.stale(everything) == []
-    assert mutants.unknown_tests(everything) == []
+    assert mutants.unknown_tests(everything, collected=collected_ids) == []

@@ -158,15 +158,19 @@ def stale(mutants: list[Mutant], root: Path = ROOT) -> list[str]:
     return out
 
 
-def unknown_tests(mutants: list[Mutant], python: str = sys.executable, root: Path = ROOT) -> list[str]:
+def unknown_tests(mutants: list[Mutant], python: str = sys.executable, root: Path = ROOT,
+                  collected: frozenset[str] = frozenset()) -> list[str]:
     """The tests a mutant names that pytest does not collect (a renamed test, a dropped table row):
-    such a mutant would stop the whole run. One collection of the named files, both tiers."""
+    such a mutant would stop the whole run. One collection of the named files, both tiers, but for
+    the files whose test ids are given in ``collected`` (a pytest session's, before deselection)."""
     files = sorted({t.split("::")[0] for m in mutants for t in m.tests if (root / t.split("::")[0]).is_file()})
-    if not files:
-        return []
-    proc = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider",
-                           "-m", "slow or not slow", *files], cwd=root, capture_output=True, text=True)
-    ids = {line for line in proc.stdout.splitlines() if "::" in line}
+    have = {i.split("::")[0] for i in collected}
+    ids = {i for i in collected if i.split("::")[0] in files}
+    missing = [f for f in files if f not in have]
+    if missing:
+        proc = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider",
+                               "-m", "slow or not slow", *missing], cwd=root, capture_output=True, text=True)
+        ids |= {line for line in proc.stdout.splitlines() if "::" in line}
     prefixes = {i.split("[")[0] for i in ids} | {i.rsplit("::", 1)[0] for i in ids} | ids
     return [f"{m.name}: pytest collects no {t}" for m in mutants for t in m.tests
             if "::" in t and t not in prefixes and not any(i.startswith(t + "[") for i in ids)]
