@@ -10,6 +10,7 @@ K = 'verify/experiments/_train_kernel.py'
 LK = 'verify/claims/c9/_layer_kernel.py'
 PART = T + '::test_each_training_part_is_judged_from_its_own_runs'
 UNDECIDED = T + '::test_the_undecided_rule_on_both_sides_of_each_criterion'
+COLD_WARM = 'tests/test_training.py::test_freshly_compiled_and_cached_kernels_give_the_same_bits'
 
 MUTANTS = [
     # -- the gradients (checked against torch.autograd) and the compiled paths (against numpy)
@@ -41,6 +42,18 @@ MUTANTS = [
       '                X[2 * b + 1, i] = _TORUS_RADIUS * math.sin(t)',
       '                X[2 * b + 1, i] = _TORUS_RADIUS * math.cos(t)',
       ('tests/test_training.py::test_compiled_path_computes_the_numpy_paths_numbers',)),
+    M('c9-softmax-called-not-inlined', K,
+      '@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")\ndef softmax(',
+      '@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)\ndef softmax(',
+      (COLD_WARM,)),
+    M('c9-gradient-called-not-inlined', K,
+      '@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")\ndef _nw_grad(',
+      '@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)\ndef _nw_grad(',
+      (COLD_WARM,)),
+    M('c9-layer-gradient-called-not-inlined', LK,
+      '@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")\ndef _layer_grad(',
+      '@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)\ndef _layer_grad(',
+      (COLD_WARM,)),
     M('c9-layer-kernel-tied-not-shared', LK,
       '            gQ[h] = gQ[0]',
       '            pass',

@@ -7,6 +7,13 @@ the same data from the same generators in the same order (numba's ``Generator`` 
 algorithms), so the two paths agree to rounding (``tests/test_training.py``). Loops run over a row of
 keys (``(d_k, n)``), which LLVM vectorises; the softmax uses the kernel's ``exp``, shifted by the row
 maximum only when the Cauchy-Schwarz bound of the scores exceeds 500.
+
+A run's numbers do not depend on whether numba compiled the code in this process or loaded it from
+its cache: the helpers with reassociating sums (``dot``, ``axpy``, ``softmax``, the gradient) are
+inlined where they are called (``inline="always"``), so each segment is one compiled unit under their
+fastmath flags (the learning rate, :func:`rate`, is compiled on its own without them). Called
+instead, they were linked in twice, and the copy that ran depended on the cache (1e-14 apart after
+600 steps; ``tests/test_training.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from numba import njit
 
 from verify.numeric._kernel import exp as _exp
 
-__all__ = ["TARGETS", "DESIGNS", "nw_segment", "target", "draw", "adam", "softmax", "dot", "axpy", "SUM_FLAGS"]
+__all__ = ["TARGETS", "DESIGNS", "nw_segment", "target", "draw", "adam", "rate", "softmax", "dot", "axpy", "SUM_FLAGS"]
 
 #: Targets and designs by the code the compiled functions take (verify.numeric.dgp, default parameters).
 TARGETS = ("single-index", "additive", "bump", "linear", "block", "sin-block", "zero")
@@ -84,7 +91,13 @@ def adam(p, g, m, v, lr, t):  # noqa: ANN001, ANN201
         p[i] -= lr * (m[i] / c1) / (math.sqrt(v[i] / c2) + 1e-8)
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
+@njit(cache=True, nogil=True)
+def rate(lr, t, steps, cosine):  # noqa: ANN001, ANN201
+    """Step ``t``'s learning rate: ``lr``, or on the cosine schedule ``lr (1 + cos(pi t / steps)) / 2``."""
+    return lr * 0.5 * (1.0 + math.cos(math.pi * t / steps)) if cosine else lr
+
+
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")
 def dot(a, b):  # noqa: ANN001, ANN201
     s = 0.0
     for i in range(a.shape[0]):
@@ -92,14 +105,14 @@ def dot(a, b):  # noqa: ANN001, ANN201
     return s
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")
 def axpy(a, x, y):  # noqa: ANN001, ANN201
     """``y += a x``."""
     for i in range(x.shape[0]):
         y[i] += a * x[i]
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")
 def softmax(s, w, shifted):  # noqa: ANN001, ANN201
     """``w = softmax(s)`` (``s`` is overwritten); the row maximum is subtracted when ``shifted``."""
     top = 0.0
@@ -117,7 +130,7 @@ def softmax(s, w, shifted):  # noqa: ANN001, ANN201
         w[i] *= inv
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")
 def _nw_grad(WQ, WK, alpha, XT, y, XqT, yq, gQ, gK, ga, KT, Qs, W, s, G, heads, dK):  # noqa: ANN001, ANN201
     """Split-mode loss and gradient of one run (training's module docstring), points as columns
     (``XT`` (d, n), ``XqT`` (d, m)); returns the loss."""
@@ -175,7 +188,7 @@ def _nw_grad(WQ, WK, alpha, XT, y, XqT, yq, gQ, gK, ga, KT, Qs, W, s, G, heads, 
     return loss / m
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
 def nw_segment(P, M, V, learn, t0, t1, steps, lr, cosine, H, d, k, gens, code, design, sigma, n, m,  # noqa: ANN001
                losses):  # noqa: ANN001, ANN201
     """Steps ``t0 .. t1 - 1`` of one run: draw the step's keys, their noise, queries and their noise
@@ -195,5 +208,4 @@ def nw_segment(P, M, V, learn, t0, t1, steps, lr, cosine, H, d, k, gens, code, d
         draw(gens[2], gens[3], code, design, sigma, XqT, yq)
         losses[t - t0] = _nw_grad(WQ, WK, alpha, XT, y, XqT, yq, gQ, gK, ga, KT, Qs, W, s, Gs, heads, dK)
         if t < steps:
-            rate = lr * 0.5 * (1.0 + math.cos(math.pi * t / steps)) if cosine else lr
-            adam(P[:size], G[:size], M[:size], V[:size], rate, t + 1)
+            adam(P[:size], G[:size], M[:size], V[:size], rate(lr, t, steps, cosine), t + 1)

@@ -10,10 +10,10 @@ import math
 import numpy as np
 from numba import njit
 
-from verify.experiments._train_kernel import SUM_FLAGS, adam, axpy, dot, draw, softmax
+from verify.experiments._train_kernel import SUM_FLAGS, adam, axpy, dot, draw, rate, softmax
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS, inline="always")
 def _layer_grad(WQ, WK, WV, u, Z, y, G, s, w, zbar, q, o, ut, zd, tied):  # noqa: ANN001, ANN201
     """Loss and gradient (into the flat ``G``, the layout of P) over the contexts ``Z`` (C, p, T)
     with targets ``y`` (C,). Scores as ``s_t = ũᵀ z_t`` with ``ũ = W_K q / sqrt(d_k)`` and values
@@ -110,7 +110,7 @@ def _layer_grad(WQ, WK, WV, u, Z, y, G, s, w, zbar, q, o, ut, zd, tied):  # noqa
     return loss / C
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=SUM_FLAGS)
 def layer_segment(P, M, V_, tied, t0, t1, steps, lr, cosine, H, p, k, v, gens, code, design, sigma, n,  # noqa: ANN001
                   C, losses):  # noqa: ANN001, ANN201
     """Steps ``t0 .. t1 - 1`` of the runs ``P`` (runs, size) that share one data stream: draw the step's
@@ -134,5 +134,4 @@ def layer_segment(P, M, V_, tied, t0, t1, steps, lr, cosine, H, p, k, v, gens, c
             WV, u = Pr[2 * nq:2 * nq + nv].reshape(H, p, v), Pr[2 * nq + nv:].reshape(H, v)
             losses[r, t - t0] = _layer_grad(WQ, WK, WV, u, Z, y, G, s, w, zbar, q, o, ut, zd, tied[r])
             if t < steps:
-                rate = lr * 0.5 * (1.0 + math.cos(math.pi * t / steps)) if cosine else lr
-                adam(Pr, G, M[r], V_[r], rate, t + 1)
+                adam(Pr, G, M[r], V_[r], rate(lr, t, steps, cosine), t + 1)
