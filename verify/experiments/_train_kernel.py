@@ -12,8 +12,8 @@ A run's numbers do not depend on whether numba compiled the code in this process
 its cache: the helpers with reassociating sums (``dot``, ``axpy``, ``softmax``, the gradient) are
 inlined where they are called (``inline="always"``), so each segment is one compiled unit under their
 fastmath flags (the learning rate, :func:`rate`, is compiled on its own without them). Called
-instead, they were linked in twice, and the copy that ran depended on the cache (1e-14 apart after
-600 steps; ``tests/test_training.py``).
+instead, the numbers depended on whether the caller came from the cache (1e-14 apart after 600
+steps; ``tests/test_training.py``).
 """
 
 from __future__ import annotations
