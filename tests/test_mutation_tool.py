@@ -95,3 +95,15 @@ def test_every_listed_mutant_still_applies(mutants, collected_ids):
     everything = mutants.all_mutants()
     assert mutants.stale(everything) == []
     assert mutants.unknown_tests(everything, collected=collected_ids) == []
+
+
+def test_the_printed_table_keeps_its_columns_whatever_the_lengths(mutants):
+    """The name and file columns are as wide as their longest entry (fixed widths let a long name or
+    path push a row's later columns out of line)."""
+    short = mutants.Mutant("m", "a.py", "x", "y", ("tests/t.py",))
+    long = mutants.Mutant("a-mutant-name-far-longer-than-any-usual-column", "a/deeply/nested/folder/of/the/module.py",
+                          "x", "y", ("tests/t.py",))
+    row = mutants._table([short, long])
+    lines = [row(m.name, m.file, "tests") for m in (short, long)]
+    assert lines[0].index("a.py") == lines[1].index("a/deeply") > len(long.name)
+    assert lines[0].index("tests") == lines[1].index("tests") > lines[1].index("a/deeply") + len(long.file)

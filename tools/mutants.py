@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,6 +89,13 @@ def _pytest(python: str, tests: list[str], work: Path, env: dict) -> subprocess.
                           capture_output=True, text=True)
 
 
+def _table(mutants: list[Mutant]) -> Callable[[str, str, str], str]:
+    """A row of the printed table: the name and file columns as wide as their longest entry."""
+    name_w = max([len("mutant"), *(len(m.name) for m in mutants)])
+    file_w = max([len("file"), *(len(m.file) for m in mutants)])
+    return lambda name, file, rest: f"{name:<{name_w}}  {file:<{file_w}}  {rest}"
+
+
 def run(mutants: list[Mutant], python: str, root: Path = ROOT) -> int:
     """Apply each mutant in a copy of ``root`` and run its tests; 0 when every mutant is killed or
     listed in EQUIVALENT. The tests run once without any mutant first: a test that fails there (the
@@ -111,12 +119,13 @@ def run(mutants: list[Mutant], python: str, root: Path = ROOT) -> int:
                 return 2
             print(f"the mutants' {len(tests)} tests pass without any mutant ({time.perf_counter() - t0:.0f} s)\n")
         killed, survivors = 0, []
-        print(f"{'mutant':<34} {'file':<28} {'result':<9} seconds")
+        row = _table(mutants)
+        print(row("mutant", "file", f"{'result':<9} seconds"))
         for m in mutants:
             path = work / m.file
             text = path.read_text()
             if text.count(m.old) != 1:
-                print(f"{m.name:<34} {m.file:<28} {'STALE':<9} (the edit matches {text.count(m.old)} times)")
+                print(row(m.name, m.file, f"{'STALE':<9} (the edit matches {text.count(m.old)} times)"))
                 survivors.append((m, "stale: the code changed, update the mutant"))
                 continue
             path.write_text(text.replace(m.old, m.new))
@@ -136,7 +145,7 @@ def run(mutants: list[Mutant], python: str, root: Path = ROOT) -> int:
                 survivors.append((m, f"ERROR: pytest exit {proc.returncode}, no test failed: "
                                      f"{(proc.stdout + proc.stderr).strip().splitlines()[-1:]}"))
                 result = "ERROR"
-            print(f"{m.name:<34} {m.file:<28} {result:<9} {dt:.0f}")
+            print(row(m.name, m.file, f"{result:<9} {dt:.0f}"))
         print(f"\nkilled {killed} / {len(mutants)}")
         for m, why in survivors:
             print(f"  {m.name}: {why}")
@@ -202,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(found) or f"every one of {len(chosen)} mutants applies")
         return 1 if found else 0
     if args.list:
+        row = _table(chosen)
         for m in chosen:
-            print(f"{m.name:<34} {m.file:<28} {' '.join(m.tests)}")
+            print(row(m.name, m.file, " ".join(m.tests)))
         return 0
     return run(chosen, sys.executable)
 
